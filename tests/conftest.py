@@ -1,0 +1,6 @@
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+os.environ.setdefault("COLUMNS", "160")

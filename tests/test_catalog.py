@@ -1,0 +1,98 @@
+"""Catalog loading, validation and the datasets' provenance columns."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from tokenomics import catalog
+from tokenomics.errors import DataError, TokenomicsError, UnknownNameError, ValidationError
+from tokenomics.specs import ModelSpec, plan
+
+
+def test_every_dataset_row_has_source_and_as_of():
+    for name, info in catalog.REGISTRY.items():
+        df = catalog.load(name)
+        assert len(df) > 0, name
+        if "source" in df.columns:
+            assert df["source"].notna().all(), f"{name}: rows without source"
+        if "as_of" in df.columns:
+            assert df["as_of"].notna().all(), f"{name}: rows without as_of"
+
+
+def test_required_accelerators_present():
+    names = set(catalog.accelerator_names())
+    for n in ["a100", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x",
+              "mi355x", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7", "ascend-910b", "ascend-910c"]:
+        assert n in names
+
+
+def test_h200_datasheet_in_base_units():
+    # NVIDIA H200 SXM datasheet: 141 GB HBM3e, 4.8 TB/s, 989.4 dense bf16 TFLOP/s
+    h = catalog.accelerator("h200")
+    assert h.hbm_bytes == 141e9
+    assert h.hbm_bytes_per_s == 4.8e12
+    assert h.peak_bf16_flop_per_s == pytest.approx(989.4e12)
+
+
+@pytest.mark.parametrize(
+    "name, total, active",
+    [
+        ("llama-3.1-8b", 8.03e9, 8.03e9),  # Meta model card
+        ("llama-3.1-70b", 70.6e9, 70.6e9),
+        ("deepseek-v3", 671e9, 37e9),  # DeepSeek-V3 tech report
+        ("qwen3-235b-a22b", 235e9, 22e9),
+        ("gpt-oss-120b", 117e9, 5.1e9),
+        ("kimi-k2", 1.04e12, 32e9),
+    ],
+)
+def test_parameter_counts_match_published_within_3pct(name, total, active):
+    m = catalog.model(name)
+    assert m.total_params() == pytest.approx(total, rel=0.03)
+    if m.is_moe:
+        assert m.active_params() == pytest.approx(active, rel=0.05)
+
+
+def test_kimi_k3_matches_article_claims():
+    # article: 2.8 T parameters, 92 MoE layers
+    k3 = catalog.model("kimi-k3")
+    assert k3.n_moe_layers == 92
+    assert k3.total_params() == pytest.approx(2.8e12, rel=0.03)
+
+
+def test_calibration_model_sizes_match_measured_total_params():
+    cases = catalog.load("h200_cases")
+    for label in ("dense-1b", "dense-8b"):
+        measured = cases.loc[cases["model"] == label, "total_params"].iloc[0]
+        assert catalog.model(label).total_params() == pytest.approx(measured, rel=1e-3)
+
+
+def test_kv_bytes_per_token_matches_reference():
+    # ../shared/reference/models.csv kv_bytes_per_token_bf16 (computed there independently)
+    assert catalog.model("llama-3.1-70b").kv_bytes_per_tok(2) == 327680
+    assert catalog.model("deepseek-v3").kv_bytes_per_tok(2) == 70272
+    assert catalog.model("qwen3-235b-a22b").kv_bytes_per_tok(2) == 192512
+
+
+def test_unknown_names_suggest():
+    with pytest.raises(UnknownNameError, match="Did you mean 'h200'"):
+        catalog.accelerator("h20O")
+    with pytest.raises(UnknownNameError, match="llama-3.1-8b"):
+        catalog.model("llama-3.1-8")
+    with pytest.raises(UnknownNameError, match="Known"):
+        plan("turbo")
+
+
+def test_spec_validation_one_line_errors():
+    base = catalog.model("llama-3.1-8b")
+    with pytest.raises(ValidationError, match="n_layers"):
+        base.replace(n_layers=0)
+    with pytest.raises(ValidationError, match="multiple of n_kv_heads"):
+        base.replace(n_kv_heads=5)
+    with pytest.raises(ValidationError, match="no hbm_bytes_per_s"):
+        catalog.accelerator("h200").replace(hbm_bytes_per_s=float("nan"))
+
+
+def test_missing_columns_named(tmp_path):
+    with pytest.raises(DataError, match=r"missing columns \['hidden'\]"):
+        catalog.check_columns(pd.DataFrame({"name": [1]}), ["name", "hidden"], "x.csv")

@@ -1,0 +1,94 @@
+"""Validation helpers shared by the frozen parameter classes and public functions.
+
+They raise :class:`tokenomics.errors.ValidationError` with one-line messages; no ``assert`` on
+user input anywhere in the package.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import ValidationError
+
+
+def _arr(value: Any, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} must be a number, got {value!r}") from None
+
+
+def finite(value: Any, name: str) -> Any:
+    """Check that ``value`` (scalar or array) is finite; return it unchanged."""
+    a = _arr(value, name)
+    if not np.all(np.isfinite(a)):
+        raise ValidationError(f"{name} must be finite, got {_show(value)}")
+    return value
+
+
+def positive(value: Any, name: str) -> Any:
+    """Check that ``value`` (scalar or array) is finite and > 0."""
+    a = _arr(value, name)
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValidationError(f"{name} must be a positive finite number, got {_show(value)}")
+    return value
+
+
+def non_negative(value: Any, name: str) -> Any:
+    """Check that ``value`` (scalar or array) is finite and >= 0."""
+    a = _arr(value, name)
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValidationError(f"{name} must be a non-negative finite number, got {_show(value)}")
+    return value
+
+
+def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool = True) -> Any:
+    """Check that ``value`` is a fraction in [0, 1] (bounds configurable).
+
+    A value in (1, 100] is almost certainly a percent; the message says so.
+    """
+    a = _arr(value, name)
+    lo_ok = (a >= 0) if allow_zero else (a > 0)
+    hi_ok = (a <= 1) if allow_one else (a < 1)
+    if not np.all(np.isfinite(a)) or not np.all(lo_ok & hi_ok):
+        lo = "[0" if allow_zero else "(0"
+        hi = "1]" if allow_one else "1)"
+        bad = a[~(np.isfinite(a) & lo_ok & hi_ok)] if a.ndim else a
+        first = float(np.ravel(bad)[0]) if np.size(bad) else float("nan")
+        hint = ""
+        if np.isfinite(first) and 1 < first <= 100:
+            hint = f" Fractions are 0-1; did you mean {first / 100:g}?"
+        raise ValidationError(f"{name} must be in {lo}, {hi}, got {_show(value)}.{hint}")
+    return value
+
+
+def count(value: Any, name: str, *, minimum: int = 1) -> Any:
+    """Check that ``value`` (scalar or array) is an integer >= ``minimum``."""
+    a = _arr(value, name)
+    if not np.all(np.isfinite(a)) or np.any(a < minimum) or np.any(a != np.round(a)):
+        raise ValidationError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
+    return value
+
+
+def one_of(value: str, name: str, choices: tuple[str, ...]) -> str:
+    """Check that ``value`` is one of ``choices`` (with a close-match hint)."""
+    if value not in choices:
+        import difflib
+
+        close = difflib.get_close_matches(str(value), choices, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValidationError(f"{name} must be one of {', '.join(choices)}; got {value!r}.{hint}")
+    return value
+
+
+def _show(value: Any) -> str:
+    a = np.asarray(value)
+    if a.ndim == 0:
+        v = a.item()
+        if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) < 1e15:
+            return str(int(v)) if not isinstance(value, float) else f"{v:g}"
+        return f"{v:g}" if isinstance(v, float) else repr(v)
+    return f"array with values {np.ravel(a)[:3].tolist()}..."

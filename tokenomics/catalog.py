@@ -1,0 +1,161 @@
+"""Dataset registry and loaders.
+
+Every default number the models use comes from a CSV in ``datasets/`` whose rows carry ``source``
+and ``as_of``. This module finds those files, validates their columns and turns rows into the
+frozen parameter objects of :mod:`tokenomics.specs`.
+
+Examples
+--------
+>>> from tokenomics import catalog
+>>> catalog.accelerator("h200").hbm_bytes
+141000000000.0
+>>> catalog.load("models").loc["llama-3.1-8b", "hidden"]
+4096
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import DataError, unknown_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .specs import Accelerator, ModelSpec
+
+
+def data_dir() -> Path:
+    """Directory holding the bundled datasets (``$TOKENOMICS_DATA`` overrides it)."""
+    env = os.environ.get("TOKENOMICS_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "datasets"
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """One registered dataset: file name, index column, required columns and a description."""
+
+    file: str
+    description: str
+    index: str | None = None
+    required: tuple[str, ...] = ()
+
+
+#: Registered datasets. Areas of the package add their entries here.
+REGISTRY: dict[str, DatasetInfo] = {
+    "accelerators": DatasetInfo(
+        "accelerators.csv",
+        "Accelerator datasheet figures in base units (dense FLOP/s per precision, HBM, SRAM, TDP).",
+        index="name",
+        required=("name", "peak_bf16_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "source", "as_of"),
+    ),
+    "models": DatasetInfo(
+        "models.csv",
+        "Model architectures (GQA/MLA attention, MoE layout, vocabulary); Kimi K3 fields assumed.",
+        index="name",
+        required=("name", "n_layers", "hidden", "n_q_heads", "n_kv_heads", "head_dim", "source", "as_of"),
+    ),
+    "h200_cases": DatasetInfo(
+        "h200_cases.csv",
+        "Measured decode and prefill steps on one H200 (the calibration set).",
+        index=None,
+        required=("case_id", "phase", "measured_step_s", "source"),
+    ),
+    "h200_microbench": DatasetInfo(
+        "h200_microbench.csv",
+        "Measured H200 ceilings: HBM bandwidth, launch overheads, GEMM curve, board power.",
+        index=None,
+        required=("experiment", "value", "unit"),
+    ),
+}
+
+
+def register(name: str, info: DatasetInfo) -> None:
+    """Register a dataset so :func:`load` can find it."""
+    REGISTRY[name] = info
+
+
+def datasets() -> "pd.DataFrame":
+    """Table of registered datasets with file and description."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [{"dataset": k, "file": v.file, "description": v.description} for k, v in REGISTRY.items()]
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _load_cached(name: str, path: str) -> "pd.DataFrame":
+    import pandas as pd
+
+    info = REGISTRY[name]
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise DataError(f"dataset {name!r} not found at {path}") from None
+    check_columns(df, info.required, what=info.file)
+    if info.index:
+        df = df.set_index(info.index, drop=False)
+        df.index.name = None
+    return df
+
+
+def load(name: str) -> "pd.DataFrame":
+    """Load a registered dataset as a DataFrame (a copy; safe to modify).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REGISTRY`, e.g. ``"accelerators"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows, indexed by the dataset's index column when it has one.
+    """
+    if name not in REGISTRY:
+        raise unknown_name("dataset", name, REGISTRY)
+    return _load_cached(name, str(data_dir() / REGISTRY[name].file)).copy()
+
+
+def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
+    """Raise :class:`DataError` naming the missing columns, if any."""
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
+
+
+def accelerator(name: str) -> "Accelerator":
+    """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions."""
+    from .specs import Accelerator
+
+    df = load("accelerators")
+    if name not in df.index:
+        raise unknown_name("accelerator", name, df.index)
+    return Accelerator.from_row(df.loc[name])
+
+
+def model(name: str) -> "ModelSpec":
+    """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...)."""
+    from .specs import ModelSpec
+
+    df = load("models")
+    if name not in df.index:
+        raise unknown_name("model", name, df.index)
+    return ModelSpec.from_row(df.loc[name])
+
+
+def accelerator_names() -> list[str]:
+    """Names of catalogued accelerators."""
+    return list(load("accelerators").index)
+
+
+def model_names() -> list[str]:
+    """Names of catalogued models."""
+    return list(load("models").index)

@@ -1,0 +1,55 @@
+"""The ``tokenomics`` command line: parse, call the library, format. No arithmetic here.
+
+Each area registers its commands from its own module (``perf``, ``econ``, ``forecast``,
+``watch``, ``sweep``); modules import heavy libraries only inside the command bodies so that
+``tokenomics --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import TokenomicsError
+
+app = typer.Typer(
+    name="tokenomics",
+    help="The economics of LLM inference: step time, $ per token, J per token, demand to 2030.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Each module adds its commands to ``app`` on import.
+from . import perf as _perf  # noqa: E402,F401
+
+for _mod in ("econ", "forecast", "watch", "sweep", "showdown"):
+    try:
+        __import__(f"{__name__}.{_mod}")
+    except ModuleNotFoundError as exc:  # an area not built yet
+        if exc.name != f"{__name__}.{_mod}":
+            raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app; a :class:`TokenomicsError` becomes one line and exit code 2."""
+    try:
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
+    except TokenomicsError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(1)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,72 @@
+"""Exception and warning classes.
+
+Every error a user can cause by giving bad input is a :class:`TokenomicsError` with a one-line
+message: what was wrong, what was given, what was expected, and a hint. The CLI turns these into
+one line on stderr and exit code 2; anything else is a bug and shows a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class TokenomicsError(ValueError):
+    """Base class of every user-facing error (bad input, unknown names, infeasible configs)."""
+
+
+class UnknownNameError(TokenomicsError, KeyError):
+    """A catalog lookup failed (unknown accelerator, model, plan, series, ...)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ValidationError(TokenomicsError):
+    """A parameter is out of range, non-finite, or of the wrong kind."""
+
+
+class DataError(TokenomicsError):
+    """A data file is malformed: missing columns, bad rows, unknown kinds."""
+
+
+class DoesNotFitError(TokenomicsError):
+    """A model plus its KV cache does not fit in the memory available."""
+
+
+class TokenomicsWarning(UserWarning):
+    """Base class of tokenomics warnings. Silence all with
+    ``warnings.filterwarnings('ignore', category=tokenomics.errors.TokenomicsWarning)``."""
+
+
+class ExtrapolationWarning(TokenomicsWarning):
+    """A prediction is made outside the range the parameters were fitted on. Silence with
+    ``warnings.filterwarnings('ignore', category=tokenomics.errors.ExtrapolationWarning)``."""
+
+
+class ConvergenceWarning(TokenomicsWarning):
+    """A fit did not converge cleanly. Silence with
+    ``warnings.filterwarnings('ignore', category=tokenomics.errors.ConvergenceWarning)``."""
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> UnknownNameError:
+    """Build an :class:`UnknownNameError` with close-match suggestions.
+
+    Parameters
+    ----------
+    kind : str
+        What was looked up, e.g. ``"accelerator"``.
+    name : str
+        The name the user gave.
+    known : iterable of str
+        Valid names.
+
+    Returns
+    -------
+    UnknownNameError
+        The error to raise.
+    """
+    known = sorted(set(known))
+    close = difflib.get_close_matches(str(name).lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return UnknownNameError(f"Unknown {kind} {name!r}.{hint} Known: {', '.join(known)}")

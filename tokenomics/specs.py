@@ -1,0 +1,421 @@
+"""Frozen, validated parameter holders: accelerators, model architectures, execution plans.
+
+Classes here hold numbers; the physics lives in functions (:mod:`tokenomics.perf`). Every field
+carries its unit in its name and is validated on construction, so a bad value fails where it is
+made, with a one-line message.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from .errors import ValidationError, unknown_name
+
+#: Bytes per stored element for each precision name. ``mxfp4`` counts the shared 8-bit scale of
+#: each 32-element block (4 + 8/32 = 4.25 bits). Source: OCP Microscaling Formats spec v1.0.
+PRECISION_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "mxfp4": 4.25 / 8,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+
+
+def precision_bytes(name: str) -> float:
+    """Bytes per element of a precision name (``'bf16'`` -> 2.0)."""
+    if name not in PRECISION_BYTES:
+        raise unknown_name("precision", name, PRECISION_BYTES)
+    return PRECISION_BYTES[name]
+
+
+def _nan(x: Any) -> float:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+    return f
+
+
+def _asdict(obj) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator chip, datasheet figures in base units.
+
+    Parameters
+    ----------
+    name : str
+        Catalog id, e.g. ``"h200"``.
+    peak_bf16_flop_per_s : float
+        Dense bf16 tensor throughput [FLOP/s].
+    hbm_bytes : float
+        Accelerator memory capacity [B].
+    hbm_bytes_per_s : float
+        Datasheet memory bandwidth [B/s].
+    peak_fp8_flop_per_s, peak_fp4_flop_per_s, peak_int4_flop_per_s : float
+        Dense throughput at lower precisions [FLOP/s]; NaN where the chip has no such path.
+    sram_bytes : float
+        On-chip memory the program can use (L2, VMEM, SRAM) [B]; NaN if unknown.
+    scaleup_bytes_per_s : float
+        Scale-up interconnect bandwidth per chip as the datasheet states it [B/s].
+    tdp_w : float
+        Board power limit [W]; NaN if unknown.
+    price_usd : float
+        Indicative price per chip [USD]; NaN if unknown.
+    """
+
+    name: str
+    peak_bf16_flop_per_s: float
+    hbm_bytes: float
+    hbm_bytes_per_s: float
+    peak_fp8_flop_per_s: float = float("nan")
+    peak_fp4_flop_per_s: float = float("nan")
+    peak_int4_flop_per_s: float = float("nan")
+    sram_bytes: float = float("nan")
+    scaleup_bytes_per_s: float = float("nan")
+    tdp_w: float = float("nan")
+    price_usd: float = float("nan")
+    display_name: str = ""
+    vendor: str = ""
+    source: str = ""
+    as_of: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("peak_bf16_flop_per_s", "hbm_bytes", "hbm_bytes_per_s"):
+            val = getattr(self, f)
+            if val is None or (isinstance(val, float) and math.isnan(val)):
+                raise ValidationError(
+                    f"accelerator {self.name!r} has no {f} in the catalog; the performance model "
+                    f"needs it (add a sourced value to datasets/accelerators.csv)"
+                )
+            v.positive(val, f"{self.name}.{f}")
+        for f in ("peak_fp8_flop_per_s", "peak_fp4_flop_per_s", "peak_int4_flop_per_s",
+                  "sram_bytes", "scaleup_bytes_per_s", "tdp_w", "price_usd"):
+            val = _nan(getattr(self, f))
+            if not math.isnan(val) and val <= 0:
+                raise ValidationError(f"{self.name}.{f} must be positive or NaN, got {val:g}")
+
+    def peak_flop_per_s(self, precision: str = "bf16") -> float:
+        """Dense peak for a compute precision, falling back to the next wider path.
+
+        A chip without an fp8 path computes fp8-stored weights in bf16, and so on.
+        """
+        order = {"fp4": ["peak_fp4_flop_per_s", "peak_int4_flop_per_s", "peak_fp8_flop_per_s"],
+                 "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
+                 "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
+                 "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"]}
+        for f in order.get(precision, []):
+            val = _nan(getattr(self, f))
+            if not math.isnan(val):
+                return val
+        return self.peak_bf16_flop_per_s
+
+    @classmethod
+    def from_row(cls, row) -> "Accelerator":
+        kw = {f.name: row[f.name] for f in fields(cls) if f.name in row.index}
+        for k, val in list(kw.items()):
+            if k not in ("name", "display_name", "vendor", "source", "as_of"):
+                kw[k] = _nan(val)
+            else:
+                kw[k] = "" if val is None or (isinstance(val, float) and math.isnan(val)) else str(val)
+        return cls(**kw)
+
+    def replace(self, **changes: Any) -> "Accelerator":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _asdict(self)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer's architecture (dense or MoE; GQA or MLA attention).
+
+    Parameters
+    ----------
+    name : str
+        Catalog id.
+    n_layers : int
+        Decoder layers.
+    hidden : int
+        Model width.
+    n_q_heads, n_kv_heads, head_dim : int
+        Attention heads (GQA). For MLA ``n_kv_heads`` is unused.
+    ffn_hidden : int
+        Intermediate size of dense (non-MoE) SwiGLU MLPs.
+    vocab : int
+        Vocabulary size; 0 means no embedding and no lm head.
+    n_moe_layers : int
+        Layers whose MLP is a mixture of experts (the last ``n_moe_layers`` layers).
+    n_experts, experts_per_token, n_shared_experts, expert_ffn_hidden : int
+        MoE layout: routed experts, top-k, always-on shared experts, expert intermediate size.
+    attention : {"gqa", "mla"}
+        Grouped-query or multi-head latent attention.
+    q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
+        MLA dimensions (0 for GQA). The MLA KV cache holds ``kv_lora_rank + qk_rope_head_dim``
+        elements per token per layer.
+    tied_embeddings : bool
+        Whether the lm head shares the embedding matrix (read once).
+    sliding_window_tok, n_sliding_layers : int
+        Layers that attend to at most ``sliding_window_tok`` past tokens.
+    native_precision : str
+        Precision the weights are published in (``bf16``, ``fp8``, ``int4``, ``mxfp4``).
+    """
+
+    name: str
+    n_layers: int
+    hidden: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn_hidden: int = 0
+    vocab: int = 0
+    n_moe_layers: int = 0
+    n_experts: int = 0
+    experts_per_token: int = 0
+    n_shared_experts: int = 0
+    expert_ffn_hidden: int = 0
+    attention: str = "gqa"
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    tied_embeddings: bool = False
+    sliding_window_tok: int = 0
+    n_sliding_layers: int = 0
+    native_precision: str = "bf16"
+    claimed_total_params: float = float("nan")
+    claimed_active_params: float = float("nan")
+    display_name: str = ""
+    source: str = ""
+    as_of: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("n_layers", "hidden", "n_q_heads", "head_dim"):
+            v.count(getattr(self, f), f"{self.name}.{f}")
+        for f in ("ffn_hidden", "vocab", "n_moe_layers", "n_experts", "experts_per_token",
+                  "n_shared_experts", "expert_ffn_hidden", "q_lora_rank", "kv_lora_rank",
+                  "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window_tok",
+                  "n_sliding_layers", "n_kv_heads"):
+            v.count(getattr(self, f), f"{self.name}.{f}", minimum=0)
+        v.one_of(self.attention, f"{self.name}.attention", ("gqa", "mla"))
+        if self.attention == "gqa" and (self.n_kv_heads < 1 or self.n_q_heads % self.n_kv_heads):
+            raise ValidationError(
+                f"{self.name}: n_q_heads ({self.n_q_heads}) must be a multiple of n_kv_heads "
+                f"({self.n_kv_heads}) >= 1 for GQA"
+            )
+        if self.attention == "mla" and min(self.kv_lora_rank, self.v_head_dim) < 1:
+            raise ValidationError(f"{self.name}: MLA needs kv_lora_rank and v_head_dim >= 1")
+        if self.n_moe_layers > self.n_layers:
+            raise ValidationError(
+                f"{self.name}: n_moe_layers ({self.n_moe_layers}) exceeds n_layers ({self.n_layers})"
+            )
+        if self.n_moe_layers:
+            if self.n_experts < 1 or self.expert_ffn_hidden < 1:
+                raise ValidationError(f"{self.name}: MoE layers need n_experts and expert_ffn_hidden >= 1")
+            if not 1 <= self.experts_per_token <= self.n_experts:
+                raise ValidationError(
+                    f"{self.name}: experts_per_token must be in [1, n_experts={self.n_experts}], "
+                    f"got {self.experts_per_token}"
+                )
+        if self.n_moe_layers < self.n_layers and self.ffn_hidden < 1:
+            raise ValidationError(f"{self.name}: dense layers need ffn_hidden >= 1")
+        if self.n_sliding_layers > self.n_layers:
+            raise ValidationError(f"{self.name}: n_sliding_layers exceeds n_layers")
+        precision_bytes(self.native_precision)
+
+    # ---- derived sizes ----------------------------------------------------------------------
+    @property
+    def is_moe(self) -> bool:
+        return self.n_moe_layers > 0
+
+    @property
+    def n_dense_layers(self) -> int:
+        return self.n_layers - self.n_moe_layers
+
+    @property
+    def attn_out_dim(self) -> int:
+        """Width of the attention output before the o projection."""
+        return self.n_q_heads * (self.v_head_dim if self.attention == "mla" else self.head_dim)
+
+    def attention_params(self) -> int:
+        """Attention weights of one layer (projections only)."""
+        h = self.hidden
+        if self.attention == "mla":
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            q = (h * self.q_lora_rank + self.q_lora_rank * self.n_q_heads * qk) if self.q_lora_rank \
+                else h * self.n_q_heads * qk
+            kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim)
+            kv_b = self.kv_lora_rank * self.n_q_heads * (self.qk_nope_head_dim + self.v_head_dim)
+            return q + kv_a + kv_b + self.attn_out_dim * h
+        qkv = h * (self.n_q_heads + 2 * self.n_kv_heads) * self.head_dim
+        return qkv + self.attn_out_dim * h
+
+    def expert_params(self) -> int:
+        """Weights of one routed expert (SwiGLU: gate, up, down)."""
+        return 3 * self.hidden * self.expert_ffn_hidden
+
+    def dense_mlp_params(self) -> int:
+        return 3 * self.hidden * self.ffn_hidden
+
+    def embedding_params(self) -> int:
+        """Embedding plus lm head (counted once when tied)."""
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    def total_params(self) -> int:
+        """All weights, from the architecture (norms and biases ignored)."""
+        moe = self.n_moe_layers * (
+            self.hidden * self.n_experts
+            + (self.n_experts + self.n_shared_experts) * self.expert_params()
+        )
+        return int(self.n_layers * self.attention_params() + self.n_dense_layers * self.dense_mlp_params()
+                   + moe + self.embedding_params())
+
+    def active_params(self) -> int:
+        """Weights one token touches (routed top-k plus shared experts; lm head, not embedding)."""
+        moe = self.n_moe_layers * (
+            self.hidden * self.n_experts
+            + (self.experts_per_token + self.n_shared_experts) * self.expert_params()
+        )
+        return int(self.n_layers * self.attention_params() + self.n_dense_layers * self.dense_mlp_params()
+                   + moe + self.vocab * self.hidden)
+
+    def kv_elems_per_tok_layer(self) -> int:
+        """KV-cache elements one token stores in one layer."""
+        if self.attention == "mla":
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.n_kv_heads * self.head_dim
+
+    def kv_bytes_per_tok(self, kv_bytes_per_elem: float = 2.0, context_tok: float | None = None) -> float:
+        """KV-cache bytes per token across all layers [B].
+
+        With ``context_tok`` given, sliding-window layers count only their window, so the result
+        is the average per cached token at that context.
+        """
+        per_layer = self.kv_elems_per_tok_layer() * kv_bytes_per_elem
+        full = self.n_layers - self.n_sliding_layers
+        if context_tok is None or not self.n_sliding_layers:
+            return per_layer * self.n_layers if context_tok is None else per_layer * (
+                full + self.n_sliding_layers)
+        ctx = np.maximum(np.asarray(context_tok, dtype=float), 1.0)
+        win = np.minimum(ctx, self.sliding_window_tok)
+        return per_layer * (full + self.n_sliding_layers * win / ctx)
+
+    @classmethod
+    def from_row(cls, row) -> "ModelSpec":
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in row.index:
+                continue
+            val = row[f.name]
+            if f.type in ("int",):
+                kw[f.name] = int(val) if not (isinstance(val, float) and math.isnan(val)) else 0
+            elif f.type == "bool":
+                kw[f.name] = str(val).strip().lower() in ("true", "1", "yes")
+            elif f.type == "float":
+                kw[f.name] = _nan(val)
+            else:
+                kw[f.name] = "" if val is None or (isinstance(val, float) and math.isnan(val)) else str(val)
+        return cls(**kw)
+
+    def replace(self, **changes: Any) -> "ModelSpec":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _asdict(self)
+
+
+LAUNCH_MODES = ("eager", "graph", "megakernel")
+FUSIONS = ("unfused", "fused_qkv_gateup", "engine", "super")
+EXPERT_COMPUTE = ("touched", "all")
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """How a step is executed: launch mode, kernel fusion, MoE expert strategy.
+
+    Parameters
+    ----------
+    name : str
+        Plan id.
+    launch : {"eager", "graph", "megakernel"}
+        ``eager``: every op launched from the host (host cost per kernel; host-bound when that
+        exceeds GPU time). ``graph``: the step captured once and replayed (a small cost per
+        kernel on the device). ``megakernel``: one launch per step; the next layer's weights are
+        prefetched into on-chip memory while the current layer computes.
+    fusion : {"unfused", "fused_qkv_gateup", "engine", "super"}
+        Kernel fusion. ``unfused``/``fused_qkv_gateup`` are the plain-PyTorch reference
+        implementation of the calibration runs; ``engine`` is a serving engine's fused kernels
+        (fused norms, rope, activation); ``super`` divides the engine's count by
+        ``fusion_factor`` (the article's "super operators").
+    fusion_factor : float
+        Kernel-count divisor for ``super`` fusion (>= 1; the article claims 10x).
+    expert_compute : {"touched", "all"}
+        MoE: loop over the distinct experts some token was routed to (reads only those, one
+        host sync per layer), or compute every expert for every token in one batched op.
+    kernels_per_step : float or None
+        A measured kernel count that replaces the estimate.
+    """
+
+    name: str
+    launch: str = "graph"
+    fusion: str = "fused_qkv_gateup"
+    fusion_factor: float = 1.0
+    expert_compute: str = "touched"
+    kernels_per_step: float | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        v.one_of(self.launch, "launch", LAUNCH_MODES)
+        v.one_of(self.fusion, "fusion", FUSIONS)
+        v.one_of(self.expert_compute, "expert_compute", EXPERT_COMPUTE)
+        v.positive(self.fusion_factor, "fusion_factor")
+        if self.fusion_factor < 1:
+            raise ValidationError(f"fusion_factor must be >= 1 (a kernel-count divisor), got {self.fusion_factor:g}")
+        if self.kernels_per_step is not None:
+            v.positive(self.kernels_per_step, "kernels_per_step")
+
+    def replace(self, **changes: Any) -> "ExecutionPlan":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _asdict(self)
+
+
+PLANS: dict[str, ExecutionPlan] = {
+    p.name: p
+    for p in [
+        ExecutionPlan("eager", "eager", "unfused", description="PyTorch eager, one launch per op, separate q/k/v and gate/up GEMMs"),
+        ExecutionPlan("eager-fused", "eager", "fused_qkv_gateup", description="PyTorch eager with fused qkv and gate_up GEMMs"),
+        ExecutionPlan("graph-unfused", "graph", "unfused", description="CUDA graph replay of the unfused step"),
+        ExecutionPlan("graph", "graph", "fused_qkv_gateup", description="CUDA graph replay, fused qkv and gate_up (the calibration runs)"),
+        ExecutionPlan("engine", "graph", "engine", description="serving engine (vLLM/TRT-LLM class): fused norms, rope, activation; CUDA graphs"),
+        ExecutionPlan("super", "graph", "super", fusion_factor=10.0, description="'super operators': the engine's kernel count cut by 10x (article's claim)"),
+        ExecutionPlan("megakernel", "megakernel", "super", description="one launch per step; weights prefetched into on-chip memory during compute"),
+    ]
+}
+"""Named execution plans. ``plan("graph")`` returns one; ``ExecutionPlan(...)`` makes others."""
+
+
+def plan(name: str | ExecutionPlan) -> ExecutionPlan:
+    """Look up a named :class:`ExecutionPlan` (or pass one through)."""
+    if isinstance(name, ExecutionPlan):
+        return name
+    if name not in PLANS:
+        raise unknown_name("execution plan", name, PLANS)
+    return PLANS[name]

@@ -1,0 +1,117 @@
+"""Glossary of quantity names, unit constants and display formatters.
+
+Inside the library every quantity is in base SI units (or USD, tokens) and carries its unit in
+its name (``step_time_s``, ``hbm_bytes_per_s``, ``price_usd_per_1k_tok``). Conversion to
+"GB", "ms" or "TFLOP/s" happens only at the edges (CLI, reports) through the formatters here.
+"""
+
+from __future__ import annotations
+
+import math
+
+KB = 1e3
+MB = 1e6
+GB = 1e9
+TB = 1e12
+KIB = 2**10
+MIB = 2**20
+GIB = 2**30
+TFLOP = 1e12
+HOURS_PER_YEAR = 8760.0
+S_PER_H = 3600.0
+J_PER_KWH = 3.6e6
+DAYS_PER_MONTH = 365.25 / 12
+
+#: Suffix -> (unit, meaning). A name's suffix tells its unit.
+SUFFIXES: dict[str, tuple[str, str]] = {
+    "_s": ("s", "seconds"),
+    "_flop": ("FLOP", "floating-point operations (dense)"),
+    "_flop_per_s": ("FLOP/s", "floating-point operations per second (dense)"),
+    "_bytes": ("B", "bytes"),
+    "_bytes_per_s": ("B/s", "bytes per second"),
+    "_tok": ("tokens", "tokens"),
+    "_tok_per_s": ("tokens/s", "tokens per second"),
+    "_w": ("W", "watts"),
+    "_j": ("J", "joules"),
+    "_j_per_tok": ("J/token", "joules per token"),
+    "_kwh": ("kWh", "kilowatt-hours"),
+    "_usd": ("USD", "US dollars"),
+    "_usd_per_h": ("USD/h", "US dollars per hour"),
+    "_usd_per_1k_tok": ("USD/1K tokens", "US dollars per thousand tokens"),
+    "_frac": ("1", "fraction in 0-1, never percent"),
+}
+
+#: Quantity names used across the package -> (unit, meaning).
+GLOSSARY: dict[str, tuple[str, str]] = {
+    "step_time_s": ("s", "wall time of one decode step (all sequences advance tokens_per_step tokens)"),
+    "tpot_s": ("s", "time per output token seen by one user (step time / accepted tokens per step)"),
+    "ttft_s": ("s", "time to first token: prefill of the prompt"),
+    "tok_per_s_per_user": ("tokens/s", "output tokens per second seen by one sequence"),
+    "tok_per_s": ("tokens/s", "output tokens per second of the whole batch on the system"),
+    "tok_per_s_per_chip": ("tokens/s", "output tokens per second per accelerator"),
+    "hbm_bytes": ("B", "accelerator memory capacity"),
+    "hbm_bytes_per_s": ("B/s", "datasheet memory bandwidth"),
+    "peak_bf16_flop_per_s": ("FLOP/s", "datasheet dense bf16 tensor throughput"),
+    "kv_bytes_per_tok": ("B", "KV-cache bytes one token adds across all layers"),
+    "weight_bytes": ("B", "bytes of weights resident in memory"),
+    "energy_j_per_tok": ("J/token", "accelerator board energy per output token"),
+    "cost_usd_per_chip_h": ("USD/h", "all-in cost of one accelerator for one hour"),
+    "price_usd_per_1k_input_tok": ("USD/1K tokens", "price of prefill (input) tokens"),
+    "price_usd_per_1k_output_tok": ("USD/1K tokens", "price of decode (output) tokens"),
+    "tokens_per_day": ("tokens/day", "token volume processed per day"),
+    "utilization_frac": ("1", "share of hours the capacity is sold"),
+    "wacc_frac": ("1", "weighted average cost of capital per year"),
+}
+
+
+def _scaled(value: float, unit: str, steps: list[tuple[float, str]], digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    for factor, prefix in steps:
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits}g} {prefix}{unit}"
+    factor, prefix = steps[-1]
+    return f"{value / factor:.{digits}g} {prefix}{unit}"
+
+
+_SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+
+
+def fmt_bytes(n: float) -> str:
+    """Format bytes with SI prefixes: ``fmt_bytes(1.41e11) == '141 GB'``."""
+    return _scaled(n, "B", _SI)
+
+
+def fmt_bytes_per_s(n: float) -> str:
+    """Format a bandwidth: ``fmt_bytes_per_s(4.8e12) == '4.8 TB/s'``."""
+    return _scaled(n, "B/s", _SI)
+
+
+def fmt_flop_per_s(n: float) -> str:
+    """Format a FLOP rate: ``fmt_flop_per_s(9.89e14) == '989 TFLOP/s'``."""
+    return _scaled(n, "FLOP/s", _SI)
+
+
+def fmt_s(t: float) -> str:
+    """Format a duration in s, ms or us: ``fmt_s(5.85e-3) == '5.85 ms'``."""
+    if t is None or not math.isfinite(t):
+        return "n/a"
+    if abs(t) >= 1:
+        return f"{t:.3g} s"
+    if abs(t) >= 1e-3:
+        return f"{t * 1e3:.3g} ms"
+    return f"{t * 1e6:.3g} us"
+
+
+def fmt_count(n: float) -> str:
+    """Format a large count with SI prefixes: ``fmt_count(2.8e12) == '2.8 T'``."""
+    return _scaled(n, "", _SI).strip()
+
+
+def fmt_usd(x: float) -> str:
+    """Format dollars: ``fmt_usd(0.00123) == '$0.00123'``, ``fmt_usd(31000) == '$31,000'``."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if abs(x) >= 100:
+        return f"${x:,.0f}"
+    return f"${x:.3g}"
