@@ -73,6 +73,10 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("experiment", "value", "unit"),
     ),
+    # --- systems and collectives (multi-chip area) ---
+    # --- econ datasets ---
+    # --- forecast datasets ---
+    # --- watch datasets ---
 }
 
 
