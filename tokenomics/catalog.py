@@ -75,7 +75,30 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     # --- systems and collectives (multi-chip area) ---
     # --- econ datasets ---
+    "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),
+    "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),
+    "power_model": DatasetInfo("power_model.csv", "Board power model coefficients (idle + HBM + FLOP terms), fitted on measured H200 power.", index="hardware", required=("hardware", "idle_w", "hbm_coef_w", "flop_coef_w", "tdp_w", "fitted_on", "source", "as_of")),
+    "workloads": DatasetInfo("workloads.csv", "Workload mixes (input/output tokens per request): InferenceX chat, reasoning, summarization.", index="name", required=("name", "input_tok", "output_tok", "source", "as_of")),
     # --- forecast datasets ---
+    "token_demand": DatasetInfo(
+        "token_demand.csv",
+        "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day.",
+        index=None,
+        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note"),
+    ),
+    "demand_scenarios": DatasetInfo(
+        "demand_scenarios.csv",
+        "Agentic-demand priors (Bass p, q, Gartner 5-30x), reference lines, price path.",
+        index=None,
+        required=("parameter", "scenario", "value", "unit", "source", "as_of", "note"),
+    ),
+    "serving_systems": DatasetInfo(
+        "serving_systems.csv",
+        "Serving systems for demand-to-infrastructure sizing: tok/s, $/chip-hour, capex per chip.",
+        index="system",
+        required=("system", "n_chips_per_node", "cost_usd_per_chip_h", "capex_usd_per_chip",
+                  "source", "as_of"),
+    ),
     # --- watch datasets ---
 }
 

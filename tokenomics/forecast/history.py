@@ -1,0 +1,207 @@
+"""Observed token volumes: loading, normalising and selecting series.
+
+The history is a tidy long frame with one row per observation (``series``, ``date``,
+``tokens_per_day``) read from ``datasets/token_demand.csv``. Dates are kept as the sources gave
+them (irregular, sometimes month-only); a month-only date ``YYYY-MM`` stands for the middle of
+that month (day 15). Time inside the models is in decimal years (:func:`decimal_year`).
+
+Examples
+--------
+>>> from tokenomics.forecast.history import series
+>>> s = series("google", fit_through="2025-12")
+>>> len(s), s["tokens_per_day"].iloc[0] == 9.7e12 / (365.25 / 12)
+(4, True)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import DataError, ValidationError, unknown_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: Columns a history frame must have.
+REQUIRED = ("series", "date", "tokens_per_day")
+
+#: Fewest observations a series needs before anything is fitted to it.
+MIN_OBS = 3
+
+_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def parse_date(value) -> "pd.Timestamp":
+    """Turn ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` into a Timestamp.
+
+    A year-only date means 1 July; a month-only date means the 15th of that month.
+
+    Parameters
+    ----------
+    value : str or datetime-like
+        The date as written in the source.
+
+    Returns
+    -------
+    pandas.Timestamp
+    """
+    import pandas as pd
+
+    if isinstance(value, pd.Timestamp):
+        return value
+    text = str(value).strip()
+    if not _DATE_RE.match(text):
+        try:
+            return pd.Timestamp(text)
+        except (ValueError, TypeError):
+            raise ValidationError(
+                f"date must look like YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}"
+            ) from None
+    parts = text.split("-")
+    if len(parts) == 1:
+        return pd.Timestamp(int(parts[0]), 7, 1)
+    if len(parts) == 2:
+        month = int(parts[1])
+        if not 1 <= month <= 12:
+            raise ValidationError(f"month must be 01-12, got {value!r}")
+        return pd.Timestamp(int(parts[0]), month, 15)
+    try:
+        return pd.Timestamp(text)
+    except ValueError:
+        raise ValidationError(f"not a calendar date: {value!r}") from None
+
+
+def month_end(value) -> "pd.Timestamp":
+    """Last day of the month named by ``YYYY-MM`` (or of the month containing a full date)."""
+    ts = parse_date(value)
+    return (ts + __import__("pandas").offsets.MonthEnd(0)).normalize()
+
+
+def decimal_year(dates) -> np.ndarray:
+    """Dates as decimal years [year], e.g. 2025-07-02 -> about 2025.5.
+
+    Parameters
+    ----------
+    dates : array-like of datetime-like
+
+    Returns
+    -------
+    numpy.ndarray
+        ``year + (day_of_year - 1) / days_in_year``.
+    """
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(pd.to_datetime(np.atleast_1d(dates)))
+    days = np.where(idx.is_leap_year, 366.0, 365.0)
+    return idx.year.to_numpy(float) + (idx.dayofyear.to_numpy(float) - 1.0) / days
+
+
+def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
+    """Validate a history frame and return a clean copy sorted by series and date.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Long frame with at least ``series``, ``date`` and ``tokens_per_day`` [tokens/day].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Copy with ``date`` as Timestamps, sorted.
+
+    Raises
+    ------
+    DataError
+        Missing columns, or a volume that is not a positive finite number.
+    """
+    from ..catalog import check_columns
+
+    check_columns(df, REQUIRED, what="history")
+    out = df.copy()
+    out["date"] = [parse_date(d) for d in out["date"]]
+    vol = np.asarray(out["tokens_per_day"], dtype=float)
+    bad = ~np.isfinite(vol) | (vol <= 0)
+    if bad.any():
+        row = out.loc[bad].iloc[0]
+        raise DataError(
+            f"tokens_per_day must be positive and finite, got {row['tokens_per_day']!r} for "
+            f"series {row['series']!r} on {row['date']:%Y-%m-%d}. Volumes are fitted on a log "
+            "scale; drop or correct the row."
+        )
+    out["tokens_per_day"] = vol
+    return out.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
+
+
+def load_history(include_excluded: bool = False) -> "pd.DataFrame":
+    """All observations from ``datasets/token_demand.csv`` as a long frame.
+
+    Parameters
+    ----------
+    include_excluded : bool
+        Keep rows marked ``in_fit = 0`` (e.g. third-party estimates duplicating an official
+        figure). Default False.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``series, date, tokens_per_day, entity, metric, period, source, note``.
+    """
+    from ..catalog import load
+
+    df = load("token_demand")
+    if not include_excluded and "in_fit" in df.columns:
+        df = df[df["in_fit"].astype(int) == 1]
+    return check_history(df)
+
+
+def series_names(history: "pd.DataFrame | None" = None) -> list[str]:
+    """Names of the series in ``history`` (default: the bundled dataset), sorted."""
+    h = load_history() if history is None else history
+    return sorted(h["series"].unique())
+
+
+def series(name: str, fit_through=None, history: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Observations of one series, optionally only those up to the end of a month.
+
+    Parameters
+    ----------
+    name : str
+        Series name, e.g. ``"google"`` or ``"china"`` (the national figure).
+    fit_through : str, optional
+        ``YYYY-MM`` (or a date): keep observations dated on or before the end of that month.
+    history : pandas.DataFrame, optional
+        A long frame to select from instead of the bundled dataset (validated).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of that series, sorted by date, with a ``t_year`` column [decimal year].
+
+    Raises
+    ------
+    UnknownNameError
+        No such series (the message suggests the closest names).
+    ValidationError
+        Fewer than :data:`MIN_OBS` observations remain.
+    """
+    h = load_history() if history is None else check_history(history)
+    names = sorted(h["series"].unique())
+    if name not in names:
+        raise unknown_name("series", name, names)
+    s = h[h["series"] == name]
+    n_all = len(s)
+    if fit_through is not None:
+        cutoff = month_end(fit_through)
+        s = s[s["date"] <= cutoff]
+    if len(s) < MIN_OBS:
+        through = f" through {fit_through}" if fit_through is not None else ""
+        raise ValidationError(
+            f"series {name!r} has {len(s)} observation(s){through} (of {n_all}); at least "
+            f"{MIN_OBS} are needed to fit a trend. Use a later --fit-through or another series."
+        )
+    s = s.reset_index(drop=True)
+    s["t_year"] = decimal_year(s["date"])
+    return s
