@@ -1,0 +1,352 @@
+"""Cost of one accelerator-hour: bottom-up (capex + opex) or an InferenceX preset tier.
+
+Bottom-up, per chip and per calendar hour::
+
+    capital      = capital recovery of the all-in capex (annuity at wacc_frac over life_years,
+                   net of the discounted residual value) / 8760 h
+    maintenance  = maintenance_frac_per_year * capex / 8760 h
+    colocation   = colo_usd_per_kw_month * provisioned IT kW per chip / (8760 / 12) h
+    electricity  = (board power + host share) * PUE * electricity_usd_per_kwh
+
+Board power comes from the workload (:mod:`tokenomics.econ.power`); the host share is
+``(server_to_chip_power_ratio - 1) * tdp_w`` and the provisioned IT power
+``server_to_chip_power_ratio * tdp_w``. All-in capex per chip is the catalogued server price per
+GPU divided by ``1 - network_capex_frac`` (networking share of the cluster); without a server
+price, the chip price times ``server_to_chip_price_ratio``.
+
+Preset tiers (:func:`preset`) are SemiAnalysis/InferenceX all-in $/GPU-hour figures
+(hyperscaler-owned, neocloud-owned, 3-year rental) for the 2025-08 and 2026-07 surveys.
+Every default comes from ``datasets/tco_params.csv``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, Union
+
+import numpy as np
+
+from .. import _validate as v
+from ..errors import DataError, ValidationError, unknown_name
+from ..units import HOURS_PER_YEAR
+from .finance import annual_capital_cost_usd, check_life, check_wacc
+
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12
+
+TIERS = ("hyperscaler-owned", "neocloud-owned", "rental-3yr", "retail")
+VINTAGES = ("2025-08", "2026-07")
+
+
+def _params():
+    from .. import catalog
+
+    df = catalog.load("tco_params")
+    df["hardware"] = df["hardware"].fillna("").astype(str)
+    df["tier"] = df["tier"].fillna("").astype(str)
+    df["as_of"] = df["as_of"].astype(str)
+    return df
+
+
+def param(name: str, hardware: str = "", tier: str = "", *, default: Any = None,
+          as_of: str | None = None) -> float:
+    """One value of ``datasets/tco_params.csv`` (the latest ``as_of`` unless one is given).
+
+    Parameters
+    ----------
+    name : str
+        The ``parameter`` column, e.g. ``"pue"`` or ``"cost_usd_per_chip_h"``.
+    hardware, tier : str
+        Filters ('' for global parameters).
+    default : float, optional
+        Returned when no row matches; without it a :class:`DataError` is raised.
+    """
+    df = _params()
+    sel = df[(df["parameter"] == name) & (df["hardware"] == hardware) & (df["tier"] == tier)]
+    if as_of is not None:
+        sel = sel[sel["as_of"] == str(as_of)]
+    if sel.empty:
+        if default is not None:
+            return default
+        known = sorted(df["parameter"].unique())
+        if name not in known:
+            raise unknown_name("tco parameter", name, known)
+        raise DataError(f"datasets/tco_params.csv has no {name!r} for hardware={hardware!r} "
+                        f"tier={tier!r} as_of={as_of!r}")
+    return float(sel.sort_values("as_of").iloc[-1]["value"])
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    """Bottom-up cost inputs of one accelerator (per chip).
+
+    Parameters
+    ----------
+    hardware : str
+        Accelerator name (for labels).
+    capex_usd : float
+        All-in capital cost per chip: its share of the server, networking and facility [USD].
+    life_years : float
+        Economic life [years] (> 0).
+    wacc_frac : float
+        Cost of capital [1/year], fraction (0.10 = 10 %).
+    residual_frac : float
+        Resale value at end of life [fraction of capex].
+    maintenance_frac_per_year : float
+        Maintenance and operations [fraction of capex per year].
+    pue : float
+        Power usage effectiveness (facility power / IT power) [>= 1].
+    electricity_usd_per_kwh : float
+        Electricity price [USD/kWh].
+    colo_usd_per_kw_month : float
+        Colocation price per provisioned IT kW [USD/kW-month].
+    host_power_w : float
+        Host (CPU, NIC, fans) power per chip [W].
+    provisioned_it_w : float
+        IT power reserved per chip, on which colocation is billed [W].
+    """
+
+    hardware: str
+    capex_usd: float
+    life_years: float
+    wacc_frac: float
+    residual_frac: float
+    maintenance_frac_per_year: float
+    pue: float
+    electricity_usd_per_kwh: float
+    colo_usd_per_kw_month: float
+    host_power_w: float
+    provisioned_it_w: float
+    label: str = "bottom-up"
+
+    def __post_init__(self) -> None:
+        v.positive(self.capex_usd, "capex_usd")
+        check_life(self.life_years)
+        check_wacc(self.wacc_frac)
+        v.fraction(self.residual_frac, "residual_frac")
+        v.fraction(self.maintenance_frac_per_year, "maintenance_frac_per_year")
+        v.positive(self.pue, "pue")
+        if np.any(np.asarray(self.pue, dtype=float) < 1):
+            raise ValidationError(f"pue must be >= 1 (facility power / IT power), got {v._show(self.pue)}")
+        v.non_negative(self.electricity_usd_per_kwh, "electricity_usd_per_kwh")
+        v.non_negative(self.colo_usd_per_kw_month, "colo_usd_per_kw_month")
+        v.non_negative(self.host_power_w, "host_power_w")
+        v.non_negative(self.provisioned_it_w, "provisioned_it_w")
+
+    @classmethod
+    def for_hardware(cls, hardware: Any, **overrides: Any) -> "CostInputs":
+        """Defaults for an accelerator from ``datasets/tco_params.csv`` (overrides win)."""
+        from .. import catalog
+        from ..specs import Accelerator
+
+        acc = hardware if isinstance(hardware, Accelerator) else catalog.accelerator(hardware)
+        names = {f.name for f in fields(cls)}
+        bad = sorted(set(overrides) - names)
+        if bad:
+            raise unknown_name("cost input", bad[0], names)
+        net = param("network_capex_frac")
+        ratio_p = param("server_to_chip_power_ratio")
+        tdp = acc.tdp_w if not math.isnan(acc.tdp_w) else param("tdp_w", acc.name, default=float("nan"))
+        if "capex_usd" not in overrides:
+            server = param("server_price_usd_per_chip", acc.name, default=float("nan"))
+            if not math.isnan(server):
+                overrides["capex_usd"] = server / (1 - net)
+            elif not math.isnan(acc.price_usd):
+                overrides["capex_usd"] = acc.price_usd * param("server_to_chip_price_ratio")
+            else:
+                raise DataError(f"no price for accelerator {acc.name!r} in datasets/tco_params.csv "
+                                f"or accelerators.csv. Hint: pass capex_usd=... (all-in USD per chip) "
+                                f"or use an InferenceX tier (--cost hyperscaler-owned)")
+        if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
+            if math.isnan(tdp):
+                raise DataError(f"no tdp_w for accelerator {acc.name!r}. Hint: pass host_power_w= "
+                                f"and provisioned_it_w= (W per chip)")
+            overrides.setdefault("host_power_w", (ratio_p - 1) * tdp)
+            overrides.setdefault("provisioned_it_w", ratio_p * tdp)
+        kw = dict(hardware=acc.name, life_years=param("life_years"), wacc_frac=param("wacc_frac"),
+                  residual_frac=param("residual_frac"),
+                  maintenance_frac_per_year=param("maintenance_frac_per_year"), pue=param("pue"),
+                  electricity_usd_per_kwh=param("electricity_usd_per_kwh"),
+                  colo_usd_per_kw_month=param("colo_usd_per_kw_month"))
+        kw.update(overrides)
+        return cls(**kw)
+
+    def replace(self, **changes: Any) -> "CostInputs":
+        return replace(self, **changes)
+
+    def breakdown_usd_per_h(self, board_power_w: Any) -> dict[str, np.ndarray]:
+        """Cost components per chip-hour [USD/h] at a board power [W] (broadcasts)."""
+        v.non_negative(board_power_w, "board_power_w")
+        cap = annual_capital_cost_usd(self.capex_usd, self.wacc_frac, self.life_years,
+                                      self.residual_frac) / HOURS_PER_YEAR
+        maint = np.asarray(self.maintenance_frac_per_year, float) * self.capex_usd / HOURS_PER_YEAR
+        colo = np.asarray(self.colo_usd_per_kw_month, float) * self.provisioned_it_w / 1e3 / HOURS_PER_MONTH
+        elec = ((np.asarray(board_power_w, float) + self.host_power_w) / 1e3 * self.pue
+                * self.electricity_usd_per_kwh)
+        return {"capital_usd_per_chip_h": cap, "maintenance_usd_per_chip_h": maint,
+                "colo_usd_per_chip_h": colo, "electricity_usd_per_chip_h": elec}
+
+    def cost_usd_per_chip_h(self, board_power_w: Any) -> np.ndarray:
+        """All-in cost of one chip for one hour [USD/h]."""
+        return sum(self.breakdown_usd_per_h(board_power_w).values())
+
+    def facility_power_w(self, board_power_w: Any) -> np.ndarray:
+        """Power drawn from the grid per chip: (board + host) * PUE [W]."""
+        return (np.asarray(board_power_w, float) + self.host_power_w) * self.pue
+
+
+@dataclass(frozen=True)
+class TierCost:
+    """A flat, all-in $/chip-hour (an InferenceX tier or a rental price).
+
+    Parameters
+    ----------
+    hardware : str
+    cost_usd_per_h : float
+        All-in cost per chip-hour [USD/h] (power included).
+    label : str
+        Where it comes from, e.g. ``"hyperscaler-owned 2025-08"``.
+    pue, host_power_w : float
+        Used only for facility energy per token.
+    """
+
+    hardware: str
+    cost_usd_per_h: float
+    label: str = "flat"
+    pue: float = 1.25
+    host_power_w: float = 0.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        v.positive(self.cost_usd_per_h, "cost_usd_per_chip_h")
+        v.positive(self.pue, "pue")
+
+    def breakdown_usd_per_h(self, board_power_w: Any) -> dict[str, np.ndarray]:
+        v.non_negative(board_power_w, "board_power_w")
+        return {"all_in_usd_per_chip_h": np.broadcast_to(np.asarray(self.cost_usd_per_h, float),
+                                                         np.shape(board_power_w)).copy()}
+
+    def cost_usd_per_chip_h(self, board_power_w: Any) -> np.ndarray:
+        return self.breakdown_usd_per_h(board_power_w)["all_in_usd_per_chip_h"]
+
+    def facility_power_w(self, board_power_w: Any) -> np.ndarray:
+        return (np.asarray(board_power_w, float) + self.host_power_w) * self.pue
+
+
+CostModel = Union[CostInputs, TierCost]
+
+
+def preset(hardware: Any, tier: str = "hyperscaler-owned", vintage: str = "2025-08") -> TierCost:
+    """An InferenceX $/GPU-hour tier for an accelerator (``datasets/tco_params.csv``).
+
+    Parameters
+    ----------
+    hardware : str or Accelerator
+    tier : {"hyperscaler-owned", "neocloud-owned", "rental-3yr", "retail"}
+    vintage : str
+        Survey: ``"2025-08"`` or ``"2026-07"`` (``"2026-09"`` for the uncertain retail tier).
+    """
+    name = getattr(hardware, "name", hardware)
+    v.one_of(tier, "tier", TIERS)
+    df = _params()
+    sel = df[(df["parameter"] == "cost_usd_per_chip_h") & (df["hardware"] == name) & (df["tier"] == tier)]
+    have = sorted(sel["as_of"].unique())
+    sel = sel[sel["as_of"] == str(vintage)]
+    if sel.empty:
+        raise DataError(f"no InferenceX {tier} price for {name!r} in survey {vintage!r}; "
+                        f"available vintages: {have or 'none'}. Hint: use the bottom-up cost (--cost bottom-up)")
+    r = sel.iloc[0]
+    ratio = param("server_to_chip_power_ratio")
+    from .. import catalog
+
+    tdp = catalog.accelerator(name).tdp_w
+    host = (ratio - 1) * tdp if not math.isnan(tdp) else 0.0
+    return TierCost(name, float(r["value"]), f"{tier} {vintage}", pue=param("pue"),
+                    host_power_w=host, source=str(r["source"]))
+
+
+def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
+    """Resolve a cost specification into a cost model.
+
+    ``cost`` may be None or ``"bottom-up"`` (:meth:`CostInputs.for_hardware`), a tier name
+    (``"hyperscaler-owned"``, optionally ``"neocloud-owned@2026-07"``), a number (flat USD per
+    chip-hour), or a :class:`CostInputs` / :class:`TierCost` passed through.
+    """
+    if isinstance(cost, (CostInputs, TierCost)):
+        return cost
+    if cost is None or cost == "bottom-up":
+        return CostInputs.for_hardware(hardware, **overrides)
+    if isinstance(cost, str):
+        tier, _, vintage = cost.partition("@")
+        if tier in TIERS:
+            return preset(hardware, tier, vintage or "2025-08")
+        try:
+            cost = float(cost)
+        except ValueError:
+            raise unknown_name("cost model", tier, ("bottom-up",) + TIERS) from None
+    name = getattr(hardware, "name", hardware)
+    v.positive(cost, "cost_usd_per_chip_h")
+    return TierCost(name, float(cost), "flat", pue=param("pue"))
+
+
+def tier_table(vintages: tuple[str, ...] = VINTAGES):
+    """InferenceX tiers beside the bottom-up estimate (at TDP * 0.75 board power), per chip-hour.
+
+    Returns
+    -------
+    pandas.DataFrame
+        hardware, vintage, hyperscaler-owned, neocloud-owned, rental-3yr, bottom_up [USD/h].
+    """
+    import pandas as pd
+
+    from .. import catalog
+
+    df = _params()
+    t = df[df["parameter"] == "cost_usd_per_chip_h"]
+    t = t[t["as_of"].isin(vintages)]
+    wide = t.pivot_table(index=["hardware", "as_of"], columns="tier", values="value").reset_index()
+    wide = wide.rename(columns={"as_of": "vintage"})
+    bu = []
+    for hw in wide["hardware"]:
+        try:
+            acc = catalog.accelerator(hw)
+            ci = CostInputs.for_hardware(acc)
+            bu.append(float(ci.cost_usd_per_chip_h(power_at_typical(acc))))
+        except Exception as exc:  # noqa: BLE001 -- a missing price leaves the cell empty
+            if not isinstance(exc, (DataError, ValidationError)):
+                raise
+            bu.append(float("nan"))
+    wide["bottom_up_usd_per_chip_h"] = bu
+    wide.columns.name = None
+    return pd.DataFrame(wide)
+
+
+def power_at_typical(acc) -> float:
+    """Average draw of 0.75 x TDP (Epoch AI ``server_avg_to_tdp_ratio``) [W]; for tables only."""
+    return 0.75 * acc.tdp_w
+
+
+def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any = 1.0,
+                board_power_w: Any = 0.0):
+    """Owning versus renting by the hour.
+
+    An owned chip costs its full hourly cost whether busy or not, so per *used* hour it costs
+    ``own / utilization``; an on-demand rental is paid only for used hours.
+
+    Returns
+    -------
+    pandas.DataFrame
+        utilization_frac, own_usd_per_used_h, rent_usd_per_used_h, breakeven_utilization_frac,
+        cheaper ('own' or 'rent').
+    """
+    import pandas as pd
+
+    v.fraction(utilization_frac, "utilization_frac", allow_zero=False)
+    v.positive(rent_usd_per_chip_h, "rent_usd_per_chip_h")
+    u = np.atleast_1d(np.asarray(utilization_frac, float))
+    own_h = float(np.asarray(own.cost_usd_per_chip_h(board_power_w)))
+    rent = np.broadcast_to(np.asarray(rent_usd_per_chip_h, float), u.shape)
+    own_used = own_h / u
+    return pd.DataFrame({"utilization_frac": u, "own_usd_per_used_h": own_used,
+                         "rent_usd_per_used_h": rent, "breakeven_utilization_frac": own_h / rent,
+                         "cheaper": np.where(own_used <= rent, "own", "rent")})
