@@ -79,10 +79,6 @@ REGISTRY: dict[str, DatasetInfo] = {
     "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),
     "power_model": DatasetInfo("power_model.csv", "Board power model coefficients (idle + HBM + FLOP terms), fitted on measured H200 power.", index="hardware", required=("hardware", "idle_w", "hbm_coef_w", "flop_coef_w", "tdp_w", "fitted_on", "source", "as_of")),
     "workloads": DatasetInfo("workloads.csv", "Workload mixes (input/output tokens per request): InferenceX chat, reasoning, summarization.", index="name", required=("name", "input_tok", "output_tok", "source", "as_of")),
-    "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),
-    "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),
-    "power_model": DatasetInfo("power_model.csv", "Board power model coefficients (idle + HBM + FLOP terms), fitted on measured H200 power.", index="hardware", required=("hardware", "idle_w", "hbm_coef_w", "flop_coef_w", "tdp_w", "fitted_on", "source", "as_of")),
-    "workloads": DatasetInfo("workloads.csv", "Workload mixes (input/output tokens per request): InferenceX chat, reasoning, summarization.", index="name", required=("name", "input_tok", "output_tok", "source", "as_of")),
     # --- forecast datasets ---
     "token_demand": DatasetInfo(
         "token_demand.csv",
