@@ -100,13 +100,13 @@ REGISTRY: dict[str, DatasetInfo] = {
                   "source", "as_of"),
     ),
     # --- watch datasets ---
-}
-
-
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
     "china_price_cuts": DatasetInfo("china_price_cuts.csv", "China cloud price cuts, CNY and USD per 1K tokens, with the exchange rate and its source per row.", required=("date", "provider", "model", "price_before_cny_per_1k_tok", "price_after_cny_per_1k_tok", "cut_frac", "fx_cny_per_usd", "price_before_usd_per_1k_tok", "price_after_usd_per_1k_tok", "fx_source", "source", "as_of")),
     "megakernel_events": DatasetInfo("megakernel_events.csv", "Megakernel / persistent-kernel / CUDA-graph events with an assigned adoption level 0-4 (watch metric 2).", required=("date", "project", "hardware_family", "kind", "track", "level", "source", "as_of")),
     "supernode_events": DatasetInfo("supernode_events.csv", "Domestic (China) supernode events: yields, deliveries, production plans (watch metric 3).", required=("date", "vendor", "product", "event", "units_low", "value", "unit", "source", "as_of")),
+}
+
+
 def register(name: str, info: DatasetInfo) -> None:
     """Register a dataset so :func:`load` can find it."""
     REGISTRY[name] = info
