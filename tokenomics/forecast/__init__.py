@@ -1,0 +1,52 @@
+"""Token demand to 2030: history, statsmodels/scipy trend models, backtests, agentic scenarios,
+and the infrastructure needed to serve the forecast.
+
+Public API (imported lazily, so ``import tokenomics.forecast`` does not load statsmodels):
+
+- :func:`forecast` -> :class:`ForecastResult` (``.to_frame("annual"|"monthly")``, ``.write``,
+  ``.fan_chart``)
+- :func:`run_backtest` -> :class:`BacktestResult` (``.to_frame()``: errors vs naive/drift, coverage,
+  weights)
+- :func:`load_history`, :func:`series`, :func:`series_names`
+- :func:`scenario`, :func:`scenario_table`, :func:`reference_lines`, :func:`bass_share`
+- :func:`serving_requirements`, :func:`plan_infrastructure`, :func:`price_path`
+
+(The submodules ``backtest`` and ``infrastructure`` share their names with the areas, so the
+functions are called ``run_backtest`` and ``plan_infrastructure``.)
+
+Examples
+--------
+>>> from tokenomics.forecast import forecast
+>>> r = forecast("google", fit_through="2025-12")         # doctest: +SKIP
+>>> r.to_frame("annual")[["date", "tokens_per_day"]]      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "forecast": "demand", "forecast_series": "demand", "ForecastResult": "demand",
+    "fan_chart": "demand",
+    "run_backtest": "backtest", "BacktestResult": "backtest",
+    "load_history": "history", "series": "history", "series_names": "history",
+    "check_history": "history",
+    "scenario": "scenarios", "scenario_table": "scenarios", "reference_lines": "scenarios",
+    "bass_share": "scenarios", "Scenario": "scenarios", "SCENARIOS": "scenarios",
+    "serving_requirements": "infrastructure", "plan_infrastructure": "infrastructure",
+    "price_path": "infrastructure", "InfraResult": "infrastructure",
+    "MODELS": "models", "fit": "models",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        mod = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+        return getattr(mod, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

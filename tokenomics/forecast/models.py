@@ -1,0 +1,408 @@
+"""Trend models for token demand on the log scale.
+
+Every model is fitted to ``log(tokens_per_day)`` against time in decimal years and returns a
+:class:`Fitted` object whose :meth:`Fitted.predict` gives the median and the 80 % and 95 %
+prediction intervals (on the log scale) at any future times. Models:
+
+``loglinear``
+    Ordinary least squares, ``log y = a + b t`` (statsmodels ``OLS``; intervals from
+    ``get_prediction(...).summary_frame`` ``obs_ci_*``, Student-t with n - 2 degrees of freedom).
+``local_trend``
+    State-space random walk with drift on a monthly grid, months without an observation left
+    missing (statsmodels ``UnobservedComponents(level="random walk with drift")``; Kalman-filter
+    intervals). It copes with irregular, sparse dates without interpolation.
+``damped``
+    Gompertz with its decay rate ``c`` fixed (chosen by the rolling-origin backtest from
+    :data:`DAMPING_GRID`): ``log y = A - B exp(-c (t - t_last))`` is then linear in ``A, B`` and
+    fitted by OLS with Student-t prediction intervals. The log growth rate ``B c exp(-c h)``
+    decays by ``exp(-c)`` per year: a damped trend that needs only three observations.
+``gompertz``
+    Saturating growth ``log y = A - B exp(-c (t - t0))``: the log growth rate decays
+    exponentially, i.e. a damped trend on the log scale (``scipy.optimize.curve_fit`` with
+    bounds; residual-bootstrap intervals).
+``logistic``
+    ``log y = A - log(1 + exp(-r (t - t_mid)))`` (``curve_fit`` with bounds; bootstrap).
+
+Fits are deterministic (fixed bootstrap seed). statsmodels and scipy warnings are silenced
+inside the fits; a fit that does not converge raises one
+:class:`tokenomics.errors.ConvergenceWarning` instead.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ConvergenceWarning, ValidationError
+
+#: Model names, in display order.
+MODELS: tuple[str, ...] = ("loglinear", "local_trend", "damped", "gompertz", "logistic")
+
+#: Fewest observations each model needs (more than its number of parameters).
+MIN_OBS: dict[str, int] = {"loglinear": 3, "local_trend": 3, "damped": 3, "gompertz": 4, "logistic": 4}
+
+#: Decay rates [1/year] of the damped model's log growth rate that the backtest chooses from.
+DAMPING_GRID: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+#: Default decay rate [1/year] of the damped model when no backtest has chosen one.
+DEFAULT_DAMPING_PER_YEAR = 1.0
+
+#: Two-sided interval levels reported everywhere.
+LEVELS: tuple[float, ...] = (0.8, 0.95)
+
+#: Bootstrap replicates for the saturating models.
+N_BOOT = 60
+
+#: Saturation ceiling allowed above the largest observation, as a factor (bounds of curve_fit).
+MAX_CEILING_FACTOR = 1e4
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A model fitted to one series (log scale).
+
+    Attributes
+    ----------
+    model : str
+        Model name (one of :data:`MODELS`).
+    n_obs : int
+        Observations used.
+    t_last_year : float
+        Time of the last observation [decimal year].
+    params : dict
+        Fitted parameters (model-specific; rates per year).
+    converged : bool
+        Whether the optimiser reported success.
+    """
+
+    model: str
+    n_obs: int
+    t_last_year: float
+    params: dict
+    converged: bool
+    _predict: Callable = field(repr=False, compare=False)
+
+    def predict(self, t_year) -> dict[str, np.ndarray]:
+        """Median and interval bounds of ``log(tokens_per_day)`` at times ``t_year``.
+
+        Parameters
+        ----------
+        t_year : array-like
+            Times [decimal year].
+
+        Returns
+        -------
+        dict of numpy.ndarray
+            Keys ``median``, ``lo_80``, ``hi_80``, ``lo_95``, ``hi_95`` (natural log of
+            tokens/day).
+        """
+        return self._predict(np.atleast_1d(np.asarray(t_year, dtype=float)))
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def _check_xy(t_year, log_y, model: str) -> tuple[np.ndarray, np.ndarray]:
+    t = np.asarray(t_year, dtype=float)
+    y = np.asarray(log_y, dtype=float)
+    if t.shape != y.shape or t.ndim != 1:
+        raise ValidationError(f"t_year and log_y must be 1-D of equal length, got {t.shape} and {y.shape}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(y))):
+        raise ValidationError("t_year and log_y must be finite (volumes must be positive)")
+    need = MIN_OBS[model]
+    if len(t) < need:
+        raise ValidationError(f"model {model!r} needs at least {need} observations, got {len(t)}")
+    order = np.argsort(t, kind="stable")
+    return t[order], y[order]
+
+
+# ----------------------------------------------------------------------------- log-linear OLS
+def fit_loglinear(t_year, log_y) -> Fitted:
+    """OLS ``log y = a + b (t - t_last)`` with Student-t prediction intervals.
+
+    Parameters
+    ----------
+    t_year : array-like
+        Observation times [decimal year].
+    log_y : array-like
+        ``log(tokens_per_day)``.
+
+    Returns
+    -------
+    Fitted
+        ``params``: ``intercept`` (log tokens/day at the last observation),
+        ``growth_per_year`` (natural-log slope [1/year]).
+    """
+    import statsmodels.api as sm
+
+    t, y = _check_xy(t_year, log_y, "loglinear")
+    t0 = t[-1]
+    res = sm.OLS(y, sm.add_constant(t - t0, has_constant="add")).fit()
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        X = sm.add_constant(tq - t0, has_constant="add")
+        pred = res.get_prediction(X)
+        out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
+        for lev in LEVELS:
+            sf = pred.summary_frame(alpha=1 - lev)
+            k = int(round(lev * 100))
+            out[f"lo_{k}"] = sf["obs_ci_lower"].to_numpy(float)
+            out[f"hi_{k}"] = sf["obs_ci_upper"].to_numpy(float)
+        return out
+
+    params = {"intercept": float(res.params[0]), "growth_per_year": float(res.params[1]),
+              "sigma": float(np.sqrt(res.scale))}
+    return Fitted("loglinear", len(t), float(t0), params, True, predict)
+
+
+# ------------------------------------------------------ damped log trend (Gompertz, fixed c)
+def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR) -> Fitted:
+    """OLS fit of ``log y = A - B exp(-c (t - t_last))`` with ``c`` fixed.
+
+    Parameters
+    ----------
+    t_year, log_y : array-like
+        Times [decimal year] and ``log(tokens_per_day)``.
+    damping_per_year : float
+        ``c`` [1/year]: the log growth rate shrinks by ``exp(-c)`` each year.
+
+    Returns
+    -------
+    Fitted
+        ``params``: ``ceiling_log`` (A), ``growth_per_year`` at the last observation (B c),
+        ``damping_per_year``.
+    """
+    import statsmodels.api as sm
+
+    from .._validate import positive
+
+    positive(damping_per_year, "damping_per_year")
+    t, y = _check_xy(t_year, log_y, "damped")
+    t0 = t[-1]
+    c = float(damping_per_year)
+
+    def design(tq):
+        return np.column_stack([np.ones_like(tq), -np.exp(-c * (tq - t0))])
+
+    res = sm.OLS(y, design(t)).fit()
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        pred = res.get_prediction(design(tq))
+        out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
+        for lev in LEVELS:
+            sf = pred.summary_frame(alpha=1 - lev)
+            k = int(round(lev * 100))
+            out[f"lo_{k}"] = sf["obs_ci_lower"].to_numpy(float)
+            out[f"hi_{k}"] = sf["obs_ci_upper"].to_numpy(float)
+        return out
+
+    A, B = map(float, res.params)
+    params = {"ceiling_log": A, "growth_per_year": B * c, "damping_per_year": c,
+              "sigma": float(np.sqrt(res.scale))}
+    return Fitted("damped", len(t), float(t0), params, True, predict)
+
+
+# ------------------------------------------------------------- state space on a monthly grid
+def _month_index(t_year: np.ndarray) -> np.ndarray:
+    """Decimal years -> integer month counts (year * 12 + month - 1)."""
+    year = np.floor(t_year)
+    month = np.clip(np.floor((t_year - year) * 12), 0, 11)
+    return (year * 12 + month).astype(int)
+
+
+def fit_local_trend(t_year, log_y) -> Fitted:
+    """Random walk with drift on a monthly grid with missing months (Kalman filter).
+
+    Observations in the same month are averaged (on the log scale). Forecast variance grows
+    linearly with the horizon in months.
+
+    Returns
+    -------
+    Fitted
+        ``params``: ``sigma2_level`` (per month), ``growth_per_year`` (drift x 12).
+    """
+    import statsmodels.api as sm
+
+    t, y = _check_xy(t_year, log_y, "local_trend")
+    m = _month_index(t)
+    m0 = m[0]
+    n_months = m[-1] - m0 + 1
+    grid = np.full(n_months, np.nan)
+    for k in np.unique(m):
+        grid[k - m0] = y[m == k].mean()
+    mod = sm.tsa.UnobservedComponents(grid, level="random walk with drift")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = mod.fit(disp=False)
+    converged = bool(res.mle_retvals.get("converged", True)) if res.mle_retvals else True
+    converged = converged and not any("converge" in str(w.message).lower() for w in caught)
+    sigma2 = float(res.params[0])
+    # drift: smoothed trend state (constant by construction)
+    drift = float(res.smoothed_state[1, -1]) if res.smoothed_state.shape[0] > 1 else 0.0
+    level_last = float(res.smoothed_state[0, -1])
+    var_last = float(res.smoothed_state_cov[0, 0, -1]) if res.smoothed_state_cov is not None else 0.0
+    var_drift = float(res.smoothed_state_cov[1, 1, -1]) if res.smoothed_state.shape[0] > 1 else 0.0
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        h = np.maximum(_month_index(tq) - m[-1], 0).astype(float)
+        med = level_last + drift * h
+        var = var_last + sigma2 * h + var_drift * h**2
+        sd = np.sqrt(np.maximum(var, 0.0))
+        out = {"median": med}
+        for lev in LEVELS:
+            k = int(round(lev * 100))
+            out[f"lo_{k}"] = med - _z(lev) * sd
+            out[f"hi_{k}"] = med + _z(lev) * sd
+        return out
+
+    params = {"sigma2_level": sigma2, "growth_per_year": 12 * drift}
+    return Fitted("local_trend", len(t), float(t[-1]), params, converged, predict)
+
+
+# ------------------------------------------------------------------- saturating curves (scipy)
+def _gompertz(t, A, B, c, t0):
+    return A - B * np.exp(-c * (t - t0))
+
+
+def _logistic(t, A, r, tm):
+    return A - np.logaddexp(0.0, -r * (t - tm))
+
+
+def _curve_setup(model: str, t: np.ndarray, y: np.ndarray):
+    t0 = t[0]
+    ymax = y.max()
+    span = max(t[-1] - t[0], 0.25)
+    top = ymax + np.log(MAX_CEILING_FACTOR)
+    if model == "gompertz":
+        f = lambda tt, A, B, c: _gompertz(tt, A, B, c, t0)  # noqa: E731
+        p0 = [ymax + 2.0, ymax + 2.0 - y[0], 1.0]
+        lo = [ymax, 1e-6, 0.05]
+        hi = [top, 100.0, 10.0]
+    else:
+        f = _logistic
+        p0 = [ymax + 2.0, 2.0, t[-1]]
+        lo = [ymax, 0.05, t0 - 5 * span]
+        hi = [top, 20.0, t[-1] + 10.0]
+    p0 = np.clip(p0, np.array(lo) + 1e-9, np.array(hi) - 1e-9)
+    return f, p0, (lo, hi)
+
+
+def _curve_fit(f, t, y, p0, bounds):
+    from scipy.optimize import curve_fit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        popt, _ = curve_fit(f, t, y, p0=p0, bounds=bounds, maxfev=5000)
+    return popt
+
+
+def _fit_curve(model: str, t_year, log_y, n_boot: int, seed: int) -> Fitted:
+    t, y = _check_xy(t_year, log_y, model)
+    f, p0, bounds = _curve_setup(model, t, y)
+    converged = True
+    try:
+        popt = _curve_fit(f, t, y, p0, bounds)
+    except RuntimeError:
+        converged = False
+        popt = p0
+    fitted = f(t, *popt)
+    resid = y - fitted
+    n, p = len(t), len(popt)
+    resid = (resid - resid.mean()) * np.sqrt(n / max(n - p, 1))
+    rng = np.random.default_rng(seed)
+    boot = []
+    for _ in range(n_boot):
+        yb = fitted + rng.choice(resid, size=n, replace=True)
+        try:
+            boot.append(_curve_fit(f, t, yb, popt, bounds))
+        except RuntimeError:
+            continue
+    boot = np.array(boot) if boot else popt[None, :]
+    noise_draws = rng.choice(resid, size=(len(boot), 1), replace=True)
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        paths = np.stack([f(tq, *b) for b in boot]) + noise_draws
+        out = {"median": f(tq, *popt)}
+        for lev in LEVELS:
+            k = int(round(lev * 100))
+            lo_q, hi_q = np.quantile(paths, [0.5 - lev / 2, 0.5 + lev / 2], axis=0)
+            out[f"lo_{k}"] = np.minimum(lo_q, out["median"])
+            out[f"hi_{k}"] = np.maximum(hi_q, out["median"])
+        return out
+
+    names = ("ceiling_log", "B", "decay_per_year") if model == "gompertz" else (
+        "ceiling_log", "rate_per_year", "t_mid_year")
+    params = dict(zip(names, map(float, popt)))
+    params["ceiling_tokens_per_day"] = float(np.exp(popt[0]))
+    params["at_bound"] = bool(np.any(np.isclose(popt, bounds[0], rtol=1e-6, atol=1e-9))
+                              or np.any(np.isclose(popt, bounds[1], rtol=1e-6, atol=1e-9)))
+    return Fitted(model, n, float(t[-1]), params, converged, predict)
+
+
+def fit_gompertz(t_year, log_y, n_boot: int = N_BOOT, seed: int = 0) -> Fitted:
+    """Gompertz curve on the log scale with residual-bootstrap intervals.
+
+    ``log y = A - B exp(-c (t - t_first))``; ``exp(A)`` is the ceiling [tokens/day], bounded to
+    [max observed, :data:`MAX_CEILING_FACTOR` x max observed]; ``c`` in [0.05, 10] per year.
+    """
+    return _fit_curve("gompertz", t_year, log_y, n_boot, seed)
+
+
+def fit_logistic(t_year, log_y, n_boot: int = N_BOOT, seed: int = 0) -> Fitted:
+    """Logistic curve on the log scale with residual-bootstrap intervals.
+
+    ``log y = A - log(1 + exp(-r (t - t_mid)))``; ceiling bounded as for :func:`fit_gompertz`,
+    ``r`` in [0.05, 20] per year.
+    """
+    return _fit_curve("logistic", t_year, log_y, n_boot, seed)
+
+
+_FITTERS: dict[str, Callable[..., Fitted]] = {
+    "loglinear": fit_loglinear,
+    "local_trend": fit_local_trend,
+    "damped": fit_damped,
+    "gompertz": fit_gompertz,
+    "logistic": fit_logistic,
+}
+
+
+def fit(model: str, t_year, log_y, **kwargs) -> Fitted:
+    """Fit one model by name; warn once (ConvergenceWarning) if the optimiser did not converge.
+
+    Parameters
+    ----------
+    model : str
+        One of :data:`MODELS`.
+    t_year, log_y : array-like
+        Times [decimal year] and ``log(tokens_per_day)``.
+    **kwargs
+        Passed to the model's fitter (``damping_per_year`` for ``damped``).
+
+    Returns
+    -------
+    Fitted
+    """
+    from .._validate import one_of
+
+    one_of(model, "model", MODELS)
+    fitted = _FITTERS[model](t_year, log_y, **kwargs)
+    if not fitted.converged:
+        warnings.warn(
+            f"{model} fit did not converge on {fitted.n_obs} observations; its forecast is "
+            "unreliable. Silence with warnings.filterwarnings('ignore', "
+            "category=tokenomics.errors.ConvergenceWarning)",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return fitted
+
+
+def available(n_obs: int) -> tuple[str, ...]:
+    """Models that can be fitted to ``n_obs`` observations."""
+    return tuple(m for m in MODELS if n_obs >= MIN_OBS[m])

@@ -1,0 +1,179 @@
+"""Agentic demand: Bass diffusion of the agentic share and the Gartner token multiplier.
+
+Demand is decomposed as ``chat tokens x (1 - s + s m)`` where ``s(t)`` is the share of tasks
+done by agents and ``m`` the tokens an agentic task uses relative to a chat task (Gartner,
+March 2026: 5-30x). ``s`` follows a Bass diffusion,
+
+    s(t) = s_max * (1 - exp(-(p + q) tau)) / (1 + (q / p) exp(-(p + q) tau)),  tau = t - t_start,
+
+with the coefficient of innovation ``p`` and of imitation ``q`` [1/year]. Priors and ranges
+(low/base/high) live in ``datasets/demand_scenarios.csv`` with their sources.
+
+The statistical trend fitted to history is read as the demand path *at the agentic share of its
+last observation*; a scenario multiplies it by ``U(t) / U(t_last)`` with ``U = 1 - s + s m``, so
+the uplift counts only agent adoption beyond what the data already contain.
+
+Examples
+--------
+>>> from tokenomics.forecast.scenarios import bass_share
+>>> float(bass_share(2025.0, p=0.03, q=0.38, share_max=1.0, start_year=2025.0))
+0.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._validate import fraction, non_negative, one_of, positive
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+SCENARIOS: tuple[str, ...] = ("low", "base", "high")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Parameters of one agentic-demand scenario.
+
+    Attributes
+    ----------
+    name : str
+    bass_p, bass_q : float
+        Bass coefficients of innovation and imitation [1/year].
+    share_max : float
+        Ceiling of the agentic share of tasks [0-1].
+    multiplier : float
+        Tokens per agentic task over tokens per chat task (>= 1).
+    start_year : float
+        Decimal year when the agentic share starts from zero.
+    """
+
+    name: str
+    bass_p: float
+    bass_q: float
+    share_max: float
+    multiplier: float
+    start_year: float
+
+    def __post_init__(self):
+        positive(self.bass_p, "bass_p")
+        non_negative(self.bass_q, "bass_q")
+        fraction(self.share_max, "share_max")
+        positive(self.multiplier, "multiplier")
+        positive(self.start_year, "start_year")
+
+    def share(self, t_year) -> np.ndarray:
+        """Agentic share of tasks at ``t_year`` [0-1]."""
+        return bass_share(t_year, self.bass_p, self.bass_q, self.share_max, self.start_year)
+
+    def uplift(self, t_year) -> np.ndarray:
+        """Token multiplier over an all-chat world, ``1 - s + s m``."""
+        s = self.share(t_year)
+        return 1.0 - s + s * self.multiplier
+
+
+def bass_share(t_year, p: float, q: float, share_max: float, start_year: float) -> np.ndarray:
+    """Bass diffusion: cumulative adopted share at ``t_year`` (0 before ``start_year``).
+
+    Parameters
+    ----------
+    t_year : array-like
+        Times [decimal year].
+    p, q : float
+        Coefficients of innovation and imitation [1/year].
+    share_max : float
+        Market potential as a share [0-1].
+    start_year : float
+        Launch time [decimal year].
+
+    Returns
+    -------
+    numpy.ndarray
+        Share in [0, share_max].
+
+    Examples
+    --------
+    With p = 0.03, q = 0.38 after 5 years: F = (1 - e^-2.05) / (1 + 12.667 e^-2.05) = 0.331.
+
+    >>> round(float(bass_share(2030.0, 0.03, 0.38, 1.0, 2025.0)), 3)
+    0.331
+    """
+    positive(p, "p")
+    non_negative(q, "q")
+    fraction(share_max, "share_max")
+    tau = np.maximum(np.asarray(t_year, dtype=float) - start_year, 0.0)
+    e = np.exp(-(p + q) * tau)
+    return share_max * (1.0 - e) / (1.0 + (q / p) * e)
+
+
+def _params() -> "pd.DataFrame":
+    from ..catalog import load
+
+    return load("demand_scenarios")
+
+
+def parameter(name: str, scenario: str = "all") -> float:
+    """One value from ``datasets/demand_scenarios.csv`` (``scenario='all'`` for shared ones)."""
+    from ..errors import unknown_name
+
+    df = _params()
+    sub = df[(df["parameter"] == name) & (df["scenario"] == scenario)]
+    if sub.empty:
+        raise unknown_name("scenario parameter", f"{name}/{scenario}",
+                           (df["parameter"] + "/" + df["scenario"]).unique())
+    return float(sub["value"].iloc[0])
+
+
+def scenario(name: str) -> Scenario:
+    """The ``low``, ``base`` or ``high`` scenario with its priors from the dataset."""
+    one_of(name, "scenario", SCENARIOS)
+    return Scenario(
+        name=name,
+        bass_p=parameter("bass_p", name),
+        bass_q=parameter("bass_q", name),
+        share_max=parameter("agentic_share_max", name),
+        multiplier=parameter("agentic_multiplier", name),
+        start_year=parameter("bass_start_year", "all"),
+    )
+
+
+def scenario_table() -> "pd.DataFrame":
+    """The three scenarios' parameters and their agentic share and uplift in 2026 and 2030."""
+    import pandas as pd
+
+    rows = []
+    for n in SCENARIOS:
+        s = scenario(n)
+        rows.append({
+            "scenario": n, "bass_p": s.bass_p, "bass_q": s.bass_q, "share_max": s.share_max,
+            "multiplier": s.multiplier,
+            "agentic_share_2026": float(s.share(2026.5)), "agentic_share_2030": float(s.share(2030.5)),
+            "uplift_2026": float(s.uplift(2026.5)), "uplift_2030": float(s.uplift(2030.5)),
+            "uplift_ratio_2030_2026": float(s.uplift(2030.5) / s.uplift(2026.5)),
+        })
+    return pd.DataFrame(rows)
+
+
+def reference_lines() -> "pd.DataFrame":
+    """The external 2030 reference points, each with its source.
+
+    Columns ``reference, tokens_per_day, tokens_per_month, growth_2026_2030, source, note``.
+    """
+    import pandas as pd
+
+    from ..units import DAYS_PER_MONTH
+
+    df = _params()
+    rows = []
+    for key, label in (("goldman_2030", "Goldman Sachs 2030 (~120 quadrillion/month)"),
+                       ("article_2030", "article: 'ten trillion per month'")):
+        r = df[df["parameter"] == key].iloc[0]
+        rows.append({"reference": label, "tokens_per_day": float(r["value"]),
+                     "tokens_per_month": float(r["value"]) * DAYS_PER_MONTH,
+                     "growth_2026_2030": parameter("goldman_growth_2026_2030") if key == "goldman_2030" else np.nan,
+                     "source": r["source"], "note": r["note"]})
+    return pd.DataFrame(rows)
