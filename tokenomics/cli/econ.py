@@ -1,0 +1,100 @@
+"""CLI commands of the economics area: ``price`` and ``report``. Parsing and formatting only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
+
+
+def _units(names):
+    from ..units import GLOSSARY, SUFFIXES
+
+    out = []
+    for n in names:
+        if n in GLOSSARY:
+            out.append(GLOSSARY[n][0])
+            continue
+        unit = ""
+        if "_usd_per_1k_" in n:
+            out.append("USD/1K tokens")
+            continue
+        if n.startswith("wh_per_1k"):
+            out.append("Wh/1K tokens")
+            continue
+        for suf in sorted(SUFFIXES, key=len, reverse=True):
+            if n.endswith(suf):
+                unit = SUFFIXES[suf][0]
+                break
+        out.append("USD/h" if n.endswith("_usd_per_chip_h") else unit)
+    return out
+
+
+@app.command()
+def price(
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name (tokenomics hardware).")] = "h200",
+    model: Annotated[str, typer.Option("--model", "-m", help="Model name (tokenomics models).")] = "llama-3.1-8b",
+    batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences decoded together.")] = 32,
+    context: Annotated[Optional[int], typer.Option("--context", "-c", help="Context tokens per sequence during decode [default: workload input + output/2].")] = None,
+    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan: eager, graph, engine, super, megakernel, ...")] = "graph",
+    system: Annotated[Optional[str], typer.Option("--system", "-s", help="Multi-chip system (needs the multi-chip model).")] = None,
+    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
+    cost: Annotated[str, typer.Option("--cost", help="bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = "bottom-up",
+    utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of hours sold, 0-1 [default 1].")] = None,
+    margin: Annotated[Optional[float], typer.Option("--margin", help="Gross margin, 0-1 [default 0: cost to serve].")] = None,
+    weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="bf16, fp8, int4, ... [default: the model's].")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Price per 1K input and output tokens, cost per chip-hour and joules per token.
+
+    Example: tokenomics price -H h200 -m llama-3.1-8b -b 32 -c 1024 -e graph --format json
+    """
+    import json
+
+    from .. import chain
+    from ._common import _jsonable
+
+    r = chain.price(hardware, model, execution, batch=batch, context_tok=context, workload=workload,
+                    cost=cost, system=system, utilization_frac=utilization, margin_frac=margin,
+                    weight_precision=weight_precision)
+    df = r.to_frame()
+    if fmt == Format.json:
+        rec = {str(k): _jsonable(val) for k, val in df.iloc[0].to_dict().items()}
+        typer.echo(json.dumps(rec, indent=1))
+    elif fmt == Format.csv:
+        emit(df, fmt)
+    else:
+        import pandas as pd
+
+        row = df.iloc[0]
+        show = pd.DataFrame({"quantity": list(df.columns), "value": list(row.values),
+                             "unit": _units(df.columns)})
+        emit(show, fmt, title=f"Price of {model} on {hardware} ({execution}, batch {batch}, {workload})",
+             caption="cost model: " + str(row["cost_model"]) + "; datasets/tco_params.csv, power_model.csv")
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html and PNG figures.")],
+    hardware: Annotated[Optional[list[str]], typer.Option("--hardware", "-H", help="Accelerators (repeat) [default: h100-sxm h200 b200 mi300x].")] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="Models (repeat) [default: llama-3.1-8b, llama-3.1-70b at fp8].")] = None,
+    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan.")] = "graph",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the frontier curves.")] = "chat",
+    weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Weight precision for every model [default: per model].")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Monte Carlo seed.")] = 0,
+    n_samples: Annotated[int, typer.Option("--samples", help="Monte Carlo draws.")] = 5000,
+) -> None:
+    """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out."""
+    from ..report import write_report
+
+    paths = write_report(out, hardware=tuple(hardware) if hardware else None,
+                         models=tuple(model) if model else None, execution=execution, workload=workload,
+                         weight_precision=weight_precision, seed=seed, n_samples=n_samples)
+    for p in paths:
+        typer.echo(str(p))

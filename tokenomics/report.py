@@ -1,0 +1,360 @@
+"""Pricing report: Markdown and a standalone HTML page with PNG figures.
+
+:func:`build_report` computes every table (pure, returns DataFrames and figures' data);
+:func:`write_report` renders them and writes ``report.md``, ``report.html`` (figures embedded
+as base64, so the page stands alone) and the PNG files, each atomically
+(:mod:`tokenomics.io`). Unit conversion for display ($ per million tokens) happens only here.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import TokenomicsError
+
+DEFAULT_HARDWARE = ("h100-sxm", "h200", "b200", "mi300x")
+#: (model, weight precision): the 70B model is served in fp8 so that it fits on one chip.
+DEFAULT_MODELS = (("llama-3.1-8b", None), ("llama-3.1-70b", "fp8"))
+INTERACTIVITY_TARGETS = (20.0, 50.0, 100.0)
+REFERENCE_BATCH = 32
+
+#: Measured H200 energy per token (datasets/h200_microbench.csv power_decode rows, dense-8b,
+#: CUDA graph, context 1024).
+MEASURED_J_PER_TOK = {1: 2.2199, 32: 0.1076, 128: 0.0571}
+
+
+@dataclass
+class Report:
+    """Tables and figure data of a pricing report (DataFrames)."""
+
+    title: str
+    prices: Any
+    interactivity: Any
+    frontiers: dict = field(repr=False)
+    tiers: Any = None
+    breakdown: Any = None
+    tornado: Any = None
+    tornado_label: str = ""
+    tornado_base: float = float("nan")
+    monte_carlo: Any = None
+    disagg: Any = None
+    disagg_text: str = ""
+    rent_own: Any = None
+    energy_check: Any = None
+    skipped: list = field(default_factory=list)
+
+
+def _models(models, weight_precision):
+    if models is None:
+        return [(m, weight_precision or p) for m, p in DEFAULT_MODELS]
+    return [(m, weight_precision) for m in models]
+
+
+def build_report(hardware=None, models=None, execution: str = "graph", workload: str = "chat",
+                 weight_precision: str | None = None, seed: int = 0, n_samples: int = 5000) -> Report:
+    """Compute the report's tables. Configurations that cannot be priced are listed in ``skipped``."""
+    import pandas as pd
+
+    from . import chain
+    from .econ import tco, uncertainty
+
+    hws = list(hardware or DEFAULT_HARDWARE)
+    mods = _models(models, weight_precision)
+    prices, inter, frontiers, skipped = [], [], {}, []
+    for m, wp in mods:
+        for hw in hws:
+            key = f"{hw} / {m}" + (f" ({wp})" if wp else "")
+            try:
+                f = chain.frontier(hw, m, execution, workload=workload, weight_precision=wp)
+                ok = np.isfinite(f.price_usd_per_1k_output_tok)
+                fr = f.to_frame()[ok]
+                frontiers[key] = fr
+                b = int(min(REFERENCE_BATCH, fr["batch"].max()))
+                ref = chain.price(hw, m, execution, batch=b, workload=workload, weight_precision=wp).to_frame()
+                ref.insert(0, "config", key)
+                prices.append(ref)
+                pai = chain.price_at_interactivity(hw, m, execution, tok_per_s_per_user=list(INTERACTIVITY_TARGETS),
+                                                   workload=workload, weight_precision=wp)
+                row = {"config": key}
+                for t, p in zip(INTERACTIVITY_TARGETS, pai["price_usd_per_1k_output_tok"]):
+                    row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p * 1e3
+                row["frontier_cost_range_x"] = float(pai["frontier_max_price"].iloc[0] / pai["frontier_min_price"].iloc[0])
+                inter.append(row)
+            except TokenomicsError as exc:
+                skipped.append(f"{key}: {exc}")
+    if not prices:
+        raise TokenomicsError("nothing to report: no configuration could be priced; " + "; ".join(skipped))
+    prices = pd.concat(prices, ignore_index=True)
+    rep = Report(title=f"Price per token: {', '.join(hws)}; {workload} workload; {execution} execution",
+                 prices=prices, interactivity=pd.DataFrame(inter), frontiers=frontiers, skipped=skipped)
+    rep.tiers = tco.tier_table()
+    rep.tiers = rep.tiers[rep.tiers["hardware"].isin(hws)].reset_index(drop=True)
+    # cost breakdown at the reference configuration's decode power, first model
+    comp = [c for c in prices.columns if c.endswith("_usd_per_chip_h") and c != "cost_usd_per_chip_h"]
+    first = prices[prices["model"] == prices["model"].iloc[0]]
+    rep.breakdown = first[["hardware", "board_power_w", *comp, "cost_usd_per_chip_h"]].reset_index(drop=True)
+    # uncertainty on the first priced configuration with bottom-up costs
+    r0 = prices.iloc[0]
+    try:
+        ci = tco.CostInputs.for_hardware(r0["hardware"])
+        tor = uncertainty.tornado(ci, r0["board_power_w"], r0["tok_per_s"])
+        rep.tornado = tor.to_frame()
+        rep.tornado_base = tor.base_usd_per_1k_tok
+        rep.tornado_label = f"{r0['config']}, batch {int(r0['batch'])}"
+        mcs = []
+        for _, r in prices.iterrows():
+            try:
+                c = tco.CostInputs.for_hardware(r["hardware"])
+            except TokenomicsError:
+                continue
+            mc = uncertainty.monte_carlo(c, r["board_power_w"], r["tok_per_s"], n_samples=n_samples, seed=seed)
+            d = mc.to_frame()
+            d.insert(0, "config", r["config"])
+            mcs.append(d)
+        rep.monte_carlo = pd.concat(mcs, ignore_index=True) if mcs else None
+        own = []
+        for hw in hws:
+            try:
+                c = tco.CostInputs.for_hardware(hw)
+                rent = tco.preset(hw, "rental-3yr", "2026-07").cost_usd_per_h
+            except TokenomicsError:
+                continue
+            acc_p = prices[prices["hardware"] == hw]["board_power_w"]
+            d = tco.rent_vs_own(c, rent, [0.5, 0.8, 1.0], float(acc_p.iloc[0]) if len(acc_p) else 0.0)
+            d.insert(0, "hardware", hw)
+            own.append(d)
+        rep.rent_own = pd.concat(own, ignore_index=True) if own else None
+    except TokenomicsError as exc:
+        skipped.append(f"uncertainty: {exc}")
+    # disaggregation: prefill on the highest-FLOP chip, decode on each other chip, first model
+    from . import catalog
+
+    m0, wp0 = mods[0]
+    priced = list(dict.fromkeys(prices["hardware"]))
+    if len(priced) >= 2:
+        top = max(priced, key=lambda h: catalog.accelerator(h).peak_bf16_flop_per_s)
+        frames, texts = [], []
+        for d in priced:
+            if d == top:
+                continue
+            try:
+                res = chain.disaggregated(top, d, m0, execution, weight_precision=wp0)
+                frames.append(res.to_frame())
+                texts.append(res.what_must_be_true())
+            except TokenomicsError as exc:
+                skipped.append(f"disaggregated {top}->{d}: {exc}")
+        if frames:
+            rep.disagg = pd.concat(frames, ignore_index=True)
+            rep.disagg_text = "\n".join(texts)
+    # measured check
+    if "h200" in hws:
+        r = chain.price("h200", "llama-3.1-8b", "graph", batch=np.array(list(MEASURED_J_PER_TOK)), context_tok=1024)
+        meas = np.array(list(MEASURED_J_PER_TOK.values()))
+        rep.energy_check = pd.DataFrame({"batch": list(MEASURED_J_PER_TOK), "measured_j_per_tok": meas,
+                                         "model_j_per_tok": r.energy_j_per_tok,
+                                         "rel_err_frac": r.energy_j_per_tok / meas - 1})
+    return rep
+
+
+# ---------------------------------------------------------------------------------------------
+# rendering
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, (float, np.floating)):
+        if not np.isfinite(x):
+            return ""
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3g}"
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _md_table(df, max_rows: int = 40) -> str:
+    df = df.head(max_rows)
+    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    sep = "|" + "---|" * len(df.columns)
+    rows = ["| " + " | ".join(_fmt(x) for x in r) + " |" for r in df.itertuples(index=False)]
+    return "\n".join([head, sep, *rows])
+
+
+def _price_view(prices):
+    v = prices[["config", "batch", "tok_per_s", "tok_per_s_per_user", "cost_usd_per_chip_h",
+                "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok",
+                "energy_j_per_tok", "wh_per_1k_tok"]].copy()
+    for c in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok"):
+        v[c.replace("price_usd_per_1k_", "usd_per_m_")] = v.pop(c) * 1e3
+    return v
+
+
+def _figures(rep: Report, out: Path) -> dict[str, Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .io import atomic_path
+
+    paths: dict[str, Path] = {}
+
+    def save(fig, name):
+        p = out / name
+        with atomic_path(p) as tmp:
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        paths[name] = p
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for key, fr in rep.frontiers.items():
+        ax.plot(fr["tok_per_s_per_user"], fr["price_usd_per_1k_output_tok"] * 1e3, marker="o", ms=3, label=key)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("interactivity [output tokens/s per user]")
+    ax.set_ylabel("cost to serve [USD per million output tokens]")
+    ax.set_title("Price vs interactivity (batch sweep; bottom-up cost)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    save(fig, "price_vs_interactivity.png")
+
+    b = rep.breakdown
+    comp = [c for c in b.columns if c.endswith("_usd_per_chip_h") and c != "cost_usd_per_chip_h"]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    x = np.arange(len(b))
+    bottom = np.zeros(len(b))
+    for c in comp:
+        ax.bar(x, b[c], bottom=bottom, label=c.replace("_usd_per_chip_h", ""), width=0.5)
+        bottom += b[c].to_numpy()
+    tiers = rep.tiers
+    marks = {"hyperscaler-owned": "v", "neocloud-owned": "^", "rental-3yr": "s"}
+    for tier, mk in marks.items():
+        for vint, color in (("2025-08", "black"), ("2026-07", "grey")):
+            ys = []
+            for hw in b["hardware"]:
+                sel = tiers[(tiers["hardware"] == hw) & (tiers["vintage"] == vint)]
+                ys.append(float(sel[tier].iloc[0]) if len(sel) and tier in sel else np.nan)
+            ax.scatter(x + (0.3 if vint == "2025-08" else 0.38), ys, marker=mk, color=color, s=25,
+                       label=f"InferenceX {tier} {vint}")
+    ax.set_xticks(x, b["hardware"])
+    ax.set_ylabel("USD per chip-hour")
+    ax.set_title("Cost of a chip-hour: bottom-up components vs InferenceX tiers")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save(fig, "cost_breakdown.png")
+
+    if rep.tornado is not None:
+        t = rep.tornado.iloc[::-1]
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        y = np.arange(len(t))
+        lo, hi = t["price_at_low"] * 1e3, t["price_at_high"] * 1e3
+        left, right = np.minimum(lo, hi), np.maximum(lo, hi)
+        ax.barh(y, right - left, left=left, color="tab:orange")
+        ax.set_yticks(y, [f"{n} [{_fmt(a)} .. {_fmt(c)}]" for n, a, c in zip(t["input"], t["low"], t["high"])],
+                      fontsize=7)
+        base = rep.tornado_base * 1e3
+        ax.axvline(base, color="black", lw=1)
+        ax.text(base, len(t) - 0.4, f" base {base:.3g}", fontsize=7, va="bottom")
+        ax.set_xlabel("USD per million output tokens")
+        ax.set_title(f"Sensitivity (tornado): {rep.tornado_label}")
+        ax.grid(True, axis="x", alpha=0.3)
+        save(fig, "tornado.png")
+    return paths
+
+
+def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
+    """The report as Markdown (figures referenced by file name)."""
+    s = [f"# {rep.title}", "",
+         "Generated by `tokenomics report`. Costs are bottom-up (capex + power + colocation + "
+         "maintenance, `datasets/tco_params.csv`) unless a tier is named; prices are cost to serve "
+         "at full utilization and zero margin (InferenceX convention). Throughput from the "
+         "performance core; board power from the H200-fitted power model (TDP-scaled elsewhere).", ""]
+    s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
+          _md_table(_price_view(rep.prices)), ""]
+    s += ["## Price vs interactivity", "", "![price vs interactivity](price_vs_interactivity.png)", "",
+          _md_table(rep.interactivity), "",
+          "`frontier_cost_range_x`: dearest over cheapest point of the batch sweep.", ""]
+    s += ["## Cost of a chip-hour", "", "![cost breakdown](cost_breakdown.png)", "",
+          _md_table(rep.breakdown), "", "InferenceX tiers beside the bottom-up estimate (at 0.75 x TDP):", "",
+          _md_table(rep.tiers), ""]
+    if rep.tornado is not None:
+        s += ["## Uncertainty", "", f"Tornado for {rep.tornado_label} (USD per 1K output tokens):", "",
+              "![tornado](tornado.png)", "", _md_table(rep.tornado), ""]
+    if rep.monte_carlo is not None:
+        s += ["Monte Carlo (triangular inputs, seeded):", "", _md_table(rep.monte_carlo), ""]
+    if rep.rent_own is not None:
+        s += ["## Rent vs own", "", "Own (bottom-up) vs InferenceX 3-year rental (2026-07 survey):", "",
+              _md_table(rep.rent_own), ""]
+    if rep.disagg is not None:
+        s += ["## Disaggregated prefill/decode (HC2000's 10x claim)", "", _md_table(rep.disagg), "",
+              *[f"- {line}" for line in rep.disagg_text.splitlines()], ""]
+    if rep.energy_check is not None:
+        s += ["## Measured check: H200, Llama-3.1-8B, CUDA graph, context 1024", "",
+              _md_table(rep.energy_check), ""]
+    if rep.skipped:
+        s += ["## Skipped", "", *[f"- {x}" for x in rep.skipped], ""]
+    return "\n".join(s)
+
+
+def render_html(markdown_text: str, figures: dict[str, Path]) -> str:
+    """A standalone HTML page: the Markdown's headings, tables and lists, PNGs inlined."""
+    body: list[str] = []
+    lines = markdown_text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            head, data = rows[0], rows[2:]
+            t = ["<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr></thead><tbody>"]
+            t += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in data]
+            body.append("".join(t) + "</tbody></table>")
+            continue
+        if line.startswith("!["):
+            name = line[line.index("(") + 1:line.rindex(")")]
+            p = figures.get(name)
+            if p is not None:
+                b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
+                body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}"></p>')
+        elif line.startswith("# "):
+            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+        elif line.startswith("## "):
+            body.append(f"<h2>{html.escape(line[3:])}</h2>")
+        elif line.startswith("- "):
+            body.append(f"<ul><li>{html.escape(line[2:])}</li></ul>")
+        elif line.strip():
+            body.append(f"<p>{html.escape(line)}</p>")
+        i += 1
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+             "table{border-collapse:collapse;font-size:12px;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tokenomics pricing report</title>"
+            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(out_dir: str | Path, **kwargs: Any) -> list[Path]:
+    """Build the report and write ``report.md``, ``report.html`` and PNG figures into ``out_dir``.
+
+    Every file is written atomically (temporary file renamed into place).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    from .io import write_text
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise TokenomicsError(f"--out must be a directory, got the file {str(out)!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    rep = build_report(**kwargs)
+    figs = _figures(rep, out)
+    md = render_markdown(rep, figs)
+    paths = [write_text(out / "report.md", md), write_text(out / "report.html", render_html(md, figs))]
+    return paths + list(figs.values())
