@@ -1,0 +1,278 @@
+"""Collectives with an alpha-beta model per topology, calibrated on public measurements.
+
+A collective among ``p`` chips costs
+
+    t = alpha_s + alpha_log2_s * log2(p) + steps * hop_latency_s + wire_bytes / (bw_frac * link_bytes_per_s)
+
+* ``alpha_s``: fixed software/synchronisation cost of the implementation (fitted);
+* ``alpha_log2_s``: growth with group size (fitted where the measurements span group sizes:
+  DeepEP over RDMA); 0 elsewhere;
+* ``steps``: latency steps of the algorithm on the fabric: ring all-reduce ``2(p-1)``, ring
+  all-gather / reduce-scatter ``p-1``, tree ``2 ceil(log2 p)``, one-shot = the group's hop
+  diameter, two-shot = twice that, direct all-to-all = the diameter (1 on a switch);
+* ``wire_bytes``: bytes each chip sends: ring/two-shot all-reduce ``2(p-1)/p n``, one-shot
+  ``(p-1) n``, tree ``2 n``, all-gather / reduce-scatter / all-to-all ``(p-1)/p n``;
+* ``bw_frac``: achieved fraction of the per-chip link bandwidth (fitted).
+
+Implementations (``impl``), each fitted on its own rows of ``datasets/collectives.csv``:
+
+==============  ==========  =================================================================
+impl            all-reduce  measured on
+==============  ==========  =================================================================
+nccl            ring        pynccl on H100 TP4/TP6 (vLLM PRs 24111, 24532)
+custom_oneshot  one-shot    SGLang (TensorRT-LLM-derived) custom all-reduce, H100 TP8 (PR 2904)
+vllm_custom     one-shot    vLLM custom all-reduce, H100 TP6/TP8 (PRs 2904, 24111)
+symm_mem        two-shot    torch symmetric-memory multimem / NCCL symmetric, H100 (PRs 24111, 24532)
+deepep_rdma     direct a2a  DeepEP V1 low-latency dispatch/combine over 400 Gb/s IB, EP8-256
+==============  ==========  =================================================================
+
+``symm_mem`` is the symmetric-memory (one-sided load/store) variant with the lower latency; it is
+also the stand-in for collectives issued from inside a megakernel. The fit subtracts the
+calibration fabric's hop latency, so the same implementation moved to a mesh or torus pays its
+own hops.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..errors import DataError, ValidationError, unknown_name
+from .parallel import System
+
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "all_to_all", "p2p")
+ALGOS = ("ring", "tree", "oneshot", "twoshot", "direct")
+
+#: The all-reduce algorithm of each implementation (how its measured bytes are counted).
+IMPL_ALLREDUCE_ALGO = {"nccl": "ring", "custom_oneshot": "oneshot", "vllm_custom": "oneshot",
+                       "symm_mem": "twoshot", "deepep_rdma": "ring"}
+
+
+def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
+    """Bytes each chip puts on the wire [B] for a collective over ``p`` chips.
+
+    ``n_bytes`` is the buffer size (all-reduce), the full gathered/scattered size (all-gather,
+    reduce-scatter) or what one chip sends in total (all-to-all).
+
+    Examples
+    --------
+    >>> float(wire_bytes("allreduce", "ring", 1e6, 8))   # 2 (p-1)/p n
+    1750000.0
+    >>> float(wire_bytes("allreduce", "oneshot", 1e6, 8))   # (p-1) n
+    7000000.0
+    """
+    n = np.asarray(n_bytes, dtype=float)
+    p = np.asarray(p, dtype=float)
+    frac = (p - 1) / p
+    if collective == "allreduce":
+        table = {"ring": 2 * frac * n, "twoshot": 2 * frac * n, "oneshot": (p - 1) * n,
+                 "tree": 2 * n * (p > 1), "direct": 2 * frac * n}
+        return table[algo]
+    if collective in ("allgather", "reducescatter", "all_to_all"):
+        return frac * n
+    if collective == "p2p":
+        return n * (p > 1)
+    raise unknown_name("collective", collective, COLLECTIVES)
+
+
+def latency_steps(collective: str, algo: str, p: Any, diameter: Any) -> np.ndarray:
+    """Hop-latency steps of an algorithm (see the module docstring)."""
+    p = np.asarray(p, dtype=float)
+    d = np.asarray(diameter, dtype=float)
+    if collective == "allreduce":
+        if algo == "ring":
+            return 2 * (p - 1)
+        if algo == "tree":
+            return 2 * np.ceil(np.log2(np.maximum(p, 1)))
+        if algo == "twoshot":
+            return 2 * d
+        return d  # oneshot / direct
+    if collective in ("allgather", "reducescatter"):
+        return (p - 1) if algo == "ring" else d
+    return d  # all_to_all, p2p
+
+
+@dataclass(frozen=True)
+class CollectiveImpl:
+    """Fitted constants of one collective implementation.
+
+    Attributes
+    ----------
+    name : str
+    alpha_s : float
+        Fixed cost per collective [s].
+    alpha_log2_s : float
+        Added cost per doubling of the group [s].
+    bw_frac : float
+        Achieved fraction of the link bandwidth [fraction; can exceed 1 where the switch reduces
+        in-network].
+    allreduce_algo : str
+    n_points : int
+        Measurements fitted.
+    rms_rel_err_frac : float
+        Root-mean-square relative error of the fit on those measurements.
+    fitted_on : str
+        Sources of the measurements.
+    """
+
+    name: str
+    alpha_s: float
+    alpha_log2_s: float
+    bw_frac: float
+    allreduce_algo: str
+    n_points: int
+    rms_rel_err_frac: float
+    fitted_on: str
+
+
+def _fit_one(name: str, df) -> CollectiveImpl:
+    from scipy.optimize import nnls
+
+    algo = IMPL_ALLREDUCE_ALGO.get(name, "ring")
+    p = df["n_chips"].to_numpy(float)
+    n = df["message_bytes"].to_numpy(float)
+    t = df["latency_s"].to_numpy(float)
+    link = df["link_bytes_per_s"].to_numpy(float)
+    hop = df["hop_latency_s"].fillna(0).to_numpy(float) if "hop_latency_s" in df else np.zeros_like(t)
+    colls = df["collective"].tolist()
+    algos = df["algo"].tolist()
+    wire = np.array([float(wire_bytes(c, a, ni, pi)) for c, a, ni, pi in zip(colls, algos, n, p)])
+    # switch fabrics (all calibration rows): diameter 1
+    steps = np.array([float(latency_steps(c, a, pi, 1.0)) for c, a, pi in zip(colls, algos, p)])
+    y = t - steps * hop
+    spans_p = len(np.unique(p)) > 2
+    cols = [np.ones_like(t)] + ([np.log2(p)] if spans_p else []) + [wire / link]
+    A = np.column_stack(cols)
+    # weight rows by 1/t so the fit is in relative error (small messages matter for decode)
+    w = 1.0 / t
+    x, _ = nnls(A * w[:, None], y * w)
+    alpha = float(x[0])
+    alpha_log2 = float(x[1]) if spans_p else 0.0
+    inv_frac = float(x[-1])
+    if inv_frac <= 0:
+        raise DataError(f"collective fit for {name!r} found no bandwidth term; add larger messages")
+    pred = A @ x + steps * hop
+    rms = float(np.sqrt(np.mean(((pred - t) / t) ** 2)))
+    srcs = "; ".join(sorted(set(df["source"].astype(str))))
+    return CollectiveImpl(name, alpha, alpha_log2, 1.0 / inv_frac, algo, len(df), rms, srcs)
+
+
+@functools.lru_cache(maxsize=4)
+def _fits(path_key: str) -> dict[str, CollectiveImpl]:
+    from ..catalog import load
+
+    df = load("collectives")
+    return {name: _fit_one(name, g) for name, g in df.groupby("impl")}
+
+
+def impls() -> dict[str, CollectiveImpl]:
+    """Fitted :class:`CollectiveImpl` for every implementation in ``datasets/collectives.csv``."""
+    from ..catalog import data_dir
+
+    return _fits(str(data_dir()))
+
+
+def impl(name: "str | CollectiveImpl") -> CollectiveImpl:
+    """One fitted implementation by name (``nccl``, ``custom_oneshot``, ``symm_mem``, ...)."""
+    if isinstance(name, CollectiveImpl):
+        return name
+    fits = impls()
+    if name not in fits:
+        raise unknown_name("collective implementation", name, fits)
+    return fits[name]
+
+
+def fit_table() -> "pd.DataFrame":  # noqa: F821
+    """The fitted constants with their provenance, one row per implementation."""
+    import pandas as pd
+
+    rows = []
+    for f in impls().values():
+        rows.append({"impl": f.name, "allreduce_algo": f.allreduce_algo, "alpha_s": f.alpha_s,
+                     "alpha_log2_s": f.alpha_log2_s, "bw_frac": f.bw_frac, "n_points": f.n_points,
+                     "rms_rel_err_frac": f.rms_rel_err_frac, "fitted_on": f.fitted_on})
+    return pd.DataFrame(rows)
+
+
+def calibration_table() -> "pd.DataFrame":  # noqa: F821
+    """Each measurement of ``datasets/collectives.csv`` next to the fitted model's prediction."""
+    from ..catalog import load
+
+    df = load("collectives").copy()
+    pred = []
+    for _, r in df.iterrows():
+        f = impl(r["impl"])
+        steps = float(latency_steps(r["collective"], r["algo"], r["n_chips"], 1.0))
+        wire = float(wire_bytes(r["collective"], r["algo"], r["message_bytes"], r["n_chips"]))
+        pred.append(f.alpha_s + f.alpha_log2_s * math.log2(r["n_chips"]) + steps * r["hop_latency_s"]
+                    + wire / (f.bw_frac * r["link_bytes_per_s"]))
+    df["predicted_s"] = pred
+    df["error_frac"] = df["predicted_s"] / df["latency_s"] - 1
+    return df[["impl", "collective", "algo", "n_chips", "message_bytes", "latency_s",
+               "predicted_s", "error_frac", "source"]]
+
+
+def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
+                      impl_name: "str | CollectiveImpl" = "nccl", algo: str | None = None) -> np.ndarray:
+    """Time of one collective among ``p`` chips of ``system`` [s] (broadcasts over ``n_bytes``).
+
+    Parameters
+    ----------
+    collective : {"allreduce", "allgather", "reducescatter", "all_to_all", "p2p"}
+    n_bytes : float or array
+        Message size [B] (see :func:`wire_bytes`).
+    p : int
+        Chips in the group (1 gives 0 s).
+    system : System
+        Fabric: link bandwidth, hop latency, topology; a group wider than the scale-up domain
+        uses the scale-out bandwidth.
+    impl_name : str or CollectiveImpl
+        Fitted implementation.
+    algo : str, optional
+        Algorithm; defaults to the implementation's all-reduce algorithm (``direct`` for
+        all-to-all, ``ring`` for all-gather/reduce-scatter under ``nccl``, else ``direct``).
+
+    Examples
+    --------
+    >>> from tokenomics.perf.parallel import system
+    >>> t = collective_time_s("allreduce", 512, 8, system("dgx-h100"), "custom_oneshot")
+    >>> 4e-6 < float(t) < 8e-6        # SGLang measured 5.9 us at 512 B, TP8 H100
+    True
+    """
+    if collective not in COLLECTIVES:
+        raise unknown_name("collective", collective, COLLECTIVES)
+    v.non_negative(n_bytes, "n_bytes")
+    v.count(p, "p")
+    f = impl(impl_name)
+    if algo is None:
+        if collective == "allreduce":
+            algo = f.allreduce_algo
+        elif collective in ("allgather", "reducescatter"):
+            algo = "ring" if f.allreduce_algo == "ring" else "direct"
+        else:
+            algo = "direct"
+    if algo not in ALGOS:
+        raise unknown_name("collective algorithm", algo, ALGOS)
+    n = np.asarray(n_bytes, dtype=float)
+    p = int(p)
+    if p == 1:
+        return np.zeros_like(n)
+    if system.crosses_scaleout(p):
+        if not system.scaleout_bytes_per_s > 0:
+            raise ValidationError(
+                f"a group of {p} chips exceeds {system.name}'s scale-up domain of "
+                f"{system.domain_chips} and the system has no scale-out bandwidth")
+        link = system.scaleout_bytes_per_s
+        diameter = 1
+    else:
+        link = system.link_bytes_per_s
+        diameter = system.diameter_hops(p)
+    steps = latency_steps(collective, algo, p, diameter)
+    wire = wire_bytes(collective, algo, n, p)
+    return (f.alpha_s + f.alpha_log2_s * math.log2(p) + steps * system.hop_latency_s
+            + wire / (f.bw_frac * link))

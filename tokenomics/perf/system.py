@@ -1,0 +1,356 @@
+"""One decode step of a model on a multi-chip system: per-chip compute + collectives + overlap.
+
+:func:`system_step` composes
+
+* the single-chip core (:func:`tokenomics.perf.decode_step`) for the per-chip work of one
+  tensor/expert-parallel shard (weights, KV, launches; no communication);
+* the collectives each step needs (:mod:`tokenomics.perf.comm`): per layer one tensor-parallel
+  all-reduce after attention (two in dense layers: attention and MLP), an expert-parallel
+  dispatch and combine all-to-all per MoE layer, one all-gather of the logits, and ``pp - 1``
+  point-to-point sends between pipeline stages;
+* overlap of communication with the chip's memory traffic where the execution plan allows it:
+  ``"prefetch"`` (megakernel: the next layer's weights stream into on-chip memory while the
+  collectives of this layer are in flight, bounded per layer by on-chip capacity / HBM rate),
+  ``"tile"`` (super operators: communication fused into tile-pipelined compute, bounded by the
+  layer's memory time), ``"none"`` (a serving engine: a collective waits for the kernel before);
+* speculative decoding (:mod:`tokenomics.perf.speculative`): a ``gamma + 1``-token verify step
+  plus ``gamma`` steps of the draft module on the same chips.
+
+Conventions: ``batch`` is the number of sequences of one model replica; with ``ep > tp`` the
+attention runs data-parallel over ``ep / tp`` groups, which the core sees as the replica's batch
+with ``context_tok * max(batch / (ep / tp), 1) / batch`` (the KV traffic of the busiest attention
+group, at least one sequence) while the experts still see the whole batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..catalog import model as _model_lookup
+from ..specs import ExecutionPlan, ModelSpec, plan as _plan
+from ..specs import precision_bytes
+from . import comm
+from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
+from .speculative import SpecDecode
+
+OVERLAP_MODES = ("none", "prefetch", "tile")
+
+#: Bytes per element of the expert-parallel dispatch (fp8, as DeepEP's low-latency dispatch) and
+#: of every other activation message (bf16 combine, all-reduce, all-gather, p2p).
+DISPATCH_BYTES = 1.0
+ACT_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class SystemStepResult:
+    """Result of :func:`system_step`; array fields broadcast over batch and context.
+
+    Attributes
+    ----------
+    step_time_s : ndarray
+        Wall time of one decode step of a replica, draft included [s].
+    compute_s : ndarray
+        Per-chip time from the single-chip core (verify step) [s].
+    comm_s : ndarray
+        All collectives of the step, summed, before overlap [s].
+    overlap_s : ndarray
+        Communication hidden behind memory traffic [s].
+    comm_exposed_s : ndarray
+        ``comm_s - overlap_s`` [s].
+    draft_s : ndarray
+        Draft module cost per step [s] (0 without speculation).
+    tokens_per_step : float
+        Expected tokens each sequence gains per step [tokens].
+    tok_per_s_per_user, tok_per_s, tok_per_s_per_chip : ndarray
+        Throughput per sequence, per replica, per chip [tokens/s].
+    n_allreduce, n_all_to_all, n_allgather, n_p2p : int
+        Collectives per forward pass.
+    hbm_bytes_per_step : ndarray
+        HBM bytes read by all chips of a replica in one verify step [B].
+    weights_bytes_per_chip, kv_bytes_per_chip : ndarray
+        Memory each chip holds [B].
+    """
+
+    system: System
+    model: ModelSpec
+    plan: ExecutionPlan
+    parallel: ParallelPlan
+    spec: SpecDecode | None
+    ar_impl: str
+    a2a_impl: str
+    overlap: str
+    batch: np.ndarray
+    context_tok: np.ndarray
+    step_time_s: np.ndarray
+    compute_s: np.ndarray
+    comm_s: np.ndarray
+    allreduce_s: np.ndarray
+    all_to_all_s: np.ndarray
+    overlap_s: np.ndarray
+    comm_exposed_s: np.ndarray
+    draft_s: np.ndarray
+    tokens_per_step: float
+    tok_per_s_per_user: np.ndarray
+    tok_per_s: np.ndarray
+    tok_per_s_per_chip: np.ndarray
+    n_allreduce: int
+    n_all_to_all: int
+    n_allgather: int
+    n_p2p: int
+    hbm_bytes_per_step: np.ndarray
+    weights_bytes_per_chip: float
+    kv_bytes_per_chip: np.ndarray
+    fits: np.ndarray
+    core: Any = field(repr=False, default=None)
+
+    @property
+    def n_collectives(self) -> int:
+        """Collectives per forward pass (all kinds)."""
+        return self.n_allreduce + self.n_all_to_all + self.n_allgather + self.n_p2p
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token one user sees [s]."""
+        return self.step_time_s / self.tokens_per_step
+
+    def to_frame(self):
+        """One row per (batch, context) configuration."""
+        import pandas as pd
+
+        shape = np.broadcast(self.step_time_s, self.batch, self.context_tok).shape
+        cols = {
+            "system": self.system.name, "accelerator": self.system.accelerator.name,
+            "model": self.model.name, "plan": self.plan.name, "tp": self.parallel.tp,
+            "ep": self.parallel.ep, "pp": self.parallel.pp, "dp": self.parallel.dp,
+            "chips": self.parallel.replica_chips, "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl,
+            "overlap": self.overlap, "spec": self.spec.method if self.spec else "none",
+            "batch": self.batch, "context_tok": self.context_tok,
+            "step_time_s": self.step_time_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
+            "overlap_s": self.overlap_s, "comm_exposed_s": self.comm_exposed_s,
+            "draft_s": self.draft_s, "tokens_per_step": self.tokens_per_step,
+            "tpot_s": self.tpot_s, "tok_per_s_per_user": self.tok_per_s_per_user,
+            "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
+            "n_allreduce": self.n_allreduce, "n_all_to_all": self.n_all_to_all,
+            "n_collectives": self.n_collectives, "hbm_bytes_per_step": self.hbm_bytes_per_step,
+            "weights_bytes_per_chip": self.weights_bytes_per_chip,
+            "kv_bytes_per_chip": self.kv_bytes_per_chip, "fits": self.fits,
+        }
+        return pd.DataFrame({k: np.broadcast_to(np.asarray(val), shape).ravel() for k, val in cols.items()})
+
+
+def collective_counts(model: ModelSpec, parallel: ParallelPlan) -> dict[str, int]:
+    """Collectives per forward pass of ``model`` under ``parallel``.
+
+    Returns
+    -------
+    dict
+        ``allreduce`` (one per layer for attention, one more per dense layer, when ``tp > 1``),
+        ``all_to_all`` (dispatch + combine per MoE layer when ``ep > 1``), ``allgather`` (logits,
+        when ``tp > 1``), ``p2p`` (``pp - 1``).
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import model
+    >>> collective_counts(model("kimi-k3"), ParallelPlan(tp=16, ep=16))["all_to_all"]   # 92 x 2
+    184
+    """
+    tp1 = parallel.tp > 1
+    return {
+        "allreduce": (model.n_layers + model.n_dense_layers) if tp1 else 0,
+        "all_to_all": 2 * model.n_moe_layers if parallel.ep > 1 else 0,
+        "allgather": 1 if tp1 else 0,
+        "p2p": parallel.pp - 1,
+    }
+
+
+def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
+    """Distinct routed experts per MoE layer hit by ``tokens`` tokens, uniform routing.
+
+    ``n_experts * (1 - (1 - k / n_experts) ** tokens)``.
+    """
+    if not model.is_moe:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    n, k = model.n_experts, model.experts_per_token
+    return n * (1 - (1 - k / n) ** np.asarray(tokens, dtype=float))
+
+
+def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any = 4096,
+                      tokens_per_step: Any = 1, weight_precision: str | None = None,
+                      kv_precision: str = "bf16") -> np.ndarray:
+    """HBM bytes one forward pass reads over the whole system [B], independent of sharding.
+
+    Weights touched (every non-expert weight, shared experts, the expected distinct routed
+    experts of ``batch * tokens_per_step`` tokens, the lm head) plus the KV cache of the batch.
+    With a large batch every expert is touched and this tends to all weights + KV.
+    """
+    m = model if isinstance(model, ModelSpec) else _model_lookup(model)
+    wb = precision_bytes(weight_precision or m.native_precision)
+    kvb = precision_bytes(kv_precision)
+    tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
+    base = (m.n_layers * m.attention_params() + m.n_dense_layers * m.dense_mlp_params()
+            + m.n_moe_layers * (m.hidden * m.n_experts + m.n_shared_experts * m.expert_params())
+            + m.vocab * m.hidden)
+    routed = m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params()
+    kv = np.asarray(batch, dtype=float) * np.asarray(context_tok, dtype=float) * m.kv_bytes_per_tok(kvb)
+    return (base + routed) * wb + kv
+
+
+def system_step(
+    system: "str | System",
+    model: "str | ModelSpec",
+    plan: "str | ExecutionPlan" = "engine",
+    parallel: ParallelPlan | None = None,
+    batch: Any = 1,
+    context_tok: Any = 4096,
+    spec: SpecDecode | None = None,
+    *,
+    ar_impl: str = "nccl",
+    a2a_impl: str | None = None,
+    overlap: str = "none",
+    weight_precision: str | None = None,
+    kv_precision: str = "bf16",
+    profile=None,
+    check_memory: bool = True,
+) -> SystemStepResult:
+    """Time one decode step of ``model`` on ``system`` under a parallel plan.
+
+    Parameters
+    ----------
+    system : str or System
+        Catalog name (``"tpu-v7-16"``) or a :class:`~tokenomics.perf.parallel.System`.
+    model : str or ModelSpec
+    plan : str or ExecutionPlan
+        Execution plan of each chip (``eager``, ``engine``, ``super``, ``megakernel``, ...).
+    parallel : ParallelPlan, optional
+        Defaults to ``tp = ep = n_chips`` (capped to what the model divides) on one replica.
+    batch : int or array
+        Sequences per replica.
+    context_tok : int or array
+        Cached tokens per sequence.
+    spec : SpecDecode, optional
+        Speculative decoding; ``None`` decodes one token per step.
+    ar_impl, a2a_impl : str
+        Fitted collective implementations (:func:`tokenomics.perf.comm.impls`) for all-reduce /
+        all-gather and for the expert all-to-all (defaults to ``ar_impl``).
+    overlap : {"none", "prefetch", "tile"}
+        Communication/memory overlap rule (module docstring).
+    weight_precision, kv_precision, profile
+        Passed to the single-chip core.
+    check_memory : bool
+        Raise :class:`~tokenomics.errors.DoesNotFitError` when no configuration fits per chip.
+
+    Returns
+    -------
+    SystemStepResult
+
+    Examples
+    --------
+    >>> from tokenomics.perf.system import system_step
+    >>> from tokenomics.perf.parallel import ParallelPlan
+    >>> r = system_step("tpu-v7-16", "kimi-k3", "megakernel", ParallelPlan(tp=16, ep=16),
+    ...                 batch=1, context_tok=8192, ar_impl="custom_oneshot")   # doctest: +SKIP
+    >>> r.n_all_to_all                                                          # doctest: +SKIP
+    184
+    """
+    from .step import decode_step
+
+    sys_ = _system(system)
+    m = model if isinstance(model, ModelSpec) else _model_lookup(model)
+    p = _plan(plan)
+    v.one_of(overlap, "overlap", OVERLAP_MODES)
+    a2a_impl = a2a_impl or ar_impl
+    comm.impl(ar_impl)
+    comm.impl(a2a_impl)
+    if parallel is None:
+        parallel = ParallelPlan(tp=1, ep=1)
+    v.positive(batch, "batch")
+    v.positive(context_tok, "context_tok")
+    check_plan(m, parallel, sys_)
+    if check_memory:
+        mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision)
+    else:
+        from .parallel import memory_per_chip
+
+        mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision)
+        mem["fits"] = np.asarray(mem["total_bytes"]) <= sys_.accelerator.hbm_bytes * 0.9
+
+    b = np.asarray(batch, dtype=float)
+    ctx = np.asarray(context_tok, dtype=float)
+    tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
+    t_verify = spec.verify_tokens if spec else 1
+    b_mb = b / pp  # microbatch per pipeline stage
+    b_core = np.maximum(b_mb, 1.0)
+    # KV traffic of the busiest attention group: max(b/attn_dp, 1) sequences of ``ctx`` tokens
+    ctx_core = ctx * np.maximum(b_core / parallel.attn_dp, 1.0) / b_core
+    core = decode_step(sys_.accelerator, m, p, batch=b_core,
+                       context_tok=ctx_core, tokens_per_step=t_verify,
+                       weight_precision=weight_precision, kv_precision=kv_precision,
+                       profile=profile, tp=tp, ep=ep, on_oom="ignore")
+    compute = np.asarray(core.step_time_s, dtype=float)
+
+    counts = collective_counts(m, parallel)
+    tok_step = np.maximum(b_mb, 1.0) * t_verify  # tokens in flight per stage per step
+    tok_attn_group = tok_step / parallel.attn_dp
+    # all-reduce: each attention group reduces its own tokens' hidden states
+    ar_bytes = np.maximum(tok_attn_group, t_verify) * m.hidden * ACT_BYTES
+    t_ar = comm.collective_time_s("allreduce", ar_bytes, tp, sys_, ar_impl) if tp > 1 else 0 * ar_bytes
+    # all-to-all: each chip sends its share of tokens to top-k experts
+    tok_chip = tok_step / parallel.stage_chips
+    k = max(m.experts_per_token, 1)
+    if ep > 1:
+        grp = parallel.stage_chips
+        t_disp = comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, grp, sys_, a2a_impl)
+        t_comb = comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, grp, sys_, a2a_impl)
+    else:
+        t_disp = t_comb = 0 * ar_bytes
+    t_ag = comm.collective_time_s("allgather", tok_attn_group * m.vocab * ACT_BYTES, tp, sys_, ar_impl) \
+        if tp > 1 else 0 * ar_bytes
+    t_p2p = (comm.collective_time_s("p2p", tok_step * m.hidden * ACT_BYTES, 2, sys_, ar_impl)
+             if pp > 1 else 0 * ar_bytes)
+    allreduce_s = counts["allreduce"] * t_ar
+    a2a_s = m.n_moe_layers * (t_disp + t_comb) if ep > 1 else 0 * ar_bytes
+    comm_s = allreduce_s + a2a_s + counts["allgather"] * t_ag + counts["p2p"] * t_p2p
+
+    # overlap of communication with the chip's memory traffic, per layer
+    mem_layer = np.asarray(core.mem_time_s, dtype=float) / m.n_layers
+    comm_layer = (allreduce_s + a2a_s) / m.n_layers
+    if overlap == "none":
+        hidden_layer = 0 * comm_layer
+    elif overlap == "tile":
+        hidden_layer = np.minimum(comm_layer, mem_layer)
+    else:  # prefetch: bounded by what on-chip memory holds at the achieved HBM rate
+        sram = sys_.accelerator.sram_bytes
+        rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
+        cap = sram / rate if np.isfinite(sram) else 0.0
+        hidden_layer = np.minimum(np.minimum(comm_layer, mem_layer), cap)
+    overlap_s = hidden_layer * m.n_layers
+    exposed = comm_s - overlap_s
+
+    draft_s = 0 * compute
+    if spec is not None and spec.gamma > 0:
+        d = system_step(sys_, spec.draft_model(m), p, parallel, batch, context_tok, None,
+                        ar_impl=ar_impl, a2a_impl=a2a_impl, overlap=overlap,
+                        weight_precision=weight_precision, kv_precision=kv_precision,
+                        profile=profile, check_memory=False)
+        draft_s = spec.gamma * d.step_time_s
+
+    step = compute + exposed + draft_s
+    e = spec.tokens_per_step if spec else 1.0
+    per_user = e / step
+    tok = b * e / step
+    return SystemStepResult(
+        system=sys_, model=m, plan=p, parallel=parallel, spec=spec, ar_impl=ar_impl,
+        a2a_impl=a2a_impl, overlap=overlap, batch=b, context_tok=ctx, step_time_s=step,
+        compute_s=compute, comm_s=comm_s, allreduce_s=allreduce_s, all_to_all_s=a2a_s,
+        overlap_s=overlap_s, comm_exposed_s=exposed, draft_s=draft_s, tokens_per_step=e,
+        tok_per_s_per_user=per_user, tok_per_s=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
+        n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],
+        n_allgather=counts["allgather"], n_p2p=counts["p2p"],
+        hbm_bytes_per_step=np.asarray(core.hbm_bytes, dtype=float) * parallel.stage_chips,
+        weights_bytes_per_chip=mem["weights_bytes"], kv_bytes_per_chip=mem["kv_bytes"],
+        fits=np.asarray(mem["fits"]), core=core,
+    )
