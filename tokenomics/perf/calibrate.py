@@ -1,0 +1,281 @@
+"""Fit hardware and execution-plan parameters on measured steps, and validate predictions.
+
+The fit changes only parameters of the hardware and of the execution plans (achievable
+bandwidth fractions, GEMM efficiency curve, per-kernel costs in a graph and in eager mode),
+never per-model factors: :func:`fit_profile` minimises the relative error of every measured
+case with :func:`scipy.optimize.least_squares` (soft-L1 robust loss, so a few noisy eager runs
+do not drag the rest), plus the large-GEMM points of the H200 microbenchmark.
+
+Cases follow the schema of ``datasets/h200_cases.csv`` (see ``../shared/calibration/README.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..catalog import accelerator, check_columns
+from ..errors import DataError
+from ..specs import ExecutionPlan, ModelSpec
+from .profile import FIT_BOUNDS, Profile, load_profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+CASE_COLUMNS = (
+    "case_id", "phase", "hardware", "n_layers", "hidden", "ffn_hidden", "n_q_heads", "n_kv_heads",
+    "head_dim", "vocab", "n_experts", "experts_per_token", "expert_ffn_hidden",
+    "weight_bytes_per_param", "kv_bytes_per_elem", "batch", "context_tok", "tokens_per_step",
+    "execution", "fusion",
+)
+_PREC = {4.0: "fp32", 2.0: "bf16", 1.0: "fp8", 0.5: "int4"}
+
+
+def read_cases(path) -> "pd.DataFrame":
+    """Read a cases CSV and check its columns (``measured_step_s`` optional for prediction)."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise DataError(f"cases file {path} not found") from None
+    except pd.errors.EmptyDataError:
+        raise DataError(f"cases file {path} is empty") from None
+    check_columns(df, CASE_COLUMNS, what=str(path))
+    if df.empty:
+        raise DataError(f"cases file {path} has no rows")
+    return df
+
+
+def _int(x, default=0) -> int:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(f) else int(f)
+
+
+def case_model(row) -> ModelSpec:
+    """The architecture of one case row."""
+    n_exp = _int(row.get("n_experts"))
+    return ModelSpec(
+        name=str(row.get("model", "case")), n_layers=_int(row["n_layers"]), hidden=_int(row["hidden"]),
+        n_q_heads=_int(row["n_q_heads"]), n_kv_heads=_int(row["n_kv_heads"]), head_dim=_int(row["head_dim"]),
+        ffn_hidden=_int(row["ffn_hidden"]), vocab=_int(row["vocab"]),
+        n_moe_layers=_int(row["n_layers"]) if n_exp else 0, n_experts=n_exp,
+        experts_per_token=_int(row.get("experts_per_token")), expert_ffn_hidden=_int(row.get("expert_ffn_hidden")),
+        native_precision=_PREC.get(float(row["weight_bytes_per_param"]), "bf16"),
+    )
+
+
+def case_plan(row, use_measured_kernels: bool = True) -> ExecutionPlan:
+    """The execution plan of one case row (measured kernel count used when present)."""
+    ec = row.get("expert_compute")
+    ec = "touched" if not isinstance(ec, str) or not ec else ec
+    k = row.get("kernels_per_step")
+    kps = float(k) if use_measured_kernels and k is not None and not (isinstance(k, float) and math.isnan(k)) else None
+    return ExecutionPlan(name=f"{row['execution']}/{row['fusion']}", launch=str(row["execution"]),
+                         fusion=str(row["fusion"]), expert_compute=ec, kernels_per_step=kps)
+
+
+def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
+                  use_measured_kernels: bool = True) -> "pd.DataFrame":
+    """Predict every case; returns the per-case table.
+
+    Columns: case_id, phase, model, execution, fusion, batch, context_tok, tokens_per_step,
+    kernels_per_step (used), kernels_estimated (bool), predicted_step_s, measured_step_s,
+    error_frac (predicted / measured - 1), bound.
+    """
+    import pandas as pd
+
+    from .step import decode_step, prefill
+
+    rows = []
+    for _, row in cases.iterrows():
+        hw = accelerator(str(row["hardware"]))
+        prof = load_profile(profile, hw.name)
+        m = case_model(row)
+        p = case_plan(row, use_measured_kernels)
+        kv = _PREC.get(float(row["kv_bytes_per_elem"]), "bf16")
+        tp = max(_int(row.get("n_chips"), 1), 1)
+        if str(row["phase"]) == "prefill":
+            r = prefill(hw, m, p, prompt_tok=_int(row["context_tok"]), batch=_int(row["batch"]),
+                        kv_precision=kv, profile=prof, on_oom="ignore", tp=tp)
+        else:
+            r = decode_step(hw, m, p, batch=_int(row["batch"]), context_tok=_int(row["context_tok"]),
+                            tokens_per_step=_int(row["tokens_per_step"], 1), kv_precision=kv, profile=prof,
+                            on_oom="ignore", tp=tp)
+        meas = float(row["measured_step_s"]) if "measured_step_s" in row and pd.notna(row.get("measured_step_s")) else np.nan
+        pred = float(r.step_time_s)
+        rows.append({
+            "case_id": row["case_id"], "phase": row["phase"], "model": m.name, "execution": row["execution"],
+            "fusion": row["fusion"], "batch": _int(row["batch"]), "context_tok": _int(row["context_tok"]),
+            "tokens_per_step": _int(row["tokens_per_step"], 1),
+            "kernels_per_step": float(r.n_kernels), "kernels_estimated": p.kernels_per_step is None,
+            "predicted_step_s": pred, "measured_step_s": meas, "error_frac": pred / meas - 1.0,
+            "bound": str(r.bound),
+        })
+    return pd.DataFrame(rows)
+
+
+def summarize(pred: "pd.DataFrame") -> "pd.DataFrame":
+    """Median and 90th-percentile absolute relative error per execution mode (and overall)."""
+    import pandas as pd
+
+    d = pred.dropna(subset=["error_frac"]).copy()
+    d["abs_err"] = d["error_frac"].abs()
+    out = []
+    for mode, g in list(d.groupby("execution")) + [("all", d)]:
+        out.append({"execution": mode, "n_cases": len(g),
+                    "median_abs_error_frac": float(g["abs_err"].median()),
+                    "p90_abs_error_frac": float(g["abs_err"].quantile(0.9)),
+                    "max_abs_error_frac": float(g["abs_err"].max())})
+    return pd.DataFrame(out)
+
+
+def _gemm_points(microbench: "pd.DataFrame | None"):
+    """Large-GEMM rows of the microbenchmark: (m, k, n, seconds). Rows below m=512 are
+    dominated by per-call overheads of that benchmark and are left out."""
+    if microbench is None:
+        return []
+    pts = []
+    for _, r in microbench.iterrows():
+        if r["experiment"] == "gemm":
+            m = int(str(r["note"]).split(";")[0].split("=")[1])
+            if m >= 512:
+                pts.append((m, 8192, 8192, float(r["seconds"])))
+        elif r["experiment"] == "gemm_peak":
+            pts.append((8192, 8192, 8192, float(r["seconds"])))
+    return pts
+
+
+def microbench_priors(microbench: "pd.DataFrame | None", hw) -> dict[str, tuple[float, float]]:
+    """Measured ceilings as soft priors: parameter -> (value, relative sigma).
+
+    The read-only HBM reduce gives ``weight_bw_frac`` (4.00 TB/s over the 4.8 TB/s datasheet on
+    the H200), the 8192^3 GEMM gives ``flop_frac``; a tiny kernel in a CUDA graph gives a weak
+    prior on ``graph_kernel_s`` (real kernels also ramp up and drain, so sigma is 100 %).
+    """
+    if microbench is None:
+        return {}
+    pri = {}
+    for _, r in microbench.iterrows():
+        if r["experiment"] == "hbm_read_reduce":
+            pri["weight_bw_frac"] = (float(r["value"]) / hw.hbm_bytes_per_s, 0.05)
+        elif r["experiment"] == "gemm_peak":
+            pri["flop_frac"] = (float(r["value"]) / hw.peak_bf16_flop_per_s, 0.05)
+        elif r["experiment"] == "launch_graph":
+            pri["graph_kernel_s"] = (float(r["value"]), 1.0)
+    return pri
+
+
+def _gemm_time(m, k, n, hw, prof) -> float:
+    from .ops import Op
+    from .roofline import op_times
+
+    one = np.asarray(1.0)
+    op = Op("gemm", "gemm", 1, one * k * n * 2, one * m * (k + n) * 2, 0 * one, one * 2 * m * k * n,
+            one * m, one, one)
+    return float(op_times([op], hw, prof, hw.peak_bf16_flop_per_s)[0].time_s)
+
+
+def fit_profile(
+    cases: "pd.DataFrame",
+    *,
+    hardware: str | None = None,
+    microbench: "pd.DataFrame | None" = None,
+    start: Profile | None = None,
+    params: tuple[str, ...] = tuple(FIT_BOUNDS),
+    name: str | None = None,
+    source: str = "",
+) -> Profile:
+    """Fit a profile's parameters to measured cases (least squares on relative error).
+
+    Parameters
+    ----------
+    cases : DataFrame
+        Rows in the ``h200_cases.csv`` schema with ``measured_step_s``.
+    hardware : str, optional
+        Accelerator; default: the cases' ``hardware`` (must be one).
+    microbench : DataFrame, optional
+        ``h200_microbench.csv``-style rows; its large-GEMM points join the fit.
+    start : Profile, optional
+        Starting point (default: the profile defaults).
+    params : tuple of str
+        Which parameters to fit (others stay at ``start``).
+
+    Returns
+    -------
+    Profile
+        With ``fitted_on`` listing the case ids and ``metrics`` the in-sample errors.
+    """
+    from scipy.optimize import least_squares
+
+    check_columns(cases, CASE_COLUMNS + ("measured_step_s",), what="cases")
+    hws = sorted(set(cases["hardware"].astype(str)))
+    if hardware is None:
+        if len(hws) != 1:
+            raise DataError(f"cases mix hardware {hws}; fit one accelerator at a time (pass hardware=)")
+        hardware = hws[0]
+    cases = cases[cases["hardware"].astype(str) == hardware]
+    if (cases["measured_step_s"] <= 0).any() or cases["measured_step_s"].isna().any():
+        raise DataError("cases need positive measured_step_s in every row")
+    hw = accelerator(hardware)
+    base = start or Profile(name or hardware)
+    unknown = [p for p in params if p not in FIT_BOUNDS]
+    if unknown:
+        raise DataError(f"cannot fit {unknown}; fittable: {sorted(FIT_BOUNDS)}")
+    # scale parameters to O(1) for the optimizer
+    scale = np.array([1e-6 if p.endswith("_s") else (100.0 if p == "gemm_half_rows" else 1.0) for p in params])
+    x0 = np.array([getattr(base, p) for p in params]) / scale
+    lo = np.array([FIT_BOUNDS[p][0] for p in params]) / scale
+    hi = np.array([FIT_BOUNDS[p][1] for p in params]) / scale
+    x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
+    gemm_pts = _gemm_points(microbench)
+    priors = {k: val for k, val in microbench_priors(microbench, hw).items() if k in params}
+    meas = cases["measured_step_s"].to_numpy(float)
+
+    def make(x) -> Profile:
+        return base.replace(**{p: float(val) for p, val in zip(params, x * scale)})
+
+    def resid(x):
+        prof = make(x)
+        pred = predict_cases(cases, prof)["predicted_step_s"].to_numpy(float)
+        r = list(pred / meas - 1.0)
+        r += [_gemm_time(m, k, n, hw, prof) / s - 1.0 for m, k, n, s in gemm_pts]
+        r += [(getattr(prof, k) / val - 1.0) * (0.05 / sig) for k, (val, sig) in priors.items()]
+        return np.asarray(r)
+
+    sol = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale="jac", max_nfev=200)
+    prof = make(sol.x)
+    pred = predict_cases(cases, prof)
+    summ = summarize(pred)
+    metrics = {f"{r.execution}_median_abs_error_frac": round(r.median_abs_error_frac, 4) for r in summ.itertuples()}
+    metrics.update({f"{r.execution}_p90_abs_error_frac": round(r.p90_abs_error_frac, 4) for r in summ.itertuples()})
+    import datetime as _dt
+
+    return prof.replace(
+        name=name or hardware,
+        source=source or "fitted by tokenomics.perf.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
+        fitted_on=",".join(map(str, cases["case_id"])) + (
+            " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else ""),
+        as_of=_dt.date.today().isoformat(),
+        metrics=metrics,
+    )
+
+
+def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Fit on all models but one, predict the held-out model's cases; repeat for each model."""
+    import pandas as pd
+
+    outs = []
+    for label in sorted(set(cases["model"])):
+        train = cases[cases["model"] != label]
+        test = cases[cases["model"] == label]
+        prof = fit_profile(train, microbench=microbench)
+        p = predict_cases(test, prof)
+        p["held_out"] = label
+        outs.append(p)
+    return pd.concat(outs, ignore_index=True)

@@ -1,0 +1,336 @@
+"""Operator inventory of one decode step or prefill: FLOPs, bytes and kernel launches per op.
+
+The inventory is architecture arithmetic only (no hardware): for a model, a batch and a context
+it lists every operator class of a layer with its multiplicity (how many layers have it), the
+bytes it must move (weights, activations, KV cache), its dense FLOPs, the rows of its GEMMs and
+the kernels it launches under a fusion level. All numeric fields broadcast over numpy arrays of
+``batch``, ``context_tok`` and ``tokens_per_step``, so a sweep is one call.
+
+Sharding seams for multi-chip systems: ``tp`` divides attention heads, dense and shared-expert
+MLPs, the lm head and (GQA) KV heads; ``ep`` divides the routed experts. Quantities returned are
+per chip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..specs import ExecutionPlan, ModelSpec
+
+#: Bytes per activation element (bf16 activations throughout).
+ACT_BYTES = 2.0
+
+# Kernel launches per layer of the plain-PyTorch reference implementation used in the H200
+# calibration runs (../shared/calibration/README.md). Counted with the CUDA profiler there:
+# dense fused step = 28 per layer + 4 per step at batch 128 for both 1.5B and 8B models
+# (452 = 16*28 + 4, 900 = 32*28 + 4); unfused = 31 per layer (+3 GEMMs). The 24 non-GEMM
+# kernels per layer split into attention-side glue (norm, KV-cache writes, SDPA, residual) and
+# MLP-side glue (norm, activation, multiply, residual); the split is an estimate.
+REF_ATTN_GLUE = 14  # plus the SDPA kernel carried by the attention op
+REF_MLP_GLUE = 9
+REF_STEP_EXTRA = 4
+# MoE blocks of the reference implementation (estimated from its description): router GEMM,
+# softmax, top-k, renormalise, index bookkeeping; per touched expert: gather, gate_up, silu,
+# multiply, down, scale, index_add; ``all``: one batched einsum per projection plus glue.
+REF_MOE_ROUTER = 8
+REF_MOE_PER_TOUCHED_EXPERT = 7
+REF_MOE_ALL = 12
+# MLA adds latent projections and norms over the latent (estimate).
+REF_MLA_EXTRA = 8
+
+# Serving-engine kernels per layer (vLLM / TensorRT-LLM class: fused add+RMSNorm, fused QKV,
+# fused rope + KV-cache write, flash-decoding attention, fused SiLU-and-mul, fused MoE).
+# A dense GQA layer: qkv, attention, o, gate_up, down (5) + 2 fused add+norm + rope/cache (3)
+# + silu_and_mul (1) = 9 kernels.
+ENGINE_GLUE = 3
+ENGINE_ACT = 1
+ENGINE_MOE = 7  # fused top-k softmax, align, w13, act, w2, combine, shared-expert act
+ENGINE_MLA_EXTRA = 2  # latent norms
+ENGINE_STEP_EXTRA = 4
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operator class of a step.
+
+    Attributes
+    ----------
+    name : str
+        Operator name (``qkv``, ``attention``, ``experts``, ...).
+    kind : str
+        ``gemm``, ``attention``, ``elementwise`` or ``attention_prefill``.
+    count : float
+        How many times it runs per step (usually layers).
+    weight_bytes, act_bytes, kv_bytes : ndarray
+        Bytes read or written per occurrence [B].
+    flop : ndarray
+        Dense FLOPs per occurrence [FLOP].
+    rows : ndarray
+        GEMM rows (tokens) each weight matrix is multiplied with; sets GEMM efficiency.
+    n_gemm : ndarray
+        GEMM kernels per occurrence (each pays the tiled-GEMM fixed cost when rows > 1).
+    kernels : ndarray
+        Kernel launches per occurrence under the plan's fusion level.
+    """
+
+    name: str
+    kind: str
+    count: float
+    weight_bytes: np.ndarray
+    act_bytes: np.ndarray
+    kv_bytes: np.ndarray
+    flop: np.ndarray
+    rows: np.ndarray
+    n_gemm: np.ndarray
+    kernels: np.ndarray
+
+
+def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
+    """Expected number of distinct experts touched when ``n_tokens`` tokens each pick ``top_k``
+    of ``n_experts`` (uniform routing): ``E * (1 - (1 - k/E) ** N)``.
+
+    Examples
+    --------
+    >>> round(float(expected_distinct_experts(1, 256, 8)), 6)
+    8.0
+    >>> round(float(expected_distinct_experts(10_000, 256, 8)), 3)
+    256.0
+    """
+    n = np.asarray(n_tokens, dtype=float)
+    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** n)
+
+
+def _splitk_extra(m, k: float, n: float):
+    """Extra split-K reduction kernels cuBLAS launches for skinny GEMMs (heuristic fitted to the
+    counted kernels of the H200 runs: 8B has 2 extra per layer at batch <= 8, 1 at 32, 0 at 128;
+    separate k/v projections (n <= 1024, k >= 4096) always add one)."""
+    m = np.asarray(m, dtype=float)
+    extra = np.where((m <= 8) & (k >= 4096) & (n <= k), 1.0, 0.0)
+    extra = extra + np.where((m > 8) & (m <= 32) & (k > 8192) & (n <= k / 2), 1.0, 0.0)
+    extra = extra + np.where((n <= 1024) & (k >= 4096), 1.0, 0.0) * (extra == 0)
+    return extra
+
+
+def _shard(x: int, parts: int, what: str) -> float:
+    if parts < 1:
+        raise ValidationError(f"{what} shard size must be >= 1, got {parts}")
+    return x / parts
+
+
+def build_ops(
+    model: ModelSpec,
+    plan: ExecutionPlan,
+    *,
+    batch,
+    context_tok,
+    tokens_per_step=1,
+    phase: str = "decode",
+    weight_bytes_per_param: float = 2.0,
+    kv_bytes_per_elem: float = 2.0,
+    tp: int = 1,
+    ep: int = 1,
+) -> list[Op]:
+    """List the operators of one step.
+
+    Parameters
+    ----------
+    model : ModelSpec
+        Architecture.
+    plan : ExecutionPlan
+        Fusion level and MoE expert strategy (launch mode is used later, in timing).
+    batch : array_like
+        Sequences in the step.
+    context_tok : array_like
+        Decode: cached positions each sequence attends to. Prefill: prompt length.
+    tokens_per_step : array_like
+        Decode: new tokens per sequence (1, or a speculative verify step of several).
+    phase : {"decode", "prefill"}
+        Prefill processes ``context_tok`` tokens per sequence with causal attention and computes
+        the lm head for the last token only.
+    weight_bytes_per_param, kv_bytes_per_elem : float
+        Storage precision [B per element].
+    tp, ep : int
+        Tensor- and expert-parallel shard sizes (per-chip quantities are returned).
+
+    Returns
+    -------
+    list of Op
+    """
+    b = np.asarray(batch, dtype=float)
+    ctx = np.asarray(context_tok, dtype=float)
+    t = np.asarray(tokens_per_step, dtype=float)
+    if phase == "prefill":
+        t = ctx
+    m = b * t  # rows through every GEMM of the layers
+    h = model.hidden
+    wb = weight_bytes_per_param
+    one = np.ones_like(m)
+    zero = np.zeros_like(m)
+    engine = plan.fusion in ("engine", "super")
+    fused = plan.fusion != "unfused"
+    ops: list[Op] = []
+
+    def gemm(name, count, k, n, rows=m, n_gemm=1.0, ref_kernels=None, act_in=None):
+        k = float(k)
+        n = float(n)
+        kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
+        act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
+        ops.append(Op(name, "gemm", count, one * k * n * wb, one * act, zero, 2.0 * rows * k * n,
+                      one * rows, one * n_gemm, one * kern))
+
+    L = model.n_layers
+    # ---------------- attention block ------------------------------------------------------
+    nq = _shard(model.n_q_heads, tp, "tp")
+    if model.attention == "gqa":
+        kv_heads = max(model.n_kv_heads / tp, 1.0)
+        hd = model.head_dim
+        q_n, kv_n = nq * hd, kv_heads * hd
+        if fused:
+            gemm("qkv", L, h, q_n + 2 * kv_n)
+        else:
+            gemm("q", L, h, q_n)
+            gemm("k", L, h, kv_n)
+            gemm("v", L, h, kv_n)
+        kv_elems_layer = 2 * kv_heads * hd
+        qk_dim, v_dim = hd, hd
+        attn_extra_ref = 0
+    else:  # MLA (DeepSeek): latent KV cache, weight absorption at decode
+        qk = model.qk_nope_head_dim + model.qk_rope_head_dim
+        if model.q_lora_rank:
+            gemm("q_a+kv_a", L, h, model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
+            gemm("q_b", L, model.q_lora_rank, nq * qk)
+        else:
+            gemm("q+kv_a", L, h, nq * qk + model.kv_lora_rank + model.qk_rope_head_dim)
+        # absorbed kv_b: q_nope @ W_UK and o_latent @ W_UV, per head (weights = kv_b)
+        gemm("kv_b(absorbed)", L, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
+             n_gemm=2.0, ref_kernels=2.0 * one)
+        kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
+        qk_dim, v_dim = model.kv_lora_rank + model.qk_rope_head_dim, model.kv_lora_rank
+        attn_extra_ref = REF_MLA_EXTRA
+    # attention over the cache (sliding-window layers see at most the window)
+    n_full = L - model.n_sliding_layers
+    for name, count, window in (("attention", n_full, None),
+                                ("attention(sliding)", model.n_sliding_layers, model.sliding_window_tok)):
+        if count <= 0:
+            continue
+        if phase == "prefill":
+            span = ctx if window is None else np.minimum(ctx, window)
+            # causal: query i attends to min(i+1, window) keys; average ~ span/2 for full
+            mean_keys = (ctx + 1) / 2 if window is None else np.minimum((ctx + 1) / 2, span)
+            flop = 2.0 * b * ctx * nq * mean_keys * (qk_dim + v_dim)
+            kv = b * ctx * kv_elems_layer * kv_bytes_per_elem  # written once
+            act = 2 * b * ctx * nq * (qk_dim + v_dim) * ACT_BYTES
+            ops.append(Op(name, "attention_prefill", count, zero, act, kv, flop, m, zero, one))
+        else:
+            keys = ctx if window is None else np.minimum(ctx, window)
+            flop = 2.0 * b * t * nq * keys * (qk_dim + v_dim)
+            kv = b * keys * kv_elems_layer * kv_bytes_per_elem + b * t * kv_elems_layer * kv_bytes_per_elem
+            act = 2 * m * nq * (qk_dim + v_dim) * ACT_BYTES
+            ops.append(Op(name, "attention", count, zero, act, kv, flop, m, zero, one))
+    gemm("o", L, model.attn_out_dim / tp, h)
+    # norms, residual adds, rope, cache writes: activation traffic only
+    ops.append(Op("norms+residual", "elementwise", L, zero, 8 * m * h * ACT_BYTES, zero, 10 * m * h,
+                  m, zero, zero))
+
+    # ---------------- MLP / MoE blocks -------------------------------------------------------
+    nd = model.n_dense_layers
+    if nd:
+        f = _shard(model.ffn_hidden, tp, "tp")
+        if fused:
+            gemm("gate_up", nd, h, 2 * f)
+        else:
+            gemm("gate", nd, h, f)
+            gemm("up", nd, h, f)
+        gemm("down", nd, f, h)
+        ops.append(Op("act(silu*up)", "elementwise", nd, zero, 3 * m * f * ACT_BYTES, zero, 4 * m * f,
+                      m, zero, zero))
+    nmoe = model.n_moe_layers
+    touched_local = zero
+    if nmoe:
+        E, k = model.n_experts, model.experts_per_token
+        e_local = _shard(E, ep, "ep")
+        ef = model.expert_ffn_hidden
+        gemm("router", nmoe, h, E, ref_kernels=one)
+        if plan.expert_compute == "all":
+            n_exp = e_local * one
+            rows_per_exp = m  # every token through every expert
+        else:
+            n_exp = expected_distinct_experts(m, E, k) / ep
+            routed = m * k / ep
+            rows_per_exp = np.where(n_exp > 0, routed / np.maximum(n_exp, 1e-12), 0.0)
+        touched_local = n_exp
+        w = n_exp * 3.0 * h * ef * wb
+        rows_total = n_exp * rows_per_exp
+        flop = 2.0 * rows_total * 3.0 * h * ef
+        act = rows_total * (2 * h + 3 * ef) * ACT_BYTES
+        gemms_per_expert = 2.0 if fused else 3.0
+        n_gemm = gemms_per_expert * (n_exp if plan.expert_compute == "touched" and not engine else one)
+        ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero))
+        if model.n_shared_experts:
+            sf = _shard(model.n_shared_experts * ef, tp, "tp")
+            gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one)
+    # ---------------- embedding and lm head --------------------------------------------------
+    if model.vocab:
+        v = _shard(model.vocab, tp, "tp")
+        ops.append(Op("embedding", "elementwise", 1, zero, m * h * ACT_BYTES * 2, zero, zero, m, zero, zero))
+        head_rows = b if phase == "prefill" else m
+        gemm("lm_head", 1, h, v, rows=head_rows, ref_kernels=one)
+        ops.append(Op("logits+sample", "elementwise", 1, zero, head_rows * v * ACT_BYTES, zero, 2 * head_rows * v,
+                      head_rows, zero, zero))
+
+    return _assign_kernels(ops, model, plan, m, touched_local)
+
+
+def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, touched_local) -> list[Op]:
+    """Set each op's kernel count for the plan's fusion level.
+
+    ``unfused``/``fused_qkv_gateup`` follow the reference PyTorch implementation (GEMMs with
+    their split-K extras, glue kernels on the norms op); ``engine`` uses a serving engine's fused
+    kernels; ``super`` divides the engine count by ``fusion_factor``.
+    """
+    L, nd, nmoe = model.n_layers, model.n_dense_layers, model.n_moe_layers
+    out = []
+    engine = plan.fusion in ("engine", "super")
+    for op in ops:
+        kern = op.kernels
+        if op.name == "experts":
+            if engine:
+                kern = np.full_like(m, float(ENGINE_MOE))
+            elif plan.expert_compute == "touched":
+                kern = REF_MOE_ROUTER + REF_MOE_PER_TOUCHED_EXPERT * touched_local
+            else:
+                kern = np.full_like(m, float(REF_MOE_ALL))
+        elif op.name == "norms+residual":
+            # glue kernels of every layer are carried by this op (per layer)
+            if engine:
+                # fused add+RMSNorm x2 and fused rope+cache write; SiLU-and-mul in dense layers
+                glue = ENGINE_GLUE + ENGINE_ACT * nd / L + (ENGINE_MLA_EXTRA if model.attention == "mla" else 0)
+                kern = np.full_like(m, float(glue))
+            else:
+                extra = REF_MLA_EXTRA if model.attention == "mla" else 0
+                # MoE layers' MLP-side glue is counted in the experts op
+                kern = np.full_like(m, (REF_ATTN_GLUE + extra) + REF_MLP_GLUE * nd / L)
+        elif op.name in ("act(silu*up)", "embedding", "logits+sample"):
+            kern = np.zeros_like(m)
+        elif engine and op.kind == "gemm":
+            # engines pick split-K-free kernels; the router is fused into the MoE kernels
+            kern = np.full_like(m, 0.0 if op.name == "router" else float(op.n_gemm.max()))
+        elif engine and op.kind.startswith("attention"):
+            kern = np.ones_like(m)
+        out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
+                      op.rows, op.n_gemm, kern))
+    return out
+
+
+def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):
+    """Kernel launches of one step under the plan (before launch mode): sum over ops plus the
+    per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``."""
+    total = sum(op.count * op.kernels for op in ops)
+    engine = plan.fusion in ("engine", "super")
+    total = total + (ENGINE_STEP_EXTRA if engine else REF_STEP_EXTRA) - (1 if model.vocab else 0)
+    if plan.fusion == "super":
+        total = total / plan.fusion_factor
+    return total

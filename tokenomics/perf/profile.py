@@ -1,0 +1,164 @@
+"""Calibration profiles: the fitted hardware and execution-plan parameters of one accelerator.
+
+A profile holds efficiencies (fractions of datasheet figures) and per-kernel costs. The H200
+profile is fitted on ``datasets/h200_cases.csv`` plus the GEMM curve of
+``datasets/h200_microbench.csv`` by :func:`tokenomics.perf.calibrate.fit_profile` and ships as
+``datasets/profiles/h200.json``. Other accelerators get the H200 fractions and per-kernel costs
+(a transfer assumption, recorded in the profile's ``source``) until measurements exist for them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .. import _validate as v
+from ..catalog import data_dir
+from ..errors import DataError, ValidationError
+
+#: Parameters a fit may change, with (lower, upper) bounds used by the optimizer.
+FIT_BOUNDS: dict[str, tuple[float, float]] = {
+    "weight_bw_frac": (0.4, 1.0),
+    "kv_bw_frac": (0.2, 1.0),
+    "flop_frac": (0.3, 1.0),
+    "gemm_half_rows": (1.0, 2000.0),
+    "attn_flop_frac": (0.1, 1.0),
+    "gemm_tile_s": (0.0, 20e-6),
+    "graph_kernel_s": (0.0, 10e-6),
+    "eager_kernel_s": (1e-6, 60e-6),
+    "eager_busy_kernel_s": (1e-6, 60e-6),
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Fitted efficiencies and overheads of one accelerator under a software stack.
+
+    Parameters
+    ----------
+    name : str
+        Profile id (usually the accelerator name).
+    weight_bw_frac : float
+        Achieved / datasheet HBM bandwidth when streaming weights and activations [fraction].
+    kv_bw_frac : float
+        Achieved / datasheet bandwidth of decode attention reading the KV cache [fraction].
+    flop_frac : float
+        Achieved / datasheet dense peak of large GEMMs [fraction].
+    gemm_half_rows : float
+        GEMM rows (tokens) at which compute efficiency is half of ``flop_frac``; efficiency is
+        ``flop_frac * m / (m + gemm_half_rows)`` [rows].
+    attn_flop_frac : float
+        Achieved / datasheet bf16 peak of prefill (flash) attention [fraction].
+    gemm_tile_s : float
+        Fixed cost of a tiled GEMM kernel (rows > 1) over a GEMV [s].
+    graph_kernel_s : float
+        Device-side cost per kernel boundary inside a CUDA graph (launch gap, ramp, drain) [s].
+    eager_kernel_s : float
+        Host cost per kernel launched eagerly into an idle GPU (Python + framework dispatch +
+        launch) [s].
+    eager_busy_kernel_s : float
+        Host cost per eager kernel while the GPU queue is busy [s]. The host cost interpolates
+        between the two by the share of the step the GPU is busy.
+    sync_s : float
+        Host-device synchronization round trip (MoE expert loops) [s].
+    megakernel_layer_s : float
+        In-kernel barrier per layer of a megakernel [s].
+    usable_mem_frac : float
+        Share of device memory available to weights and KV cache [fraction].
+    source, fitted_on, as_of : str
+        Provenance.
+    """
+
+    name: str
+    weight_bw_frac: float = 0.83
+    kv_bw_frac: float = 0.65
+    flop_frac: float = 0.75
+    gemm_half_rows: float = 110.0
+    attn_flop_frac: float = 0.45
+    gemm_tile_s: float = 3.5e-6
+    graph_kernel_s: float = 1.9e-6
+    eager_kernel_s: float = 22e-6
+    eager_busy_kernel_s: float = 12e-6
+    sync_s: float = 10.6e-6
+    megakernel_layer_s: float = 1.9e-6
+    usable_mem_frac: float = 0.9
+    source: str = "initial guess"
+    fitted_on: str = ""
+    as_of: str = ""
+    metrics: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for f in ("weight_bw_frac", "kv_bw_frac", "flop_frac", "attn_flop_frac", "usable_mem_frac"):
+            v.fraction(getattr(self, f), f, allow_zero=False)
+        v.positive(self.gemm_half_rows, "gemm_half_rows")
+        for f in ("gemm_tile_s", "graph_kernel_s", "eager_kernel_s", "eager_busy_kernel_s", "sync_s",
+                  "megakernel_layer_s"):
+            v.non_negative(getattr(self, f), f)
+
+    def replace(self, **changes: Any) -> "Profile":
+        return replace(self, **changes)
+
+    def params(self) -> dict[str, float]:
+        """The numeric parameters as a dict."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("name", "source", "fitted_on", "as_of", "metrics")}
+
+    def to_json(self) -> str:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        return json.dumps(d, indent=1, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str, origin: str = "profile") -> "Profile":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{origin} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise DataError(f"{origin} has unknown keys {unknown}; expected some of {sorted(known)}")
+        if "name" not in d:
+            raise DataError(f"{origin} lacks 'name'")
+        return cls(**d)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the profile as JSON, atomically."""
+        from ..io import write_text
+
+        return write_text(path, self.to_json() + "\n")
+
+
+def profiles_dir() -> Path:
+    return data_dir() / "profiles"
+
+
+def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200") -> Profile:
+    """Resolve a profile: an object, a JSON path, a shipped profile name, or the default.
+
+    With ``profile=None`` the shipped profile of ``hardware`` is used if there is one, else the
+    H200 profile transferred to that hardware (its ``source`` says so).
+    """
+    if isinstance(profile, Profile):
+        return profile
+    if profile is None:
+        path = profiles_dir() / f"{hardware}.json"
+        if path.exists():
+            return _read(path)
+        base = _read(profiles_dir() / "h200.json")
+        return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
+    p = Path(str(profile))
+    if p.suffix == ".json" or p.exists():
+        if not p.exists():
+            raise DataError(f"profile file {p} not found")
+        return _read(p)
+    shipped = profiles_dir() / f"{profile}.json"
+    if shipped.exists():
+        return _read(shipped)
+    known = sorted(x.stem for x in profiles_dir().glob("*.json"))
+    raise ValidationError(f"Unknown profile {profile!r}: not a JSON file and not one of {known}")
+
+
+def _read(path: Path) -> Profile:
+    return Profile.from_json(path.read_text(), origin=str(path))

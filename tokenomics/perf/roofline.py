@@ -1,0 +1,107 @@
+"""Time per operator from achievable bandwidth and achievable FLOP/s.
+
+Each operator takes the longer of its memory time and its compute time (roofline), with
+achievable rather than datasheet ceilings:
+
+* memory time = bytes / (``hbm_bytes_per_s`` x ``weight_bw_frac``), or ``kv_bw_frac`` for the
+  KV-cache reads of decode attention;
+* GEMM compute time = FLOPs / (peak x ``flop_frac`` x m / (m + ``gemm_half_rows``)): small GEMMs
+  (few rows m) cannot fill the tensor cores, as the measured H200 GEMM curve shows;
+* a tiled GEMM (m > 1) pays ``gemm_tile_s`` over a GEMV.
+
+Launch costs (per kernel, per step) are added in :mod:`tokenomics.perf.step`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..specs import Accelerator
+from .ops import Op
+from .profile import Profile
+
+
+@dataclass(frozen=True)
+class OpTime:
+    """Timing of one operator class, per step (already multiplied by its count)."""
+
+    name: str
+    kind: str
+    mem_s: np.ndarray
+    compute_s: np.ndarray
+    time_s: np.ndarray
+    tile_s: np.ndarray
+    bytes: np.ndarray
+    flop: np.ndarray
+    kernels: np.ndarray
+
+
+def gemm_efficiency(rows, profile: Profile):
+    """Achieved / datasheet GEMM throughput at ``rows`` rows: ``flop_frac * m / (m + m_half)``.
+
+    Examples
+    --------
+    >>> from tokenomics.perf.profile import Profile
+    >>> float(gemm_efficiency(100.0, Profile("x", flop_frac=0.8, gemm_half_rows=100.0)))
+    0.4
+    """
+    m = np.maximum(np.asarray(rows, dtype=float), 1e-9)
+    return profile.flop_frac * m / (m + profile.gemm_half_rows)
+
+
+def op_times(
+    ops: list[Op],
+    hw: Accelerator,
+    profile: Profile,
+    compute_peak_flop_per_s: float,
+    *,
+    hbm_bytes_per_s=None,
+    tiles: bool = True,
+) -> list[OpTime]:
+    """Per-operator memory, compute and total time for one step.
+
+    Parameters
+    ----------
+    ops : list of Op
+        From :func:`tokenomics.perf.ops.build_ops`.
+    hw : Accelerator
+        Datasheet figures.
+    profile : Profile
+        Achievable fractions and per-kernel costs.
+    compute_peak_flop_per_s : float
+        Dense peak at the GEMMs' compute precision [FLOP/s].
+    hbm_bytes_per_s : array_like, optional
+        Override of the datasheet bandwidth (for sweeps over bandwidth) [B/s].
+    tiles : bool
+        Charge the tiled-GEMM fixed cost (False inside a megakernel).
+    """
+    bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
+    w_bw = bw * profile.weight_bw_frac
+    kv_bw = bw * profile.kv_bw_frac
+    attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
+    out = []
+    for op in ops:
+        byts = op.weight_bytes + op.act_bytes + op.kv_bytes
+        if op.kind == "gemm":
+            mem = (op.weight_bytes + op.act_bytes) / w_bw
+            comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile))
+            tile = np.where(op.rows >= 1.5, op.n_gemm * profile.gemm_tile_s, 0.0) if tiles else 0.0 * mem
+        elif op.kind == "attention":
+            mem = op.kv_bytes / kv_bw + op.act_bytes / w_bw
+            comp = op.flop / attn_peak
+            tile = 0.0 * mem
+        elif op.kind == "attention_prefill":
+            mem = (op.kv_bytes + op.act_bytes) / w_bw
+            comp = op.flop / attn_peak
+            tile = 0.0 * mem
+        else:
+            mem = op.act_bytes / w_bw
+            comp = op.flop / (hw.peak_bf16_flop_per_s * 0.05)  # vector units, never binding here
+            tile = 0.0 * mem
+        t = np.maximum(mem, comp) + tile
+        c = op.count
+        out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
+                          c * op.kernels))
+    return out

@@ -1,0 +1,434 @@
+"""One decode step or one prefill on one accelerator (or one tensor/expert-parallel shard).
+
+The public functions take names or spec objects and numpy-broadcastable ``batch``,
+``context_tok`` and ``tokens_per_step``, so a sweep of a million configurations is one call.
+
+Step time by launch mode (``plan.launch``):
+
+* ``graph``: device time = sum over operators of max(memory time, compute time) + tiled-GEMM
+  costs + ``graph_kernel_s`` per kernel;
+* ``eager``: max(device time, host time) with host time = kernels x ``eager_kernel_s``: at
+  small batch the host cannot launch kernels as fast as the GPU runs them (host-bound);
+* ``megakernel``: one launch; memory and compute overlap across the whole step (the next
+  layer's weights are prefetched into on-chip memory while the current layer computes), the
+  overlap limited by on-chip capacity; a barrier of ``megakernel_layer_s`` per layer.
+
+MoE ``touched`` expert loops add one host synchronization per MoE layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..catalog import accelerator as _accelerator
+from ..catalog import model as _model
+from ..errors import DoesNotFitError, ValidationError
+from ..specs import Accelerator, ExecutionPlan, ModelSpec, plan as _plan, precision_bytes
+from .ops import build_ops, step_kernels
+from .profile import Profile, load_profile
+from .roofline import OpTime, op_times
+
+
+def _resolve(hardware, model, execution):
+    hw = hardware if isinstance(hardware, Accelerator) else _accelerator(str(hardware))
+    m = model if isinstance(model, ModelSpec) else _model(str(model))
+    p = _plan(execution)
+    return hw, m, p
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Result of :func:`decode_step` or :func:`prefill`. Array fields broadcast together.
+
+    Attributes
+    ----------
+    step_time_s : ndarray
+        Wall time of the step [s] (for prefill: TTFT).
+    tok_per_s : ndarray
+        Tokens per second of the whole batch on this shard group [tokens/s].
+    tok_per_s_per_user : ndarray
+        Tokens per second one sequence sees [tokens/s].
+    tok_per_s_per_chip : ndarray
+        ``tok_per_s`` / chips in the shard group [tokens/s].
+    gpu_time_s, host_time_s, mem_time_s, compute_time_s, launch_time_s : ndarray
+        Components [s]: device time, host time, summed per-op memory and compute times, and
+        the launch/kernel-boundary costs inside the device time.
+    n_kernels : ndarray
+        Kernel launches per step.
+    hbm_bytes, flop : ndarray
+        Bytes moved and FLOPs per step per chip [B], [FLOP].
+    weight_bytes, kv_bytes : ndarray
+        Resident weights and KV cache per chip [B].
+    hbm_util_frac, flop_util_frac : ndarray
+        Achieved bytes/s and FLOP/s over datasheet figures during the step [fraction].
+    bound : ndarray of str
+        ``memory``, ``compute``, ``launch`` or ``host``.
+    fits : ndarray of bool
+        Whether weights plus KV fit in usable memory.
+    """
+
+    hardware: Accelerator
+    model: ModelSpec
+    plan: ExecutionPlan
+    profile: Profile
+    phase: str
+    batch: np.ndarray
+    context_tok: np.ndarray
+    tokens_per_step: np.ndarray
+    step_time_s: np.ndarray
+    gpu_time_s: np.ndarray
+    host_time_s: np.ndarray
+    mem_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    launch_time_s: np.ndarray
+    n_kernels: np.ndarray
+    hbm_bytes: np.ndarray
+    flop: np.ndarray
+    weight_bytes: np.ndarray
+    kv_bytes: np.ndarray
+    tok_per_s: np.ndarray
+    tok_per_s_per_user: np.ndarray
+    tok_per_s_per_chip: np.ndarray
+    hbm_util_frac: np.ndarray
+    flop_util_frac: np.ndarray
+    bound: np.ndarray
+    fits: np.ndarray
+    n_chips: int = 1
+    weight_precision: str = "bf16"
+    kv_precision: str = "bf16"
+    op_times: tuple[OpTime, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token of one user [s]."""
+        return 1.0 / self.tok_per_s_per_user
+
+    @property
+    def ttft_s(self) -> np.ndarray:
+        """Time to first token (prefill results) [s]."""
+        return self.step_time_s
+
+    def to_frame(self):
+        """One row per configuration (pandas DataFrame)."""
+        import pandas as pd
+
+        shape = np.broadcast(self.step_time_s, self.batch, self.context_tok, self.tokens_per_step).shape
+        cols: dict[str, Any] = {
+            "hardware": self.hardware.name,
+            "model": self.model.name,
+            "execution": self.plan.name,
+            "phase": self.phase,
+            "n_chips": self.n_chips,
+            "weight_precision": self.weight_precision,
+            "kv_precision": self.kv_precision,
+        }
+        arrays = {
+            "batch": self.batch, "context_tok": self.context_tok, "tokens_per_step": self.tokens_per_step,
+            "step_time_s": self.step_time_s, "tok_per_s_per_user": self.tok_per_s_per_user,
+            "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
+            "bound": self.bound, "gpu_time_s": self.gpu_time_s, "host_time_s": self.host_time_s,
+            "mem_time_s": self.mem_time_s, "compute_time_s": self.compute_time_s,
+            "launch_time_s": self.launch_time_s, "n_kernels": self.n_kernels,
+            "hbm_bytes": self.hbm_bytes, "flop": self.flop, "weight_bytes": self.weight_bytes,
+            "kv_bytes": self.kv_bytes, "hbm_util_frac": self.hbm_util_frac,
+            "flop_util_frac": self.flop_util_frac, "fits": self.fits,
+        }
+        data = {k: np.broadcast_to(np.asarray(a), shape).ravel() for k, a in arrays.items()}
+        n = int(np.prod(shape)) if shape else 1
+        df = pd.DataFrame({**{k: [val] * n for k, val in cols.items()}, **data})
+        if self.phase == "prefill":
+            df = df.rename(columns={"context_tok": "prompt_tok"})
+        return df
+
+    def breakdown(self, index: int = 0):
+        """Per-operator DataFrame for one configuration (the ``index``-th, flattened).
+
+        Columns: op, kind, time_s, mem_s, compute_s, tile_s, bytes, flop, kernels, bound, share.
+        A final ``launch`` row holds the kernel-boundary (graph) or host (eager) overhead.
+        """
+        import pandas as pd
+
+        def pick(a):
+            a = np.asarray(a, dtype=float)
+            shape = np.broadcast(self.step_time_s, self.batch, self.context_tok, self.tokens_per_step).shape
+            return float(np.broadcast_to(a, shape).ravel()[index]) if shape else float(a)
+
+        rows = []
+        for t in self.op_times:
+            mem, comp = pick(t.mem_s), pick(t.compute_s)
+            rows.append({"op": t.name, "kind": t.kind, "time_s": pick(t.time_s), "mem_s": mem,
+                         "compute_s": comp, "tile_s": pick(t.tile_s), "bytes": pick(t.bytes),
+                         "flop": pick(t.flop), "kernels": pick(t.kernels),
+                         "bound": "memory" if mem >= comp else "compute"})
+        step = pick(self.step_time_s)
+        rest = step - sum(r["time_s"] for r in rows)
+        kind = "host" if self.plan.launch == "eager" and pick(self.host_time_s) > pick(self.gpu_time_s) else "launch"
+        rows.append({"op": "launch/host overhead", "kind": kind, "time_s": rest, "mem_s": 0.0,
+                     "compute_s": 0.0, "tile_s": 0.0, "bytes": 0.0, "flop": 0.0,
+                     "kernels": pick(self.n_kernels), "bound": kind})
+        df = pd.DataFrame(rows)
+        df["share"] = df["time_s"] / step
+        return df
+
+
+def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: int, ep: int):
+    """Weights and KV cache resident on one chip [B]."""
+    attn = m.n_layers * m.attention_params() / tp
+    dense = m.n_dense_layers * m.dense_mlp_params() / tp
+    moe = m.n_moe_layers * (m.hidden * m.n_experts + m.n_experts * m.expert_params() / ep
+                            + m.n_shared_experts * m.expert_params() / tp)
+    emb = m.embedding_params() / tp
+    weights = (attn + dense + moe + emb) * wb
+    kv_shard = tp if (m.attention == "gqa" and m.n_kv_heads >= tp) else 1
+    kv = np.asarray(batch, dtype=float) * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
+    return weights, kv
+
+
+def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep):
+    v.count(batch, "batch")
+    v.count(context_tok, "context_tok", minimum=0)
+    v.count(tokens_per_step, "tokens_per_step")
+    v.count(tp, "tp")
+    v.count(ep, "ep")
+
+
+def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
+    from ..units import fmt_bytes
+
+    have = usable
+    need_w = float(np.max(wbytes))
+    free = have - need_w
+    if free <= 0:
+        return (f"{m.name} at {wprec} needs {fmt_bytes(need_w)} of weights per chip; {n_chips} x {hw.name} "
+                f"hold {fmt_bytes(have)} usable each: no room for weights, let alone KV. "
+                f"Use more chips (tp/ep), or a smaller precision")
+    bmax = int(np.floor(free / float(np.max(kvbytes_per_seq)))) if np.max(kvbytes_per_seq) > 0 else 0
+    return (f"{m.name} at {wprec} needs {fmt_bytes(need_w)} of weights per chip; {hw.name} holds "
+            f"{fmt_bytes(have)} usable, leaving {fmt_bytes(free)} for KV: batch <= {bmax} at "
+            f"{int(np.max(ctx))} context (asked for batch {int(np.max(batch))})")
+
+
+def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
+         kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom) -> StepResult:
+    hw, m, p = _resolve(hardware, model, execution)
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep)
+    if phase == "prefill":
+        v.count(context_tok, "prompt_tok")
+    if m.n_moe_layers and ep > m.n_experts:
+        raise ValidationError(f"ep={ep} exceeds {m.name}'s {m.n_experts} experts")
+    v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
+    wprec = weight_precision or m.native_precision
+    wb = precision_bytes(wprec)
+    kvb = precision_bytes(kv_precision)
+    prof = load_profile(profile, hw.name)
+    b = np.asarray(batch, dtype=float)
+    ctx = np.asarray(context_tok, dtype=float)
+    t = np.asarray(tokens_per_step, dtype=float) if phase == "decode" else np.asarray(1.0)
+    n_chips = int(max(tp, ep))
+
+    ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
+                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep)
+    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "fp8": "fp8", "int8": "fp8"}.get(wprec, "bf16")
+    peak = hw.peak_flop_per_s(compute_prec)
+    mega = p.launch == "megakernel"
+    times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=not mega)
+
+    if p.kernels_per_step is not None:
+        kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
+    else:
+        kernels = step_kernels(ops, m, p, phase)
+    op_sum = sum(x.time_s for x in times)
+    mem_sum = sum(x.mem_s for x in times)
+    comp_sum = sum(x.compute_s for x in times)
+    tile_sum = sum(x.tile_s for x in times)
+    syncs = m.n_moe_layers if (m.n_moe_layers and p.expert_compute == "touched"
+                               and p.fusion not in ("engine", "super") and not mega) else 0
+
+    if mega:
+        weights_layer = sum(float(np.max(o.weight_bytes)) * o.count for o in ops) / m.n_layers
+        sram = hw.sram_bytes if np.isfinite(hw.sram_bytes) else 0.0
+        overlap = min(1.0, sram / weights_layer) if weights_layer > 0 else 1.0
+        launch = m.n_layers * prof.megakernel_layer_s + prof.graph_kernel_s
+        gpu = np.maximum(mem_sum, comp_sum) + (1.0 - overlap) * np.minimum(mem_sum, comp_sum) + launch
+        host = np.full_like(gpu, prof.eager_kernel_s)
+        kernels = 1.0 + 0 * gpu
+        step = gpu
+    else:
+        launch = kernels * prof.graph_kernel_s + tile_sum
+        gpu = op_sum + kernels * prof.graph_kernel_s
+        if p.launch == "eager":
+            idle_host = kernels * prof.eager_kernel_s
+            busy = np.clip(gpu / np.maximum(idle_host, 1e-12), 0.0, 1.0)
+            host = kernels * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
+            step = np.maximum(gpu, host) + syncs * prof.sync_s
+        else:
+            host = np.full_like(gpu, prof.eager_kernel_s)  # one graph launch
+            step = gpu + syncs * prof.sync_s
+
+    hbm = sum(x.bytes for x in times)
+    flop = sum(x.flop for x in times)
+    work = np.maximum(mem_sum, 0)  # for bound classification
+    mem_bound_time = sum(np.where(x.mem_s >= x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
+    comp_bound_time = sum(np.where(x.mem_s < x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
+    overhead = step - (mem_bound_time + comp_bound_time)
+    bound = np.where(mem_bound_time >= comp_bound_time, "memory", "compute")
+    bound = np.where(overhead > np.maximum(mem_bound_time, comp_bound_time), "launch", bound)
+    if p.launch == "eager":
+        bound = np.where(host > gpu, "host", bound)
+    del work
+
+    weights, kv = _resident_bytes(m, wb, kvb, b, ctx + (t if phase == "decode" else 0), tp, ep)
+    usable = hw.hbm_bytes * prof.usable_mem_frac
+    fits = (weights + kv) <= usable
+    if on_oom == "raise" and not np.all(fits):
+        kv_per_seq = kv / np.maximum(b, 1)
+        raise DoesNotFitError(_does_not_fit_message(hw, m, weights, kv_per_seq, usable, b, ctx, wprec, n_chips))
+
+    acc = t if accepted_tok_per_step is None else np.asarray(accepted_tok_per_step, dtype=float)
+    if phase == "prefill":
+        tok = b * ctx / step
+        per_user = ctx / step
+    else:
+        tok = b * acc / step
+        per_user = acc / step
+    if on_oom == "mask":
+        step = np.where(fits, step, np.nan)
+        tok = np.where(fits, tok, np.nan)
+        per_user = np.where(fits, per_user, np.nan)
+    zero = 0 * step
+    return StepResult(
+        hardware=hw, model=m, plan=p, profile=prof, phase=phase,
+        batch=b, context_tok=ctx, tokens_per_step=t,
+        step_time_s=step, gpu_time_s=gpu, host_time_s=host + zero, mem_time_s=mem_sum + zero,
+        compute_time_s=comp_sum + zero, launch_time_s=launch + zero, n_kernels=kernels + zero,
+        hbm_bytes=hbm + zero, flop=flop + zero, weight_bytes=weights + zero, kv_bytes=kv + zero,
+        tok_per_s=tok, tok_per_s_per_user=per_user, tok_per_s_per_chip=tok / n_chips,
+        hbm_util_frac=hbm / step / (hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s)),
+        flop_util_frac=flop / step / peak,
+        bound=bound, fits=fits + (zero == 0) * 0 if False else np.asarray(fits),
+        n_chips=n_chips, weight_precision=wprec, kv_precision=kv_precision, op_times=tuple(times),
+    )
+
+
+def decode_step(
+    hardware: str | Accelerator,
+    model: str | ModelSpec,
+    execution: str | ExecutionPlan = "graph",
+    *,
+    batch=1,
+    context_tok=1024,
+    tokens_per_step=1,
+    weight_precision: str | None = None,
+    kv_precision: str = "bf16",
+    profile: str | Profile | None = None,
+    tp: int = 1,
+    ep: int = 1,
+    hbm_bytes_per_s=None,
+    accepted_tok_per_step=None,
+    on_oom: str = "raise",
+) -> StepResult:
+    """Time one decode step: every sequence of the batch advances ``tokens_per_step`` tokens.
+
+    Parameters
+    ----------
+    hardware : str or Accelerator
+        Catalog name (``"h200"``) or an :class:`~tokenomics.specs.Accelerator`.
+    model : str or ModelSpec
+        Catalog name (``"llama-3.1-8b"``) or a :class:`~tokenomics.specs.ModelSpec`.
+    execution : str or ExecutionPlan
+        Plan name (``"eager"``, ``"graph"``, ``"engine"``, ``"super"``, ``"megakernel"``) or
+        an :class:`~tokenomics.specs.ExecutionPlan`.
+    batch : array_like
+        Sequences decoded together [sequences].
+    context_tok : array_like
+        Cached positions each sequence attends to [tokens].
+    tokens_per_step : array_like
+        New tokens per sequence in the step (> 1 for a speculative verify step) [tokens].
+    weight_precision, kv_precision : str
+        Storage precisions (``bf16``, ``fp8``, ``int4``, ``mxfp4``, ...). Weights default to the
+        model's native precision.
+    profile : str, Path or Profile, optional
+        Calibration profile; default: the shipped profile for the hardware.
+    tp, ep : int
+        Tensor- and expert-parallel shard sizes; results are per shard group, communication
+        excluded (see :mod:`tokenomics.perf.system`).
+    hbm_bytes_per_s : array_like, optional
+        Override the datasheet bandwidth (sweeps) [B/s].
+    accepted_tok_per_step : array_like, optional
+        Tokens per sequence kept per step (speculative decoding); defaults to
+        ``tokens_per_step``.
+    on_oom : {"raise", "mask", "ignore"}
+        What to do when weights plus KV do not fit: raise a :class:`DoesNotFitError`, set
+        times to NaN (``fits`` False), or ignore.
+
+    Returns
+    -------
+    StepResult
+
+    Examples
+    --------
+    >>> r = decode_step("h200", "llama-3.1-8b", "graph", batch=1, context_tok=1024)
+    >>> 4e-3 < float(r.step_time_s) < 8e-3
+    True
+    """
+    return _run(hardware, model, execution, batch=batch, context_tok=context_tok,
+                tokens_per_step=tokens_per_step, phase="decode", weight_precision=weight_precision,
+                kv_precision=kv_precision, profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
+                accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom)
+
+
+def prefill(
+    hardware: str | Accelerator,
+    model: str | ModelSpec,
+    execution: str | ExecutionPlan = "graph",
+    *,
+    prompt_tok=1024,
+    batch=1,
+    weight_precision: str | None = None,
+    kv_precision: str = "bf16",
+    profile: str | Profile | None = None,
+    tp: int = 1,
+    ep: int = 1,
+    hbm_bytes_per_s=None,
+    on_oom: str = "raise",
+) -> StepResult:
+    """Time the prefill of ``batch`` prompts of ``prompt_tok`` tokens (TTFT = ``step_time_s``).
+
+    The lm head runs for the last position of each prompt only; attention is causal.
+    ``tok_per_s`` counts prompt tokens processed per second.
+    """
+    return _run(hardware, model, execution, batch=batch, context_tok=prompt_tok, tokens_per_step=1,
+                phase="prefill", weight_precision=weight_precision, kv_precision=kv_precision,
+                profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
+                accepted_tok_per_step=None, on_oom=on_oom)
+
+
+def max_batch(
+    hardware: str | Accelerator,
+    model: str | ModelSpec,
+    *,
+    context_tok=1024,
+    weight_precision: str | None = None,
+    kv_precision: str = "bf16",
+    profile: str | Profile | None = None,
+    tp: int = 1,
+    ep: int = 1,
+):
+    """Largest batch whose weights plus KV cache fit in usable memory (0 if none fits).
+
+    Returns an integer array broadcast over ``context_tok``.
+    """
+    hw, m, _ = _resolve(hardware, model, "graph")
+    wb = precision_bytes(weight_precision or m.native_precision)
+    kvb = precision_bytes(kv_precision)
+    prof = load_profile(profile, hw.name)
+    ctx = np.asarray(context_tok, dtype=float)
+    v.count(ctx, "context_tok")
+    weights, kv1 = _resident_bytes(m, wb, kvb, 1.0, ctx + 1, tp, ep)
+    free = hw.hbm_bytes * prof.usable_mem_frac - weights
+    out = np.floor(np.maximum(free, 0) / kv1)
+    return out.astype(int) if out.ndim else int(out)
