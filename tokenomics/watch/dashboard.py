@@ -1,0 +1,427 @@
+"""The watch dashboard: the three metrics of the article in one table, a Markdown report and PNGs.
+
+:func:`watch` computes everything (prices, megakernel adoption, supernode deliveries) and returns
+a frozen :class:`Dashboard`; ``.to_frame()`` has one row per metric with ``metric``, ``latest``,
+``trend``, ``forecast``, ``status``, ``as_of``, ``sources`` (dataset rows behind the figures) and
+the key numbers in unit-named columns. :meth:`Dashboard.write` writes ``watch.md`` and one PNG per
+metric, atomically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _validate as v
+from ._events import iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: Performance-core configuration for the megakernel speedup by batch (the Hazy Research
+#: megakernel's model on the calibrated chip).
+SPEEDUP_CONFIG = {"hardware": "h200", "model": "llama-3.2-1b", "context_tok": 1024,
+                  "batch": (1, 2, 4, 8, 16, 32, 64, 128, 256)}
+#: Years at which the supernode ramp is reported (1 January of each).
+RAMP_YEARS = (2025.0, 2026.0, 2027.0, 2028.0)
+CAPACITY_YEAR = 2027.0
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """Everything behind the three watch metrics (DataFrames and fit objects)."""
+
+    price: Any
+    price_forecast: dict
+    adoption_index: Any
+    adoption_fits: dict
+    speedup: Any
+    yields: Any
+    production: Any
+    ramp: Any
+    capacity: Any
+    summary: Any
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per metric (price, megakernel, supernode)."""
+        return self.summary.copy()
+
+    def write(self, out_dir: "str | Path") -> list[Path]:
+        """Write ``watch.md`` and ``watch_price.png``, ``watch_megakernel.png``,
+        ``watch_supernode.png`` into ``out_dir`` (atomically); return the paths."""
+        return write_report(self, out_dir)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.0f}%"
+
+
+def _price_row(pw, fc) -> dict[str, Any]:
+    ev = pw.events
+    big = ev[(ev["region"] == "global") & ev["size_class"].astype(str).str.startswith("100b+")]
+    last_date = big["date"].max()
+    last = big[big["date"] == last_date]
+    latest = f"{last_date}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
+    recent = big.tail(10)
+    latest += f"; last {len(recent)} 100B+ changes: {int((recent['direction'] == 'cut').sum())} cuts, " \
+              f"{int((recent['direction'] == 'rise').sum())} rises"
+    lag = pw.lag
+    trend = (f"100B+ list prices fall {lag['observed_decline_factor_per_year_100b']:.2f}x/yr "
+             f"(90% CI {lag['observed_lo']:.2f}-{lag['observed_hi']:.2f}, OLS on log price, n={fc['n']})")
+    fr = pw.rates_by_tier.set_index("group")
+    if "frontier" in fr.index:
+        trend += f"; frontier tier {fr.loc['frontier', 'decline_factor_per_year']:.2f}x/yr"
+    forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_1k_tok'] * 1000:.2f}/Mtok "
+                f"(90% PI {fc['lo'] * 1000:.2f}-{fc['hi'] * 1000:.2f})")
+    floor = pw.floor
+    ok = floor[floor["status"] == "modelled"]
+    if ok.empty:
+        status = "cost floor and headroom: pending perf core (multi-chip system model); lag: pending"
+        floor_val = np.nan
+    else:
+        floor_val = float(ok["cost_usd_per_1k_tok"].min())
+        hr = pw.headroom["headroom_x"]
+        status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({ok.loc[ok['cost_usd_per_1k_tok'].idxmin(), 'system']}); "
+                  f"headroom {np.nanmin(hr):.0f}-{np.nanmax(hr):.0f}x; ")
+        status += ("observed cuts lag modelled cost decline" if lag["lags"] else
+                   "observed cuts keep pace with modelled cost" if lag["lags"] is False else f"lag: {lag['status']}")
+    rows = sorted({int(x) for s in big["rows"] for x in s.split()[1].split(",")})
+    return {"metric": "price", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
+            "as_of": pw.as_of,
+            "sources": "api_prices rows " + " ".join(map(str, rows)) + "; china_price_cuts rows "
+                       + " ".join(s.split()[1] for s in ev.loc[ev["region"] == "china", "rows"]),
+            "price_decline_factor_per_year": lag["observed_decline_factor_per_year_100b"],
+            "price_decline_factor_lo": lag["observed_lo"], "price_decline_factor_hi": lag["observed_hi"],
+            "cost_floor_usd_per_1k_tok": floor_val,
+            "forecast_usd_per_1k_tok": fc["usd_per_1k_tok"], "forecast_lo": fc["lo"], "forecast_hi": fc["hi"]}
+
+
+def _megakernel_row(index, fits, speedup) -> dict[str, Any]:
+    from .megakernels import LEVELS
+
+    f = fits["all"]
+    fam = index.groupby("family")["index_level"].max()
+    fam_txt = ", ".join(f"{k} {int(val)}" for k, val in fam.items() if k != "all")
+    latest = (f"level {f.latest_level} ({LEVELS[f.latest_level]}) since {f.latest_date}; by family: {fam_txt}")
+    sp = speedup[np.isfinite(speedup["speedup"])]
+    if len(sp):
+        s0, s1 = sp.iloc[0], sp.iloc[-1]
+        sp_txt = (f"modelled megakernel/graph decode speedup {s0['speedup']:.2f}x at batch {int(s0['batch'])} -> "
+                  f"{s1['speedup']:.2f}x at batch {int(s1['batch'])} ({s0['hardware']}, {s0['model']})")
+    else:
+        sp_txt = "speedup by batch: pending perf core"
+    trend = f"logistic k={f.k_per_year:.2f}/yr (bounds {f.k_bounds[0]:.2f}-{f.k_bounds[1]:.2f}); {sp_txt}"
+    if np.isfinite(f.level3_year):
+        forecast = (f"level 3 {iso(f.level3_year)} ({int(f.ci * 100)}% {iso(f.level3_lo)}..{iso(f.level3_hi)}); "
+                    f"level 4 {iso(f.level4_year)} ({iso(f.level4_lo)}..{iso(f.level4_hi)})")
+    else:
+        forecast = "no fit: " + f.status
+    status = ("no merged opt-in megakernel path in a major engine yet" if f.latest_level < 2
+              else LEVELS[f.latest_level]) + f"; fit {f.status}"
+    return {"metric": "megakernel", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
+            "as_of": f.as_of, "sources": "megakernel_events rows " + f.rows,
+            "megakernel_level": float(f.latest_level), "level3_year": f.level3_year, "level3_lo": f.level3_lo,
+            "level3_hi": f.level3_hi, "level4_year": f.level4_year, "level4_lo": f.level4_lo, "level4_hi": f.level4_hi,
+            "speedup_batch1_x": float(sp.iloc[0]["speedup"]) if len(sp) else np.nan,
+            "speedup_max_batch_x": float(sp.iloc[-1]["speedup"]) if len(sp) else np.nan}
+
+
+def _supernode_row(yields, production, ramp, capacity) -> dict[str, Any]:
+    rep = yields[yields["kind"] == "reported"]
+    proj = yields[yields["kind"] == "projection"]
+    pts = ramp.points
+    latest = "; ".join(f"{r.date} {r.event} " + (r.units_text if isinstance(r.units_text, str) and r.units_text
+                                                   else f"{int(r.count_low)}+") for r in pts.itertuples()) + \
+        f" (CloudMatrix 384); 910C die yield {rep['yield_frac'].iloc[-1]:.2f} ({rep['date'].iloc[-1]})"
+    trend = f"910C yield {rep['yield_frac'].iloc[0]:.2f} -> {rep['yield_frac'].iloc[-1]:.2f}"
+    if len(proj):
+        p = proj.iloc[0]
+        trend += f"; logit line reaches {p['yield_frac']:.1f} on {p['date']} ({p['date_lo']}..{p['date_hi']})"
+    prod = production.set_index("year")
+    if 2026 in prod.index:
+        trend += f"; 2026 Ascend output {prod.loc[2026, 'low_chips'] / 1e3:.0f}k-{prod.loc[2026, 'high_chips'] / 1e3:.0f}k (sources conflict)"
+    fc = ramp.forecast.set_index("t_year")
+    c = capacity.iloc[0]
+    forecast = (f"cumulative systems {iso(CAPACITY_YEAR)}: {fc.loc[CAPACITY_YEAR, 'units_p50']:.0f} "
+                f"({fc.loc[CAPACITY_YEAR, 'units_lo']:.0f}-{fc.loc[CAPACITY_YEAR, 'units_hi']:.0f}) -> "
+                f"{c['tok_per_day_p50'] / 1e12:.0f}T tokens/day at the measured {c['tok_per_s_per_chip']:.0f} tok/s/NPU "
+                f"({c['tok_per_day_lo'] / 1e12:.0f}-{c['tok_per_day_hi'] / 1e12:.0f}T)")
+    if len(capacity) > 1 and np.isfinite(capacity.iloc[1]["tok_per_s_per_chip"]):
+        m = capacity.iloc[1]
+        forecast += f"; perf core: {m['tok_per_s_per_chip']:.0f} tok/s/NPU -> {m['tok_per_day_p50'] / 1e12:.0f}T/day"
+    status = ("ramp bound by the supply ceiling (two dated counts, 300+ is sets sold not delivered); "
+              f"K in {ramp.k_range[0]:.0f}-{ramp.k_range[1]:.0f} systems")
+    rows = " ".join(str(r) for r in pts["row"]) + " " + " ".join(rep["row"]) + " " + " ".join(production["rows"]) + \
+        f" {int(c['row'])}"
+    return {"metric": "supernode", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
+            "as_of": ramp.as_of, "sources": "supernode_events rows " + " ".join(sorted(set(rows.split()), key=int)),
+            "yield_frac": float(rep["yield_frac"].iloc[-1]),
+            "units_p50": float(fc.loc[CAPACITY_YEAR, "units_p50"]), "units_lo": float(fc.loc[CAPACITY_YEAR, "units_lo"]),
+            "units_hi": float(fc.loc[CAPACITY_YEAR, "units_hi"]),
+            "capacity_tok_per_day": float(c["tok_per_day_p50"])}
+
+
+def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9) -> Dashboard:
+    """Compute the three watch metrics from the bundled datasets.
+
+    Parameters
+    ----------
+    n_boot : int
+        Bootstrap resamples for the megakernel adoption dates.
+    n_draws : int
+        Monte Carlo draws for the supernode ramp.
+    seed : int
+        Random seed (results are reproducible for a given seed).
+    ci : float
+        Interval level [frac].
+    """
+    import pandas as pd
+
+    from . import megakernels as mk
+    from . import prices as pr
+    from . import supernodes as sn
+
+    v.count(n_boot, "n_boot", minimum=0)
+    v.count(n_draws, "n_draws", minimum=10)
+    pw = pr.price_watch(ci=ci)
+    fc = pr.forecast_price(ci=ci)
+    index = mk.adoption_index()
+    import warnings
+
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=Warning)
+        for fam in ["all"] + sorted(index["family"].unique().tolist()):
+            if fam != "all" or "all" not in fits:
+                fits[fam] = mk.fit_adoption(family=fam, n_boot=n_boot, ci=ci, seed=seed)
+    cfg = SPEEDUP_CONFIG
+    speedup = mk.expected_speedup(cfg["hardware"], cfg["model"], cfg["batch"], cfg["context_tok"])
+    yields = sn.yield_trajectory()
+    production = sn.production_ranges()
+    ramp = sn.delivery_ramp(years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
+    meas, mrow = sn.measured_tok_per_s_per_chip()
+    mod, mnote = sn.modelled_tok_per_s_per_chip()
+    fcr = ramp.forecast.set_index("t_year").loc[CAPACITY_YEAR]
+    cap = []
+    for label, tps, note, row in (("measured (arXiv 2506.12708)", meas, "published decode rate, DeepSeek-R1", mrow),
+                                  ("perf core", mod, mnote, 0)):
+        cap.append({"basis": label, "tok_per_s_per_chip": tps, "date": iso(CAPACITY_YEAR),
+                    "tok_per_day_p50": float(sn.implied_capacity(fcr["units_p50"], tps)) if np.isfinite(tps) else np.nan,
+                    "tok_per_day_lo": float(sn.implied_capacity(fcr["units_lo"], tps)) if np.isfinite(tps) else np.nan,
+                    "tok_per_day_hi": float(sn.implied_capacity(fcr["units_hi"], tps)) if np.isfinite(tps) else np.nan,
+                    "note": note, "row": row})
+    capacity = pd.DataFrame(cap)
+    summary = pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
+                            _supernode_row(yields, production, ramp, capacity)])
+    return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
+                     yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary)
+
+
+# ----------------------------------------------------------------------------------------------
+# report
+
+
+def _dates(fig) -> None:
+    import matplotlib.dates as mdates
+
+    for ax in fig.axes:
+        if ax.get_xscale() == "linear" and ax.xaxis.get_units() is not None or "date" in type(ax.xaxis.get_major_formatter()).__name__.lower():
+            loc = mdates.AutoDateLocator(maxticks=8)
+            ax.xaxis.set_major_locator(loc)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+
+
+def _plot_price(d: Dashboard, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from . import prices as pr
+    from ._events import from_decimal_year
+    from ..io import atomic_path
+
+    p = pr.load_prices()
+    p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    colors = {"frontier": "tab:red", "mid": "tab:blue", "small": "tab:green"}
+    rates = d.price.rates_by_tier.set_index("group")
+    for tier, sub in p.groupby("tier"):
+        ax.scatter(sub["date_parsed"], sub["blended_usd_per_1k_tok"] * 1000, s=22, color=colors.get(tier, "k"),
+                   label=f"{tier} ({rates.loc[tier, 'decline_factor_per_year']:.2f}x/yr)", alpha=0.8)
+        t = sub["t_year"].to_numpy(float)
+        b = np.polyfit(t, np.log(sub["blended_usd_per_1k_tok"].to_numpy(float)), 1)
+        tt = np.linspace(t.min(), t.max(), 50)
+        ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)) * 1000,
+                color=colors.get(tier, "k"), lw=1.2)
+    ch = d.price.events[d.price.events["region"] == "china"]
+    ch = ch[np.isfinite(ch["price_after_usd_per_1k_tok"].astype(float)) & (ch["price_after_usd_per_1k_tok"] > 0)]
+    ax.scatter(np.array(ch["date"], dtype="datetime64[D]"), ch["price_after_usd_per_1k_tok"] * 1000, marker="v",
+               color="purple", s=40, label="China cuts (price after, USD)")
+    ax.set_yscale("log")
+    ax.set_ylabel("blended list price [USD per million tokens, 3:1 in:out]")
+    ax.set_title("Watch 1: API list prices by tier (OLS on log price); prices can rise too")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    _dates(fig)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _plot_megakernel(d: Dashboard, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io import atomic_path
+    from ._events import from_decimal_year
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
+    idx = d.adoption_index
+    as_of = np.datetime64(d.adoption_fits["all"].as_of)
+    for i, (fam, sub) in enumerate(idx.groupby("family")):
+        x = np.append(np.array(sub["date"], dtype="datetime64[D]"), as_of)
+        yv = np.append(sub["index_level"].to_numpy(float), float(sub["index_level"].iloc[-1]))
+        off = 0.0 if fam == "all" else 0.05 * i
+        ax.step(x, yv + off, where="post", lw=2.5 if fam == "all" else 1.2,
+                label=fam if fam == "all" else f"{fam} (offset +{off:.2f})", alpha=0.9 if fam == "all" else 0.8)
+    f = d.adoption_fits["all"]
+    if np.isfinite(f.k_per_year):
+        tt = np.linspace(2025.3, max(f.level4_hi if np.isfinite(f.level4_hi) else 2034, 2030) + 0.5, 200)
+        ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), f.predict(tt), "k--", lw=1, label="logistic fit (all)")
+        for lvl, mid, lo, hi in ((3, f.level3_year, f.level3_lo, f.level3_hi), (4, f.level4_year, f.level4_lo, f.level4_hi)):
+            if np.isfinite(lo):
+                ax.errorbar([from_decimal_year(mid).astype("datetime64[ns]")], [lvl - 0.5],
+                            xerr=None, fmt="o", color="k")
+                ax.hlines(lvl - 0.5, from_decimal_year(lo).astype("datetime64[ns]"),
+                          from_decimal_year(hi).astype("datetime64[ns]"), color="k", lw=3, alpha=0.5)
+                ax.annotate(f"level {lvl}", (from_decimal_year(mid).astype("datetime64[ns]"), lvl - 0.5),
+                            textcoords="offset points", xytext=(5, 6), fontsize=8)
+    ax.set_ylim(-0.2, 4.2)
+    ax.set_yticks(range(5))
+    ax.set_yticklabels(["0 paper", "1 RFC", "2 opt-in", "3 default (1)", "4 default (all)"], fontsize=8)
+    ax.set_title("Watch 2: megakernel adoption index (90% bootstrap bars)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    sp = d.speedup
+    if np.any(np.isfinite(sp["speedup"])):
+        ax2.semilogx(sp["batch"], sp["speedup"], "o-", base=2)
+        ax2.set_title(f"modelled decode speedup over CUDA graph\n({sp['hardware'].iloc[0]}, {sp['model'].iloc[0]})",
+                      fontsize=9)
+    else:
+        ax2.text(0.5, 0.5, "pending perf core", ha="center", va="center", transform=ax2.transAxes)
+    ax2.axhline(1.0, color="grey", lw=0.8)
+    ax2.set_xlabel("batch [sequences]")
+    ax2.set_ylabel("speedup [x]")
+    ax2.grid(True, which="both", alpha=0.3)
+    _dates(fig)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _plot_supernode(d: Dashboard, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io import atomic_path
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    y = d.yields
+    rep = y[y["kind"] == "reported"]
+    ax.plot(np.array(rep["date"], dtype="datetime64[D]"), rep["yield_frac"], "o", ms=8, label="reported 910C die yield")
+    proj = y[y["kind"] == "projection"]
+    if len(proj):
+        p = proj.iloc[0]
+        ax.plot(np.array([rep["date"].iloc[-1], p["date"]], dtype="datetime64[D]"),
+                [rep["yield_frac"].iloc[-1], p["yield_frac"]], "--", color="tab:blue", label="logit-line projection")
+        ax.hlines(p["yield_frac"], np.datetime64(p["date_lo"]), np.datetime64(p["date_hi"]), lw=4, color="tab:orange",
+                  label=f"reaches {p['yield_frac']:.1f}: {p['date']}")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("die yield [fraction]")
+    ax.set_title("Watch 3a: Ascend 910C die yield")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    r = d.ramp
+    fc = r.curve
+    x = np.array(fc["date"], dtype="datetime64[D]")
+    ax2.fill_between(x, fc["units_lo"].clip(lower=0.5), fc["units_hi"], alpha=0.25, label="90% interval")
+    ax2.plot(x, fc["units_p50"].clip(lower=0.5), "-", label="median ramp")
+    ax2.plot(np.array(r.points["date"], dtype="datetime64[D]"), r.points["count_low"], "ko", label="dated counts (lower bounds)")
+    ax2.set_yscale("log")
+    ax2.set_ylabel("cumulative CloudMatrix 384 systems")
+    ax2.set_title(f"Watch 3b: supernode ramp (ceiling {r.k_range[0]:.0f}-{r.k_range[1]:.0f})")
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=8)
+    _dates(fig)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for rec in df.itertuples(index=False):
+        cells = []
+        for x in rec:
+            if isinstance(x, (float, np.floating)):
+                cells.append("" if not np.isfinite(x) else format(float(x), floatfmt))
+            else:
+                cells.append(str(x).replace("|", "/"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(d: Dashboard, out_dir: "str | Path") -> list[Path]:
+    """Write the Markdown report and one PNG per metric into ``out_dir``; return the paths."""
+    from ..io import write_text
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pngs = {"price": out / "watch_price.png", "megakernel": out / "watch_megakernel.png",
+            "supernode": out / "watch_supernode.png"}
+    _plot_price(d, pngs["price"])
+    _plot_megakernel(d, pngs["megakernel"])
+    _plot_supernode(d, pngs["supernode"])
+    s = d.summary
+    md = ["# Watch metrics", "", "Generated by `tokenomics watch`; every figure traces to the dataset rows in "
+          "`sources`. Intervals are 90 %.", ""]
+    for rec in s.itertuples(index=False):
+        md += [f"## {rec.metric}", "", f"- **latest**: {rec.latest}", f"- **trend**: {rec.trend}",
+               f"- **forecast**: {rec.forecast}", f"- **status**: {rec.status}", f"- **as of**: {rec.as_of}",
+               f"- **sources**: {rec.sources}", "", f"![{rec.metric}]({pngs[rec.metric].name})", ""]
+        if rec.metric == "price":
+            cols = ["group", "n", "first_date", "last_date", "decline_factor_per_year", "decline_factor_lo",
+                    "decline_factor_hi", "r2", "note"]
+            md += ["Decline factor per year by tier and by provider (100B+):", "",
+                   _md_table(d.price.to_frame()[["by"] + cols]), "",
+                   "Price changes within a model line (negative = cut):", "",
+                   _md_table(d.price.events[["date", "region", "provider", "model_before", "model_after",
+                                             "change_frac", "direction", "rows"]]), "",
+                   "Modelled cost floor:", "", _md_table(d.price.floor), ""]
+        elif rec.metric == "megakernel":
+            fits = [f.to_frame() for f in d.adoption_fits.values()]
+            import pandas as pd
+
+            md += ["Adoption fits per family:", "",
+                   _md_table(pd.concat(fits, ignore_index=True).drop(columns=["rows"])), "",
+                   "Expected decode speedup by batch (performance core):", "",
+                   _md_table(d.speedup), ""]
+        else:
+            md += ["Die yield:", "", _md_table(d.yields.drop(columns=["note"])), "",
+                   "Production (ranges where sources conflict):", "", _md_table(d.production), "",
+                   "Cumulative systems (logistic ramp, Monte Carlo):", "", _md_table(d.ramp.forecast), "",
+                   "Implied capacity:", "", _md_table(d.capacity), ""]
+    md_path = write_text(out / "watch.md", "\n".join(md) + "\n")
+    return [md_path, *pngs.values()]

@@ -1,0 +1,325 @@
+"""Watch metric 2: megakernel adoption.
+
+``datasets/megakernel_events.csv`` holds dated events, each with an adoption ``level`` assigned by
+hand (see ``datasets/README.md``): 0 paper, blog or code outside a major engine; 1 request or RFC
+in a major engine; 2 merged opt-in path; 3 default in one major engine; 4 default across engines.
+Events belong to a ``track`` (``megakernel`` for whole-model megakernels; ``persistent_kernel``,
+``cuda_graph``, ``symmetric_memory`` and ``dsl`` for the neighbouring steps) and a
+``hardware_family`` (nvidia, amd, tpu, ascend, apple).
+
+* :func:`adoption_index` is the running maximum of the level over time, per family and overall.
+* :func:`fit_adoption` fits a logistic ``L(t) = 4 / (1 + exp(-k (t - t50)))`` by bounded least
+  squares (``scipy.optimize.curve_fit``) to the monthly-sampled index and bootstraps the dates
+  at which level 3 and level 4 are reached (``L >= level - 0.5``).
+* :func:`expected_speedup` asks the performance core for decode speedup of ``megakernel`` over
+  ``graph`` execution by batch size.
+
+The growth-rate bounds: the fastest is the pace the ``cuda_graph`` track itself showed in the
+data (level 2 to 3, opt-in full CUDA graph to vLLM default, computed from the file); the slowest
+is p + q = 0.41 per year, the mean Bass parameters of the Sultan, Farley and Lehmann (1990)
+meta-analysis (p = 0.03, q = 0.38; ``../shared/reference/watch_metrics_notes.md`` section 4).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..errors import ConvergenceWarning, ValidationError
+from ._events import day, decimal_year, iso, read_events
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: Event kinds accepted in a megakernel events file.
+KINDS: tuple[str, ...] = (
+    "research_release", "research_paper", "research_code", "production_research_release",
+    "dsl_release", "dsl_adoption", "adoption_request", "adoption_proposal", "framework_integration",
+    "port", "production_use", "persistent_kernel", "cuda_graph", "symmetric_memory",
+    "regression_note", "roadmap", "vendor_adoption_claim",
+)
+TRACKS: tuple[str, ...] = ("megakernel", "persistent_kernel", "cuda_graph", "symmetric_memory", "dsl")
+LEVELS = {0: "paper or blog", 1: "request or RFC in a major engine", 2: "merged opt-in path",
+          3: "default in one major engine", 4: "default across engines"}
+MAX_LEVEL = 4.0
+#: Slowest logistic rate [1/yr]: Bass p + q = 0.03 + 0.38 (Sultan, Farley & Lehmann 1990, via
+#: ../shared/reference/watch_metrics_notes.md section 4).
+K_SLOWEST_PER_YEAR = 0.03 + 0.38
+REQUIRED = ("date", "project", "hardware_family", "kind", "track", "level", "source", "as_of")
+
+
+def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Read and validate megakernel events (default ``datasets/megakernel_events.csv``).
+
+    Raises
+    ------
+    DataError
+        A row with a missing or bad date, an unknown ``kind``, a level outside 0-4 or an
+        unknown track; the message names the row.
+    """
+    from ..errors import DataError
+
+    df = read_events(events, "megakernel_events", "kind", KINDS, REQUIRED)
+    for r in df.itertuples(index=False):
+        lv = float(r.level) if str(r.level).strip() not in ("", "nan") else np.nan
+        if not (np.isfinite(lv) and lv in (0, 1, 2, 3, 4)):
+            raise DataError(f"megakernel events row {r.row} (line {r.row + 1}): level must be 0-4, got {r.level!r}")
+        if r.track not in TRACKS:
+            raise DataError(f"megakernel events row {r.row} (line {r.row + 1}): unknown track {r.track!r}; "
+                            f"known: {', '.join(TRACKS)}")
+    df["level"] = df["level"].astype(int)
+    return df
+
+
+def adoption_index(events: "str | pd.DataFrame | None" = None, track: str = "megakernel") -> "pd.DataFrame":
+    """Adoption-level index over time per hardware family and overall (``family='all'``).
+
+    The index at an event is the highest level reached so far in that family (and track).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``family``, ``date``, ``t_year`` [yr], ``event_level``, ``index_level``, ``project``,
+        ``row`` (file row).
+    """
+    import pandas as pd
+
+    v.one_of(track, "track", TRACKS)
+    df = load_events(events)
+    df = df[df["track"] == track].sort_values(["date_parsed", "row"], kind="stable")
+    out = []
+    for fam, sub in [("all", df)] + list(df.groupby("hardware_family", sort=True)):
+        idx = np.maximum.accumulate(sub["level"].to_numpy()) if len(sub) else np.array([], int)
+        out.append(pd.DataFrame({
+            "family": fam, "date": [day(d) for d in sub["date_parsed"]], "t_year": sub["t_year"].to_numpy(),
+            "event_level": sub["level"].to_numpy(), "index_level": idx,
+            "project": sub["project"].to_numpy(), "row": sub["row"].to_numpy(),
+        }))
+    return pd.concat(out, ignore_index=True)
+
+
+def _logistic(t, k, t50):
+    return MAX_LEVEL / (1.0 + np.exp(-k * (t - t50)))
+
+
+def level_time(level: float, k: float, t50: float) -> float:
+    """Decimal year at which the logistic index first reaches ``level - 0.5`` (rounds to ``level``)."""
+    target = level - 0.5
+    return t50 - np.log(MAX_LEVEL / target - 1.0) / k
+
+
+def fastest_rate_per_year(events: "pd.DataFrame") -> float:
+    """Logistic rate [1/yr] implied by the CUDA-graph track's move from level 2 to level 3.
+
+    ``t(2.5) - t(1.5) = ln((4/1.5 - 1) / (4/2.5 - 1)) / k``, so ``k = 1.0217 / dt``.
+    """
+    g = events[events["track"] == "cuda_graph"]
+    t2 = g.loc[g["level"] >= 2, "t_year"].min()
+    t3 = g.loc[g["level"] >= 3, "t_year"].min()
+    if not (np.isfinite(t2) and np.isfinite(t3)) or t3 <= t2:
+        return 3.0
+    return float(np.log((MAX_LEVEL / 1.5 - 1) / (MAX_LEVEL / 2.5 - 1)) / (t3 - t2))
+
+
+def _monthly(sub: "pd.DataFrame", t_end: float) -> tuple[np.ndarray, np.ndarray]:
+    t0 = float(sub["t_year"].min())
+    grid = np.arange(t0, t_end + 1e-9, 1.0 / 12.0)
+    if grid.size < 2:
+        grid = np.array([t0, max(t_end, t0 + 1.0 / 12.0)])
+    ts = sub["t_year"].to_numpy(float)
+    lv = sub["level"].to_numpy(float)
+    order = np.argsort(ts, kind="stable")
+    ts, lv = ts[order], np.maximum.accumulate(lv[order])
+    pos = np.searchsorted(ts, grid, side="right") - 1
+    return grid, np.where(pos >= 0, lv[np.clip(pos, 0, None)], 0.0)
+
+
+def _fit_once(t, y, k_lo, k_hi, t_lo, t_hi):
+    from scipy.optimize import curve_fit
+
+    p0 = (np.sqrt(k_lo * k_hi), min(max(t[-1] + 2.0, t_lo + 1e-3), t_hi - 1e-3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        popt, _ = curve_fit(_logistic, t, y, p0=p0, bounds=([k_lo, t_lo], [k_hi, t_hi]), maxfev=20000)
+    return float(popt[0]), float(popt[1])
+
+
+@dataclass(frozen=True)
+class AdoptionFit:
+    """Logistic adoption fit for one family and track, with bootstrap intervals.
+
+    Dates are decimal years [yr]; ``*_lo``/``*_hi`` bound the central ``ci`` interval.
+    """
+
+    family: str
+    track: str
+    n_events: int
+    latest_level: int
+    latest_date: str
+    as_of: str
+    k_per_year: float
+    t50_year: float
+    k_bounds: tuple[float, float]
+    level3_year: float
+    level3_lo: float
+    level3_hi: float
+    level4_year: float
+    level4_lo: float
+    level4_hi: float
+    n_boot: int
+    ci: float
+    status: str
+    rows: str
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row with dates as ISO strings."""
+        import pandas as pd
+
+        return pd.DataFrame([{
+            "family": self.family, "track": self.track, "n_events": self.n_events,
+            "latest_level": self.latest_level, "latest_date": self.latest_date, "as_of": self.as_of,
+            "k_per_year": self.k_per_year, "k_lo_bound": self.k_bounds[0], "k_hi_bound": self.k_bounds[1],
+            "t50": iso(self.t50_year),
+            "level3_date": iso(self.level3_year), "level3_lo": iso(self.level3_lo), "level3_hi": iso(self.level3_hi),
+            "level4_date": iso(self.level4_year), "level4_lo": iso(self.level4_lo), "level4_hi": iso(self.level4_hi),
+            "n_boot": self.n_boot, "ci": self.ci, "status": self.status, "rows": self.rows,
+        }])
+
+    def predict(self, t_year: Any) -> np.ndarray:
+        """Fitted index level at decimal years ``t_year``."""
+        return _logistic(np.asarray(t_year, float), self.k_per_year, self.t50_year)
+
+
+def fit_adoption(
+    events: "str | pd.DataFrame | None" = None,
+    family: str = "all",
+    track: str = "megakernel",
+    n_boot: int = 200,
+    ci: float = 0.9,
+    seed: int = 0,
+    horizon_years: float = 30.0,
+) -> AdoptionFit:
+    """Fit the logistic adoption curve and bootstrap the level-3 and level-4 dates.
+
+    Parameters
+    ----------
+    events : path or DataFrame, optional
+        Events table (default ``datasets/megakernel_events.csv``).
+    family : str
+        ``"all"`` or a ``hardware_family`` (nvidia, amd, tpu, ascend, apple).
+    track : str
+        Which track to fit (``"megakernel"`` by default).
+    n_boot : int
+        Bootstrap resamples of the events (0: point fit only).
+    ci : float
+        Interval level [frac].
+    seed : int
+        Random seed of the bootstrap.
+    horizon_years : float
+        Upper bound on the midpoint ``t50``, in years after the newest event [yr].
+
+    Returns
+    -------
+    AdoptionFit
+        ``status`` says when the fit is bound-driven (few points from the left tail only).
+    """
+    v.count(n_boot, "n_boot", minimum=0)
+    v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    v.positive(horizon_years, "horizon_years")
+    v.one_of(track, "track", TRACKS)
+    df = load_events(events)
+    t_end = float(df["t_year"].max())
+    sub = df[df["track"] == track]
+    if family != "all":
+        fams = sorted(df["hardware_family"].unique())
+        if family not in fams:
+            from ..errors import unknown_name
+
+            raise unknown_name("hardware family", family, fams + ["all"])
+        sub = sub[sub["hardware_family"] == family]
+    if len(sub) == 0:
+        raise ValidationError(f"no {track} events for family {family!r}; nothing to fit")
+    k_lo, k_hi = K_SLOWEST_PER_YEAR, max(fastest_rate_per_year(df), K_SLOWEST_PER_YEAR * 1.01)
+    t_lo, t_hi = float(sub["t_year"].min()), t_end + horizon_years
+    latest = int(sub["level"].max())
+    latest_date = day(sub.loc[sub["level"] == latest, "date_parsed"].min())
+    base = dict(family=family, track=track, n_events=len(sub), latest_level=latest, latest_date=latest_date,
+                as_of=iso(t_end), k_bounds=(k_lo, k_hi), n_boot=n_boot, ci=ci,
+                rows=" ".join(str(r) for r in sub["row"]))
+    if len(sub) < 3 or latest == 0:
+        nan = np.nan
+        return AdoptionFit(k_per_year=nan, t50_year=nan, level3_year=nan, level3_lo=nan, level3_hi=nan,
+                           level4_year=nan, level4_lo=nan, level4_hi=nan,
+                           status=f"insufficient data ({len(sub)} events, max level {latest}); no fit", **base)
+    t, y = _monthly(sub, t_end)
+    k, t50 = _fit_once(t, y, k_lo, k_hi, t_lo, t_hi)
+    l3, l4 = level_time(3, k, t50), level_time(4, k, t50)
+    rng = np.random.default_rng(seed)
+    b3, b4 = [], []
+    n = len(sub)
+    for _ in range(n_boot):
+        bs = sub.iloc[rng.integers(0, n, n)]
+        if bs["level"].max() == 0:
+            continue  # no signal in this resample
+        tb, yb = _monthly(bs, t_end)
+        try:
+            kb, tb50 = _fit_once(tb, yb, k_lo, k_hi, float(bs["t_year"].min()), t_hi)
+        except (RuntimeError, ValueError):
+            continue
+        b3.append(level_time(3, kb, tb50))
+        b4.append(level_time(4, kb, tb50))
+    a = (1 - ci) / 2
+    q3 = np.quantile(b3, [a, 1 - a]) if b3 else (np.nan, np.nan)
+    q4 = np.quantile(b4, [a, 1 - a]) if b4 else (np.nan, np.nan)
+    status = "fitted"
+    if np.isclose(k, k_lo, rtol=1e-3) or np.isclose(k, k_hi, rtol=1e-3):
+        status = "rate at its bound: left-tail data only, the date is driven by the bound"
+        warnings.warn(f"megakernel adoption fit ({family}): growth rate k={k:.3g}/yr sits at its bound "
+                      f"[{k_lo:.3g}, {k_hi:.3g}]; the level-3/4 dates follow the bound, not the data.",
+                      ConvergenceWarning, stacklevel=2)
+    return AdoptionFit(k_per_year=k, t50_year=t50, level3_year=l3, level3_lo=float(q3[0]), level3_hi=float(q3[1]),
+                       level4_year=l4, level4_lo=float(q4[0]), level4_hi=float(q4[1]), status=status, **base)
+
+
+def expected_speedup(
+    hardware: Any = "h200",
+    model: Any = "llama-3.2-1b",
+    batch: Any = (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    context_tok: Any = 1024,
+) -> "pd.DataFrame":
+    """Decode speedup of megakernel over CUDA-graph execution by batch size (performance core).
+
+    ``speedup = step_time_s(graph) / step_time_s(megakernel)``. While ``tokenomics.perf`` is
+    missing, ``speedup`` is NaN and ``status`` is ``pending perf core``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``hardware``, ``model``, ``batch``, ``context_tok``, ``graph_step_s``,
+        ``megakernel_step_s``, ``speedup``, ``bound_graph``, ``bound_megakernel``, ``status``.
+    """
+    import pandas as pd
+
+    b = np.atleast_1d(np.asarray(batch))
+    v.count(b, "batch")
+    hw_name = getattr(hardware, "name", hardware)
+    m_name = getattr(model, "name", model)
+    try:
+        from ..perf import decode_step  # type: ignore[attr-defined]
+    except ImportError:
+        return pd.DataFrame({"hardware": hw_name, "model": m_name, "batch": b, "context_tok": context_tok,
+                             "graph_step_s": np.nan, "megakernel_step_s": np.nan, "speedup": np.nan,
+                             "bound_graph": "", "bound_megakernel": "", "status": "pending perf core"})
+    g = decode_step(hardware, model, "graph", batch=b, context_tok=context_tok)
+    m = decode_step(hardware, model, "megakernel", batch=b, context_tok=context_tok)
+    gs = np.broadcast_to(np.asarray(g.step_time_s, float), b.shape)
+    ms = np.broadcast_to(np.asarray(m.step_time_s, float), b.shape)
+    return pd.DataFrame({"hardware": hw_name, "model": m_name, "batch": b, "context_tok": context_tok,
+                         "graph_step_s": gs, "megakernel_step_s": ms, "speedup": gs / ms,
+                         "bound_graph": np.broadcast_to(np.asarray(g.bound), b.shape),
+                         "bound_megakernel": np.broadcast_to(np.asarray(m.bound), b.shape),
+                         "status": "modelled"})

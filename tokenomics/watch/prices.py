@@ -1,0 +1,393 @@
+"""Watch metric 1: per-1K-token price cuts (and rises) for 100B+ models.
+
+Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row with a capability
+``tier``, a ``size_class`` and a model ``line`` that links successive prices of one product) and
+``datasets/china_price_cuts.csv`` (CNY cuts converted with a sourced exchange rate per row).
+
+* :func:`decline_rates` fits log(price) = a + b t by OLS (statsmodels) per tier or per provider
+  and reports the decline factor per year ``exp(-b)`` with a confidence interval. A factor below 1
+  means prices rose.
+* :func:`cut_events` lists each price change within a model line, and the China cuts, with the
+  change as a fraction (negative = cut, positive = rise).
+* :func:`cost_floor` asks the econ chain (``tokenomics.chain``) for the modelled cost per 1K
+  output tokens of the same model class on SD200-class and GB200-class systems; until the chain
+  exists the result says ``pending perf core`` instead of a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..errors import DataError, TokenomicsError
+from ._events import day, decimal_year, iso, parse_date
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+PENDING = "pending perf core"
+
+#: Price kinds used for trend fits (promotional and off-peak prices are left out).
+TREND_KINDS = ("list", "listing")
+
+SIZE_100B = ("100b+", "100b+ (assumed)")
+
+
+def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
+    dates, precs = [], []
+    for i, d in enumerate(df["date"]):
+        p = parse_date(d)
+        if p is None:
+            raise DataError(f"{what} row {i + 1} (line {i + 2}): bad or missing date {d!r}")
+        dates.append(p[0])
+        precs.append(p[1])
+    df = df.copy()
+    df["date_parsed"] = np.array(dates, dtype="datetime64[D]")
+    df["t_year"] = decimal_year(df["date_parsed"].to_numpy())
+    df["date_precision"] = precs
+    df["row"] = np.arange(1, len(df) + 1)
+    return df
+
+
+def load_prices(prices: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """API list prices with parsed dates (``t_year`` [yr]) and the file row number.
+
+    Parameters
+    ----------
+    prices : DataFrame, optional
+        A table with the columns of ``datasets/api_prices.csv``; default: that file.
+    """
+    from .. import catalog
+
+    df = catalog.load("api_prices") if prices is None else prices
+    catalog.check_columns(df, catalog.REGISTRY["api_prices"].required, what="api prices")
+    return _with_dates(df.reset_index(drop=True), "api_prices.csv")
+
+
+def load_china_cuts(cuts: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """China price cuts (CNY and USD per 1K tokens) with parsed dates."""
+    from .. import catalog
+
+    df = catalog.load("china_price_cuts") if cuts is None else cuts
+    catalog.check_columns(df, catalog.REGISTRY["china_price_cuts"].required, what="china price cuts")
+    return _with_dates(df.reset_index(drop=True), "china_price_cuts.csv")
+
+
+def _ols_decline(t: np.ndarray, price: np.ndarray, ci: float) -> dict[str, float]:
+    import statsmodels.api as sm
+
+    x = sm.add_constant(t - t.mean())
+    res = sm.OLS(np.log(price), x).fit()
+    b = float(res.params[1])
+    lo_b, hi_b = (float(z) for z in res.conf_int(alpha=1 - ci)[1])
+    return {
+        "slope_per_year": b,
+        "decline_factor_per_year": float(np.exp(-b)),
+        "decline_factor_lo": float(np.exp(-hi_b)),
+        "decline_factor_hi": float(np.exp(-lo_b)),
+        "change_frac_per_year": float(np.exp(b) - 1.0),
+        "r2": float(res.rsquared),
+    }
+
+
+def decline_rates(
+    prices: "pd.DataFrame | None" = None,
+    by: str = "tier",
+    size_class: tuple[str, ...] | None = None,
+    ci: float = 0.9,
+    min_points: int = 3,
+) -> "pd.DataFrame":
+    """Log-linear price decline per year, per group, with a confidence interval.
+
+    Fits ``ln(blended_usd_per_1k_tok) = a + b * t`` by OLS within each group, on list prices
+    (promotional and off-peak rows excluded). ``decline_factor_per_year = exp(-b)``: 10 means
+    prices fall 10x a year; 0.5 means they double. The interval is the OLS interval on ``b``.
+
+    Parameters
+    ----------
+    prices : DataFrame, optional
+        Price table (default ``datasets/api_prices.csv``).
+    by : {"tier", "provider", "all"}
+        Grouping column (``all``: one pooled fit).
+    size_class : tuple of str, optional
+        Keep only these ``size_class`` values; default: all rows for ``by="tier"`` and the
+        100B+ rows (published or assumed) for ``by="provider"``.
+    ci : float
+        Confidence level (0-1) [frac]; 0.9 matches Epoch AI's published intervals.
+    min_points : int
+        Groups with fewer dated prices get NaN rates and a note.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``group``, ``n``, ``first_date``, ``last_date``,
+        ``decline_factor_per_year`` and its ``_lo``/``_hi``, ``change_frac_per_year``, ``r2``,
+        ``rows`` (file rows used), ``note``.
+    """
+    import pandas as pd
+
+    v.one_of(by, "by", ("tier", "provider", "all"))
+    v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    v.count(min_points, "min_points", minimum=2)
+    df = load_prices(prices)
+    if size_class is None and by == "provider":
+        size_class = SIZE_100B
+    df = df[df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_1k_tok"] > 0)]
+    if size_class is not None:
+        df = df[df["size_class"].isin(size_class)]
+    if by == "all":
+        df = df.assign(all="pooled")
+    out = []
+    for g, sub in df.groupby(by, sort=True):
+        rec: dict[str, Any] = {
+            "by": by,
+            "group": g,
+            "scope": "all sizes" if size_class is None else "size_class in " + "/".join(size_class),
+            "n": len(sub),
+            "first_date": day(sub["date_parsed"].min()),
+            "last_date": day(sub["date_parsed"].max()),
+            "rows": " ".join(str(r) for r in sub["row"]),
+        }
+        if len(sub) >= min_points and np.ptp(sub["t_year"].to_numpy()) > 0:
+            rec.update(_ols_decline(sub["t_year"].to_numpy(float), sub["blended_usd_per_1k_tok"].to_numpy(float), ci))
+            rec["note"] = ""
+        else:
+            rec.update({k: np.nan for k in ("slope_per_year", "decline_factor_per_year", "decline_factor_lo",
+                                            "decline_factor_hi", "change_frac_per_year", "r2")})
+            rec["note"] = f"fewer than {min_points} dated prices"
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Every price change within a model line, plus the China cuts.
+
+    Within a ``line`` of ``api_prices.csv`` (successive prices of one product, e.g. ``o3`` or
+    ``claude-opus``), each price is compared with the previous one (blended 3:1 USD per 1K
+    tokens). ``change_frac = after / before - 1``: -0.8 is an 80 % cut, +1.0 a doubling.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``date``, ``region`` (global|china), ``provider``, ``line``, ``model_before``,
+        ``model_after``, ``price_before_usd_per_1k_tok``, ``price_after_usd_per_1k_tok``,
+        ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``.
+    """
+    import pandas as pd
+
+    df = load_prices(prices)
+    df = df[df["line"].fillna("").astype(str) != ""]
+    out = []
+    for line, sub in df.sort_values("date_parsed", kind="stable").groupby("line", sort=True):
+        prev = None
+        for r in sub.itertuples(index=False):
+            if prev is not None:
+                before, after = float(prev.blended_usd_per_1k_tok), float(r.blended_usd_per_1k_tok)
+                ch = after / before - 1.0
+                out.append({
+                    "date": day(r.date_parsed), "region": "global", "provider": r.provider, "line": line,
+                    "model_before": prev.model, "model_after": r.model,
+                    "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
+                    "change_frac": ch, "size_class": r.size_class, "source": r.source,
+                    "rows": f"api_prices {prev.row},{r.row}",
+                })
+            prev = r
+    ch_df = load_china_cuts(china)
+    for r in ch_df.itertuples(index=False):
+        before, after = r.price_before_usd_per_1k_tok, r.price_after_usd_per_1k_tok
+        if pd.notna(r.cut_frac):
+            ch = -float(r.cut_frac)
+        elif pd.notna(before) and pd.notna(after) and before > 0:
+            ch = after / before - 1.0
+        else:
+            continue
+        out.append({
+            "date": day(r.date_parsed), "region": "china", "provider": r.provider, "line": "",
+            "model_before": r.model, "model_after": r.model,
+            "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
+            "change_frac": ch, "size_class": "", "source": r.source,
+            "rows": f"china_price_cuts {r.row}",
+        })
+    res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
+    res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
+    return res
+
+
+#: Systems compared for the modelled cost floor: (label, system name in ``datasets/systems.csv``).
+FLOOR_SYSTEMS: tuple[tuple[str, str], ...] = (("sd200-class", "sd200-ultra"), ("gb200-class", "gb200-nvl72"))
+#: Older-generation system used for the modelled cost decline (``lag``): same model, same chain.
+LAG_BASE_SYSTEM = "dgx-h200"
+FLOOR_BATCHES = (1, 4, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine",
+               batches=FLOOR_BATCHES) -> "pd.DataFrame":
+    """Modelled cost per 1K output tokens of a 100B+ model on SD200- and GB200-class systems.
+
+    Calls :func:`tokenomics.chain.price` with the named multi-chip ``system`` and
+    ``margin_frac=0`` (cost, not price) over ``batches`` and keeps the cheapest batch that fits.
+    While the chain or its multi-chip model is missing, the cost is NaN and ``status`` says
+    ``pending perf core``; no number is invented here.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system_class``, ``system``, ``accelerator``, ``n_chips``, ``year``, ``model``,
+        ``cost_usd_per_1k_tok``, ``batch``, ``tok_per_s_per_user``, ``status``.
+    """
+    import pandas as pd
+
+    rows = [_system_cost(label, name, model, execution, batches) for label, name in systems]
+    return pd.DataFrame(rows)
+
+
+def _system_cost(label: str, system: str, model: str, execution: str, batches) -> dict[str, Any]:
+    from .. import catalog
+
+    rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
+                           "year": np.nan, "model": model, "cost_usd_per_1k_tok": np.nan, "batch": np.nan,
+                           "tok_per_s_per_user": np.nan, "status": PENDING}
+    try:
+        sysrow = catalog.load("systems").loc[system]
+        acc = str(sysrow["accelerator"])
+        rec.update(accelerator=acc, n_chips=int(sysrow["n_chips"]))
+        accs = catalog.load("accelerators")
+        if acc in accs.index and "year" in accs.columns:
+            rec["year"] = float(accs.loc[acc, "year"])
+        from .. import chain  # type: ignore[attr-defined]
+
+        kw: dict[str, Any] = {}
+        import inspect
+
+        if "parallel" in inspect.signature(chain.price).parameters:
+            from ..perf.parallel import ParallelPlan  # type: ignore[import-not-found]
+
+            kw["parallel"] = ParallelPlan(tp=1, ep=int(sysrow["n_chips"]))
+        r = chain.price(acc, model, execution, system=system, batch=np.asarray(batches), margin_frac=0.0,
+                        on_oom="mask", **kw)
+    except TokenomicsError as exc:
+        rec["status"] = f"{PENDING} (chain.price(system={system!r}) takes no parallel plan: {exc})"[:220]
+        return rec
+    except ImportError as exc:
+        rec["status"] = f"{PENDING} (multi-chip system model not available: {exc.name or exc})"
+        return rec
+    except (AttributeError, KeyError) as exc:
+        rec["status"] = f"{PENDING} ({type(exc).__name__}: {exc})"[:160]
+        return rec
+    cost = np.asarray(r.price_usd_per_1k_output_tok, float)
+    if not np.any(np.isfinite(cost)):
+        rec["status"] = "does not fit at any batch"
+        return rec
+    i = int(np.nanargmin(cost))
+    rec.update(cost_usd_per_1k_tok=float(cost[i]), batch=float(np.asarray(batches)[i]),
+               tok_per_s_per_user=float(np.ravel(np.asarray(r.tok_per_s_per_user, float))[i]), status="modelled")
+    return rec
+
+
+@dataclass(frozen=True)
+class PriceWatch:
+    """Result of :func:`price_watch` (all tables are DataFrames)."""
+
+    rates_by_tier: Any
+    rates_by_provider: Any
+    events: Any
+    floor: Any
+    headroom: Any
+    as_of: str
+    lag: dict = field(default_factory=dict)
+
+    def to_frame(self) -> "pd.DataFrame":
+        """Decline rates by tier and by provider in one table."""
+        import pandas as pd
+
+        return pd.concat([self.rates_by_tier, self.rates_by_provider], ignore_index=True)
+
+
+def headroom(prices: "pd.DataFrame | None", floor: "pd.DataFrame", size_class=SIZE_100B) -> "pd.DataFrame":
+    """List price over modelled cost for the latest price of each 100B+ line.
+
+    ``headroom = output list price / modelled cost per 1K output tokens`` (cheapest system);
+    NaN while the cost floor is pending.
+    """
+    df = load_prices(prices)
+    df = df[df["size_class"].isin(size_class) & df["price_kind"].isin(TREND_KINDS)]
+    df = df.sort_values("date_parsed").groupby("provider", sort=True).tail(1)
+    cost = floor["cost_usd_per_1k_tok"].min() if len(floor) else np.nan
+    price = df["output_usd_per_1k_tok"].where(df["output_usd_per_1k_tok"].notna(), df["blended_usd_per_1k_tok"])
+    out = df[["date", "provider", "model", "row"]].copy()
+    out["list_usd_per_1k_output_tok"] = price.to_numpy(float)
+    out["cost_floor_usd_per_1k_tok"] = cost
+    out["headroom_x"] = out["list_usd_per_1k_output_tok"] / cost if np.isfinite(cost) and cost > 0 else np.nan
+    out["status"] = "modelled" if np.isfinite(cost) else PENDING
+    return out.reset_index(drop=True)
+
+
+def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
+              base_system: str = LAG_BASE_SYSTEM, execution: str = "engine") -> dict[str, Any]:
+    """Do observed 100B+ price declines lag the modelled cost decline?
+
+    Modelled cost decline per year = (cost on ``base_system`` / cheapest floor cost) ** (1 / years
+    between their accelerators' launch years), same model and chain. ``lags`` is True when the
+    observed decline factor's upper CI bound is below the modelled factor.
+    """
+    out = {"observed_decline_factor_per_year_100b": float(observed["decline_factor_per_year"]),
+           "observed_lo": float(observed["decline_factor_lo"]), "observed_hi": float(observed["decline_factor_hi"]),
+           "modelled_cost_decline_factor_per_year": np.nan, "lags": None, "status": PENDING}
+    ok = floor[floor["status"] == "modelled"]
+    if ok.empty:
+        return out
+    best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
+    base = _system_cost("base", base_system, model, execution, FLOOR_BATCHES)
+    if base["status"] != "modelled" or not (np.isfinite(base["year"]) and np.isfinite(best["year"])) \
+            or best["year"] <= base["year"]:
+        out["status"] = f"no modelled decline ({base['status']})"
+        return out
+    f = (base["cost_usd_per_1k_tok"] / best["cost_usd_per_1k_tok"]) ** (1.0 / (best["year"] - base["year"]))
+    out.update(modelled_cost_decline_factor_per_year=float(f), lags=bool(out["observed_hi"] < f),
+               status=f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} ({int(best['year'])})")
+    return out
+
+
+def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None" = None,
+                ci: float = 0.9, model: str = "deepseek-v3") -> PriceWatch:
+    """All of watch metric 1: rates per tier/provider, cut events, cost floor, headroom, lag.
+
+    ``lag`` compares the observed decline factor of 100B+ list prices with the modelled cost
+    decline; it stays ``pending perf core`` until the chain can model more than one hardware
+    generation.
+    """
+    p = load_prices(prices)
+    by_tier = decline_rates(p.drop(columns=["date_parsed", "t_year", "date_precision", "row"]), by="tier", ci=ci)
+    by_prov = decline_rates(p.drop(columns=["date_parsed", "t_year", "date_precision", "row"]), by="provider", ci=ci)
+    raw = p.drop(columns=["date_parsed", "t_year", "date_precision", "row"])
+    ev = cut_events(raw, china)
+    fl = cost_floor(model)
+    hr = headroom(raw, fl)
+    big = decline_rates(raw, by="all", size_class=SIZE_100B, ci=ci).iloc[0]
+    lag = lag_check(big, fl, model)
+    return PriceWatch(by_tier, by_prov, ev, fl, hr, as_of=iso(float(p["t_year"].max())), lag=lag)
+
+
+def forecast_price(prices: "pd.DataFrame | None" = None, years_ahead: float = 1.0, ci: float = 0.9,
+                   size_class: tuple[str, ...] = SIZE_100B) -> dict[str, float]:
+    """Pooled log-linear forecast of the 100B+ blended list price ``years_ahead`` after the newest row.
+
+    Returns the predicted median price [USD per 1K tokens] with an OLS prediction interval
+    (``lo``/``hi``), the target decimal year and the number of prices used.
+    """
+    import statsmodels.api as sm
+
+    v.positive(years_ahead, "years_ahead")
+    df = load_prices(prices)
+    df = df[df["size_class"].isin(size_class) & df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_1k_tok"] > 0)]
+    t = df["t_year"].to_numpy(float)
+    t0 = t.mean()
+    res = sm.OLS(np.log(df["blended_usd_per_1k_tok"].to_numpy(float)), sm.add_constant(t - t0)).fit()
+    target = float(t.max() + years_ahead)
+    pr = res.get_prediction(np.array([[1.0, target - t0]])).summary_frame(alpha=1 - ci)
+    return {"t_year": target, "usd_per_1k_tok": float(np.exp(pr["mean"].iloc[0])),
+            "lo": float(np.exp(pr["obs_ci_lower"].iloc[0])), "hi": float(np.exp(pr["obs_ci_upper"].iloc[0])),
+            "n": int(len(df))}
