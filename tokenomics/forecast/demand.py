@@ -207,6 +207,9 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     hist = load_history() if history is None else check_history(history)
     if fit_through is not None:
         month_end(fit_through)  # validates the format early
+    if not (isinstance(series, str) and series == "all"):
+        for n in [series] if isinstance(series, str) else list(series):
+            get_series(n, fit_through=fit_through, history=hist)  # unknown name / too few obs
     bt = run_backtest(history=history, fit_through=fit_through)
     skipped: dict = {}
     if isinstance(series, str) and series == "all":
@@ -262,8 +265,8 @@ def fan_chart(result: ForecastResult, path):
         ax.plot(h["date"], h["tokens_per_day"], "o", color=c, ms=5, mec="black", mew=0.5)
     for _, r in reference_lines().iterrows():
         ax.axhline(r["tokens_per_day"], color="grey", ls="--", lw=1)
-        ax.annotate(r["reference"], (pd.Timestamp("2024-01-15"), r["tokens_per_day"]), fontsize=8,
-                    color="dimgrey", va="bottom")
+        ax.annotate(r["reference"], (pd.Timestamp("2030-12-31"), r["tokens_per_day"]), fontsize=8,
+                    color="dimgrey", va="bottom", ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("tokens per day")
     scen = result.scenario or "trend only"

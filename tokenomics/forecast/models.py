@@ -139,15 +139,18 @@ def fit_loglinear(t_year, log_y) -> Fitted:
         ``params``: ``intercept`` (log tokens/day at the last observation),
         ``growth_per_year`` (natural-log slope [1/year]).
     """
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS
 
     t, y = _check_xy(t_year, log_y, "loglinear")
     t0 = t[-1]
-    res = sm.OLS(y, sm.add_constant(t - t0, has_constant="add")).fit()
+
+    def design(tq):
+        return np.column_stack([np.ones_like(tq), tq - t0])
+
+    res = OLS(y, design(t)).fit()
 
     def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
-        X = sm.add_constant(tq - t0, has_constant="add")
-        pred = res.get_prediction(X)
+        pred = res.get_prediction(design(tq))
         out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
         for lev in LEVELS:
             sf = pred.summary_frame(alpha=1 - lev)
@@ -178,7 +181,7 @@ def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR
         ``params``: ``ceiling_log`` (A), ``growth_per_year`` at the last observation (B c),
         ``damping_per_year``.
     """
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS
 
     from .._validate import positive
 
@@ -190,7 +193,7 @@ def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR
     def design(tq):
         return np.column_stack([np.ones_like(tq), -np.exp(-c * (tq - t0))])
 
-    res = sm.OLS(y, design(t)).fit()
+    res = OLS(y, design(t)).fit()
 
     def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
         pred = res.get_prediction(design(tq))
@@ -227,7 +230,7 @@ def fit_local_trend(t_year, log_y) -> Fitted:
     Fitted
         ``params``: ``sigma2_level`` (per month), ``growth_per_year`` (drift x 12).
     """
-    import statsmodels.api as sm
+    from statsmodels.tsa.statespace.structural import UnobservedComponents
 
     t, y = _check_xy(t_year, log_y, "local_trend")
     m = _month_index(t)
@@ -236,7 +239,7 @@ def fit_local_trend(t_year, log_y) -> Fitted:
     grid = np.full(n_months, np.nan)
     for k in np.unique(m):
         grid[k - m0] = y[m == k].mean()
-    mod = sm.tsa.UnobservedComponents(grid, level="random walk with drift")
+    mod = UnobservedComponents(grid, level="random walk with drift")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = mod.fit(disp=False)
@@ -274,6 +277,16 @@ def _logistic(t, A, r, tm):
     return A - np.logaddexp(0.0, -r * (t - tm))
 
 
+def _gompertz_jac(t, A, B, c, t0):
+    e = np.exp(-c * (t - t0))
+    return np.column_stack([np.ones_like(t), -e, B * (t - t0) * e])
+
+
+def _logistic_jac(t, A, r, tm):
+    s = np.exp(-np.logaddexp(0.0, r * (t - tm)))  # = exp(-x) / (1 + exp(-x)), x = r (t - tm)
+    return np.column_stack([np.ones_like(t), s * (t - tm), -s * r])
+
+
 def _curve_setup(model: str, t: np.ndarray, y: np.ndarray):
     t0 = t[0]
     ymax = y.max()
@@ -281,33 +294,34 @@ def _curve_setup(model: str, t: np.ndarray, y: np.ndarray):
     top = ymax + np.log(MAX_CEILING_FACTOR)
     if model == "gompertz":
         f = lambda tt, A, B, c: _gompertz(tt, A, B, c, t0)  # noqa: E731
+        jac = lambda tt, A, B, c: _gompertz_jac(tt, A, B, c, t0)  # noqa: E731
         p0 = [ymax + 2.0, ymax + 2.0 - y[0], 1.0]
         lo = [ymax, 1e-6, 0.05]
         hi = [top, 100.0, 10.0]
     else:
-        f = _logistic
+        f, jac = _logistic, _logistic_jac
         p0 = [ymax + 2.0, 2.0, t[-1]]
         lo = [ymax, 0.05, t0 - 5 * span]
         hi = [top, 20.0, t[-1] + 10.0]
     p0 = np.clip(p0, np.array(lo) + 1e-9, np.array(hi) - 1e-9)
-    return f, p0, (lo, hi)
+    return f, jac, p0, (lo, hi)
 
 
-def _curve_fit(f, t, y, p0, bounds):
+def _curve_fit(f, jac, t, y, p0, bounds):
     from scipy.optimize import curve_fit
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        popt, _ = curve_fit(f, t, y, p0=p0, bounds=bounds, maxfev=5000)
+        popt, _ = curve_fit(f, t, y, p0=p0, bounds=bounds, jac=jac, max_nfev=2000)
     return popt
 
 
 def _fit_curve(model: str, t_year, log_y, n_boot: int, seed: int) -> Fitted:
     t, y = _check_xy(t_year, log_y, model)
-    f, p0, bounds = _curve_setup(model, t, y)
+    f, jac, p0, bounds = _curve_setup(model, t, y)
     converged = True
     try:
-        popt = _curve_fit(f, t, y, p0, bounds)
+        popt = _curve_fit(f, jac, t, y, p0, bounds)
     except RuntimeError:
         converged = False
         popt = p0
@@ -320,7 +334,7 @@ def _fit_curve(model: str, t_year, log_y, n_boot: int, seed: int) -> Fitted:
     for _ in range(n_boot):
         yb = fitted + rng.choice(resid, size=n, replace=True)
         try:
-            boot.append(_curve_fit(f, t, yb, popt, bounds))
+            boot.append(_curve_fit(f, jac, t, yb, popt, bounds))
         except RuntimeError:
             continue
     boot = np.array(boot) if boot else popt[None, :]

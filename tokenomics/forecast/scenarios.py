@@ -177,3 +177,51 @@ def reference_lines() -> "pd.DataFrame":
                      "growth_2026_2030": parameter("goldman_growth_2026_2030") if key == "goldman_2030" else np.nan,
                      "source": r["source"], "note": r["note"]})
     return pd.DataFrame(rows)
+
+
+def reference_comparison(result) -> "pd.DataFrame":
+    """Where a forecast lands against the Goldman Sachs and article reference lines.
+
+    For each series of ``result`` (a :class:`~tokenomics.forecast.demand.ForecastResult`) and
+    for their sum (sum of medians; a lower bound on the world since most providers are missing),
+    the December 2030 rate, its growth over December 2026, and its ratio to the references.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``series, scenario, tokens_per_day_2030, tokens_per_month_2030,
+        growth_2026_2030, goldman_growth_2026_2030, share_of_goldman_2030, times_article_2030``.
+    """
+    import pandas as pd
+
+    from ..units import DAYS_PER_MONTH
+
+    refs = reference_lines()
+    goldman = float(refs["tokens_per_day"].iloc[0])
+    article = float(refs["tokens_per_day"].iloc[1])
+    g24 = parameter("goldman_growth_2026_2030")
+    m = result.monthly
+    rows = []
+
+    def add(label, s26, s30):
+        rows.append({
+            "series": label, "scenario": result.scenario or "trend",
+            "tokens_per_day_2030": s30, "tokens_per_month_2030": s30 * DAYS_PER_MONTH,
+            "growth_2026_2030": s30 / s26 if s26 > 0 else np.nan,
+            "goldman_growth_2026_2030": g24,
+            "share_of_goldman_2030": s30 / goldman,
+            "times_article_2030": s30 / article,
+        })
+
+    tot26 = tot30 = 0.0
+    names = list(dict.fromkeys(m["series"]))
+    for name in names:
+        g = m[m["series"] == name].set_index("date")["tokens_per_day"]
+        if "2026-12" not in g.index or "2030-12" not in g.index:
+            continue
+        add(name, float(g["2026-12"]), float(g["2030-12"]))
+        tot26 += float(g["2026-12"])
+        tot30 += float(g["2030-12"])
+    if len(rows) > 1:
+        add("sum of series above", tot26, tot30)
+    return pd.DataFrame(rows)

@@ -1,0 +1,87 @@
+"""CLI: ``tokenomics forecast``: token demand to 2030 (parse and format only)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+
+
+class ScenarioChoice(str, Enum):
+    low = "low"
+    base = "base"
+    high = "high"
+
+
+class Show(str, Enum):
+    forecast = "forecast"
+    backtest = "backtest"
+    scenarios = "scenarios"
+    references = "references"
+    infra = "infra"
+
+
+class Freq(str, Enum):
+    annual = "annual"
+    monthly = "monthly"
+
+
+@app.command()
+def forecast(
+    series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
+    fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM.")] = None,
+    scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, or the infrastructure to serve it.")] = Show.forecast,
+    freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
+    system: Annotated[str, typer.Option("--system", help="Serving system for --show infra (h100, b200, gb200-nvl72, h200).")] = "gb200-nvl72",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
+) -> None:
+    """Forecast token demand to 2030-12 with 80/95 % intervals (backtest-weighted models)."""
+    from ..forecast import forecast as run_forecast
+    from ..forecast.infrastructure import plan_infrastructure
+    from ..forecast.scenarios import reference_comparison, scenario_table
+    from ..io import write_frame
+
+    result = run_forecast(series, fit_through=fit_through,
+                          scenario=scenario.value if scenario else None)
+    caption = None
+    if show == Show.forecast:
+        df = result.to_frame(freq.value)
+        title = f"Token demand, tokens/day ({freq.value}; {result.scenario or 'trend only'})"
+        caption = "model weights from the backtest: " + "; ".join(
+            f"{s}: {m}" for s, m in df.groupby("series", sort=False)["models"].first().items())
+    elif show == Show.backtest:
+        df, title = result.backtest.to_frame(), (
+            f"Rolling-origin backtest (log10 errors; damped decay "
+            f"{result.backtest.damping_per_year:g}/yr chosen by backtest)")
+    elif show == Show.scenarios:
+        df, title = scenario_table(), "Agentic scenarios (datasets/demand_scenarios.csv)"
+    elif show == Show.references:
+        df, title = reference_comparison(result), "Forecast vs Goldman Sachs and article 2030 lines"
+    else:
+        df, title = plan_infrastructure(result, system).to_frame(), f"Serving the forecast on {system}"
+    if out is not None:
+        paths = result.write(out)
+        paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))
+        if show == Show.infra:
+            paths.append(write_frame(df, Path(out) / "infrastructure.csv"))
+        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+    if result.skipped:
+        skipped = "skipped: " + "; ".join(f"{k} ({v})" for k, v in result.skipped.items())
+        caption = f"{caption}\n{skipped}" if caption else skipped
+        if fmt != Format.table:
+            typer.echo(skipped, err=True)
+    if fmt == Format.table and show == Show.forecast:
+        keep = {"series": "series", "date": "date", "tokens_per_day": "median",
+                "tokens_per_day_lo_80": "lo 80%", "tokens_per_day_hi_80": "hi 80%",
+                "tokens_per_day_lo_95": "lo 95%", "tokens_per_day_hi_95": "hi 95%"}
+        if result.scenario:
+            keep.update({"agentic_share_frac": "agentic share", "agentic_uplift": "uplift"})
+        df = df[list(keep)].rename(columns=keep)
+    emit(df, fmt, title=title, caption=caption)
