@@ -113,3 +113,19 @@ def test_tdp_scaled_power_for_other_chips():
     r = chain.price("b200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
     assert 0 < float(r.board_power_w) <= 1000.0
     assert isinstance(tco.cost_model("b200"), tco.CostInputs)
+
+
+def test_system_pricing_per_chip():
+    """Multi-chip: tokens/s per chip = replica tokens/s / chips (8 x H200, llama-3.1-8b, tp 8)."""
+    r = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, system="dgx-h200",
+                    cost="hyperscaler-owned@2026-07")
+    assert r.n_chips == 8 and r.hardware == "h200"
+    assert float(r.cost_usd_per_chip_h) == 1.22  # tco_params.csv, InferenceX Jul-2026 survey
+    assert float(r.tok_per_s) == pytest.approx(32 * float(r.tok_per_s_per_user) / 8)
+
+
+def test_system_without_price_needs_flat_cost():
+    with pytest.raises(TokenomicsError, match="flat USD per chip-hour"):
+        chain.price("x", "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra")
+    r = chain.price("x", "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra", cost=2.0)
+    assert float(r.cost_usd_per_chip_h) == 2.0 and r.n_chips >= 16

@@ -7,8 +7,8 @@ power and a cost model into a cost per chip-hour (:mod:`tokenomics.econ.tco`), a
 into prices per 1K input and output tokens and joules per token (:mod:`tokenomics.econ.pricing`).
 It returns a frozen :class:`PriceResult` with ``.to_frame()``; no I/O, no state.
 
-Pricing is per chip for single-accelerator serving (n independent replicas), unless ``system``
-names a multi-chip system and the multi-chip model (:mod:`tokenomics.perf.system`) is present.
+Pricing is per chip: for single-accelerator serving (n independent replicas), or, with
+``system``, per chip of a multi-chip replica timed by :mod:`tokenomics.perf.system`.
 
 Examples
 --------
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
-from .errors import TokenomicsError, ValidationError, unknown_name
+from .errors import DataError, TokenomicsError, ValidationError, unknown_name
 
 
 def workload(name: str) -> tuple[int, int]:
@@ -133,7 +133,8 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
           context_tok: Any = None, workload: str = "chat", cost: Any = None,
           system: str | None = None, utilization_frac: Any = None, margin_frac: Any = None,
           weight_precision: str | None = None, kv_precision: str = "bf16", prefill_batch: int = 1,
-          power: Any = None, on_oom: str = "raise", **cost_overrides: Any) -> PriceResult:
+          power: Any = None, on_oom: str = "raise", parallel: Any = None,
+          **cost_overrides: Any) -> PriceResult:
     """Price per 1K input and output tokens, cost per chip-hour and energy per token.
 
     Parameters
@@ -153,7 +154,11 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
         (``"hyperscaler-owned"``, ``"neocloud-owned@2026-07"``, ``"rental-3yr"``), a flat
         USD per chip-hour, or a cost object.
     system : str, optional
-        A multi-chip system (needs :mod:`tokenomics.perf.system`).
+        A multi-chip system (``datasets/systems.csv``); decode is timed by
+        :func:`tokenomics.perf.system.system_step` and prices stay per chip. ``hardware`` is
+        then ignored (the system's accelerator is used).
+    parallel : ParallelPlan, optional
+        Split of the model over the system's chips (see :func:`_system_steps`).
     utilization_frac, margin_frac : float or array, optional
         Share of hours sold (0, 1] and gross margin [0, 1); defaults from ``tco_params.csv``
         (1 and 0: InferenceX's cost to serve).
@@ -188,7 +193,7 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     v.one_of(on_oom, "on_oom", ("raise", "mask"))
     if system is not None:
         dec, pre, n_chips = _system_steps(system, model, execution, batch, context_tok, in_tok,
-                                          weight_precision, kv_precision, prefill_batch, on_oom)
+                                          weight_precision, kv_precision, prefill_batch, on_oom, parallel)
     else:
         dec = decode_step(hardware, model, execution, batch=batch, context_tok=context_tok,
                           weight_precision=weight_precision, kv_precision=kv_precision, on_oom=on_oom)
@@ -199,22 +204,30 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     if isinstance(cost, CostInputs) and cost_overrides:
         cost = cost.replace(**cost_overrides)
     cm = cost_model(hw, cost, **cost_overrides) if not isinstance(cost, CostInputs) else cost
-    pm = _resolve_power(hw, power)
     clip = lambda a: np.clip(np.nan_to_num(np.asarray(a, float), nan=0.0), 0.0, 1.0)  # noqa: E731
-    p_dec = pm.board_power_w(clip(dec.hbm_util_frac), clip(dec.flop_util_frac))
-    p_pre = pm.board_power_w(clip(pre.hbm_util_frac), clip(pre.flop_util_frac))
+    try:
+        pm = _resolve_power(hw, power)
+        p_dec = pm.board_power_w(clip(dec.hbm_util_frac), clip(dec.flop_util_frac))
+        p_pre = pm.board_power_w(clip(pre.hbm_util_frac), clip(pre.flop_util_frac))
+    except DataError:
+        if isinstance(cm, CostInputs):  # electricity needs power
+            raise
+        # a flat all-in $/chip-hour needs no power; energy per token is then unknown (NaN)
+        p_dec = np.full(np.shape(dec.hbm_util_frac), np.nan)
+        p_pre = np.full(np.shape(pre.hbm_util_frac), np.nan)
+    p_dec_c, p_pre_c = np.nan_to_num(p_dec), np.nan_to_num(p_pre)
     tps = np.asarray(dec.tok_per_s_per_chip, float)
     pre_tps = np.asarray(pre.tok_per_s_per_chip, float)
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
-    breakdown = cm.breakdown_usd_per_h(p_dec)
-    cost_h = cm.cost_usd_per_chip_h(p_dec)
-    cost_pre_h = cm.cost_usd_per_chip_h(p_pre)
+    breakdown = cm.breakdown_usd_per_h(p_dec_c)
+    cost_h = cm.cost_usd_per_chip_h(p_dec_c)
+    cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
     p_out = np.where(ok, pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac), np.nan)
     p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
     blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_in), np.where(ok, p_out, 0), in_tok, out_tok)
     blended = np.where(ok, blended, np.nan)
-    e = np.where(ok, pricing.energy_j_per_tok(p_dec, safe_tps), np.nan)
+    e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
     fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
     return PriceResult(
         hardware=hw.name, model=dec.model.name, execution=dec.plan.name, workload=workload,
@@ -232,21 +245,57 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
 
 
 def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_precision,
-                  kv_precision, prefill_batch, on_oom):
+                  kv_precision, prefill_batch, on_oom, parallel=None):
+    """Decode on a multi-chip system (tokenomics.perf.system) and prefill on its chips.
+
+    Decode: :func:`tokenomics.perf.system.system_step` with ``parallel`` (default: expert
+    parallel over every chip for MoE models, and the widest tensor parallelism n, n/2, ... that
+    the model accepts). The chips' utilization is the core's
+    utilization times the share of the step they compute (``compute_s / step_time_s``), so
+    exposed communication draws idle-level power. Prefill: the single-chip core sharded
+    ``tp``/``ep`` ways, communication excluded (an approximation).
+    """
     try:
         from .perf import system as sysmod
     except ModuleNotFoundError:
         raise TokenomicsError(
             f"system={system!r}: the multi-chip model (tokenomics.perf.system) is not available; "
             "price per chip with --hardware instead (single-accelerator replicas)") from None
-    step = getattr(sysmod, "system_step", None)
-    if step is None:
-        raise TokenomicsError("tokenomics.perf.system has no system_step; price per chip with --hardware")
-    dec = step(system, model, execution, batch=batch, context_tok=context_tok,
-               weight_precision=weight_precision, kv_precision=kv_precision)
-    pre = step(system, model, execution, batch=prefill_batch, context_tok=in_tok, phase="prefill",
-               weight_precision=weight_precision, kv_precision=kv_precision)
-    return dec, pre, int(getattr(dec, "n_chips", 1))
+    from types import SimpleNamespace
+
+    from .perf import prefill
+    from .perf.parallel import ParallelPlan
+
+    sys_ = sysmod._system(system)
+    m = model if not isinstance(model, str) else __import__("tokenomics.catalog", fromlist=["model"]).model(model)
+    n = int(sys_.n_chips)
+    kw = dict(batch=batch, context_tok=context_tok, weight_precision=weight_precision, kv_precision=kv_precision)
+    if parallel is not None:
+        dec = sysmod.system_step(sys_, m, execution, parallel, **kw)
+    else:
+        last: Exception | None = None
+        dec = None
+        tp = n
+        while tp >= 1 and dec is None:
+            try:
+                dec = sysmod.system_step(sys_, m, execution, ParallelPlan(tp=tp, ep=n if m.is_moe else 1), **kw)
+            except TokenomicsError as exc:
+                last = exc
+            tp //= 2
+        if dec is None:
+            raise last
+    core = dec.core
+    busy = np.clip(np.asarray(dec.compute_s, float) / np.asarray(dec.step_time_s, float), 0.0, 1.0)
+    pre = prefill(sys_.accelerator, m, execution, prompt_tok=in_tok, batch=prefill_batch,
+                  weight_precision=weight_precision, kv_precision=kv_precision,
+                  tp=dec.parallel.tp, ep=dec.parallel.ep, on_oom=on_oom)
+    view = SimpleNamespace(
+        hardware=sys_.accelerator, model=m, plan=dec.plan, batch=dec.batch, context_tok=dec.context_tok,
+        tok_per_s_per_chip=dec.tok_per_s_per_chip, tok_per_s_per_user=dec.tok_per_s_per_user,
+        hbm_util_frac=np.asarray(core.hbm_util_frac, float) * busy,
+        flop_util_frac=np.asarray(core.flop_util_frac, float) * busy,
+        bound=np.where(busy < 0.5, "communication", core.bound))
+    return view, pre, int(dec.parallel.replica_chips)
 
 
 def batch_grid(hardware: Any, model: Any, context_tok: Any, *, weight_precision: str | None = None,

@@ -45,7 +45,7 @@ def price(
     execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan: eager, graph, engine, super, megakernel, ...")] = "graph",
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Multi-chip system (needs the multi-chip model).")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
-    cost: Annotated[str, typer.Option("--cost", help="bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = "bottom-up",
+    cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up where a capex is catalogued, else the latest InferenceX hyperscaler tier] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
     utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of hours sold, 0-1 [default 1].")] = None,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Gross margin, 0-1 [default 0: cost to serve].")] = None,
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="bf16, fp8, int4, ... [default: the model's].")] = None,

@@ -155,8 +155,8 @@ class CostInputs:
                 overrides["capex_usd"] = acc.price_usd * param("server_to_chip_price_ratio")
             else:
                 raise DataError(f"no price for accelerator {acc.name!r} in datasets/tco_params.csv "
-                                f"or accelerators.csv. Hint: pass capex_usd=... (all-in USD per chip) "
-                                f"or use an InferenceX tier (--cost hyperscaler-owned)")
+                                f"or accelerators.csv. Hint: pass capex_usd=... (all-in USD per chip), "
+                                f"an InferenceX tier where one exists, or a flat USD per chip-hour (--cost 2.0)")
         if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
             if math.isnan(tdp):
                 raise DataError(f"no tdp_w for accelerator {acc.name!r}. Hint: pass host_power_w= "
@@ -268,12 +268,24 @@ def preset(hardware: Any, tier: str = "hyperscaler-owned", vintage: str = "2025-
 def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
     """Resolve a cost specification into a cost model.
 
-    ``cost`` may be None or ``"bottom-up"`` (:meth:`CostInputs.for_hardware`), a tier name
+    ``cost`` may be None (bottom-up where a capex is catalogued, else the latest InferenceX
+    hyperscaler-owned tier), ``"bottom-up"`` (:meth:`CostInputs.for_hardware`), a tier name
     (``"hyperscaler-owned"``, optionally ``"neocloud-owned@2026-07"``), a number (flat USD per
     chip-hour), or a :class:`CostInputs` / :class:`TierCost` passed through.
     """
     if isinstance(cost, (CostInputs, TierCost)):
         return cost
+    if cost is None and not overrides:
+        try:
+            return CostInputs.for_hardware(hardware)
+        except DataError:  # no capex catalogued: the latest InferenceX hyperscaler tier instead
+            name = getattr(hardware, "name", hardware)
+            df = _params()
+            sel = df[(df["parameter"] == "cost_usd_per_chip_h") & (df["hardware"] == name)
+                     & (df["tier"] == "hyperscaler-owned")]
+            if sel.empty:
+                raise
+            return preset(hardware, "hyperscaler-owned", sorted(sel["as_of"])[-1])
     if cost is None or cost == "bottom-up":
         return CostInputs.for_hardware(hardware, **overrides)
     if isinstance(cost, str):
