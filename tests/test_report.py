@@ -1,0 +1,104 @@
+"""Tests of the pricing report, the econ CLI commands and the example script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import chain
+from tokenomics.cli import app, main
+from tokenomics.report import write_report
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+PRICE = ["price", "-H", "h200", "-m", "llama-3.1-8b", "-b", "32", "-c", "1024", "-e", "graph"]
+
+
+def test_price_json_is_one_object_with_required_keys():
+    res = runner.invoke(app, [*PRICE, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.stdout)
+    assert isinstance(obj, dict)
+    for k in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "cost_usd_per_chip_h",
+              "energy_j_per_tok", "tok_per_s"):
+        assert isinstance(obj[k], float) and obj[k] > 0
+
+
+def test_price_csv_is_exactly_the_library_frame():
+    res = runner.invoke(app, [*PRICE, "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    from io import StringIO
+
+    got = pd.read_csv(StringIO(res.stdout))
+    want = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024).to_frame()
+    assert list(got.columns) == list(want.columns)
+    assert got["price_usd_per_1k_output_tok"].iloc[0] == pytest.approx(want["price_usd_per_1k_output_tok"].iloc[0], rel=1e-9)
+
+
+def test_price_table_and_tier_option():
+    res = runner.invoke(app, [*PRICE, "--cost", "neocloud-owned@2026-07"])
+    assert res.exit_code == 0 and "neocloud-owned 2026-07" in res.stdout and "USD/1K tokens" in res.stdout
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--utilization", "60"], "did you mean 0.6"),
+    (["--cost", "-3"], "cost_usd_per_chip_h must be a positive"),
+    (["--cost", "hyperscaler-owed"], "Did you mean 'hyperscaler-owned'"),
+    (["--workload", "chatt"], "Unknown workload"),
+    (["--margin", "1.5"], "margin_frac"),
+    (["-H", "h2000"], "Unknown accelerator"),
+])
+def test_price_bad_input_exit_2_one_line(extra, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([*PRICE, *extra])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_report_writes_markdown_html_and_pngs(tmp_path):
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", "--out", str(out), "-H", "h200", "-H", "b200", "-m", "llama-3.1-8b",
+                              "--samples", "200"])
+    assert res.exit_code == 0, res.output
+    names = {p.name for p in out.iterdir()}
+    assert {"report.md", "report.html", "price_vs_interactivity.png", "cost_breakdown.png", "tornado.png"} <= names
+    assert not [n for n in names if n.endswith(".tmp")]  # atomic writes leave no temporary files
+    for png in out.glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (out / "report.md").read_text()
+    assert "## Measured check" in md and "## Disaggregated" in md and "Monte Carlo" in md
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 3 and "<table>" in html
+
+
+def test_report_out_must_be_directory(tmp_path, capsys):
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    with pytest.raises(SystemExit) as e:
+        main(["report", "--out", str(f), "-H", "h200", "-m", "llama-3.1-8b"])
+    assert e.value.code == 2 and "must be a directory" in capsys.readouterr().err
+
+
+def test_report_library_skips_what_does_not_fit(tmp_path):
+    paths = write_report(tmp_path, hardware=("h200",), models=("llama-3.1-8b", "kimi-k3"), n_samples=100)
+    md = Path(paths[0]).read_text()
+    assert "## Skipped" in md and "kimi-k3" in md
+
+
+def test_example_runs():
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "price_per_token.py"), "--samples", "200"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "P5/P50/P95" in res.stdout and "hyperscaler-owned" in res.stdout
+
+
+def test_help_lists_econ_commands():
+    res = runner.invoke(app, ["--help"])
+    assert "price" in res.stdout and "report" in res.stdout
