@@ -120,7 +120,7 @@ def _megakernel_row(index, fits, speedup) -> dict[str, Any]:
     else:
         forecast = "no fit: " + f.status
     status = ("no merged opt-in megakernel path in a major engine yet" if f.latest_level < 2
-              else LEVELS[f.latest_level]) + f"; fit {f.status}"
+              else LEVELS[f.latest_level]) + f"; fit: {f.status}"
     return {"metric": "megakernel", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
             "as_of": f.as_of, "sources": "megakernel_events rows " + f.rows,
             "megakernel_level": float(f.latest_level), "level3_year": f.level3_year, "level3_lo": f.level3_lo,
@@ -164,7 +164,8 @@ def _supernode_row(yields, production, ramp, capacity) -> dict[str, Any]:
             "capacity_tok_per_day": float(c["tok_per_day_p50"])}
 
 
-def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9) -> Dashboard:
+def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
+          megakernel_events: Any = None, supernode_events: Any = None) -> Dashboard:
     """Compute the three watch metrics from the bundled datasets.
 
     Parameters
@@ -177,6 +178,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9)
         Random seed (results are reproducible for a given seed).
     ci : float
         Interval level [frac].
+    megakernel_events, supernode_events : path or DataFrame, optional
+        Replace the bundled event files (validated: an unknown kind or a missing date is a
+        one-line :class:`~tokenomics.errors.DataError` naming the row).
     """
     import pandas as pd
 
@@ -188,7 +192,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9)
     v.count(n_draws, "n_draws", minimum=10)
     pw = pr.price_watch(ci=ci)
     fc = pr.forecast_price(ci=ci)
-    index = mk.adoption_index()
+    mke = mk.load_events(megakernel_events)
+    sne = sn.load_events(supernode_events)
+    index = mk.adoption_index(mke)
     import warnings
 
     fits = {}
@@ -196,13 +202,13 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9)
         warnings.simplefilter("ignore", category=Warning)
         for fam in ["all"] + sorted(index["family"].unique().tolist()):
             if fam != "all" or "all" not in fits:
-                fits[fam] = mk.fit_adoption(family=fam, n_boot=n_boot, ci=ci, seed=seed)
+                fits[fam] = mk.fit_adoption(mke, family=fam, n_boot=n_boot, ci=ci, seed=seed)
     cfg = SPEEDUP_CONFIG
     speedup = mk.expected_speedup(cfg["hardware"], cfg["model"], cfg["batch"], cfg["context_tok"])
-    yields = sn.yield_trajectory()
-    production = sn.production_ranges()
-    ramp = sn.delivery_ramp(years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
-    meas, mrow = sn.measured_tok_per_s_per_chip()
+    yields = sn.yield_trajectory(sne)
+    production = sn.production_ranges(sne)
+    ramp = sn.delivery_ramp(sne, years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
+    meas, mrow = sn.measured_tok_per_s_per_chip(sne)
     mod, mnote = sn.modelled_tok_per_s_per_chip()
     fcr = ramp.forecast.set_index("t_year").loc[CAPACITY_YEAR]
     cap = []

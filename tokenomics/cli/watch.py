@@ -1,0 +1,37 @@
+"""CLI command ``tokenomics watch``: the three watch metrics. Parses and formats only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+
+
+@app.command()
+def watch(
+    fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write watch.md and one PNG per metric into this directory.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the megakernel adoption dates.")] = 200,
+    n_draws: Annotated[int, typer.Option("--n-draws", help="Monte Carlo draws for the supernode ramp.")] = 400,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    megakernel_events: Annotated[Optional[Path], typer.Option("--megakernel-events", help="Use this megakernel events CSV instead of the bundled one.")] = None,
+    supernode_events: Annotated[Optional[Path], typer.Option("--supernode-events", help="Use this supernode events CSV instead of the bundled one.")] = None,
+) -> None:
+    """Price cuts, megakernel adoption and domestic supernode deliveries: latest, trend, forecast, status."""
+    from ..watch import watch as run
+
+    d = run(n_boot=n_boot, n_draws=n_draws, seed=seed, megakernel_events=megakernel_events,
+            supernode_events=supernode_events)
+    df = d.to_frame()
+    if fmt == Format.table:
+        emit(df[["metric", "latest", "trend", "forecast", "status", "as_of"]], fmt,
+             title="Watch metrics (datasets: api_prices, china_price_cuts, megakernel_events, supernode_events)")
+    else:
+        emit(df, fmt)
+    if out is not None:
+        paths = d.write(out)
+        typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
