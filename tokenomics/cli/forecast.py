@@ -39,6 +39,7 @@ def forecast(
     show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, or the infrastructure to serve it.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[str, typer.Option("--system", help="Serving system for --show infra (h100, b200, gb200-nvl72, h200).")] = "gb200-nvl72",
+    history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
@@ -48,8 +49,11 @@ def forecast(
     from ..forecast.scenarios import reference_comparison, scenario_table
     from ..io import write_frame
 
+    from ..forecast.history import read_history
+
+    hist = read_history(history) if history is not None else None
     result = run_forecast(series, fit_through=fit_through,
-                          scenario=scenario.value if scenario else None)
+                          scenario=scenario.value if scenario else None, history=hist)
     caption = None
     if show == Show.forecast:
         df = result.to_frame(freq.value)

@@ -96,7 +96,7 @@ def decimal_year(dates) -> np.ndarray:
 
     idx = pd.DatetimeIndex(pd.to_datetime(np.atleast_1d(dates)))
     days = np.where(idx.is_leap_year, 366.0, 365.0)
-    return idx.year.to_numpy(float) + (idx.dayofyear.to_numpy(float) - 1.0) / days
+    return idx.year.to_numpy(float) + (idx.day_of_year.to_numpy(float) - 1.0) / days
 
 
 def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
@@ -122,12 +122,14 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     check_columns(df, REQUIRED, what="history")
     out = df.copy()
     out["date"] = [parse_date(d) for d in out["date"]]
-    vol = np.asarray(out["tokens_per_day"], dtype=float)
+    import pandas as pd
+
+    vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
     bad = ~np.isfinite(vol) | (vol <= 0)
     if bad.any():
         row = out.loc[bad].iloc[0]
         raise DataError(
-            f"tokens_per_day must be positive and finite, got {row['tokens_per_day']!r} for "
+            f"tokens_per_day must be positive and finite, got {str(row['tokens_per_day'])!r} for "
             f"series {row['series']!r} on {row['date']:%Y-%m-%d}. Volumes are fitted on a log "
             "scale; drop or correct the row."
         )
@@ -205,3 +207,24 @@ def series(name: str, fit_through=None, history: "pd.DataFrame | None" = None) -
     s = s.reset_index(drop=True)
     s["t_year"] = decimal_year(s["date"])
     return s
+
+
+def read_history(path) -> "pd.DataFrame":
+    """Read a long CSV (``series, date, tokens_per_day``, extra columns kept) and validate it.
+
+    Raises
+    ------
+    DataError
+        The file is missing, lacks columns, or holds a non-positive volume.
+    """
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path)
+    except (FileNotFoundError, IsADirectoryError):
+        raise DataError(f"history file not found: {path}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataError(f"history file {path} is not a readable CSV: {str(exc).splitlines()[0]}") from None
+    if "in_fit" in df.columns:
+        df = df[df["in_fit"].astype(int) == 1]
+    return check_history(df)

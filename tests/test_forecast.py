@@ -1,0 +1,361 @@
+"""Tests of tokenomics.forecast: data, models, backtest, scenarios, infrastructure.
+
+Expected values are hand calculations (derivation in the test name or docstring), textbook
+formulas computed independently of statsmodels, or observations from datasets/token_demand.csv
+(published figures, cited there).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenomics.errors import DataError, UnknownNameError, ValidationError
+from tokenomics.forecast import (
+    forecast,
+    load_history,
+    plan_infrastructure,
+    run_backtest,
+    scenario,
+    serving_requirements,
+)
+from tokenomics.forecast import models as M
+from tokenomics.forecast.history import check_history, decimal_year, parse_date, series
+from tokenomics.forecast.scenarios import bass_share, reference_comparison, reference_lines
+
+DPM = 365.25 / 12
+
+
+# ----------------------------------------------------------------------------------- data
+def test_dataset_rows_have_provenance_and_positive_volumes():
+    from tokenomics.catalog import load
+
+    df = load("token_demand")
+    assert df["source"].notna().all() and (df["source"].str.len() > 5).all()
+    assert df["as_of"].notna().all()
+    assert (df["tokens_per_day"] > 0).all()
+    # uncertain third-party estimates keep their mark
+    est = df[df["metric"].str.contains("estimate")]
+    assert len(est) >= 3 and est["note"].str.contains("uncertain").all()
+
+
+@pytest.mark.parametrize("period,days", [("day", 1.0), ("week", 7.0), ("month", 365.25 / 12),
+                                         ("quarter", 365.25 / 4), ("year", 365.25)])
+def test_tokens_per_day_is_tokens_over_period_days(period, days):
+    from tokenomics.catalog import load
+
+    df = load("token_demand")
+    sub = df[df["period"] == period]
+    assert len(sub)
+    np.testing.assert_allclose(sub["tokens_per_day"], sub["tokens"] / days, rtol=1e-5)
+
+
+def test_google_may_2024_is_9_7T_per_month_over_30_4375_days():
+    s = series("google")
+    assert s["tokens_per_day"].iloc[0] == pytest.approx(9.7e12 / 30.4375, rel=1e-5)
+
+
+def test_minute_rate_is_times_1440():
+    from tokenomics.catalog import load
+
+    df = load("token_demand")
+    row = df[df["period"] == "minute"].iloc[0]
+    assert row["tokens_per_day"] == pytest.approx(row["tokens"] * 1440, rel=1e-5)
+
+
+def test_parse_date_month_only_means_the_15th_year_only_1_july():
+    assert parse_date("2024-05") == pd.Timestamp("2024-05-15")
+    assert parse_date("2030") == pd.Timestamp("2030-07-01")
+    assert parse_date("2025-09-30") == pd.Timestamp("2025-09-30")
+    with pytest.raises(ValidationError, match="01-12"):
+        parse_date("2025-13")
+
+
+def test_decimal_year_2025_07_02_is_2025_5():
+    # 2025-07-02 is day 183 of 365 -> 2025 + 182/365
+    assert decimal_year(["2025-07-02"])[0] == pytest.approx(2025 + 182 / 365)
+
+
+def test_china_is_the_national_series():
+    s = series("china")
+    assert set(s["entity"]) == {"China (national)"}
+    assert s["tokens_per_day"].iloc[0] == 1e11  # NDA: 100 billion/day early 2024
+
+
+def test_excluded_estimate_is_not_fitted():
+    h = load_history()
+    assert not ((h["series"] == "doubao") & (h["tokens_per_day"] == 63e12)).any()
+    assert ((load_history(include_excluded=True)["tokens_per_day"]) == 63e12).any()
+
+
+def test_unknown_series_suggests_closest():
+    with pytest.raises(UnknownNameError, match="Did you mean 'google'"):
+        series("googel")
+
+
+def test_fit_through_leaving_two_observations_is_an_error():
+    # china: 2024-01, 2025-06-30, 2025-12-31, 2026-03 -> through 2025-11 leaves 2
+    with pytest.raises(ValidationError, match="2 observation"):
+        series("china", fit_through="2025-11")
+    assert len(series("china", fit_through="2025-12")) == 3
+
+
+@pytest.mark.parametrize("bad", [0.0, -5.0, float("nan"), "abc"])
+def test_non_positive_volumes_are_a_data_error(bad):
+    h = pd.DataFrame({"series": ["x"] * 3, "date": ["2024-01", "2024-06", "2025-01"],
+                      "tokens_per_day": [1e12, bad, 3e12]})
+    with pytest.raises(DataError, match="positive"):
+        check_history(h)
+
+
+def test_history_missing_column_names_it():
+    with pytest.raises(DataError, match="tokens_per_day"):
+        check_history(pd.DataFrame({"series": ["x"], "date": ["2024-01"], "tokens": [1]}))
+
+
+# --------------------------------------------------------------------------------- models
+def _textbook_pi(t, y, t0, level):
+    """Prediction interval of simple OLS: yhat +- t_{n-2} s sqrt(1 + 1/n + (x0-xbar)^2 / Sxx)."""
+    from scipy.stats import t as student
+
+    n = len(t)
+    b = np.sum((t - t.mean()) * (y - y.mean())) / np.sum((t - t.mean()) ** 2)
+    a = y.mean() - b * t.mean()
+    s = math.sqrt(np.sum((y - a - b * t) ** 2) / (n - 2))
+    yhat = a + b * t0
+    half = student.ppf(0.5 + level / 2, n - 2) * s * math.sqrt(
+        1 + 1 / n + (t0 - t.mean()) ** 2 / np.sum((t - t.mean()) ** 2))
+    return yhat, yhat - half, yhat + half
+
+
+def test_loglinear_intervals_match_textbook_formula():
+    t = np.array([2024.0, 2024.5, 2025.0, 2025.5, 2026.0])
+    y = np.log(1e12) + 2.0 * (t - 2024) + np.array([0.1, -0.2, 0.15, 0.05, -0.1])
+    p = M.fit("loglinear", t, y).predict([2028.0])
+    for lev, k in ((0.8, 80), (0.95, 95)):
+        yhat, lo, hi = _textbook_pi(t, y, 2028.0, lev)
+        assert p["median"][0] == pytest.approx(yhat)
+        assert p[f"lo_{k}"][0] == pytest.approx(lo)
+        assert p[f"hi_{k}"][0] == pytest.approx(hi)
+
+
+def test_damped_recovers_exact_gompertz_with_known_decay():
+    # log y = 33 - 5 exp(-0.75 (t - 2026)): A = 33, growth at t_last = B c = 3.75 / yr
+    t = np.array([2024.0, 2024.7, 2025.3, 2026.0])
+    y = 33 - 5 * np.exp(-0.75 * (t - 2026.0))
+    f = M.fit("damped", t, y, damping_per_year=0.75)
+    assert f.params["ceiling_log"] == pytest.approx(33, abs=1e-8)
+    assert f.params["growth_per_year"] == pytest.approx(3.75, abs=1e-8)
+    assert f.predict([2030.0])["median"][0] == pytest.approx(33 - 5 * math.exp(-3.0), abs=1e-8)
+
+
+def test_gompertz_curve_fit_recovers_noiseless_parameters():
+    t = np.array([2024.0, 2024.5, 2025.0, 2025.5, 2026.0, 2026.5])
+    A, B, c = 34.0, 8.0, 0.8
+    y = A - B * np.exp(-c * (t - t[0]))
+    f = M.fit("gompertz", t, y)
+    assert f.params["ceiling_log"] == pytest.approx(A, abs=1e-3)
+    assert f.params["decay_per_year"] == pytest.approx(c, abs=1e-3)
+
+
+def test_logistic_curve_fit_recovers_noiseless_ceiling():
+    t = np.array([2024.0, 2024.5, 2025.0, 2025.5, 2026.0, 2026.5])
+    y = 33.0 - np.logaddexp(0.0, -2.0 * (t - 2025.2))
+    f = M.fit("logistic", t, y)
+    assert f.params["ceiling_log"] == pytest.approx(33.0, abs=1e-3)
+    assert f.params["rate_per_year"] == pytest.approx(2.0, abs=1e-3)
+
+
+def test_local_trend_drift_matches_exponential_growth_with_gaps():
+    # 10x per year with months missing: drift = ln(10) per year
+    months = np.array([0, 1, 4, 5, 9, 14, 20, 23])
+    t = 2024 + (months + 0.45) / 12
+    y = np.log(1e12) + np.log(10) * (t - 2024)
+    with warnings.catch_warnings():  # a noiseless series drives the level variance to 0
+        warnings.simplefilter("ignore")
+        f = M.fit("local_trend", t, y)
+    assert f.params["growth_per_year"] == pytest.approx(np.log(10), rel=0.03)
+
+
+def test_models_need_enough_observations():
+    with pytest.raises(ValidationError, match="at least 4"):
+        M.fit("gompertz", [2024.0, 2025.0, 2026.0], [1.0, 2.0, 3.0])
+    assert M.available(3) == ("loglinear", "local_trend", "damped")
+
+
+# ------------------------------------------------------------------------------- backtest
+def _toy_history():
+    # 1, 10, 100, 1000 tokens/day on 1 January 2021..2024 (one decade per year)
+    return pd.DataFrame({"series": ["toy"] * 4,
+                         "date": ["2021-01-01", "2022-01-01", "2023-01-01", "2024-01-01"],
+                         "tokens_per_day": [1.0, 10.0, 100.0, 1000.0]})
+
+
+def test_backtest_naive_is_one_decade_low_and_drift_exact_on_toy_series():
+    """Train on 1, 10, 100; target 1000 one year later: naive says 100 (error -1 decade), the
+    drift line through 1 and 100 says 1000 (error 0), as does the OLS log-linear fit."""
+    pts = run_backtest(history=_toy_history()).points
+    err = pts.set_index("model")["error_log10"]
+    assert err["naive"] == pytest.approx(-1.0)
+    assert err["drift"] == pytest.approx(0.0, abs=1e-9)
+    assert err["loglinear"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_backtest_table_columns_and_weights():
+    bt = run_backtest()
+    df = bt.to_frame()
+    assert {"model", "n_points", "mae_log10", "mae_vs_naive", "mae_vs_drift", "coverage_80",
+            "coverage_95", "weight"} <= set(df.columns)
+    assert set(df["model"]) >= {"naive", "drift", "loglinear", "local_trend", "damped"}
+    assert df["weight"].sum() == pytest.approx(1.0)
+    assert bt.damping_per_year in M.DAMPING_GRID
+    cov = df["coverage_80"].dropna()
+    assert ((cov >= 0) & (cov <= 1)).all()
+
+
+def test_backtest_weights_follow_out_of_sample_error():
+    df = run_backtest().to_frame().set_index("model")
+    weighted = df[df["weight"] > 0]
+    # the lowest-error weighted model carries the largest weight
+    assert weighted["weight"].idxmax() == weighted["mae_log10"].idxmin()
+
+
+def test_fit_through_backtest_uses_no_later_data():
+    bt = run_backtest(fit_through="2025-12")
+    assert bt.points["target_year"].max() < 2026.0
+
+
+# ------------------------------------------------------------------------------ forecasts
+def test_forecast_columns_order_and_end():
+    r = forecast("google")
+    m = r.to_frame("monthly")
+    for c in ("date", "tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95",
+              "tokens_per_day_lo_80", "tokens_per_day_hi_80"):
+        assert c in m.columns
+    assert m["date"].iloc[-1] == "2030-12"
+    assert (m["tokens_per_day_lo_95"] <= m["tokens_per_day_lo_80"] + 1e-6).all()
+    assert (m["tokens_per_day_lo_80"] <= m["tokens_per_day"]).all()
+    assert (m["tokens_per_day"] <= m["tokens_per_day_hi_80"]).all()
+    assert (m["tokens_per_day_hi_80"] <= m["tokens_per_day_hi_95"] + 1e-6).all()
+    annual = r.to_frame("annual")
+    assert list(annual["date"]) == ["2026-12", "2027-12", "2028-12", "2029-12", "2030-12"]
+
+
+def test_fit_through_uses_only_observations_up_to_that_month():
+    r = forecast("google", fit_through="2025-12")
+    assert r.history["date"].max() <= pd.Timestamp("2025-12-31")
+    # the last Google observation through 2025-12 is 2025-10, so the forecast starts in 2025-11
+    assert r.history["date"].max() == pd.Timestamp("2025-10-15")
+    assert r.to_frame("monthly")["date"].iloc[0] == "2025-11"
+
+
+@pytest.mark.parametrize("name,month,observed", [
+    ("google", "2026-05", 3.2e15 / DPM),  # Google I/O 2026: >3.2 quadrillion tokens/month
+    ("china", "2026-03", 140e12),          # NDA: >140 trillion tokens/day by March 2026
+])
+def test_holdout_2026_observation_inside_80pct_interval_when_fit_through_2025(name, month, observed):
+    """Out of sample: fitted through 2025-12 only, the 80 % interval covers the 2026 figure."""
+    row = forecast(name, fit_through="2025-12").monthly.set_index("date").loc[month]
+    assert row["tokens_per_day_lo_80"] <= observed <= row["tokens_per_day_hi_80"]
+
+
+def test_all_skips_short_series_with_reason():
+    r = forecast("all")
+    assert {"google", "china", "doubao", "openrouter"} <= set(r.series_names())
+    assert "openai" in r.skipped and "1 observation" in r.skipped["openai"]
+
+
+def test_scenario_multiplies_trend_by_uplift_ratio():
+    trend = forecast("google").monthly
+    base = forecast("google", scenario="base").monthly
+    sc = scenario("base")
+    t_last = decimal_year([series("google")["date"].iloc[-1]])[0]
+    t_2030 = decimal_year(["2030-12-15"])[0]
+    ratio = sc.uplift(t_2030) / sc.uplift(t_last)
+    assert base["tokens_per_day"].iloc[-1] == pytest.approx(trend["tokens_per_day"].iloc[-1] * ratio)
+
+
+def test_scenarios_are_ordered_low_base_high():
+    v = [forecast("china", scenario=s).monthly["tokens_per_day"].iloc[-1] for s in ("low", "base", "high")]
+    assert v[0] < v[1] < v[2]
+
+
+def test_unknown_scenario_is_validation_error():
+    with pytest.raises(ValidationError, match="Did you mean 'base'"):
+        forecast("google", scenario="bsae")
+
+
+# ------------------------------------------------------------------------------ scenarios
+def test_bass_share_after_5_years_hand_calc():
+    # F(5) = (1 - e^-2.05) / (1 + (0.38/0.03) e^-2.05) = 0.871265 / 2.630644 = 0.33120
+    assert float(bass_share(2030.0, 0.03, 0.38, 1.0, 2025.0)) == pytest.approx(0.33120, abs=1e-4)
+    assert float(bass_share(2024.0, 0.03, 0.38, 1.0, 2025.0)) == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.floats(0.001, 0.2), q=st.floats(0.0, 2.0), smax=st.floats(0.0, 1.0))
+def test_bass_share_is_bounded_and_non_decreasing(p, q, smax):
+    t = np.linspace(2024, 2040, 50)
+    s = bass_share(t, p, q, smax, 2025.0)
+    assert np.all(s >= 0) and np.all(s <= smax + 1e-12)
+    assert np.all(np.diff(s) >= -1e-12)
+
+
+def test_gartner_multiplier_range_5_to_30():
+    assert scenario("low").multiplier == 5 and scenario("high").multiplier == 30
+
+
+def test_reference_lines_goldman_120_quadrillion_per_month_and_article_ten_trillion():
+    refs = reference_lines()
+    assert refs["tokens_per_month"].iloc[0] == pytest.approx(120e15, rel=1e-4)
+    assert refs["tokens_per_month"].iloc[1] == pytest.approx(1e13, rel=1e-4)
+    assert refs["growth_2026_2030"].iloc[0] == 24
+
+
+def test_reference_comparison_sum_row():
+    r = forecast(["google", "china"])
+    df = reference_comparison(r).set_index("series")
+    assert df.loc["sum of series above", "tokens_per_day_2030"] == pytest.approx(
+        df.loc["google", "tokens_per_day_2030"] + df.loc["china", "tokens_per_day_2030"])
+
+
+# ------------------------------------------------------------------------- infrastructure
+def test_serving_requirements_hand_calc():
+    """1e12 tok/day at 1000 tok/s/chip, 50 % load: 1e12/86400/500 = 23,148.1 chips; cost per 1K
+    tokens = 2 $/h / (500 tok/s x 3600 s) x 1000 = 1.111e-3 $; year 2 at 2e12 tok/day adds
+    23,148.1 chips plus 23,148.1/4 replacements at 30,000 $ = 868.06 M$."""
+    r = serving_requirements([1e12, 2e12], 1000.0, 2.0, 0.002, utilization_frac=0.5,
+                             capex_usd_per_chip=30000.0, n_chips_per_node=8, life_years=4,
+                             year=[2029, 2030]).to_frame()
+    assert r["n_chips"][0] == pytest.approx(1e12 / 86400 / 500)
+    assert r["n_nodes"][0] == pytest.approx(1e12 / 86400 / 500 / 8)
+    assert r["cost_usd_per_1k_tok"][0] == pytest.approx(2.0 / 1800000 * 1000)
+    assert r["gross_margin_frac"][0] == pytest.approx(1 - (2.0 / 1800000 * 1000) / 0.002)
+    assert math.isnan(r["capex_usd"][0])
+    c = 1e12 / 86400 / 500
+    assert r["capex_usd"][1] == pytest.approx((c + c / 4) * 30000.0)
+    assert r["spend_usd"][1] == pytest.approx(2e12 * 365.25 * 0.002 / 1000)
+
+
+def test_serving_requirements_rejects_percent_utilization():
+    with pytest.raises(ValidationError, match="did you mean 0.6"):
+        serving_requirements([1e12], 1000.0, 2.0, 0.001, utilization_frac=60)
+
+
+def test_plan_infrastructure_gb200_rack_counts():
+    r = forecast("google")
+    df = plan_infrastructure(r, "gb200-nvl72").to_frame()
+    assert list(df["year"]) == [2026, 2027, 2028, 2029, 2030]
+    np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 72)
+    assert (df["n_chips_lo_80"] <= df["n_chips"]).all() and (df["n_chips"] <= df["n_chips_hi_80"]).all()
+
+
+def test_plan_infrastructure_unknown_system():
+    with pytest.raises(UnknownNameError, match="gb200-nvl72"):
+        plan_infrastructure(forecast("google"), "gb200")

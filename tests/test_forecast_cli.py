@@ -1,0 +1,103 @@
+"""CLI and example tests for ``tokenomics forecast``."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics.cli import app, main
+from tokenomics.forecast import forecast
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def test_json_is_the_library_frame_for_google():
+    res = runner.invoke(app, ["forecast", "--series", "google", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    expected = forecast("google").to_frame("annual")
+    assert len(rows) == len(expected)
+    for k in ("date", "tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95",
+              "tokens_per_day_lo_80", "tokens_per_day_hi_80"):
+        assert k in rows[0]
+    assert rows[-1]["date"] == "2030-12"
+    assert rows[-1]["tokens_per_day"] == pytest.approx(expected["tokens_per_day"].iloc[-1])
+
+
+def test_csv_monthly_china_fit_through():
+    res = runner.invoke(app, ["forecast", "-s", "china", "--fit-through", "2025-12",
+                              "--freq", "monthly", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    lib = forecast("china", fit_through="2025-12").to_frame("monthly")
+    assert list(df.columns) == list(lib.columns)
+    assert df["date"].iloc[0] == "2026-01" and df["date"].iloc[-1] == "2030-12"
+    pd.testing.assert_series_equal(df["tokens_per_day"], lib["tokens_per_day"], check_names=False)
+
+
+@pytest.mark.parametrize("show,col", [("backtest", "mae_vs_naive"), ("scenarios", "bass_q"),
+                                      ("references", "share_of_goldman_2030"),
+                                      ("infra", "n_chips")])
+def test_show_views_csv(show, col):
+    res = runner.invoke(app, ["forecast", "-s", "google", "--scenario", "base", "--show", show,
+                              "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert col in pd.read_csv(io.StringIO(res.stdout)).columns
+
+
+def test_table_output_and_out_dir(tmp_path):
+    res = runner.invoke(app, ["forecast", "-s", "google", "--scenario", "high", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "2030-12" in res.stdout and "median" in res.stdout
+    for name in ("forecast_annual.csv", "forecast_monthly.csv", "backtest.csv", "history.csv",
+                 "references.csv", "forecast_fan.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "forecast_fan.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave no temporaries
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["forecast", "--series", "googel"], "Did you mean 'google'"),
+    (["forecast", "--series", "china", "--fit-through", "2025-01"], "at least 3"),
+    (["forecast", "--series", "china", "--fit-through", "2025-13"], "month must be 01-12"),
+])
+def test_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_non_positive_volume_in_history_file_is_exit_2(tmp_path, capsys):
+    p = tmp_path / "h.csv"
+    p.write_text("series,date,tokens_per_day\nx,2024-01,1e12\nx,2024-06,-3\nx,2025-01,3e12\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "--history", str(p)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "positive" in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_lists_options():
+    res = runner.invoke(app, ["forecast", "--help"])
+    assert res.exit_code == 0
+    for opt in ("--series", "--fit-through", "--scenario", "--out", "--format"):
+        assert opt in res.stdout
+
+
+def test_example_runs(tmp_path):
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "forecast_demand.py"),
+                          "--series", "china", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "Backtest" in out.stdout and "base:" in out.stdout
+    assert (tmp_path / "forecast_fan.png").exists()
