@@ -3,7 +3,8 @@
 :func:`system_step` composes
 
 * the single-chip core (:func:`tokenomics.perf.decode_step`) for the per-chip work of one
-  tensor/expert-parallel shard (weights, KV, launches; no communication);
+  tensor/expert-parallel shard (weights, KV, launches; no communication), plus the extra expert
+  reads of the busiest expert-parallel chip (:func:`expert_load`: the core counts the average);
 * the collectives each step needs (:mod:`tokenomics.perf.comm`): per layer one tensor-parallel
   all-reduce after attention (two in dense layers: attention and MLP), an expert-parallel
   dispatch and combine all-to-all per MoE layer, one all-gather of the logits, and ``pp - 1``
@@ -54,7 +55,9 @@ class SystemStepResult:
     step_time_s : ndarray
         Wall time of one decode step of a replica, draft included [s].
     compute_s : ndarray
-        Per-chip time from the single-chip core (verify step) [s].
+        Per-chip time of the verify step [s]: the single-chip core plus ``imbalance_s``.
+    imbalance_s : ndarray
+        Extra expert-weight reads of the busiest expert-parallel chip over the average [s].
     comm_s : ndarray
         All collectives of the step, summed, before overlap [s].
     overlap_s : ndarray
@@ -87,6 +90,7 @@ class SystemStepResult:
     context_tok: np.ndarray
     step_time_s: np.ndarray
     compute_s: np.ndarray
+    imbalance_s: np.ndarray
     comm_s: np.ndarray
     allreduce_s: np.ndarray
     all_to_all_s: np.ndarray
@@ -129,7 +133,8 @@ class SystemStepResult:
             "chips": self.parallel.replica_chips, "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl,
             "overlap": self.overlap, "spec": self.spec.method if self.spec else "none",
             "batch": self.batch, "context_tok": self.context_tok,
-            "step_time_s": self.step_time_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
+            "step_time_s": self.step_time_s, "compute_s": self.compute_s,
+            "imbalance_s": self.imbalance_s, "comm_s": self.comm_s,
             "overlap_s": self.overlap_s, "comm_exposed_s": self.comm_exposed_s,
             "draft_s": self.draft_s, "tokens_per_step": self.tokens_per_step,
             "tpot_s": self.tpot_s, "tok_per_s_per_user": self.tok_per_s_per_user,
@@ -176,6 +181,35 @@ def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
         return np.zeros_like(np.asarray(tokens, dtype=float))
     n, k = model.n_experts, model.experts_per_token
     return n * (1 - (1 - k / n) ** np.asarray(tokens, dtype=float))
+
+
+def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and expected maximum of the distinct routed experts one chip must read per MoE layer.
+
+    Each expert is touched with probability ``q = 1 - (1 - k/n)^tokens`` (uniform routing); a
+    chip holds ``n / ep`` experts, so its load is Binomial(n/ep, q) and the busiest of ``ep``
+    chips reads ``E[max] = sum_j (1 - F(j-1)^ep)`` experts. Decode latency follows the busiest chip.
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import model
+    >>> mean, mx = expert_load(model("kimi-k3"), 1, 128)   # 8 of 768 experts over 128 chips
+    >>> round(float(mean), 4), round(float(mx), 2)
+    (0.0625, 1.23)
+    """
+    from scipy.stats import binom
+
+    tok = np.asarray(tokens, dtype=float)
+    if not model.is_moe:
+        z = np.zeros_like(tok)
+        return z, z
+    n, k = model.n_experts, model.experts_per_token
+    per = n // ep
+    q = 1 - (1 - k / n) ** tok
+    j = np.arange(1, per + 1).reshape((-1,) + (1,) * tok.ndim)
+    cdf = binom.cdf(j - 1, per, q)
+    emax = np.sum(1 - cdf ** ep, axis=0)
+    return per * q, emax
 
 
 def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any = 4096,
@@ -282,15 +316,25 @@ def system_step(
     ctx = np.asarray(context_tok, dtype=float)
     tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
     t_verify = spec.verify_tokens if spec else 1
-    b_mb = b / pp  # microbatch per pipeline stage
+    b_mb = np.ceil(b / pp)  # microbatch per pipeline stage (whole sequences)
     b_core = np.maximum(b_mb, 1.0)
     # KV traffic of the busiest attention group: max(b/attn_dp, 1) sequences of ``ctx`` tokens
-    ctx_core = ctx * np.maximum(b_core / parallel.attn_dp, 1.0) / b_core
+    ctx_core = np.round(ctx * np.maximum(b_core / parallel.attn_dp, 1.0) / b_core)
     core = decode_step(sys_.accelerator, m, p, batch=b_core,
                        context_tok=ctx_core, tokens_per_step=t_verify,
                        weight_precision=weight_precision, kv_precision=kv_precision,
                        profile=profile, tp=tp, ep=ep, on_oom="ignore")
-    compute = np.asarray(core.step_time_s, dtype=float)
+    # the busiest expert-parallel chip reads more experts than the average the core assumes
+    imbalance_s = 0 * np.asarray(core.step_time_s, dtype=float)
+    if ep > 1 and m.is_moe:
+        mean, emax = expert_load(m, b_mb * t_verify, ep)
+        wbytes = precision_bytes(weight_precision or m.native_precision)
+        rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
+        imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() * wbytes / rate
+    compute = np.asarray(core.step_time_s, dtype=float) + imbalance_s
+    if p.launch == "eager":  # device work hides behind host launches until it exceeds them
+        gpu, host = np.asarray(core.gpu_time_s, float), np.asarray(core.host_time_s, float)
+        compute = compute - imbalance_s + np.maximum(gpu + imbalance_s, host) - np.maximum(gpu, host)
 
     counts = collective_counts(m, parallel)
     tok_step = np.maximum(b_mb, 1.0) * t_verify  # tokens in flight per stage per step
@@ -316,7 +360,7 @@ def system_step(
     comm_s = allreduce_s + a2a_s + counts["allgather"] * t_ag + counts["p2p"] * t_p2p
 
     # overlap of communication with the chip's memory traffic, per layer
-    mem_layer = np.asarray(core.mem_time_s, dtype=float) / m.n_layers
+    mem_layer = (np.asarray(core.mem_time_s, dtype=float) + imbalance_s) / m.n_layers
     comm_layer = (allreduce_s + a2a_s) / m.n_layers
     if overlap == "none":
         hidden_layer = 0 * comm_layer
@@ -345,7 +389,7 @@ def system_step(
     return SystemStepResult(
         system=sys_, model=m, plan=p, parallel=parallel, spec=spec, ar_impl=ar_impl,
         a2a_impl=a2a_impl, overlap=overlap, batch=b, context_tok=ctx, step_time_s=step,
-        compute_s=compute, comm_s=comm_s, allreduce_s=allreduce_s, all_to_all_s=a2a_s,
+        compute_s=compute, imbalance_s=imbalance_s, comm_s=comm_s, allreduce_s=allreduce_s, all_to_all_s=a2a_s,
         overlap_s=overlap_s, comm_exposed_s=exposed, draft_s=draft_s, tokens_per_step=e,
         tok_per_s_per_user=per_user, tok_per_s=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
         n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],

@@ -1,0 +1,129 @@
+"""CLI of the multi-chip area: ``systems``, ``showdown``, ``frontier``. Parse and format only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
+
+
+@app.command()
+def systems(fmt: FormatOpt = Format.table) -> None:
+    """List catalogued multi-chip systems (chip, count, topology, link bandwidth, sources)."""
+    from ..perf.parallel import systems_table
+
+    df = systems_table().reset_index(drop=True)
+    if fmt == Format.table:
+        show = df[["name", "accelerator", "n_chips", "topology", "dims", "domain_chips",
+                   "link_bytes_per_s", "hop_latency_s", "kind", "as_of"]].copy()
+        show["link_bytes_per_s"] = show["link_bytes_per_s"] / 1e9
+        show["hop_latency_s"] = show["hop_latency_s"] * 1e6
+        show.columns = ["name", "chip", "chips", "topology", "dims", "domain", "link GB/s (1 dir)",
+                        "hop us", "kind", "as_of"]
+        emit(show, fmt, title="Systems (datasets/systems.csv)")
+    else:
+        emit(df, fmt)
+
+
+@app.command()
+def showdown(
+    fmt: FormatOpt = Format.table,
+    waterfall: Annotated[bool, typer.Option("--waterfall/--no-waterfall", help="Show the waterfall from the unoptimized baseline.")] = True,
+    sensitivity: Annotated[bool, typer.Option("--sensitivity", help="Show the full sensitivity table (table format) or print it instead of the figures (csv/json).")] = False,
+) -> None:
+    """The article's Kimi K3 table next to the model's, with a waterfall and sensitivities.
+
+    --format csv|json prints one row per compared figure: system, metric, claimed, predicted,
+    error_frac (exactly ShowdownResult.to_frame()).
+    """
+    from .. import showdown as sd
+
+    if fmt != Format.table:
+        emit(sd.sensitivity() if sensitivity else sd.showdown().to_frame(), fmt)
+        return
+    res = sd.showdown()
+    t = res.table
+    show = t[["system", "chips", "accelerator", "plan", "parallel", "spec"]].copy()
+    show["step ms"] = t["step_time_s"] * 1e3
+    show["tok/step"] = t["tokens_per_step"]
+    show["ms/token"] = t["tpot_s"] * 1e3
+    show["tok/s/user"] = t["tok_per_s_per_user"]
+    show["claimed tok/s"] = t["claimed_tok_per_s_per_user"]
+    show["error %"] = t["error_frac"] * 100
+    show["verdict"] = t["verdict"]
+    emit(show, fmt, title="Kimi K3 decode, one user: the article vs the model",
+         caption="Parameters: datasets/plan_params.csv; nothing tuned per system.")
+    f = res.figures.iloc[len(t):].copy()
+    f["error %"] = f["error_frac"] * 100
+    emit(f[["system", "metric", "claimed", "predicted", "error %", "note"]], fmt,
+         title="Other figures the article states")
+    if waterfall:
+        w = sd.waterfall()
+        w = w.rename(columns={"tok_per_s_per_user": "tok/s/user", "cumulative_factor": "cumulative"})
+        emit(w[["target", "step", "change", "category", "tok/s/user", "factor", "cumulative", "kind"]],
+             fmt, title="Waterfall: unoptimized baseline -> each system (one change at a time)")
+    s = sd.sensitivity()
+    if not sensitivity:
+        s = s.groupby("system", sort=False).head(3)
+    s = s.copy()
+    s["swing %"] = s["swing_frac"] * 100
+    emit(s[["system", "metric", "assumption", "low_setting", "high_setting", "predicted_base",
+            "predicted_low", "predicted_high", "swing %"]], fmt,
+         title="Sensitivity: assumptions that move each predicted figure most")
+
+
+@app.command()
+def frontier(
+    model: Annotated[str, typer.Option("--model", "-m", help="Catalog model, e.g. llama-3.1-70b.")] = "llama-3.1-70b",
+    hardware: Annotated[Optional[str], typer.Option("--hardware", help="Accelerator; picks the first catalogued system built from it.")] = None,
+    system: Annotated[Optional[str], typer.Option("--system", "-s", help="Catalogued system, e.g. dgx-h200 (see `tokenomics systems`).")] = None,
+    plan: Annotated[str, typer.Option("--plan", "-p", help="Execution plan of each chip.")] = "engine",
+    context: Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")] = 4096,
+    precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
+    mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: compare with the MLPerf rows of ../shared/reference/measured_public.csv.")] = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep)."""
+    from ..errors import ValidationError
+    from ..perf import frontier as fr
+
+    if mlperf:
+        df = fr.mlperf_check()
+        if fmt == Format.table:
+            show = df.drop(columns=["source"]).copy()
+            show["error_lower_frac"] = show["error_lower_frac"] * 100
+            show["error_upper_frac"] = show["error_upper_frac"] * 100
+            show = show.rename(columns={"error_lower_frac": "err lower %", "error_upper_frac": "err upper %"})
+            emit(show, fmt, title="MLPerf Inference vs the model (lower: serial prefill; upper: decode only)")
+        else:
+            emit(df, fmt)
+        return
+    if system is None:
+        if hardware is None:
+            raise ValidationError("give --system (see `tokenomics systems`) or --hardware")
+        sys_ = fr.system_for(hardware)
+    else:
+        from ..perf.parallel import system as lookup
+
+        sys_ = lookup(system)
+        if hardware is not None and sys_.accelerator.name != hardware:
+            raise ValidationError(
+                f"--hardware {hardware} conflicts with --system {system} (built from {sys_.accelerator.name})")
+    res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
+    df = res.to_frame()
+    if out is not None:
+        res.plot(out)
+    if fmt == Format.table:
+        show = df[["parallel", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "tok_per_s_system"]].copy()
+        show["ms/token"] = df["step_time_s"] * 1e3
+        emit(show, fmt, title=f"{res.model} on {res.system} ({res.plan}, {context} tokens context): Pareto frontier",
+             caption=f"PNG: {out}" if out else None)
+    else:
+        emit(df, fmt)

@@ -1,0 +1,329 @@
+"""Latency-throughput frontier of a model on a multi-chip system.
+
+:func:`frontier` sweeps batch size and every parallel plan the model and system allow (tensor,
+expert and pipeline parallel sizes; the remaining chips as data-parallel replicas), keeps the
+configurations whose weights and KV cache fit each chip, and returns the Pareto frontier of
+tokens/s per user against tokens/s per chip. Each parallel plan is one vectorized call over the
+batch sizes.
+
+:func:`mlperf_check` compares the frontier with the public MLPerf Inference results in
+``../shared/reference/measured_public.csv`` (Llama-2-70B and Llama-3.1-405B on H100, H200,
+B200, GB200, GB300, MI300X, MI325X): offline = the highest tokens/s on the frontier; server and
+interactive = the highest tokens/s whose per-user rate meets the benchmark's TPOT limit. Two
+bounds: decode only (prefill fully hidden) and decode plus a serial compute-bound prefill of each
+prompt. Scheduling and TTFT limits are not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, TokenomicsError, ValidationError, unknown_name
+from ..specs import ModelSpec
+from .parallel import ParallelPlan, System, check_plan, system as _system
+
+#: Default batch sizes swept (sequences per replica).
+BATCHES = np.unique(np.round(np.geomspace(1, 2048, 34))).astype(int)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def parallel_plans(model: ModelSpec, sys_: System, max_pp: int = 8) -> list[ParallelPlan]:
+    """Every :class:`ParallelPlan` that divides the model and tiles the system's chips."""
+    out = []
+    n = sys_.n_chips
+    eps = _divisors(n) if model.is_moe else [1]
+    for tp in _divisors(n):
+        for ep in eps:
+            for pp in [d for d in _divisors(n) if d <= max_pp]:
+                try:
+                    par = ParallelPlan(tp=tp, ep=ep, pp=pp)
+                    if n % par.replica_chips:
+                        continue
+                    par = par.replace(dp=n // par.replica_chips)
+                    check_plan(model, par, sys_)
+                except TokenomicsError:
+                    continue
+                out.append(par)
+    return out
+
+
+def system_for(hardware: str) -> System:
+    """The first catalogued system built from ``hardware`` (``"h200"`` -> ``dgx-h200``)."""
+    from .parallel import systems_table
+
+    df = systems_table()
+    hits = df[df["accelerator"] == hardware]
+    if hits.empty:
+        from ..catalog import accelerator
+
+        accelerator(hardware)  # unknown name -> suggestions
+        raise ValidationError(f"no catalogued system is built from {hardware!r}; pass --system")
+    return _system(str(hits.index[0]))
+
+
+def pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Points not dominated in (x, y), both to maximize.
+
+    Examples
+    --------
+    >>> pareto_mask(np.array([1, 2, 3, 2.5]), np.array([3, 2, 1, 1.5])).tolist()
+    [True, True, True, True]
+    >>> pareto_mask(np.array([1, 2, 1]), np.array([1, 2, 3])).tolist()
+    [False, True, True]
+    """
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    order = np.lexsort((-y, -x))  # x descending, ties by y descending
+    keep = np.zeros(len(x), bool)
+    best_y = -np.inf
+    for i in order:
+        if y[i] > best_y:
+            keep[i] = True
+            best_y = y[i]
+    return keep
+
+
+@dataclass(frozen=True)
+class FrontierResult:
+    """All feasible configurations and their Pareto frontier.
+
+    Attributes
+    ----------
+    points : pandas.DataFrame
+        Every (parallel plan, batch) that fits: ``parallel, tp, ep, pp, dp, batch,
+        tok_per_s_per_user, tok_per_s_per_chip, tok_per_s, step_time_s, on_frontier``.
+    system, model, plan : str
+    """
+
+    points: Any
+    system: str
+    model: str
+    plan: str
+
+    @property
+    def frontier(self):
+        """The Pareto-optimal rows, sorted by tokens/s per user."""
+        f = self.points[self.points["on_frontier"]]
+        return f.sort_values("tok_per_s_per_user").reset_index(drop=True)
+
+    def to_frame(self):
+        """The frontier (what ``tokenomics frontier --format csv|json`` prints)."""
+        return self.frontier.copy()
+
+    def best_tok_per_s(self, min_tok_per_s_per_user: float = 0.0) -> float:
+        """Highest system tokens/s among points giving each user at least the given rate."""
+        p = self.points[self.points["tok_per_s_per_user"] >= min_tok_per_s_per_user]
+        return float(p["tok_per_s_system"].max()) if len(p) else float("nan")
+
+    def plot(self, path: "str | Path") -> Path:
+        """Write a PNG of all points and the frontier (atomically)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from ..io import atomic_path
+
+        fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=110)
+        pts = self.points
+        ax.scatter(pts["tok_per_s_per_user"], pts["tok_per_s_per_chip"], s=8, c="0.75",
+                   label="feasible configurations")
+        f = self.frontier
+        ax.plot(f["tok_per_s_per_user"], f["tok_per_s_per_chip"], "-o", ms=3.5, c="C3",
+                label="Pareto frontier")
+        for _, r in f.iloc[:: max(1, len(f) // 6)].iterrows():
+            ax.annotate(f"{r['parallel']}\nbatch {int(r['batch'])}",
+                        (r["tok_per_s_per_user"], r["tok_per_s_per_chip"]), fontsize=6.5,
+                        xytext=(4, 4), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("tokens/s per user")
+        ax.set_ylabel("tokens/s per chip")
+        ax.set_title(f"{self.model} on {self.system} ({self.plan}): latency-throughput frontier")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="lower left", fontsize=8)
+        fig.tight_layout()
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png")
+        plt.close(fig)
+        return Path(path)
+
+
+def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engine", *,
+             batches: Any = None, context_tok: float = 4096, ar_impl: str = "custom_oneshot",
+             a2a_impl: str | None = None, weight_precision: str | None = None,
+             kv_precision: str = "bf16", spec=None, max_pp: int = 8) -> FrontierResult:
+    """Pareto frontier of tokens/s per user vs tokens/s per chip for ``model`` on ``system``.
+
+    Parameters
+    ----------
+    system : str or System
+    model : str or ModelSpec
+    plan : str
+        Execution plan of each chip.
+    batches : array of int, optional
+        Batch sizes per replica to sweep (default :data:`BATCHES`).
+    context_tok : float
+        Cached tokens per sequence.
+    ar_impl, a2a_impl : str
+        Collective implementations.
+    weight_precision, kv_precision : str
+    spec : SpecDecode, optional
+    max_pp : int
+        Largest pipeline depth tried.
+
+    Raises
+    ------
+    DoesNotFitError
+        When no plan and batch fits the chips' memory.
+    """
+    import pandas as pd
+
+    from ..catalog import model as _model
+    from ..errors import DoesNotFitError
+    from .parallel import memory_per_chip
+    from .system import system_step
+
+    sys_ = _system(system)
+    m = model if isinstance(model, ModelSpec) else _model(model)
+    b = np.asarray(BATCHES if batches is None else batches, dtype=float)
+    frames = []
+    plans = parallel_plans(m, sys_, max_pp=max_pp)
+    if not plans:
+        raise ValidationError(f"no parallel plan divides {m.name} over {sys_.name}'s {sys_.n_chips} chips")
+    usable = sys_.accelerator.hbm_bytes * 0.9
+    for par in plans:
+        mem = memory_per_chip(m, par, b, context_tok, weight_precision, kv_precision)
+        ok = np.asarray(mem["total_bytes"]) <= usable
+        if not ok.any():
+            continue
+        r = system_step(sys_, m, plan, par, batch=b[ok], context_tok=context_tok, spec=spec,
+                        ar_impl=ar_impl, a2a_impl=a2a_impl, weight_precision=weight_precision,
+                        kv_precision=kv_precision, check_memory=False)
+        frames.append(pd.DataFrame({
+            "parallel": par.label(), "tp": par.tp, "ep": par.ep, "pp": par.pp, "dp": par.dp,
+            "batch": b[ok].astype(int), "step_time_s": np.broadcast_to(r.step_time_s, b[ok].shape),
+            "tok_per_s_per_user": np.broadcast_to(r.tok_per_s_per_user, b[ok].shape),
+            "tok_per_s_per_chip": np.broadcast_to(r.tok_per_s_per_chip, b[ok].shape),
+            "tok_per_s_system": np.broadcast_to(r.tok_per_s_per_chip, b[ok].shape) * sys_.n_chips,
+        }))
+    if not frames:
+        prec = weight_precision or m.native_precision
+        raise DoesNotFitError(
+            f"{m.name} at {prec} does not fit {sys_.name} ({sys_.n_chips} x {sys_.accelerator.name}) "
+            f"with any parallel plan at {context_tok:g} tokens of context; use a bigger system or "
+            f"a lower precision")
+    pts = pd.concat(frames, ignore_index=True)
+    pts = pts[np.isfinite(pts["tok_per_s_per_user"])].reset_index(drop=True)
+    pts["on_frontier"] = pareto_mask(pts["tok_per_s_per_user"].to_numpy(), pts["tok_per_s_per_chip"].to_numpy())
+    name = getattr(plan, "name", plan)
+    return FrontierResult(pts, sys_.name, m.name, str(name))
+
+
+# ---- check against MLPerf ------------------------------------------------------------------
+
+#: MLPerf chip label -> catalogued system; model label -> catalog model and TPOT limits.
+_MLPERF_SYSTEMS = {"H100-SXM-80GB": "dgx-h100", "H200-SXM-141GB": "dgx-h200",
+                   "B200-SXM-180GB": "dgx-b200", "GB200-186GB": "gb200-nvl72",
+                   "GB300-288GB": "gb300-nvl72", "MI300X": "mi300x-8", "MI325X": "mi325x-8"}
+#: (model, prompt_tok, output_tok) per MLPerf benchmark. Output lengths from the notes of
+#: measured_public.csv (~265 and ~616 tokens per sample); prompt lengths ASSUMED (OpenOrca ~1K;
+#: the 405B benchmark's long-context tasks ~8K). Decode runs at prompt + output / 2 of context.
+_MLPERF_MODELS = {"Llama-2-70B": ("llama-2-70b", 1024.0, 265.0),
+                  "Llama-3.1-405B": ("llama-3.1-405b", 8192.0, 616.0)}
+#: Per-user rate the scenario requires [tokens/s] (1 / TPOT limit; MLPerf rules via the notes).
+_MLPERF_MIN_RATE = {("llama-2-70b", "server"): 1 / 0.2, ("llama-2-70b", "interactive"): 1 / 0.04,
+                    ("llama-3.1-405b", "server"): 1 / 0.175, ("llama-3.1-405b", "interactive"): 12.5,
+                    }
+
+
+def _shared_reference() -> Path:
+    from ..catalog import data_dir
+
+    return data_dir().parent.parent / "shared" / "reference" / "measured_public.csv"
+
+
+def mlperf_rows(path: "str | Path | None" = None):
+    """The multi-chip MLPerf Llama rows of ``measured_public.csv`` this module can model."""
+    import pandas as pd
+
+    p = Path(path) if path else _shared_reference()
+    if not p.exists():
+        raise DataError(f"MLPerf reference not found at {p}; pass the path to measured_public.csv")
+    df = pd.read_csv(p)
+    df = df[df["system"].str.contains("MLPerf", na=False)]
+    rows = []
+    for _, r in df.iterrows():
+        mkey = next((k for k in _MLPERF_MODELS if str(r["model"]).startswith(k)), None)
+        if mkey is None or r["chip"] not in _MLPERF_SYSTEMS:
+            continue
+        metric = str(r["metric"]).split("_")[0]
+        if metric not in ("offline", "server", "interactive"):
+            continue
+        if "interactive" in str(r["model"]).lower():
+            metric = "interactive"
+        model, prompt, out = _MLPERF_MODELS[mkey]
+        ctx = prompt + out // 2
+        prec = "fp4" if r["chip"] in ("B200-SXM-180GB", "GB200-186GB", "GB300-288GB") else "fp8"
+        rows.append({"system": r["system"], "chips": int(r["chips"]), "chip": r["chip"],
+                     "model": model, "context_tok": ctx, "prompt_tok": prompt, "output_tok": out,
+                     "precision": prec, "scenario": metric,
+                     "measured_tok_per_s": float(r["value"]), "date": r["date"],
+                     "source": r["source"]})
+    return pd.DataFrame(rows).drop_duplicates(["system", "model", "scenario", "measured_tok_per_s"])
+
+
+def mlperf_check(path: "str | Path | None" = None, plan: str = "engine"):
+    """Frontier predictions next to the MLPerf measurements, with the error of each.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system, chips, model, scenario, precision, measured_tok_per_s, lower_tok_per_s,
+        upper_tok_per_s, error_lower_frac, error_upper_frac, bracketed``: the upper bound is
+        decode only (prefill hidden in idle compute, as chunked prefill does at best); the lower
+        bound adds each prompt's compute-bound prefill serially.
+    """
+    rows = mlperf_rows(path)
+    from .step import prefill
+
+    cache: dict = {}
+    preds, decode_only = [], []
+    for _, r in rows.iterrows():
+        sys_ = _system(_MLPERF_SYSTEMS[r["chip"]])
+        if r["chips"] != sys_.n_chips:
+            sys_ = sys_.replace(name=f"{sys_.accelerator.name}-x{r['chips']}", n_chips=int(r["chips"]),
+                                dims=(int(r["chips"]),), domain_chips=int(r["chips"]))
+        key = (sys_.name, r["model"], r["precision"])
+        if key not in cache:
+            cache[key] = frontier(sys_, r["model"], plan, context_tok=r["context_tok"],
+                                  weight_precision=r["precision"], kv_precision="fp8", max_pp=1)
+            # prefill of the prompts, compute-bound, on tensor-parallel groups of up to 8 chips
+            g = min(sys_.n_chips, 8)
+            pf = prefill(sys_.accelerator, r["model"], plan, prompt_tok=int(r["prompt_tok"]), batch=8,
+                         weight_precision=r["precision"], kv_precision="fp8", tp=g, on_oom="ignore")
+            cache[key + ("prefill",)] = float(np.asarray(pf.tok_per_s)) * sys_.n_chips / g
+        f = cache[key]
+        prefill_tok_per_s = cache[key + ("prefill",)]
+        rate = _MLPERF_MIN_RATE.get((r["model"], r["scenario"]), 0.0)
+        decode = f.best_tok_per_s(rate)
+        # output tokens/s when each request also pays its prompt's prefill on the same chips
+        preds.append(1.0 / (1.0 / decode + (r["prompt_tok"] / r["output_tok"]) / prefill_tok_per_s))
+        decode_only.append(decode)
+    out = rows.copy()
+    out["upper_tok_per_s"] = decode_only
+    out["lower_tok_per_s"] = preds
+    out["error_upper_frac"] = out["upper_tok_per_s"] / out["measured_tok_per_s"] - 1
+    out["error_lower_frac"] = out["lower_tok_per_s"] / out["measured_tok_per_s"] - 1
+    out["bracketed"] = (out["lower_tok_per_s"] <= out["measured_tok_per_s"]) & (
+        out["measured_tok_per_s"] <= out["upper_tok_per_s"])
+    return out[["system", "chips", "model", "scenario", "precision", "measured_tok_per_s",
+                "lower_tok_per_s", "upper_tok_per_s", "error_lower_frac", "error_upper_frac",
+                "bracketed", "source"]]
