@@ -359,3 +359,27 @@ def test_plan_infrastructure_gb200_rack_counts():
 def test_plan_infrastructure_unknown_system():
     with pytest.raises(UnknownNameError, match="gb200-nvl72"):
         plan_infrastructure(forecast("google"), "gb200")
+
+
+def test_chip_hour_cost_agrees_with_econ_curation_of_the_same_inferencex_table():
+    """serving_systems.csv and the econ area both curate InferenceX's July 2026 hyperscaler
+    tier (H200 $1.22, B200 $1.73, GB200 $1.86 per GPU-hour); the two must agree."""
+    pytest.importorskip("tokenomics.econ")
+    from tokenomics.catalog import load
+    from tokenomics.forecast.infrastructure import system
+
+    ds = load("serving_systems")
+    for name in ("h100", "b200", "gb200-nvl72", "h200"):
+        assert system(name)["cost_usd_per_chip_h"] == pytest.approx(ds.loc[name, "cost_usd_per_chip_h"])
+
+
+def test_h200_throughput_comes_from_the_perf_core():
+    perf = pytest.importorskip("tokenomics.perf")
+    from tokenomics.forecast.infrastructure import H200_PERF, system
+
+    b = perf.max_batch("h200", H200_PERF["model"], context_tok=H200_PERF["context_tok"],
+                       weight_precision=H200_PERF["weight_precision"])
+    r = perf.decode_step("h200", H200_PERF["model"], H200_PERF["execution"], batch=b,
+                         context_tok=H200_PERF["context_tok"],
+                         weight_precision=H200_PERF["weight_precision"])
+    assert system("h200")["tok_per_s_per_chip"] == pytest.approx(float(r.tok_per_s_per_chip))

@@ -99,7 +99,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         "serving_systems.csv",
         "Serving systems for demand-to-infrastructure sizing: tok/s, $/chip-hour, capex per chip.",
         index="system",
-        required=("system", "n_chips_per_node", "cost_usd_per_chip_h", "capex_usd_per_chip",
+        required=("system", "accelerator", "n_chips_per_node", "cost_usd_per_chip_h", "capex_usd_per_chip",
                   "source", "as_of"),
     ),
     # --- watch datasets ---

@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 S_PER_DAY = 86400.0
+
+#: InferenceX tier and survey used for $/chip-hour when ``tokenomics.econ`` is available.
+ECON_TIER, ECON_VINTAGE = "hyperscaler-owned", "2026-07"
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 
 #: Model and settings used when the perf core sizes an ``h200`` (see serving_systems.csv note).
@@ -166,6 +169,15 @@ def system(name: str) -> dict:
     if name not in df.index:
         raise unknown_name("serving system", name, df.index)
     row = df.loc[name].to_dict()
+    row["cost_source"] = "datasets/serving_systems.csv"
+    try:  # the econ area's curated InferenceX tiers, when that module is present
+        from ..econ import preset
+    except ImportError:
+        preset = None
+    if preset is not None:
+        tier = preset(row["accelerator"], ECON_TIER, ECON_VINTAGE)
+        row["cost_usd_per_chip_h"] = float(tier.cost_usd_per_h)
+        row["cost_source"] = f"tokenomics.econ.preset({row['accelerator']!r}, {tier.label!r})"
     if not np.isfinite(float(row.get("tok_per_s_per_chip", np.nan))):
         try:
             from ..perf import decode_step, max_batch
@@ -173,7 +185,7 @@ def system(name: str) -> dict:
             raise TokenomicsError(
                 f"system {name!r} takes its throughput from tokenomics.perf, which is not "
                 f"available; use one of {', '.join(n for n in df.index if n != name)}") from None
-        hw = name
+        hw = row["accelerator"]
         batch = max_batch(hw, H200_PERF["model"], context_tok=H200_PERF["context_tok"],
                           weight_precision=H200_PERF["weight_precision"])
         r = decode_step(hw, H200_PERF["model"], H200_PERF["execution"], batch=batch,
@@ -229,6 +241,8 @@ def plan_infrastructure(result, system_name: str = "b200", utilization_frac: flo
         hi = serving_requirements(dec["tokens_per_day_hi_80"].to_numpy(), *args, **kw).frame
         r.insert(0, "series", name)
         r.insert(1, "system", system_name)
+        r["tok_per_s_per_chip"] = float(sysrow["tok_per_s_per_chip"])
+        r["cost_usd_per_chip_h"] = float(sysrow["cost_usd_per_chip_h"])
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())
         r["scenario"] = result.scenario or "trend"
