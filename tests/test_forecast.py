@@ -321,7 +321,7 @@ def test_reference_lines_goldman_120_quadrillion_per_month_and_article_ten_trill
 def test_reference_comparison_sum_row():
     r = forecast(["google", "china"])
     df = reference_comparison(r).set_index("series")
-    assert df.loc["sum of series above", "tokens_per_day_2030"] == pytest.approx(
+    assert df.loc["google + china", "tokens_per_day_2030"] == pytest.approx(
         df.loc["google", "tokens_per_day_2030"] + df.loc["china", "tokens_per_day_2030"])
 
 

@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SCENARIOS: tuple[str, ...] = ("low", "base", "high")
 
+#: Series that do not overlap and are summed in :func:`reference_comparison`.
+DISJOINT_SUM: tuple[str, ...] = ("google", "china")
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -182,9 +185,11 @@ def reference_lines() -> "pd.DataFrame":
 def reference_comparison(result) -> "pd.DataFrame":
     """Where a forecast lands against the Goldman Sachs and article reference lines.
 
-    For each series of ``result`` (a :class:`~tokenomics.forecast.demand.ForecastResult`) and
-    for their sum (sum of medians; a lower bound on the world since most providers are missing),
-    the December 2030 rate, its growth over December 2026, and its ratio to the references.
+    For each series of ``result`` (a :class:`~tokenomics.forecast.demand.ForecastResult`) and,
+    when both are present, for ``google + china`` (sum of medians of two disjoint series; a lower
+    bound on the world, since OpenAI, Microsoft, Meta and others are missing; Doubao is part of
+    the China figure and is not added), the December 2030 rate, its growth over December 2026,
+    and its ratio to the references.
 
     Returns
     -------
@@ -213,15 +218,14 @@ def reference_comparison(result) -> "pd.DataFrame":
             "times_article_2030": s30 / article,
         })
 
-    tot26 = tot30 = 0.0
-    names = list(dict.fromkeys(m["series"]))
-    for name in names:
+    ends = {}
+    for name in dict.fromkeys(m["series"]):
         g = m[m["series"] == name].set_index("date")["tokens_per_day"]
         if "2026-12" not in g.index or "2030-12" not in g.index:
             continue
-        add(name, float(g["2026-12"]), float(g["2030-12"]))
-        tot26 += float(g["2026-12"])
-        tot30 += float(g["2030-12"])
-    if len(rows) > 1:
-        add("sum of series above", tot26, tot30)
+        ends[name] = (float(g["2026-12"]), float(g["2030-12"]))
+        add(name, *ends[name])
+    if all(k in ends for k in DISJOINT_SUM):
+        add(" + ".join(DISJOINT_SUM), sum(ends[k][0] for k in DISJOINT_SUM),
+            sum(ends[k][1] for k in DISJOINT_SUM))
     return pd.DataFrame(rows)
