@@ -303,3 +303,18 @@ def test_delivery_ramp_bounds_and_order():
 def test_measured_rate_row():
     tps, row = sn.measured_tok_per_s_per_chip()
     assert tps == 1943.0 and row == 10
+
+
+def test_lag_check_consistent():
+    """lags is True exactly when the observed CI upper bound is below the modelled cost decline."""
+    w = pr.price_watch()
+    lag = w.lag
+    if lag["lags"] is None:
+        assert lag["status"].startswith(pr.PENDING) or lag["status"].startswith("no modelled")
+    else:
+        assert lag["modelled_cost_decline_factor_per_year"] > 0
+        assert lag["lags"] == (lag["observed_hi"] < lag["modelled_cost_decline_factor_per_year"])
+    hr = w.headroom
+    ok = hr["status"] == "modelled"
+    # headroom = output list price / modelled cost floor (same floor for every row)
+    assert (hr.loc[ok, "headroom_x"] == hr.loc[ok, "list_usd_per_1k_output_tok"] / hr.loc[ok, "cost_floor_usd_per_1k_tok"]).all()

@@ -83,11 +83,21 @@ def _price_row(pw, fc) -> dict[str, Any]:
         floor_val = np.nan
     else:
         floor_val = float(ok["cost_usd_per_1k_tok"].min())
-        hr = pw.headroom["headroom_x"]
-        status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({ok.loc[ok['cost_usd_per_1k_tok'].idxmin(), 'system']}); "
-                  f"headroom {np.nanmin(hr):.0f}-{np.nanmax(hr):.0f}x; ")
-        status += ("observed cuts lag modelled cost decline" if lag["lags"] else
-                   "observed cuts keep pace with modelled cost" if lag["lags"] is False else f"lag: {lag['status']}")
+        best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
+        hr = pw.headroom.set_index("model")["headroom_x"]
+        same = [m for m in hr.index if "DeepSeek-V3" in m or "deepseek" in m.lower()]
+        status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({best['system']}, {best['model']}, "
+                  f"batch {int(best['batch'])}); headroom {np.nanmin(hr):.1f}-{np.nanmax(hr):.0f}x"
+                  + (f" ({same[0]} {hr[same[0]]:.1f}x)" if same else "") + "; ")
+        pend = floor[floor["status"] != "modelled"]
+        if len(pend):
+            status += ", ".join(pend["system_class"]) + " floor pending (no sourced chip price); "
+        if lag["lags"] is None:
+            status += f"lag: {lag['status']}"
+        else:
+            status += (f"modelled cost falls {lag['modelled_cost_decline_factor_per_year']:.2f}x/yr "
+                       f"({lag['status'].replace('modelled: ', '')}): "
+                       + ("observed cuts lag it" if lag["lags"] else "no significant lag"))
     rows = sorted({int(x) for s in big["rows"] for x in s.split()[1].split(",")})
     return {"metric": "price", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
             "as_of": pw.as_of,

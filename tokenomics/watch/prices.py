@@ -249,7 +249,7 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
 
     rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
                            "year": np.nan, "model": model, "cost_usd_per_1k_tok": np.nan, "batch": np.nan,
-                           "tok_per_s_per_user": np.nan, "status": PENDING}
+                           "tok_per_s_per_user": np.nan, "parallel": "", "status": PENDING}
     try:
         sysrow = catalog.load("systems").loc[system]
         acc = str(sysrow["accelerator"])
@@ -263,13 +263,19 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         import inspect
 
         if "parallel" in inspect.signature(chain.price).parameters:
+            import math
+
             from ..perf.parallel import ParallelPlan  # type: ignore[import-not-found]
 
-            kw["parallel"] = ParallelPlan(tp=1, ep=int(sysrow["n_chips"]))
+            # expert parallel over the most chips that divide both the system and the experts
+            n_exp = int(getattr(catalog.model(model), "n_experts", 0) or 0)
+            ep = math.gcd(int(sysrow["n_chips"]), n_exp) if n_exp > 0 else 1
+            kw["parallel"] = ParallelPlan(tp=1, ep=ep)
+            rec["parallel"] = f"tp1-ep{ep}"
         r = chain.price(acc, model, execution, system=system, batch=np.asarray(batches), margin_frac=0.0,
                         on_oom="mask", **kw)
     except TokenomicsError as exc:
-        rec["status"] = f"{PENDING} (chain.price(system={system!r}) takes no parallel plan: {exc})"[:220]
+        rec["status"] = f"{PENDING} ({exc})"[:240]
         return rec
     except ImportError as exc:
         rec["status"] = f"{PENDING} (multi-chip system model not available: {exc.name or exc})"
