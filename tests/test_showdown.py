@@ -1,0 +1,126 @@
+"""The Kimi K3 showdown: scenarios from plan_params.csv, honest verdicts, waterfall, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import showdown as sd
+from tokenomics.cli import app, main
+
+
+@pytest.fixture(scope="module")
+def res():
+    return sd.showdown()
+
+
+def test_every_plan_parameter_is_documented():
+    df = sd.plan_params()
+    assert df["source"].notna().all() and (df["source"].str.len() > 0).all()
+    assert set(df["kind"]) <= {"claimed", "measured", "derived", "assumed", "datasheet"}
+    # one K3 specification for every system
+    assert (df[df["param"] == "model"]["value"] == "kimi-k3").all()
+
+
+def test_scenarios_use_one_spec_and_the_article_claims():
+    scs = sd.scenarios()
+    assert set(scs) == set(sd.SCENARIOS)
+    claims = {n: (s.claimed_metric, s.claimed_value) for n, s in scs.items()}
+    # ../shared/seed/FACTS.md
+    assert claims["unoptimized"] == ("tok_per_s_per_user", 10.0)
+    assert claims["sd200-ultra"] == ("step_time_s", 0.00585)
+    assert claims["tpu-v7-megakernel"] == ("tok_per_s_per_user", 709.0)
+    assert claims["gb200-16"] == ("tok_per_s_per_user", 452.0)
+
+
+def test_figures_report_error_and_verdict_consistently(res):
+    f = res.to_frame()
+    assert {"system", "metric", "claimed", "predicted", "error_frac"} <= set(f.columns)
+    main4 = f.iloc[:4]
+    assert np.allclose(main4["error_frac"], main4["predicted"] / main4["claimed"] - 1)
+    for _, r in main4.iterrows():
+        assert r["within_tolerance"] == (abs(r["error_frac"]) <= 0.15)
+        assert ("MISS" in r["note"]) == (not r["within_tolerance"])  # a miss says so
+    # the model stays in the article's regime: every figure within a factor of 2 (sanity bound)
+    assert (main4["predicted"] / main4["claimed"]).between(0.5, 2.0).all()
+
+
+def test_table_and_results_agree(res):
+    t = res.table
+    for (name, r), row in zip(res.results.items(), t.itertuples()):
+        assert row.tok_per_s_per_user == pytest.approx(float(np.asarray(r.tok_per_s_per_user)))
+    assert (t["chips"] == [128, 128, 16, 16]).all()
+
+
+def test_waterfall_ends_at_each_prediction(res):
+    w = sd.waterfall()
+    model_rows = w[w["kind"] == "model"]
+    pred = {"sd200-ultra": "sd200-ultra", "tpu-v7-megakernel": "tpu-v7-megakernel", "gb200-16": "gb200-16"}
+    for target, scen in pred.items():
+        last = model_rows[model_rows["target"] == target].iloc[-1]
+        expect = float(np.asarray(res.results[scen].tok_per_s_per_user))
+        assert last["tok_per_s_per_user"] == pytest.approx(expect, rel=1e-9)
+        rows = model_rows[model_rows["target"] == target]
+        assert np.prod(rows["factor"]) == pytest.approx(last["cumulative_factor"])
+    agent = w[w["kind"] == "claimed"]
+    assert len(agent) == 1 and agent["factor"].iloc[0] == 1.5  # article: +50 %, labelled claimed
+
+
+def test_sensitivity_covers_each_system_sorted():
+    s = sd.sensitivity()
+    assert set(s["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}
+    for _, g in s.groupby("system"):
+        sw = g["swing_frac"].abs().to_numpy()
+        assert np.all(sw[:-1] >= sw[1:])
+    # more HBM bandwidth never makes a step slower (property of every scenario)
+    hbm = s[s["assumption"] == "HBM bandwidth"]
+    tps = hbm[hbm["metric"] == "tok_per_s_per_user"]
+    assert (tps["predicted_high"] >= tps["predicted_low"] - 1e-9).all()
+
+
+runner = CliRunner()
+
+
+def test_cli_showdown_json_is_the_library_frame(res):
+    out = runner.invoke(app, ["showdown", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert isinstance(data, list) and len(data) == len(res.figures)
+    for obj in data:
+        assert {"system", "metric", "claimed", "predicted", "error_frac"} <= set(obj)
+    assert data[2]["predicted"] == pytest.approx(res.figures["predicted"].iloc[2])
+
+
+def test_cli_showdown_table_and_systems():
+    out = runner.invoke(app, ["showdown", "--no-waterfall"])
+    assert out.exit_code == 0, out.output
+    assert "sd200-ultra" in out.stdout and "Sensitivity" in out.stdout
+    out = runner.invoke(app, ["systems", "--format", "csv"])
+    assert out.exit_code == 0 and "tpu-v7-16" in out.stdout
+
+
+def test_cli_frontier_writes_png(tmp_path):
+    png = tmp_path / "fig.png"
+    out = runner.invoke(app, ["frontier", "--hardware", "h200", "--model", "llama-3.1-70b",
+                              "--precision", "fp8", "--out", str(png), "--format", "csv"])
+    assert out.exit_code == 0, out.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert out.stdout.splitlines()[0].startswith("parallel,")
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["frontier", "--system", "dgx-h20"], "Unknown system 'dgx-h20'"),
+        (["frontier", "--system", "dgx-h100", "--model", "kimi-k3"], "does not fit"),
+        (["frontier", "--system", "dgx-h100", "--hardware", "h200"], "conflicts"),
+        (["frontier"], "give --system"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(argv, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1

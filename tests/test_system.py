@@ -1,0 +1,181 @@
+"""Systems, parallel plans, per-chip memory fit, system_step and the frontier."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tokenomics import catalog
+from tokenomics.errors import DoesNotFitError, UnknownNameError, ValidationError
+from tokenomics.perf import decode_step
+from tokenomics.perf.frontier import frontier, mlperf_check, pareto_mask, parallel_plans
+from tokenomics.perf.parallel import (ParallelPlan, System, check_fit, check_plan, max_batch_per_replica,
+                                      memory_per_chip, system, system_names)
+from tokenomics.perf.speculative import SpecDecode
+from tokenomics.perf.system import (collective_counts, expected_experts_touched, expert_load,
+                                    forward_hbm_bytes, system_step)
+
+K3 = catalog.model("kimi-k3")
+
+
+def test_catalog_has_the_issue_systems():
+    names = set(system_names())
+    for n in ["dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "gb300-nvl72", "tpu-v7-16",
+              "tpu-v7-64", "tpu-v7-256", "cloudmatrix-384", "sd200-ultra", "generic-supernode-128"]:
+        assert n in names
+    # article: SD200 Ultra 128 chips x 64 GB = 8 TB unified memory (claimed)
+    sd = system("sd200-ultra")
+    assert sd.n_chips == 128 and sd.hbm_bytes_total == pytest.approx(sd.unified_memory_bytes, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    "name, p, hops",
+    [
+        ("tpu-v7-16", 16, 1 + 1 + 3),   # 2x2x4 mesh: sum(d - 1)
+        ("tpu-v7-16", 8, 1 + 1 + 1),    # 2x2x2 block
+        ("tpu-v7-64", 64, 2 + 2 + 2),   # 4x4x4 torus: sum(d // 2)
+        ("sd200-ultra", 128, 3),        # hyper mesh: one hop per dimension
+        ("gb200-nvl72", 72, 1),         # switch
+    ],
+)
+def test_diameter_hand(name, p, hops):
+    assert system(name).diameter_hops(p) == hops
+
+
+def test_groups_that_do_not_tile_the_grid_fail():
+    with pytest.raises(ValidationError, match="does not tile"):
+        system("tpu-v7-16").group_dims(3)
+
+
+def test_unknown_topology_and_system():
+    acc = catalog.accelerator("h200")
+    with pytest.raises(UnknownNameError, match="topology"):
+        System("x", acc, 8, topology="ring", link_bytes_per_s=1e11)
+    with pytest.raises(UnknownNameError, match="Did you mean 'dgx-h200'"):
+        system("dgx-h20")
+
+
+def test_plans_that_do_not_divide_the_model_or_chips():
+    s = system("tpu-v7-16")
+    with pytest.raises(ValidationError, match="64 attention heads"):
+        check_plan(K3, ParallelPlan(tp=3, ep=3), s)
+    with pytest.raises(ValidationError, match="768 routed experts"):
+        check_plan(K3, ParallelPlan(tp=1, ep=5))
+    with pytest.raises(ValidationError, match="must nest"):
+        ParallelPlan(tp=4, ep=6)
+    with pytest.raises(ValidationError, match="dense"):
+        check_plan(catalog.model("llama-3.1-70b"), ParallelPlan(tp=8, ep=8))
+    with pytest.raises(ValidationError, match="does not divide tpu-v7-16's 16 chips"):
+        check_plan(K3, ParallelPlan(tp=32, ep=32), s)
+
+
+def test_weights_per_chip_hand():
+    # everything split 16 ways (tp = ep = 16): total params x 0.5 B (int4) / 16
+    m = memory_per_chip(K3, ParallelPlan(tp=16, ep=16), batch=1, context_tok=8192)
+    assert m["weights_bytes"] == pytest.approx(K3.total_params() * 0.5 / 16)
+    # MLA latent KV is not split by TP: 576 elements x 2 B x 93 layers x 8192 tokens
+    assert float(m["kv_bytes"]) == pytest.approx(576 * 2 * 93 * 8192)
+
+
+def test_kimi_k3_does_not_fit_one_dgx_h100():
+    # 2.75 T x 0.5 B = 1.37 TB > 8 x 80 GB
+    with pytest.raises(DoesNotFitError, match="does not fit per chip"):
+        check_fit(K3, system("dgx-h100"), ParallelPlan(tp=8, ep=8), batch=1, context_tok=8192)
+
+
+def test_max_batch_hand():
+    s = system("tpu-v7-16")
+    par = ParallelPlan(tp=16, ep=16)
+    mem = memory_per_chip(K3, par, 1, 8192)
+    free = s.accelerator.hbm_bytes * 0.9 - mem["weights_bytes"]
+    assert max_batch_per_replica(K3, s, par, 8192) == math.floor(free / float(mem["kv_bytes_per_seq"]))
+
+
+def test_collective_counts_kimi_k3():
+    # 93 layers: one all-reduce after attention each + one more in the dense first layer;
+    # dispatch + combine in each of 92 MoE layers (the article: 'more than 120 all-to-alls')
+    c = collective_counts(K3, ParallelPlan(tp=16, ep=16, pp=2))
+    assert c == {"allreduce": 94, "all_to_all": 184, "allgather": 1, "p2p": 1}
+
+
+def test_expert_load_hand():
+    mean, mx = expert_load(K3, 1, 1)        # one chip holds all 768: max = mean = 8
+    assert float(mean) == pytest.approx(8.0) and float(mx) == pytest.approx(8.0, rel=1e-6)
+    mean, mx = expert_load(K3, 1, 128)      # 6 experts per chip, q = 8/768
+    assert float(mean) == pytest.approx(6 * 8 / 768)
+    assert 1.0 <= float(mx) < 2.0           # some chip reads at least one whole expert
+
+
+def test_forward_hbm_bytes_hand_and_article():
+    # huge batch: every weight read once except the embedding table (a gather, not a read)
+    full = float(forward_hbm_bytes(K3, batch=1e7, context_tok=0))
+    assert full == pytest.approx((K3.total_params() - K3.vocab * K3.hidden) * 0.5, rel=1e-6)
+    # article (SemiAnalysis): about 1.5 TB per forward pass; tolerance 15 %
+    assert full == pytest.approx(1.5e12, rel=0.15)
+    assert float(expected_experts_touched(K3, 1)) == pytest.approx(8.0)
+
+
+def test_single_chip_system_equals_the_core():
+    acc = catalog.accelerator("h200")
+    one = System("h200-x1", acc, 1, link_bytes_per_s=4.5e11)
+    r = system_step(one, "llama-3.1-8b", "graph", ParallelPlan(), batch=np.array([1, 8, 64]),
+                    context_tok=2048)
+    core = decode_step("h200", "llama-3.1-8b", "graph", batch=np.array([1, 8, 64]), context_tok=2048)
+    assert np.allclose(r.step_time_s, core.step_time_s)
+    assert float(np.max(r.comm_s)) == 0.0
+
+
+def test_system_step_parts_add_up_and_spec_counts_draft():
+    spec = SpecDecode("dspark", 4, 0.77, 1)
+    r = system_step("tpu-v7-16", K3, "megakernel", ParallelPlan(tp=16, ep=16), batch=1,
+                    context_tok=8192, spec=spec, ar_impl="custom_oneshot", overlap="prefetch")
+    assert float(r.step_time_s) == pytest.approx(float(r.compute_s + r.comm_s - r.overlap_s + r.draft_s))
+    assert float(r.draft_s) > 0 and r.tokens_per_step == pytest.approx(spec.tokens_per_step)
+    assert float(r.tok_per_s_per_user) == pytest.approx(r.tokens_per_step / float(r.step_time_s))
+    assert r.n_all_to_all == 184 and r.n_collectives > 120
+    assert 0 <= float(r.overlap_s) <= float(r.comm_s)
+    df = r.to_frame()
+    assert len(df) == 1 and {"step_time_s", "tok_per_s_per_chip", "n_collectives"} <= set(df.columns)
+
+
+@settings(max_examples=10, deadline=None)
+@given(factor=st.floats(1.0, 8.0))
+def test_more_link_bandwidth_never_slows_a_step(factor):
+    base = system("gb200-16")
+    kw = dict(batch=4, context_tok=4096, ar_impl="nccl")
+    slow = system_step(base, K3, "engine", ParallelPlan(tp=16, ep=16), **kw)
+    fast = system_step(base.replace(link_bytes_per_s=base.link_bytes_per_s * factor), K3, "engine",
+                       ParallelPlan(tp=16, ep=16), **kw)
+    assert float(fast.step_time_s) <= float(slow.step_time_s) * (1 + 1e-12)
+
+
+def test_pareto_mask_hand():
+    assert pareto_mask(np.array([1, 2, 1]), np.array([1, 2, 3])).tolist() == [False, True, True]
+
+
+def test_frontier_llama70b_h200(tmp_path):
+    f = frontier("dgx-h200", "llama-3.1-70b", "engine", weight_precision="fp8", context_tok=4096)
+    fr = f.frontier
+    assert len(fr) >= 5
+    # along the frontier: faster per user <=> fewer tokens per chip
+    assert np.all(np.diff(fr["tok_per_s_per_user"]) > 0)
+    assert np.all(np.diff(fr["tok_per_s_per_chip"]) < 0)
+    png = f.plot(tmp_path / "f.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert all(p.n_chips == 8 for p in parallel_plans(catalog.model("llama-3.1-70b"), system("dgx-h200")))
+
+
+def test_frontier_nothing_fits():
+    with pytest.raises(DoesNotFitError, match="does not fit"):
+        frontier("dgx-h100", K3, "engine", batches=[1, 2])
+
+
+def test_mlperf_bounds():
+    # ../shared/reference/measured_public.csv MLPerf rows: lower bound <= upper bound everywhere,
+    # and the 8-GPU Llama-2-70B offline results lie between them
+    df = mlperf_check()
+    assert len(df) >= 20
+    assert (df["lower_tok_per_s"] <= df["upper_tok_per_s"]).all()
+    l70 = df[(df["model"] == "llama-2-70b") & (df["scenario"] == "offline") & (df["chips"] == 8)]
+    assert l70["bracketed"].all(), l70
