@@ -51,3 +51,131 @@ def models(fmt: FormatOpt = Format.table) -> None:
         emit(show, fmt, title="Models (datasets/models.csv; parameters computed from the architecture)")
     else:
         emit(df, fmt)
+
+
+def _int_list(text: str, name: str) -> list[int]:
+    from ..errors import ValidationError
+
+    try:
+        vals = [int(float(x)) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise ValidationError(f"{name} must be an integer or a comma-separated list of integers, got {text!r}") from None
+    if not vals:
+        raise ValidationError(f"{name} is empty")
+    return vals
+
+
+HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name (see `tokenomics hardware`).")]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model name (see `tokenomics models`).")]
+ExecOpt = Annotated[str, typer.Option("--execution", "-e", help="Execution plan: eager, eager-fused, graph-unfused, graph, engine, super, megakernel.")]
+ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Calibration profile: a shipped name or a JSON file from `tokenomics calibrate`.")]
+
+
+@app.command()
+def throughput(
+    hardware: HardwareOpt = "h200",
+    model: ModelOpt = "llama-3.1-8b",
+    batch: Annotated[str, typer.Option("--batch", "-b", help="Sequences per step; a list like 1,8,32 sweeps.")] = "1",
+    context: Annotated[str, typer.Option("--context", "-c", help="Cached context per sequence [tokens]; list allowed.")] = "1024",
+    execution: ExecOpt = "graph",
+    tokens_per_step: Annotated[int, typer.Option(help="New tokens per sequence per step (speculative verify > 1).")] = 1,
+    weight_precision: Annotated[str | None, typer.Option(help="Weight precision (bf16, fp8, int4, mxfp4); default: the model's native one.")] = None,
+    kv_precision: Annotated[str, typer.Option(help="KV-cache precision.")] = "bf16",
+    prompt: Annotated[int, typer.Option(help="Also time the prefill of a prompt of this many tokens (TTFT); 0 = skip.")] = 0,
+    breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Show the per-operator breakdown (table format).")] = True,
+    profile: ProfileOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Step time, tokens/s per user and per chip, bound and per-op breakdown of decode."""
+    import numpy as np
+
+    from ..perf import decode_step, prefill
+
+    b = np.array(_int_list(batch, "--batch"))[:, None]
+    c = np.array(_int_list(context, "--context"))[None, :]
+    r = decode_step(hardware, model, execution, batch=b, context_tok=c, tokens_per_step=tokens_per_step,
+                    weight_precision=weight_precision, kv_precision=kv_precision, profile=profile)
+    df = r.to_frame()
+    if prompt:
+        p = prefill(hardware, model, execution, prompt_tok=prompt, batch=1, weight_precision=weight_precision,
+                    kv_precision=kv_precision, profile=profile)
+        df["ttft_s"] = float(p.step_time_s)
+    if fmt != Format.table:
+        emit(df, fmt)
+        return
+    show = df[["batch", "context_tok", "step_time_s", "tok_per_s_per_user", "tok_per_s", "bound",
+               "n_kernels", "hbm_util_frac", "flop_util_frac"]].copy()
+    show["step_time_s"] = show["step_time_s"] * 1e3
+    show = show.rename(columns={"step_time_s": "step ms", "tok_per_s_per_user": "tok/s/user",
+                                "tok_per_s": "tok/s (chip)", "n_kernels": "kernels",
+                                "hbm_util_frac": "HBM util", "flop_util_frac": "FLOP util"})
+    if prompt:
+        show["TTFT ms"] = df["ttft_s"] * 1e3
+    title = (f"{r.model.name} on {r.hardware.name}, plan {r.plan.name}, weights {r.weight_precision}, "
+             f"KV {r.kv_precision}, profile {r.profile.name}")
+    emit(show, fmt, title=title)
+    if breakdown:
+        bd = r.breakdown(len(df) - 1)
+        bd = bd[["op", "time_s", "share", "bound", "bytes", "flop", "kernels"]].copy()
+        bd["time_s"] = bd["time_s"] * 1e6
+        bd["bytes"] = bd["bytes"] / 1e6
+        bd["flop"] = bd["flop"] / 1e9
+        bd = bd.rename(columns={"time_s": "time us", "bytes": "MB", "flop": "GFLOP"})
+        last = df.iloc[-1]
+        emit(bd, fmt, title=f"Per-operator breakdown at batch {int(last.batch)}, context {int(last.context_tok)}")
+
+
+@app.command()
+def calibrate(
+    cases: Annotated[str, typer.Argument(help="CSV of measured steps in the schema of datasets/h200_cases.csv.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Where to write the fitted profile (JSON).")] = "profile.json",
+    microbench: Annotated[str | None, typer.Option(help="Microbenchmark CSV (GEMM curve, ceilings) to join the fit; default: the bundled H200 one for h200 cases.")] = None,
+    name: Annotated[str | None, typer.Option(help="Profile name (default: the hardware).")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fit hardware and execution-plan parameters to measured steps; write a profile."""
+    import pandas as pd
+
+    from ..catalog import load
+    from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
+
+    df = read_cases(cases)
+    if microbench:
+        mb = pd.read_csv(microbench)
+    elif set(df["hardware"].astype(str)) == {"h200"}:
+        mb = load("h200_microbench")
+    else:
+        mb = None
+    prof = fit_profile(df, microbench=mb, name=name, source=f"fitted on {cases} by `tokenomics calibrate`")
+    prof.save(out)
+    params = pd.DataFrame([{"parameter": k, "value": val} for k, val in prof.params().items()])
+    if fmt == Format.table:
+        emit(params, fmt, title=f"Fitted profile {prof.name!r} -> {out}")
+        emit(summarize(predict_cases(df, prof)), fmt, title="In-sample error by execution mode")
+    else:
+        emit(params, fmt)
+
+
+@app.command()
+def validate(
+    cases: Annotated[str, typer.Argument(help="CSV of steps in the schema of datasets/h200_cases.csv.")],
+    profile: ProfileOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Predict every case of a CSV and compare with its measured step time."""
+    from ..perf.calibrate import predict_cases, read_cases, summarize
+
+    df = read_cases(cases)
+    pred = predict_cases(df, profile)
+    if fmt != Format.table:
+        emit(pred, fmt)
+        return
+    show = pred[["case_id", "phase", "model", "execution", "fusion", "batch", "context_tok", "tokens_per_step",
+                 "kernels_per_step", "predicted_step_s", "measured_step_s", "error_frac"]].copy()
+    show["predicted_step_s"] *= 1e3
+    show["measured_step_s"] *= 1e3
+    show = show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
+                                "tokens_per_step": "tok/step", "kernels_per_step": "kernels",
+                                "error_frac": "error"})
+    emit(show, fmt, title=f"Predicted vs measured ({cases})")
+    emit(summarize(pred), fmt, title="Absolute relative error by execution mode")

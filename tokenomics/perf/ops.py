@@ -86,6 +86,7 @@ class Op:
     rows: np.ndarray
     n_gemm: np.ndarray
     kernels: np.ndarray
+    tile_always: bool = False  # n_gemm already counts only the tiled GEMMs
 
 
 def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
@@ -267,8 +268,15 @@ def build_ops(
         flop = 2.0 * rows_total * 3.0 * h * ef
         act = rows_total * (2 * h + 3 * ef) * ACT_BYTES
         gemms_per_expert = 2.0 if fused else 3.0
-        n_gemm = gemms_per_expert * (n_exp if plan.expert_compute == "touched" and not engine else one)
-        ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero))
+        if plan.expert_compute == "touched" and not engine:
+            # experts that got >= 2 tokens run tiled GEMMs, the others GEMVs (binomial routing)
+            q = k / E
+            p0 = (1 - q) ** m
+            p1 = m * q * (1 - q) ** np.maximum(m - 1, 0)
+            n_gemm = gemms_per_expert * E * np.clip(1 - p0 - p1, 0, 1) / ep
+        else:
+            n_gemm = gemms_per_expert * np.where(rows_per_exp >= 1.5, 1.0, 0.0) * one
+        ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
         if model.n_shared_experts:
             sf = _shard(model.n_shared_experts * ef, tp, "tp")
             gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one)
@@ -321,7 +329,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
         elif engine and op.kind.startswith("attention"):
             kern = np.ones_like(m)
         out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
-                      op.rows, op.n_gemm, kern))
+                      op.rows, op.n_gemm, kern, op.tile_always))
     return out
 
 
@@ -330,7 +338,10 @@ def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: st
     per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``."""
     total = sum(op.count * op.kernels for op in ops)
     engine = plan.fusion in ("engine", "super")
-    total = total + (ENGINE_STEP_EXTRA if engine else REF_STEP_EXTRA) - (1 if model.vocab else 0)
+    # per-step extras: embedding, lm head (counted as an op), sampling, final norm; only the
+    # final norm without a vocabulary
+    extra = (ENGINE_STEP_EXTRA if engine else REF_STEP_EXTRA) - 1 if model.vocab else 1
+    total = total + extra
     if plan.fusion == "super":
         total = total / plan.fusion_factor
     return total

@@ -59,8 +59,14 @@ class Profile:
         Host cost per kernel launched eagerly into an idle GPU (Python + framework dispatch +
         launch) [s].
     eager_busy_kernel_s : float
-        Host cost per eager kernel while the GPU queue is busy [s]. The host cost interpolates
-        between the two by the share of the step the GPU is busy.
+        Host cost per eager kernel when kernels are large [s]. Measured on the H200, the host
+        cost per eager kernel falls as the work per kernel grows (31 us with tiny kernels, far
+        less at batch 128 of an 8B model). The host cost interpolates between the two by the
+        step's work expressed in seconds at the reference rates below, over the idle host time;
+        work, not time, so that faster hardware never makes a step slower.
+    eager_ref_bytes_per_s, eager_ref_flop_per_s : float
+        Reference rates that turn a step's bytes and FLOPs into work seconds (the H200's
+        achieved 4.0 TB/s read and 742 TFLOP/s bf16 from ``h200_microbench.csv``).
     sync_s : float
         Host-device synchronization round trip (MoE expert loops) [s].
     megakernel_layer_s : float
@@ -81,6 +87,8 @@ class Profile:
     graph_kernel_s: float = 1.9e-6
     eager_kernel_s: float = 22e-6
     eager_busy_kernel_s: float = 12e-6
+    eager_ref_bytes_per_s: float = 4.0e12
+    eager_ref_flop_per_s: float = 7.42e14
     sync_s: float = 10.6e-6
     megakernel_layer_s: float = 1.9e-6
     usable_mem_frac: float = 0.9

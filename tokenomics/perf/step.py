@@ -235,7 +235,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "fp8": "fp8", "int8": "fp8"}.get(wprec, "bf16")
     peak = hw.peak_flop_per_s(compute_prec)
     mega = p.launch == "megakernel"
-    times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=not mega)
+    # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
+    # megakernels use tile shapes chosen for small batches
+    tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
+    times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles)
 
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
@@ -262,7 +265,9 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         gpu = op_sum + kernels * prof.graph_kernel_s
         if p.launch == "eager":
             idle_host = kernels * prof.eager_kernel_s
-            busy = np.clip(gpu / np.maximum(idle_host, 1e-12), 0.0, 1.0)
+            work_s = (sum(x.bytes for x in times) / prof.eager_ref_bytes_per_s
+                      + sum(x.flop for x in times) / prof.eager_ref_flop_per_s)
+            busy = np.clip(work_s / np.maximum(idle_host, 1e-12), 0.0, 1.0)
             host = kernels * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
             step = np.maximum(gpu, host) + syncs * prof.sync_s
         else:
@@ -427,7 +432,7 @@ def max_batch(
     kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
     ctx = np.asarray(context_tok, dtype=float)
-    v.count(ctx, "context_tok")
+    v.count(ctx, "context_tok", minimum=0)
     weights, kv1 = _resident_bytes(m, wb, kvb, 1.0, ctx + 1, tp, ep)
     free = hw.hbm_bytes * prof.usable_mem_frac - weights
     out = np.floor(np.maximum(free, 0) / kv1)

@@ -1,0 +1,123 @@
+"""CLI of the performance core through CliRunner and main() (exit codes, one-line errors)."""
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import catalog
+from tokenomics.cli import app, main
+
+runner = CliRunner()
+
+
+def run_main(args, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_hardware_and_models_json():
+    r = runner.invoke(app, ["hardware", "--format", "json"])
+    assert r.exit_code == 0
+    rows = json.loads(r.stdout)
+    assert {x["name"] for x in rows} >= {"h200", "tpu-v7", "gb200"}
+    assert all(x["source"] for x in rows)
+    r = runner.invoke(app, ["models", "--format", "csv"])
+    assert r.exit_code == 0 and "kimi-k3" in r.stdout and "total_params" in r.stdout
+
+
+def test_throughput_json_has_core_fields():
+    r = runner.invoke(app, ["throughput", "--hardware", "h200", "--model", "llama-3.1-8b", "--batch", "1,32",
+                            "--context", "1024", "--execution", "graph", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert len(rows) == 2
+    for k in ("step_time_s", "tok_per_s_per_user", "tok_per_s", "tok_per_s_per_chip", "bound", "n_kernels"):
+        assert k in rows[0]
+    # measured on the H200 (h200_microbench power rows): 178 tok/s at batch 1 for this shape
+    assert rows[0]["tok_per_s"] == pytest.approx(178, rel=0.1)
+
+
+def test_throughput_table_shows_breakdown():
+    r = runner.invoke(app, ["throughput", "-H", "h200", "-m", "llama-3.1-8b", "-b", "8", "--prompt", "512"])
+    assert r.exit_code == 0, r.output
+    assert "Per-operator breakdown" in r.stdout and "attention" in r.stdout and "TTFT" in r.stdout
+
+
+def test_validate_json_one_object_per_case():
+    path = str(catalog.data_dir() / "h200_cases.csv")
+    r = runner.invoke(app, ["validate", path, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert len(rows) == len(pd.read_csv(path))
+    assert {"case_id", "predicted_step_s", "measured_step_s"} <= set(rows[0])
+
+
+def test_calibrate_writes_profile_usable_by_validate(tmp_path):
+    cases = catalog.load("h200_cases")
+    small = cases[cases["execution"] == "graph"].head(8)
+    f = tmp_path / "cases.csv"
+    small.to_csv(f, index=False)
+    prof = tmp_path / "p.json"
+    r = runner.invoke(app, ["calibrate", str(f), "--out", str(prof), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert prof.exists()
+    r = runner.invoke(app, ["validate", str(f), "--profile", str(prof), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    out = pd.read_csv(pd.io.common.StringIO(r.stdout))
+    assert out["error_frac"].abs().median() < 0.06
+
+
+def test_validate_estimates_missing_kernel_counts(tmp_path):
+    cases = catalog.load("h200_cases").head(4).drop(columns=["kernels_per_step"])
+    f = tmp_path / "c.csv"
+    cases.to_csv(f, index=False)
+    r = runner.invoke(app, ["validate", str(f), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert all(x["kernels_estimated"] for x in json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["throughput", "--model", "llama-3.1-8"], "Unknown model 'llama-3.1-8'. Did you mean"),
+    (["throughput", "--hardware", "h100"], "Unknown accelerator 'h100'"),
+    (["throughput", "--batch", "-3"], "batch must be an integer >= 1"),
+    (["throughput", "--batch", "x"], "--batch must be an integer"),
+    (["throughput", "--model", "llama-3.1-70b"], "needs 141 GB of weights"),
+    (["throughput", "--execution", "turbo"], "Unknown execution plan 'turbo'"),
+    (["throughput", "--profile", "nope"], "Unknown profile 'nope'"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, args, needle):
+    code, out, err = run_main(args, capsys)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_missing_columns_named(tmp_path, capsys):
+    f = tmp_path / "bad.csv"
+    pd.DataFrame({"case_id": ["a"], "phase": ["decode"]}).to_csv(f, index=False)
+    code, _, err = run_main(["validate", str(f)], capsys)
+    assert code == 2 and "is missing columns" in err and "'hidden'" in err
+
+
+def test_calibrate_bad_file_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    code, _, err = run_main(["calibrate", str(tmp_path / "none.csv"), "--out", str(out)], capsys)
+    assert code == 2 and "not found" in err
+    assert not out.exists()
+
+
+def test_every_command_has_help_and_is_in_readme():
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    import typer.main
+
+    click_app = typer.main.get_command(app)
+    for name, cmd in click_app.commands.items():
+        assert cmd.help, f"command {name} has no help"
+        assert f"tokenomics {name}" in readme, f"command {name} missing from README"
