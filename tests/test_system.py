@@ -179,3 +179,14 @@ def test_mlperf_bounds():
     assert (df["lower_tok_per_s"] <= df["upper_tok_per_s"]).all()
     l70 = df[(df["model"] == "llama-2-70b") & (df["scenario"] == "offline") & (df["chips"] == 8)]
     assert l70["bracketed"].all(), l70
+
+
+@pytest.mark.parametrize("mod", ["tokenomics.perf.comm", "tokenomics.perf.speculative",
+                                 "tokenomics.perf.system", "tokenomics.perf.parallel",
+                                 "tokenomics.perf.frontier"])
+def test_docstring_examples_are_true(mod):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(mod))
+    assert res.failed == 0

@@ -195,7 +195,7 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     >>> from tokenomics.catalog import model
     >>> mean, mx = expert_load(model("kimi-k3"), 1, 128)   # 8 of 768 experts over 128 chips
     >>> round(float(mean), 4), round(float(mx), 2)
-    (0.0625, 1.23)
+    (0.0625, 1.19)
     """
     from scipy.stats import binom
 
