@@ -50,9 +50,9 @@ def _fmt_cell(v: Any) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return ""
-        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+        if v != 0 and (abs(v) >= 1e9 or abs(v) < 1e-3):
             return f"{v:.4g}"
-        return f"{v:,.4g}" if abs(v) >= 1000 else f"{v:.4g}"
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
     return str(v)
 
 
