@@ -28,7 +28,7 @@ from . import _validate as v
 from .errors import DataError, TokenomicsError, ValidationError, unknown_name
 
 
-def workload(name: str) -> tuple[int, int]:
+def workload_mix(name: str) -> tuple[int, int]:
     """(input_tok, output_tok) of a named workload mix (``datasets/workloads.csv``)."""
     from . import catalog
 
@@ -180,8 +180,7 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     from .econ.tco import CostInputs, cost_model, param
     from .perf import decode_step, prefill
 
-    in_tok, out_tok = workload_tokens = globals()["workload"](workload)
-    del workload_tokens
+    in_tok, out_tok = workload_mix(workload)
     if context_tok is None:
         context_tok = in_tok + out_tok // 2
     if utilization_frac is None:
@@ -319,7 +318,7 @@ def batch_grid(hardware: Any, model: Any, context_tok: Any, *, weight_precision:
 def frontier(hardware: Any, model: Any, execution: Any = "graph", *, context_tok: Any = None,
              workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
     """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""
-    in_tok, out_tok = globals()["workload"](workload)
+    in_tok, out_tok = workload_mix(workload)
     ctx = in_tok + out_tok // 2 if context_tok is None else context_tok
     if batches is None:
         batches = batch_grid(hardware, model, ctx, weight_precision=kwargs.get("weight_precision"),
@@ -371,7 +370,7 @@ def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execu
     from .econ.tco import CostInputs, cost_model
     from .perf import decode_step, max_batch, prefill
 
-    rows = [globals()["workload"](w) for w in workloads]
+    rows = [workload_mix(w) for w in workloads]
     i = np.array([r[0] for r in rows], float)
     o = np.array([r[1] for r in rows], float)
     ctx = (i + o // 2).astype(int)
