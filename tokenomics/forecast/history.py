@@ -9,8 +9,8 @@ Examples
 --------
 >>> from tokenomics.forecast.history import series
 >>> s = series("google", fit_through="2025-12")
->>> len(s), s["tokens_per_day"].iloc[0] == 9.7e12 / (365.25 / 12)
-(4, True)
+>>> len(s), round(float(s["tokens_per_day"].iloc[0]) / (9.7e12 / (365.25 / 12)), 4)
+(4, 1.0)
 """
 
 from __future__ import annotations
