@@ -155,7 +155,8 @@ class ShowdownResult:
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per system: chips, plan, step time, tokens per step, tokens/s per user, claimed,
+        One row per system: chips, plan, step time, tokens per step, collectives per forward,
+        distinct HBM bytes per forward, communication time, tokens/s per user, claimed,
         error of the claimed metric (``claimed_metric``: tokens/s per user, or ms per token for
         SD200), verdict.
     figures : pandas.DataFrame
@@ -206,6 +207,9 @@ def showdown() -> ShowdownResult:
             "parallel": r.parallel.label(), "collectives": f"{sc.ar_impl}/{sc.a2a_impl}",
             "spec": sc.spec, "step_time_s": float(np.asarray(r.step_time_s)),
             "tokens_per_step": r.tokens_per_step, "tpot_s": float(np.asarray(r.tpot_s)),
+            "n_collectives": r.n_collectives, "n_all_to_all": r.n_all_to_all,
+            "hbm_bytes_per_forward": float(np.asarray(r.hbm_bytes_per_forward)),
+            "comm_s": float(np.asarray(r.comm_s)), "comm_exposed_s": float(np.asarray(r.comm_exposed_s)),
             "tok_per_s_per_user": tps, "claimed_tok_per_s_per_user": claimed_tps,
             "claimed_metric": sc.claimed_metric, "error_frac": err,
             "verdict": _verdict(err, sc.claimed_metric != "step_time_s"),

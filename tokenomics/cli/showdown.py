@@ -53,6 +53,9 @@ def showdown(
     show["step ms"] = t["step_time_s"] * 1e3
     show["tok/step"] = t["tokens_per_step"]
     show["ms/token"] = t["tpot_s"] * 1e3
+    show["collectives"] = t["n_collectives"]
+    show["HBM GB/fwd"] = t["hbm_bytes_per_forward"] / 1e9
+    show["comm ms (exposed)"] = t["comm_exposed_s"] * 1e3
     show["tok/s/user"] = t["tok_per_s_per_user"]
     show["claimed tok/s"] = t["claimed_tok_per_s_per_user"]
     show["error % (claimed metric)"] = t["error_frac"] * 100

@@ -72,8 +72,11 @@ class SystemStepResult:
         Throughput per sequence, per replica, per chip [tokens/s].
     n_allreduce, n_all_to_all, n_allgather, n_p2p : int
         Collectives per forward pass.
-    hbm_bytes_per_step : ndarray
-        HBM bytes read by all chips of a replica in one verify step [B].
+    hbm_bytes_per_forward : ndarray
+        Distinct HBM bytes one verify forward pass reads across the replica [B]: weights touched
+        plus the batch's KV cache (:func:`forward_hbm_bytes`; replicated reads not counted).
+    hbm_bytes_per_chip : ndarray
+        HBM bytes the core says one chip reads per verify step [B].
     weights_bytes_per_chip, kv_bytes_per_chip : ndarray
         Memory each chip holds [B].
     """
@@ -105,7 +108,8 @@ class SystemStepResult:
     n_all_to_all: int
     n_allgather: int
     n_p2p: int
-    hbm_bytes_per_step: np.ndarray
+    hbm_bytes_per_forward: np.ndarray
+    hbm_bytes_per_chip: np.ndarray
     weights_bytes_per_chip: float
     kv_bytes_per_chip: np.ndarray
     fits: np.ndarray
@@ -140,7 +144,8 @@ class SystemStepResult:
             "tpot_s": self.tpot_s, "tok_per_s_per_user": self.tok_per_s_per_user,
             "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
             "n_allreduce": self.n_allreduce, "n_all_to_all": self.n_all_to_all,
-            "n_collectives": self.n_collectives, "hbm_bytes_per_step": self.hbm_bytes_per_step,
+            "n_collectives": self.n_collectives, "hbm_bytes_per_forward": self.hbm_bytes_per_forward,
+            "hbm_bytes_per_chip": self.hbm_bytes_per_chip,
             "weights_bytes_per_chip": self.weights_bytes_per_chip,
             "kv_bytes_per_chip": self.kv_bytes_per_chip, "fits": self.fits,
         }
@@ -394,7 +399,8 @@ def system_step(
         tok_per_s_per_user=per_user, tok_per_s=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
         n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],
         n_allgather=counts["allgather"], n_p2p=counts["p2p"],
-        hbm_bytes_per_step=np.asarray(core.hbm_bytes, dtype=float) * parallel.stage_chips,
+        hbm_bytes_per_forward=forward_hbm_bytes(m, b, ctx, t_verify, weight_precision, kv_precision),
+        hbm_bytes_per_chip=np.asarray(core.hbm_bytes, dtype=float),
         weights_bytes_per_chip=mem["weights_bytes"], kv_bytes_per_chip=mem["kv_bytes"],
         fits=np.asarray(mem["fits"]), core=core,
     )
