@@ -1,0 +1,114 @@
+"""CLI commands ``tokenomics sweep`` and ``tokenomics sweep-mc``. Parsing and formatting only."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
+EngineOpt = Annotated[str, typer.Option("--engine", help="local (one process) or dask (a dask.distributed cluster).")]
+SchedulerOpt = Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 [default: a LocalCluster].")]
+WorkersOpt = Annotated[int, typer.Option("--workers", help="Workers of the LocalCluster (dask engine without --scheduler).")]
+
+
+class _Bar:
+    """A rich progress bar on stderr that appears only once a sweep has run for a second."""
+
+    def __init__(self, enabled: bool, label: str):
+        self.enabled, self.label = enabled, label
+        self.t0 = time.monotonic()
+        self.progress = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.progress is None:
+            if time.monotonic() - self.t0 < 1.0:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
+                                     TimeRemainingColumn(), console=Console(stderr=True))
+            self.progress.start()
+            self.task = self.progress.add_task(self.label, total=total)
+        self.progress.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+@app.command()
+def sweep(
+    grid: Annotated[Path, typer.Argument(help="Grid file (TOML): [grid] axes and [sweep] chunk_configs.")],
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Stream every configuration to this .parquet or .csv file (written atomically).")] = None,
+    engine: EngineOpt = "local",
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = 2,
+    force: Annotated[bool, typer.Option("--force", help="Allow grids larger than the configured maximum.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for sweeps longer than a second.")] = True,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Price every configuration of a grid (chips x models x plans x batch x context x prices).
+
+    Prints one summary row per categorical combination (cheapest output price and where);
+    --out streams all rows in chunks. Example: tokenomics sweep examples/grid_example.toml --out results.parquet
+    """
+    from ..sweep import load_grid, run
+
+    g = load_grid(grid)
+    bar = _Bar(progress, "sweep")
+    try:
+        r = run(g, out, engine=engine, scheduler=scheduler, n_workers=workers, force=force, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        typer.echo("Interrupted: no output file written.", err=True)
+        raise typer.Exit(code=130) from None
+    finally:
+        bar.close()
+    df = r.to_frame()
+    caption = (f"{r.n_configs:,} configurations in {r.n_chunks} chunks, {r.elapsed_s:.2f} s "
+               f"({r.configs_per_s:,.0f} configs/s, engine {r.engine})"
+               + (f"; rows in {r.out}" if r.out else ""))
+    if fmt == Format.table:
+        show = df.drop(columns=["workload", "weight_precision", "kv_precision", "best_config_id",
+                                "best_margin_frac"])
+        emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
+    else:
+        emit(df, fmt)
+        typer.echo(caption, err=True)
+
+
+@app.command("sweep-mc")
+def sweep_mc(
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name.")] = "h200",
+    model: Annotated[str, typer.Option("--model", "-m", help="Model name.")] = "llama-3.1-8b",
+    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan.")] = "graph",
+    batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences decoded together.")] = 32,
+    context: Annotated[Optional[int], typer.Option("--context", "-c", help="Decode context tokens [default: workload input + output/2].")] = None,
+    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix (chat, reasoning, summarization).")] = "chat",
+    n_samples: Annotated[int, typer.Option("--samples", help="Monte Carlo draws.")] = 1_000_000,
+    chunk_samples: Annotated[int, typer.Option("--chunk-samples", help="Draws per chunk (each seeded from --seed).")] = 250_000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    engine: EngineOpt = "local",
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = 2,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Seeded, chunked Monte Carlo of the output-token price over the bottom-up cost inputs
+    (same samples on the local and dask engines)."""
+    from ..sweep import price_monte_carlo
+
+    r = price_monte_carlo(hardware, model, execution, batch=batch, context_tok=context, workload=workload,
+                          n_samples=n_samples, seed=seed, chunk_samples=chunk_samples, engine=engine,
+                          scheduler=scheduler, n_workers=workers)
+    emit(r.to_frame(), fmt, title=f"Monte Carlo price of {model} on {hardware} (USD per 1K output tokens)",
+         caption=f"{r.elapsed_s:.2f} s, engine {r.engine}")
