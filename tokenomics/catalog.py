@@ -73,6 +73,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("experiment", "value", "unit"),
     ),
+    "measured_public": DatasetInfo(
+        "measured_public.csv",
+        "Published multi-chip measurements (MLPerf Llama-2-70B / Llama-3.1-405B, NCCL, DeepEP, vendor claims).",
+        index=None,
+        required=("system", "chips", "chip", "model", "metric", "value", "unit", "source", "as_of"),
+    ),
     # --- systems and collectives (multi-chip area) ---
     "systems": DatasetInfo("systems.csv", "Multi-chip systems: chip, count, scale-up topology, link bandwidth, hop latency.", index="name", required=("name", "accelerator", "n_chips", "topology", "link_bytes_per_s", "source", "as_of")),
     "collectives": DatasetInfo("collectives.csv", "Measured collective latencies (NCCL, custom, symmetric-memory all-reduce; DeepEP all-to-all) used to fit the alpha-beta model.", index=None, required=("impl", "collective", "algo", "n_chips", "message_bytes", "latency_s", "link_bytes_per_s", "source", "as_of")),

@@ -90,7 +90,7 @@ def frontier(
     context: Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")] = 4096,
     precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
-    mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: compare with the MLPerf rows of ../shared/reference/measured_public.csv.")] = False,
+    mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: compare with the MLPerf rows of datasets/measured_public.csv.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep)."""

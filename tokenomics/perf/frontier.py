@@ -7,7 +7,7 @@ tokens/s per user against tokens/s per chip. Each parallel plan is one vectorize
 batch sizes.
 
 :func:`mlperf_check` compares the frontier with the public MLPerf Inference results in
-``../shared/reference/measured_public.csv`` (Llama-2-70B and Llama-3.1-405B on H100, H200,
+``datasets/measured_public.csv`` (a copy of ``../shared/reference/measured_public.csv``) (Llama-2-70B and Llama-3.1-405B on H100, H200,
 B200, GB200, GB300, MI300X, MI325X): offline = the highest tokens/s on the frontier; server and
 interactive = the highest tokens/s whose per-user rate meets the benchmark's TPOT limit. Two
 bounds: decode only (prefill fully hidden) and decode plus a serial compute-bound prefill of each
@@ -247,7 +247,7 @@ _MLPERF_MIN_RATE = {("llama-2-70b", "server"): 1 / 0.2, ("llama-2-70b", "interac
 def _shared_reference() -> Path:
     from ..catalog import data_dir
 
-    return data_dir().parent.parent / "shared" / "reference" / "measured_public.csv"
+    return data_dir() / "measured_public.csv"
 
 
 def mlperf_rows(path: "str | Path | None" = None):
