@@ -666,13 +666,13 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
 
 
 def evaluate(grid: Grid, *, engine: str = "local", scheduler: str | None = None, n_workers: int = 2,
-             processes: bool = True):
+             processes: bool = True, dask_client: Any = None):
     """Every configuration of a (small) grid as one DataFrame (at most :data:`IN_MEMORY_MAX_ROWS`)."""
     import pyarrow as pa
 
     grid.check(in_memory=True)
     tables = [t for t, _ in iter_chunks(grid, engine=engine, scheduler=scheduler, n_workers=n_workers,
-                                        processes=processes)]
+                                        processes=processes, dask_client=dask_client)]
     schema = _schema()
     return pa.concat_tables([t.cast(schema) for t in tables]).to_pandas()
 
@@ -766,7 +766,7 @@ def _mc_chunk(args):
 def monte_carlo(cost: Any, board_power_w: float, tok_per_s_per_chip: float, *, n_samples: int = 1_000_000,
                 seed: int = 0, chunk_samples: int = 250_000, utilization_frac: float = 1.0,
                 margin_frac: float = 0.0, engine: str = "local", scheduler: str | None = None,
-                n_workers: int = 2, processes: bool = True) -> MonteCarloSweep:
+                n_workers: int = 2, processes: bool = True, dask_client: Any = None) -> MonteCarloSweep:
     """Seeded Monte Carlo of :func:`tokenomics.econ.uncertainty.monte_carlo`, split into chunks.
 
     Chunk ``i`` draws ``chunk_samples`` samples with the seed
@@ -792,7 +792,8 @@ def monte_carlo(cost: Any, board_power_w: float, tok_per_s_per_chip: float, *, n
     else:
         from .distributed import map_ordered
 
-        parts = list(map_ordered(_mc_chunk, work, scheduler=scheduler, n_workers=n_workers, processes=processes))
+        parts = list(map_ordered(_mc_chunk, work, scheduler=scheduler, n_workers=n_workers, processes=processes,
+                                 dask_client=dask_client))
     samples = np.concatenate(parts)
     p5, p50, p95 = np.percentile(samples, [5, 50, 95])
     return MonteCarloSweep(samples, float(p5), float(p50), float(p95), int(seed), n_chunks, engine,
