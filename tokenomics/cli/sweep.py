@@ -79,8 +79,8 @@ def sweep(
                f"({r.configs_per_s:,.0f} configs/s, engine {r.engine})"
                + (f"; rows in {r.out}" if r.out else ""))
     if fmt == Format.table:
-        show = df.drop(columns=["workload", "weight_precision", "kv_precision", "best_config_id",
-                                "best_margin_frac"])
+        show = df[["hardware", "model", "execution", "cost", "n_fit", "best_price_usd_per_1k_output_tok",
+                   "best_batch", "best_context_tok", "max_tok_per_s"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:
         emit(df, fmt)
