@@ -133,6 +133,7 @@ def build_ops(
     kv_bytes_per_elem: float = 2.0,
     tp: int = 1,
     ep: int = 1,
+    attn_dp: int = 1,
 ) -> list[Op]:
     """List the operators of one step.
 
@@ -155,6 +156,11 @@ def build_ops(
         Storage precision [B per element].
     tp, ep : int
         Tensor- and expert-parallel shard sizes (per-chip quantities are returned).
+    attn_dp : int
+        Attention data parallelism inside an expert-parallel group (DeepSeek-style serving):
+        each chip runs attention, dense MLPs, shared experts and the lm head for
+        ``batch / attn_dp`` sequences with replicated weights, while the routed experts see all
+        ``batch`` sequences' tokens spread over ``ep`` chips.
 
     Returns
     -------
@@ -165,7 +171,11 @@ def build_ops(
     t = np.asarray(tokens_per_step, dtype=float)
     if phase == "prefill":
         t = ctx
-    m = b * t  # rows through every GEMM of the layers
+    m = b * t  # tokens of the whole group in the step (routed experts see all of them)
+    if attn_dp < 1:
+        raise ValidationError(f"attn_dp must be >= 1, got {attn_dp}")
+    ba = b / attn_dp  # sequences whose attention this chip runs
+    ma = m / attn_dp  # rows through the attention-side and dense GEMMs on this chip
     h = model.hidden
     wb = weight_bytes_per_param
     one = np.ones_like(m)
@@ -174,7 +184,7 @@ def build_ops(
     fused = plan.fusion != "unfused"
     ops: list[Op] = []
 
-    def gemm(name, count, k, n, rows=m, n_gemm=1.0, ref_kernels=None, act_in=None):
+    def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None):
         k = float(k)
         n = float(n)
         kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
@@ -221,20 +231,20 @@ def build_ops(
             span = ctx if window is None else np.minimum(ctx, window)
             # causal: query i attends to min(i+1, window) keys; average ~ span/2 for full
             mean_keys = (ctx + 1) / 2 if window is None else np.minimum((ctx + 1) / 2, span)
-            flop = 2.0 * b * ctx * nq * mean_keys * (qk_dim + v_dim)
-            kv = b * ctx * kv_elems_layer * kv_bytes_per_elem  # written once
-            act = 2 * b * ctx * nq * (qk_dim + v_dim) * ACT_BYTES
-            ops.append(Op(name, "attention_prefill", count, zero, act, kv, flop, m, zero, one))
+            flop = 2.0 * ba * ctx * nq * mean_keys * (qk_dim + v_dim)
+            kv = ba * ctx * kv_elems_layer * kv_bytes_per_elem  # written once
+            act = 2 * ba * ctx * nq * (qk_dim + v_dim) * ACT_BYTES
+            ops.append(Op(name, "attention_prefill", count, zero, act, kv, flop, ma, zero, one))
         else:
             keys = ctx if window is None else np.minimum(ctx, window)
-            flop = 2.0 * b * t * nq * keys * (qk_dim + v_dim)
-            kv = b * keys * kv_elems_layer * kv_bytes_per_elem + b * t * kv_elems_layer * kv_bytes_per_elem
-            act = 2 * m * nq * (qk_dim + v_dim) * ACT_BYTES
-            ops.append(Op(name, "attention", count, zero, act, kv, flop, m, zero, one))
+            flop = 2.0 * ba * t * nq * keys * (qk_dim + v_dim)
+            kv = ba * keys * kv_elems_layer * kv_bytes_per_elem + ba * t * kv_elems_layer * kv_bytes_per_elem
+            act = 2 * ma * nq * (qk_dim + v_dim) * ACT_BYTES
+            ops.append(Op(name, "attention", count, zero, act, kv, flop, ma, zero, one))
     gemm("o", L, model.attn_out_dim / tp, h)
     # norms, residual adds, rope, cache writes: activation traffic only
-    ops.append(Op("norms+residual", "elementwise", L, zero, 8 * m * h * ACT_BYTES, zero, 10 * m * h,
-                  m, zero, zero))
+    ops.append(Op("norms+residual", "elementwise", L, zero, 8 * ma * h * ACT_BYTES, zero, 10 * ma * h,
+                  ma, zero, zero))
 
     # ---------------- MLP / MoE blocks -------------------------------------------------------
     nd = model.n_dense_layers
@@ -246,8 +256,8 @@ def build_ops(
             gemm("gate", nd, h, f)
             gemm("up", nd, h, f)
         gemm("down", nd, f, h)
-        ops.append(Op("act(silu*up)", "elementwise", nd, zero, 3 * m * f * ACT_BYTES, zero, 4 * m * f,
-                      m, zero, zero))
+        ops.append(Op("act(silu*up)", "elementwise", nd, zero, 3 * ma * f * ACT_BYTES, zero, 4 * ma * f,
+                      ma, zero, zero))
     nmoe = model.n_moe_layers
     touched_local = zero
     if nmoe:
@@ -283,8 +293,8 @@ def build_ops(
     # ---------------- embedding and lm head --------------------------------------------------
     if model.vocab:
         v = _shard(model.vocab, tp, "tp")
-        ops.append(Op("embedding", "elementwise", 1, zero, m * h * ACT_BYTES * 2, zero, zero, m, zero, zero))
-        head_rows = b if phase == "prefill" else m
+        ops.append(Op("embedding", "elementwise", 1, zero, ma * h * ACT_BYTES * 2, zero, zero, ma, zero, zero))
+        head_rows = ba if phase == "prefill" else ma
         gemm("lm_head", 1, h, v, rows=head_rows, ref_kernels=one)
         ops.append(Op("logits+sample", "elementwise", 1, zero, head_rows * v * ACT_BYTES, zero, 2 * head_rows * v,
                       head_rows, zero, zero))

@@ -175,7 +175,7 @@ class StepResult:
         return df
 
 
-def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: int, ep: int):
+def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: int, ep: int, attn_dp: int = 1):
     """Weights and KV cache resident on one chip [B]."""
     attn = m.n_layers * m.attention_params() / tp
     dense = m.n_dense_layers * m.dense_mlp_params() / tp
@@ -184,16 +184,17 @@ def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: i
     emb = m.embedding_params() / tp
     weights = (attn + dense + moe + emb) * wb
     kv_shard = tp if (m.attention == "gqa" and m.n_kv_heads >= tp) else 1
-    kv = np.asarray(batch, dtype=float) * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
+    kv = np.asarray(batch, dtype=float) / attn_dp * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
     return weights, kv
 
 
-def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep):
+def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1):
     v.count(batch, "batch")
     v.count(context_tok, "context_tok", minimum=0)
     v.count(tokens_per_step, "tokens_per_step")
     v.count(tp, "tp")
     v.count(ep, "ep")
+    v.count(attn_dp, "attn_dp")
 
 
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
@@ -213,9 +214,9 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
 
 
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
-         kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom) -> StepResult:
+         kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1) -> StepResult:
     hw, m, p = _resolve(hardware, model, execution)
-    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep)
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
     if phase == "prefill":
         v.count(context_tok, "prompt_tok")
     if m.n_moe_layers and ep > m.n_experts:
@@ -228,10 +229,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     b = np.asarray(batch, dtype=float)
     ctx = np.asarray(context_tok, dtype=float)
     t = np.asarray(tokens_per_step, dtype=float) if phase == "decode" else np.asarray(1.0)
-    n_chips = int(max(tp, ep))
+    n_chips = int(max(tp * attn_dp, ep))
 
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
-                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep)
+                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp)
     compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "fp8": "fp8", "int8": "fp8"}.get(wprec, "bf16")
     peak = hw.peak_flop_per_s(compute_prec)
     mega = p.launch == "megakernel"
@@ -286,11 +287,11 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         bound = np.where(host > gpu, "host", bound)
     del work
 
-    weights, kv = _resident_bytes(m, wb, kvb, b, ctx + (t if phase == "decode" else 0), tp, ep)
+    weights, kv = _resident_bytes(m, wb, kvb, b, ctx + (t if phase == "decode" else 0), tp, ep, attn_dp)
     usable = hw.hbm_bytes * prof.usable_mem_frac
     fits = (weights + kv) <= usable
     if on_oom == "raise" and not np.all(fits):
-        kv_per_seq = kv / np.maximum(b, 1)
+        kv_per_seq = kv / np.maximum(b / attn_dp, 1)
         raise DoesNotFitError(_does_not_fit_message(hw, m, weights, kv_per_seq, usable, b, ctx, wprec, n_chips))
 
     acc = t if accepted_tok_per_step is None else np.asarray(accepted_tok_per_step, dtype=float)
@@ -332,6 +333,7 @@ def decode_step(
     profile: str | Profile | None = None,
     tp: int = 1,
     ep: int = 1,
+    attn_dp: int = 1,
     hbm_bytes_per_s=None,
     accepted_tok_per_step=None,
     on_oom: str = "raise",
@@ -361,6 +363,11 @@ def decode_step(
     tp, ep : int
         Tensor- and expert-parallel shard sizes; results are per shard group, communication
         excluded (see :mod:`tokenomics.perf.system`).
+    attn_dp : int
+        Attention data parallelism inside the expert-parallel group: each chip runs attention
+        for ``batch / attn_dp`` sequences (weights replicated) while routed experts see every
+        token of the group; the group has ``max(tp * attn_dp, ep)`` chips and ``batch`` counts
+        the whole group's sequences.
     hbm_bytes_per_s : array_like, optional
         Override the datasheet bandwidth (sweeps) [B/s].
     accepted_tok_per_step : array_like, optional
@@ -383,7 +390,7 @@ def decode_step(
     return _run(hardware, model, execution, batch=batch, context_tok=context_tok,
                 tokens_per_step=tokens_per_step, phase="decode", weight_precision=weight_precision,
                 kv_precision=kv_precision, profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
-                accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom)
+                accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom, attn_dp=attn_dp)
 
 
 def prefill(
@@ -398,6 +405,7 @@ def prefill(
     profile: str | Profile | None = None,
     tp: int = 1,
     ep: int = 1,
+    attn_dp: int = 1,
     hbm_bytes_per_s=None,
     on_oom: str = "raise",
 ) -> StepResult:
@@ -409,7 +417,7 @@ def prefill(
     return _run(hardware, model, execution, batch=batch, context_tok=prompt_tok, tokens_per_step=1,
                 phase="prefill", weight_precision=weight_precision, kv_precision=kv_precision,
                 profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
-                accepted_tok_per_step=None, on_oom=on_oom)
+                accepted_tok_per_step=None, on_oom=on_oom, attn_dp=attn_dp)
 
 
 def max_batch(
@@ -422,10 +430,12 @@ def max_batch(
     profile: str | Profile | None = None,
     tp: int = 1,
     ep: int = 1,
+    attn_dp: int = 1,
 ):
     """Largest batch whose weights plus KV cache fit in usable memory (0 if none fits).
 
-    Returns an integer array broadcast over ``context_tok``.
+    Returns an integer array broadcast over ``context_tok``; with ``attn_dp`` > 1 it counts
+    the whole group's sequences.
     """
     hw, m, _ = _resolve(hardware, model, "graph")
     wb = precision_bytes(weight_precision or m.native_precision)
@@ -435,5 +445,5 @@ def max_batch(
     v.count(ctx, "context_tok", minimum=0)
     weights, kv1 = _resident_bytes(m, wb, kvb, 1.0, ctx + 1, tp, ep)
     free = hw.hbm_bytes * prof.usable_mem_frac - weights
-    out = np.floor(np.maximum(free, 0) / kv1)
+    out = np.floor(np.maximum(free, 0) / kv1) * attn_dp  # the group's sequences
     return out.astype(int) if out.ndim else int(out)

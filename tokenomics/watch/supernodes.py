@@ -242,20 +242,34 @@ def measured_tok_per_s_per_chip(events: "str | pd.DataFrame | None" = None, prod
 
 
 def modelled_tok_per_s_per_chip(hardware: str = "ascend-910c", model: str = "deepseek-v3",
-                                execution: str = "engine", context_tok: int = 2048,
-                                weight_precision: str = "int8", ep: int = 32) -> tuple[float, str]:
-    """Performance-core decode tokens/s per chip at the largest batch that fits (or NaN, pending)."""
+                                execution: str = "engine", context_tok: int = 4096,
+                                weight_precision: str = "int8", ep: int = 32,
+                                tpot_slo_s: float = 0.05) -> tuple[float, str]:
+    """Performance-core decode tokens/s per chip under a TPOT target, DeepSeek-style serving.
+
+    Expert parallelism over ``ep`` chips with attention data-parallel on the same chips (as
+    CloudMatrix-Infer serves DeepSeek-R1: EP, INT8, TPOT < 50 ms, arXiv 2506.12708); the largest
+    per-chip batch whose step stays within ``tpot_slo_s`` and fits in memory. Communication is
+    not included (an upper bound).
+    """
     try:
-        from ..perf import decode_step, max_batch  # type: ignore[attr-defined]
+        from ..perf import decode_step, max_batch
     except ImportError:
         return np.nan, "pending perf core"
-    b = int(max_batch(hardware, model, context_tok=context_tok, weight_precision=weight_precision, ep=ep))
-    if b < 1:
+    nb = int(max_batch(hardware, model, context_tok=context_tok, weight_precision=weight_precision,
+                       ep=ep, attn_dp=ep))
+    if nb < ep:
         return np.nan, f"{model} does not fit on {ep} x {hardware}"
-    r = decode_step(hardware, model, execution, batch=b, context_tok=context_tok,
-                    weight_precision=weight_precision, ep=ep)
-    return float(np.asarray(r.tok_per_s_per_chip)), (f"modelled: {hardware} {model} {execution} "
-                                                     f"{weight_precision} ep={ep} batch={b} ctx={context_tok}")
+    per_chip = np.arange(1, nb // ep + 1)
+    r = decode_step(hardware, model, execution, batch=per_chip * ep, context_tok=context_tok,
+                    weight_precision=weight_precision, ep=ep, attn_dp=ep)
+    ok = np.flatnonzero(np.asarray(r.step_time_s) <= tpot_slo_s)
+    if ok.size == 0:
+        return np.nan, f"no batch meets TPOT {tpot_slo_s * 1e3:.0f} ms"
+    i = int(ok.max())
+    return float(r.tok_per_s_per_chip[i]), (
+        f"modelled: {hardware} {model} {execution} {weight_precision} ep={ep} with attention DP, "
+        f"{int(per_chip[i])} sequences/chip, ctx {context_tok}, TPOT <= {tpot_slo_s * 1e3:.0f} ms, no comm")
 
 
 def implied_capacity(units: Any, tok_per_s_per_chip: Any, chips_per_node: int = 384) -> Any:
