@@ -108,3 +108,30 @@ def test_cli_modules_import_no_heavy_libraries():
 def test_help_lists_sweep_commands():
     r = CliRunner().invoke(app, ["--help"])
     assert "sweep" in r.stdout and "sweep-mc" in r.stdout
+
+
+def test_progress_bar_only_after_one_second(monkeypatch):
+    from tokenomics.cli.sweep import _Bar
+
+    bar = _Bar(True, "sweep")
+    bar(1, 10)
+    assert bar.progress is None  # a fast sweep shows no bar
+    bar.t0 -= 2.0
+    bar(5, 10)
+    assert bar.progress is not None and bar.progress.tasks[0].completed == 5
+    bar.close()
+    off = _Bar(False, "sweep")
+    off.t0 -= 2.0
+    off(5, 10)
+    assert off.progress is None
+
+
+def test_interrupt_exit_130_and_message(grid_file, monkeypatch, tmp_path):
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run", boom)
+    r = CliRunner().invoke(app, ["sweep", str(grid_file), "--out", str(tmp_path / "r.parquet")])
+    assert r.exit_code == 130
+    assert "no output file written" in r.output
+    assert not (tmp_path / "r.parquet").exists()
