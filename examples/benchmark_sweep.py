@@ -68,7 +68,7 @@ def main() -> None:
 
     import pyarrow as pa
 
-    full = pa.concat_tables([tb.cast(sweep._schema()) for tb in tables]).take(pa.array(ids)).to_pandas()
+    full = pa.concat_tables([tb.cast(sweep.result_schema()) for tb in tables]).take(pa.array(ids)).to_pandas()
     num = [c for c in loop.columns if c not in ("bound", "fits", "config_id")]
     a, b = full[num].to_numpy(float), loop[num].to_numpy(float)
     same_nan = bool(np.array_equal(np.isnan(a), np.isnan(b)))

@@ -535,7 +535,8 @@ class SweepResult:
         return self.summary.copy()
 
 
-def _schema():
+def result_schema():
+    """The Arrow schema of sweep rows (categorical columns dictionary-encoded)."""
     import pyarrow as pa
 
     d = pa.dictionary(pa.int8(), pa.string())
@@ -551,7 +552,7 @@ class _Sink:
         import pyarrow as pa
 
         self.suffix = suffix
-        self.schema = _schema()
+        self.schema = result_schema()
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
@@ -673,7 +674,7 @@ def evaluate(grid: Grid, *, engine: str = "local", scheduler: str | None = None,
     grid.check(in_memory=True)
     tables = [t for t, _ in iter_chunks(grid, engine=engine, scheduler=scheduler, n_workers=n_workers,
                                         processes=processes, dask_client=dask_client)]
-    schema = _schema()
+    schema = result_schema()
     return pa.concat_tables([t.cast(schema) for t in tables]).to_pandas()
 
 
