@@ -1,0 +1,58 @@
+"""Every `$ tokenomics ...` command shown in README.md runs as documented.
+
+Pipes and comments are stripped; output paths are redirected into a temporary directory; a
+command whose transcript shows `Error:` must exit with code 2 and print that error.
+"""
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tokenomics.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _commands():
+    lines = README.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("pip install -e . && tokenomics"):  # the quickstart's main job
+            line = "$ " + line.split("&&", 1)[1].strip()
+        if not line.startswith("$ tokenomics"):
+            continue
+        cmd = line[2:].split(" | ")[0]
+        cmd = re.sub(r"\s+#.*$", "", cmd).strip()
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        expect_error = nxt.startswith("Error:")
+        out.append(pytest.param(cmd, nxt if expect_error else None, id=cmd[:70],
+                                marks=[pytest.mark.slow] if "--engine dask" in cmd else []))
+    return out
+
+
+COMMANDS = _commands()
+
+
+def test_readme_has_transcripts():
+    assert len(COMMANDS) >= 10
+
+
+@pytest.mark.parametrize("cmd, error", COMMANDS)
+def test_readme_command(cmd, error, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    args = shlex.split(cmd)[1:]
+    for j, a in enumerate(args):
+        if j > 0 and args[j - 1] in ("--out", "-o"):
+            args[j] = str(tmp_path / Path(a.rstrip("/")).name)
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+        raise SystemExit(0)
+    err = capsys.readouterr().err
+    if error:
+        assert exc.value.code == 2
+        assert err.strip() == error.strip()
+    else:
+        assert exc.value.code in (0, None), err
