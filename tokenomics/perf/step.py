@@ -9,9 +9,11 @@ Step time by launch mode (``plan.launch``):
   costs + ``graph_kernel_s`` per kernel;
 * ``eager``: max(device time, host time) with host time = kernels x ``eager_kernel_s``: at
   small batch the host cannot launch kernels as fast as the GPU runs them (host-bound);
-* ``megakernel``: one launch; memory and compute overlap across the whole step (the next
-  layer's weights are prefetched into on-chip memory while the current layer computes), the
-  overlap limited by on-chip capacity; a barrier of ``megakernel_layer_s`` per layer.
+* ``megakernel``: one launch; no kernel boundaries. Each operator overlaps its own memory and
+  compute; prefetching the next layer's weights into on-chip memory while the current layer
+  computes adds overlap across operators, in proportion to the share of a layer's weights the
+  on-chip memory holds (full overlap reaches max(sum of memory, sum of compute)); a barrier of
+  ``megakernel_layer_s`` per layer.
 
 MoE ``touched`` expert loops add one host synchronization per MoE layer.
 """
@@ -257,7 +259,12 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         sram = hw.sram_bytes if np.isfinite(hw.sram_bytes) else 0.0
         overlap = min(1.0, sram / weights_layer) if weights_layer > 0 else 1.0
         launch = m.n_layers * prof.megakernel_layer_s + prof.graph_kernel_s
-        gpu = np.maximum(mem_sum, comp_sum) + (1.0 - overlap) * np.minimum(mem_sum, comp_sum) + launch
+        # each operator overlaps its own memory and compute as a kernel would; prefetching the
+        # next layer's weights on-chip adds overlap across operators, up to the perfect-overlap
+        # bound max(sum mem, sum compute), in proportion to how much of a layer fits on-chip
+        per_op = sum(np.maximum(x.mem_s, x.compute_s) for x in times)
+        ideal = np.maximum(mem_sum, comp_sum)
+        gpu = per_op - overlap * (per_op - ideal) + launch
         host = np.full_like(gpu, prof.eager_kernel_s)
         kernels = 1.0 + 0 * gpu
         step = gpu
