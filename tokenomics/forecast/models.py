@@ -123,6 +123,22 @@ def _check_xy(t_year, log_y, model: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- log-linear OLS
+def _ols_predictor(res, design):
+    """Prediction function of a fitted OLS: median and observation intervals at LEVELS."""
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        pred = res.get_prediction(design(tq))
+        out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
+        for lev in LEVELS:
+            sf = pred.summary_frame(alpha=1 - lev)
+            k = int(round(lev * 100))
+            out[f"lo_{k}"] = sf["obs_ci_lower"].to_numpy(float)
+            out[f"hi_{k}"] = sf["obs_ci_upper"].to_numpy(float)
+        return out
+
+    return predict
+
+
 def fit_loglinear(t_year, log_y) -> Fitted:
     """OLS ``log y = a + b (t - t_last)`` with Student-t prediction intervals.
 
@@ -149,15 +165,7 @@ def fit_loglinear(t_year, log_y) -> Fitted:
 
     res = OLS(y, design(t)).fit()
 
-    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
-        pred = res.get_prediction(design(tq))
-        out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
-        for lev in LEVELS:
-            sf = pred.summary_frame(alpha=1 - lev)
-            k = int(round(lev * 100))
-            out[f"lo_{k}"] = sf["obs_ci_lower"].to_numpy(float)
-            out[f"hi_{k}"] = sf["obs_ci_upper"].to_numpy(float)
-        return out
+    predict = _ols_predictor(res, design)
 
     params = {"intercept": float(res.params[0]), "growth_per_year": float(res.params[1]),
               "sigma": float(np.sqrt(res.scale))}
@@ -195,15 +203,7 @@ def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR
 
     res = OLS(y, design(t)).fit()
 
-    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
-        pred = res.get_prediction(design(tq))
-        out = {"median": np.asarray(pred.predicted_mean, dtype=float)}
-        for lev in LEVELS:
-            sf = pred.summary_frame(alpha=1 - lev)
-            k = int(round(lev * 100))
-            out[f"lo_{k}"] = sf["obs_ci_lower"].to_numpy(float)
-            out[f"hi_{k}"] = sf["obs_ci_upper"].to_numpy(float)
-        return out
+    predict = _ols_predictor(res, design)
 
     A, B = map(float, res.params)
     params = {"ceiling_log": A, "growth_per_year": B * c, "damping_per_year": c,
