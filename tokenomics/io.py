@@ -71,3 +71,13 @@ def write_frame(df: "pd.DataFrame", path: str | os.PathLike) -> Path:
         else:
             df.to_parquet(tmp, index=False)
     return path
+
+
+def save_png(fig, path: str | os.PathLike, dpi: int = 110, **savefig_kw) -> Path:
+    """Save a matplotlib figure as PNG atomically, then close it; return the path."""
+    import matplotlib.pyplot as plt
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, **savefig_kw)
+    plt.close(fig)
+    return Path(path)

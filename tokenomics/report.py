@@ -198,15 +198,13 @@ def _figures(rep: Report, out: Path) -> dict[str, Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .io import atomic_path
+    from .io import save_png
 
     paths: dict[str, Path] = {}
 
     def save(fig, name):
         p = out / name
-        with atomic_path(p) as tmp:
-            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-        plt.close(fig)
+        save_png(fig, p, bbox_inches="tight")
         paths[name] = p
 
     fig, ax = plt.subplots(figsize=(8, 5))

@@ -248,7 +248,7 @@ def fan_chart(result: ForecastResult, path):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from ..io import atomic_path
+    from ..io import save_png
     from .scenarios import reference_lines
 
     names = result.series_names()
@@ -275,7 +275,5 @@ def fan_chart(result: ForecastResult, path):
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_png(fig, path, dpi=100)
     return path

@@ -129,7 +129,7 @@ class FrontierResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from ..io import atomic_path
+        from ..io import save_png
 
         fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=110)
         pts = self.points
@@ -150,9 +150,7 @@ class FrontierResult:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(loc="lower left", fontsize=8)
         fig.tight_layout()
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png")
-        plt.close(fig)
+        save_png(fig, path, dpi=100)
         return Path(path)
 
 

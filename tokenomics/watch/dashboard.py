@@ -258,7 +258,7 @@ def _plot_price(d: Dashboard, path: Path) -> None:
 
     from . import prices as pr
     from ._events import from_decimal_year
-    from ..io import atomic_path
+    from ..io import save_png
 
     p = pr.load_prices()
     p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
@@ -284,9 +284,7 @@ def _plot_price(d: Dashboard, path: Path) -> None:
     ax.legend(fontsize=8)
     _dates(fig)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _plot_megakernel(d: Dashboard, path: Path) -> None:
@@ -295,7 +293,7 @@ def _plot_megakernel(d: Dashboard, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io import atomic_path
+    from ..io import save_png
     from ._events import from_decimal_year
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
@@ -338,9 +336,7 @@ def _plot_megakernel(d: Dashboard, path: Path) -> None:
     ax2.grid(True, which="both", alpha=0.3)
     _dates(fig)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _plot_supernode(d: Dashboard, path: Path) -> None:
@@ -349,7 +345,7 @@ def _plot_supernode(d: Dashboard, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io import atomic_path
+    from ..io import save_png
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5))
     y = d.yields
@@ -380,9 +376,7 @@ def _plot_supernode(d: Dashboard, path: Path) -> None:
     ax2.legend(fontsize=8)
     _dates(fig)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
