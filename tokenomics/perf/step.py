@@ -30,7 +30,7 @@ from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, plan as _plan, precision_bytes
-from .ops import build_ops, step_kernels
+from .ops import build_ops, expected_distinct_experts, step_kernels
 from .profile import Profile, load_profile
 from .roofline import OpTime, op_times
 
@@ -251,8 +251,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     mem_sum = sum(x.mem_s for x in times)
     comp_sum = sum(x.compute_s for x in times)
     tile_sum = sum(x.tile_s for x in times)
-    syncs = m.n_moe_layers if (m.n_moe_layers and p.expert_compute == "touched"
-                               and p.fusion not in ("engine", "super") and not mega) else 0
+    syncs = 0.0
+    if m.n_moe_layers and p.expert_compute == "touched" and p.fusion not in ("engine", "super") and not mega:
+        # the reference expert loop syncs with the host once per touched expert (nonzero)
+        syncs = m.n_moe_layers * expected_distinct_experts(b * t, m.n_experts, m.experts_per_token) / ep
 
     if mega:
         weights_layer = sum(float(np.max(o.weight_bytes)) * o.count for o in ops) / m.n_layers
