@@ -257,6 +257,9 @@ def fit_profile(
     import datetime as _dt
 
     return prof.replace(
+        # no megakernel measurement exists: an in-kernel layer barrier is taken to cost what a
+        # kernel boundary costs inside a graph (an explicit assumption)
+        megakernel_layer_s=prof.graph_kernel_s,
         name=name or hardware,
         source=source or "fitted by tokenomics.perf.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
         fitted_on=",".join(map(str, cases["case_id"])) + (
