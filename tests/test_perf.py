@@ -207,3 +207,15 @@ def test_leave_one_model_out_graph_generalizes():
     lomo = leave_one_model_out(cases, catalog.load("h200_microbench"))
     g = lomo[lomo.execution == "graph"]
     assert g.error_frac.abs().median() <= 0.06
+
+
+def test_megakernel_llama_1b_h100_matches_hazy_research_published():
+    """datasets/measured_public.csv: Hazy Research's megakernel runs a Llama-3.2-1B forward pass
+    in 1.00 ms on an H100 at batch 1 (blog, claimed by its authors; 32-token prompt, 128
+    generated -> context ~160). Predicted with the H200 profile transferred to the H100:
+    within 15 %. (Their B200 figure, 0.68 ms, is 40 % slower than this model predicts; see the
+    closing notes.)"""
+    r = decode_step("h100-sxm", "llama-3.2-1b", "megakernel", batch=1, context_tok=160)
+    assert float(r.step_time_s) == pytest.approx(1.00e-3, rel=0.15)
+    g = decode_step("h100-sxm", "llama-3.2-1b", "graph", batch=1, context_tok=160)
+    assert float(g.step_time_s) > 1.5 * float(r.step_time_s)  # launch overhead, not bandwidth
