@@ -149,7 +149,10 @@ class CostInputs:
         tdp = acc.tdp_w if not math.isnan(acc.tdp_w) else param("tdp_w", acc.name, default=float("nan"))
         if "capex_usd" not in overrides:
             server = param("server_price_usd_per_chip", acc.name, default=float("nan"))
-            if not math.isnan(server):
+            system = param("system_price_usd_per_chip", acc.name, default=float("nan"))
+            if not math.isnan(system):  # a whole-system price already includes the network
+                overrides["capex_usd"] = system
+            elif not math.isnan(server):
                 overrides["capex_usd"] = server / (1 - net)
             elif not math.isnan(acc.price_usd):
                 overrides["capex_usd"] = acc.price_usd * param("server_to_chip_price_ratio")
@@ -162,7 +165,12 @@ class CostInputs:
                 raise DataError(f"no tdp_w for accelerator {acc.name!r}. Hint: pass host_power_w= "
                                 f"and provisioned_it_w= (W per chip)")
             overrides.setdefault("host_power_w", (ratio_p - 1) * tdp)
-            overrides.setdefault("provisioned_it_w", ratio_p * tdp)
+            # a chip priced as part of a whole system takes that system's provisioned power per
+            # chip (optics, CPUs) when one is catalogued
+            all_in = float("nan")
+            if not math.isnan(param("system_price_usd_per_chip", acc.name, default=float("nan"))):
+                all_in = param("all_in_power_w", acc.name, "provisioned-incl-facility", default=float("nan"))
+            overrides.setdefault("provisioned_it_w", ratio_p * tdp if math.isnan(all_in) else all_in)
         kw = dict(hardware=acc.name, life_years=param("life_years"), wacc_frac=param("wacc_frac"),
                   residual_frac=param("residual_frac"),
                   maintenance_frac_per_year=param("maintenance_frac_per_year"), pue=param("pue"),

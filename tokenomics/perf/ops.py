@@ -177,8 +177,8 @@ def build_ops(
     m = b * t  # tokens of the whole group in the step (routed experts see all of them)
     if attn_dp < 1:
         raise ValidationError(f"attn_dp must be >= 1, got {attn_dp}")
-    ba = b / attn_dp  # sequences whose attention this chip runs
-    ma = m / attn_dp  # rows through the attention-side and dense GEMMs on this chip
+    ba = np.ceil(b / attn_dp)  # whole sequences on the busiest attention rank
+    ma = ba * t  # rows through the attention-side and dense GEMMs on that chip
     h = model.hidden
     wb = weight_bytes_per_param
     one = np.ones_like(m)

@@ -186,7 +186,7 @@ def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: i
     emb = m.embedding_params() / tp
     weights = (attn + dense + moe + emb) * wb
     kv_shard = tp if (m.attention == "gqa" and m.n_kv_heads >= tp) else 1
-    kv = np.asarray(batch, dtype=float) / attn_dp * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
+    kv = np.ceil(np.asarray(batch, dtype=float) / attn_dp) * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
     return weights, kv
 
 
@@ -300,7 +300,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     usable = hw.hbm_bytes * prof.usable_mem_frac
     fits = (weights + kv) <= usable
     if on_oom == "raise" and not np.all(fits):
-        kv_per_seq = kv / np.maximum(b / attn_dp, 1)
+        kv_per_seq = kv / np.maximum(np.ceil(b / attn_dp), 1)
         raise DoesNotFitError(_does_not_fit_message(hw, m, weights, kv_per_seq, usable, b, ctx, wprec, n_chips))
 
     acc = t if accepted_tok_per_step is None else np.asarray(accepted_tok_per_step, dtype=float)
@@ -374,7 +374,8 @@ def decode_step(
         excluded (see :mod:`tokenomics.perf.system`).
     attn_dp : int
         Attention data parallelism inside the expert-parallel group: each chip runs attention
-        for ``batch / attn_dp`` sequences (weights replicated) while routed experts see every
+        for ``batch / attn_dp`` sequences (weights replicated; the busiest chip's whole
+        sequences, ``ceil(batch / attn_dp)``, set the time) while routed experts see every
         token of the group; the group has ``max(tp * attn_dp, ep)`` chips and ``batch`` counts
         the whole group's sequences.
     hbm_bytes_per_s : array_like, optional

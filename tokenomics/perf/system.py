@@ -323,12 +323,13 @@ def system_step(
     t_verify = spec.verify_tokens if spec else 1
     b_mb = np.ceil(b / pp)  # microbatch per pipeline stage (whole sequences)
     b_core = np.maximum(b_mb, 1.0)
-    # KV traffic of the busiest attention group: max(b/attn_dp, 1) sequences of ``ctx`` tokens
-    ctx_core = np.round(ctx * np.maximum(b_core / parallel.attn_dp, 1.0) / b_core)
+    # attention data-parallel over the stage's chips: each runs attention (and the dense parts)
+    # for its own sequences (the busiest rank sets the time); routed experts see every token
+    adp = int(parallel.attn_dp)
     core = decode_step(sys_.accelerator, m, p, batch=b_core,
-                       context_tok=ctx_core, tokens_per_step=t_verify,
+                       context_tok=ctx, tokens_per_step=t_verify,
                        weight_precision=weight_precision, kv_precision=kv_precision,
-                       profile=profile, tp=tp, ep=ep, on_oom="ignore")
+                       profile=profile, tp=tp, ep=ep, attn_dp=adp, on_oom="ignore")
     # the busiest expert-parallel chip reads more experts than the average the core assumes
     imbalance_s = 0 * np.asarray(core.step_time_s, dtype=float)
     if ep > 1 and m.is_moe:

@@ -89,9 +89,13 @@ def _price_row(pw, fc) -> dict[str, Any]:
         status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({best['system']}, {best['model']}, "
                   f"batch {int(best['batch'])}); headroom {np.nanmin(hr):.1f}-{np.nanmax(hr):.0f}x"
                   + (f" ({same[0]} {hr[same[0]]:.1f}x)" if same else "") + "; ")
+        others = ok[ok.index != best.name]
+        if len(others):
+            status += "; ".join(f"{r.system_class} ${r.cost_usd_per_1k_tok * 1000:.3f}/Mtok ({r.system})"
+                                for r in others.itertuples()) + "; "
         pend = floor[floor["status"] != "modelled"]
         if len(pend):
-            status += ", ".join(pend["system_class"]) + " floor pending (no sourced chip price); "
+            status += ", ".join(f"{r.system_class} floor: {r.status}" for r in pend.itertuples()) + "; "
         if lag["lags"] is None:
             status += f"lag: {lag['status']}"
         else:

@@ -217,10 +217,17 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
 
 
 #: Systems compared for the modelled cost floor: (label, system name in ``datasets/systems.csv``).
-FLOOR_SYSTEMS: tuple[tuple[str, str], ...] = (("sd200-class", "sd200-ultra"), ("gb200-class", "gb200-nvl72"))
+#: SD200 Ultra itself has no public price; the SD200-class floor is priced on the domestic
+#: supernode that has one (CloudMatrix 384: USD 8.2 M claimed upper bound, datasets/tco_params.csv).
+FLOOR_SYSTEMS: tuple[tuple[str, str], ...] = (("sd200-class", "cloudmatrix-384"), ("gb200-class", "gb200-nvl72"))
 #: Older-generation system used for the modelled cost decline (``lag``): same model, same chain.
 LAG_BASE_SYSTEM = "dgx-h200"
-FLOOR_BATCHES = (1, 4, 16, 32, 64, 128, 256, 512, 1024)
+#: Sequences per chip tried for the floor (the system's batch is this times its chip count).
+FLOOR_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+#: The floor is the cheapest operating point that still serves this many tokens/s per user:
+#: InferenceX quotes DeepSeek-R1 serving costs at about 35 tok/s/user
+#: (../shared/reference/economics_notes.md, A1).
+FLOOR_MIN_TOK_PER_S_PER_USER = 35.0
 
 
 def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine",
@@ -228,7 +235,8 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     """Modelled cost per 1K output tokens of a 100B+ model on SD200- and GB200-class systems.
 
     Calls :func:`tokenomics.chain.price` with the named multi-chip ``system`` and
-    ``margin_frac=0`` (cost, not price) over ``batches`` and keeps the cheapest batch that fits.
+    ``margin_frac=0`` (cost, not price) over ``batches`` sequences per chip and keeps the cheapest
+    batch that fits and serves at least ``FLOOR_MIN_TOK_PER_S_PER_USER`` tokens/s per user.
     While the chain or its multi-chip model is missing, the cost is NaN and ``status`` says
     ``pending perf core``; no number is invented here.
 
@@ -272,7 +280,10 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
             ep = math.gcd(int(sysrow["n_chips"]), n_exp) if n_exp > 0 else 1
             kw["parallel"] = ParallelPlan(tp=1, ep=ep)
             rec["parallel"] = f"tp1-ep{ep}"
-        r = chain.price(acc, model, execution, system=system, batch=np.asarray(batches), margin_frac=0.0,
+        # sequences per chip -> sequences of one model replica (the chips a parallel plan spans)
+        replica = kw["parallel"].replica_chips if "parallel" in kw else int(sysrow["n_chips"])
+        batches = np.asarray(batches, dtype=float) * replica
+        r = chain.price(acc, model, execution, system=system, batch=batches, margin_frac=0.0,
                         on_oom="mask", **kw)
     except TokenomicsError as exc:
         rec["status"] = f"{PENDING} ({exc})"[:240]
@@ -284,8 +295,13 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         rec["status"] = f"{PENDING} ({type(exc).__name__}: {exc})"[:160]
         return rec
     cost = np.asarray(r.price_usd_per_1k_output_tok, float)
+    per_user = np.ravel(np.asarray(r.tok_per_s_per_user, float))
     if not np.any(np.isfinite(cost)):
         rec["status"] = "does not fit at any batch"
+        return rec
+    cost = np.where(per_user >= FLOOR_MIN_TOK_PER_S_PER_USER, cost, np.nan)
+    if not np.any(np.isfinite(cost)):
+        rec["status"] = f"no batch reaches {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user"
         return rec
     i = int(np.nanargmin(cost))
     rec.update(cost_usd_per_1k_tok=float(cost[i]), batch=float(np.asarray(batches)[i]),
