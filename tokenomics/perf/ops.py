@@ -30,17 +30,18 @@ ACT_BYTES = 2.0
 # kernels per layer split into attention-side glue (norm, KV-cache writes, SDPA, residual) and
 # MLP-side glue (norm, activation, multiply, residual); the split is an estimate.
 REF_ATTN_GLUE = 14  # plus the SDPA kernel carried by the attention op
-REF_MLP_GLUE = 9
+REF_MLP_NORM_RESIDUAL = 7  # the MLP block's RMSNorm and residual add, dense or MoE
+REF_MLP_ACT = 2  # SiLU and multiply of a dense SwiGLU MLP
 REF_STEP_EXTRA = 4
 # MoE blocks of the reference implementation (estimated from its description in
-# ../shared/calibration/README.md; no MoE kernel count was measured): router GEMM, softmax,
-# top-k, renormalise (2), output buffer, unique (2) = 8; per touched expert: token mask,
-# nonzero (a host sync), gather, gate_up, SiLU-and-mul (2), down, routing-weight multiply,
-# index_add = 9; ``all``: router (5), dense routing weights (2), two einsums with their layout
-# copies, SiLU-and-mul, weighted sum = 12.
-REF_MOE_ROUTER = 8
+# ../shared/calibration/README.md; no MoE kernel count was measured), beside the router GEMM
+# (its own op): softmax, top-k, renormalise (2), output buffer, unique (2) = 7; per touched
+# expert: token mask, nonzero (a host sync), gather, gate_up, SiLU-and-mul (2), down,
+# routing-weight multiply, index_add = 9; ``all``: softmax, top-k, renormalise (2), dense
+# routing weights (2), two einsums with their layout copies, SiLU-and-mul, weighted sum = 11.
+REF_MOE_ROUTER = 7
 REF_MOE_PER_TOUCHED_EXPERT = 9
-REF_MOE_ALL = 12
+REF_MOE_ALL = 11
 # MLA adds latent projections and norms over the latent (estimate).
 REF_MLA_EXTRA = 8
 
@@ -332,8 +333,8 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
                 kern = np.full_like(m, float(glue))
             else:
                 extra = REF_MLA_EXTRA if model.attention == "mla" else 0
-                # MoE layers' MLP-side glue is counted in the experts op
-                kern = np.full_like(m, (REF_ATTN_GLUE + extra) + REF_MLP_GLUE * nd / L)
+                # every layer's MLP norm + residual; dense layers' activation; MoE routing is the experts op
+                kern = np.full_like(m, (REF_ATTN_GLUE + extra) + REF_MLP_NORM_RESIDUAL + REF_MLP_ACT * nd / L)
         elif op.name in ("act(silu*up)", "embedding", "logits+sample"):
             kern = np.zeros_like(m)
         elif engine and op.kind == "gemm":
