@@ -183,7 +183,8 @@ def _md_table(df, max_rows: int = 40) -> str:
     return "\n".join([head, sep, *rows])
 
 
-def _price_view(prices):
+def price_view(prices):
+    """The headline price table of a report: USD per million tokens, tokens/s, J/token."""
     v = prices[["config", "batch", "tok_per_s", "tok_per_s_per_user", "cost_usd_per_chip_h",
                 "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok",
                 "energy_j_per_tok", "wh_per_1k_tok"]].copy()
@@ -270,7 +271,7 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
          "at full utilization and zero margin (InferenceX convention). Throughput from the "
          "performance core; board power from the H200-fitted power model (TDP-scaled elsewhere).", ""]
     s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
-          _md_table(_price_view(rep.prices)), ""]
+          _md_table(price_view(rep.prices)), ""]
     s += ["## Price vs interactivity", "", "![price vs interactivity](price_vs_interactivity.png)", "",
           _md_table(rep.interactivity), "",
           "`frontier_cost_range_x`: dearest over cheapest point of the batch sweep.", ""]
@@ -335,8 +336,9 @@ def render_html(markdown_text: str, figures: dict[str, Path]) -> str:
             f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def write_report(out_dir: str | Path, **kwargs: Any) -> list[Path]:
-    """Build the report and write ``report.md``, ``report.html`` and PNG figures into ``out_dir``.
+def write_report(out_dir: str | Path, report: "Report | None" = None, **kwargs: Any) -> list[Path]:
+    """Build the report (or take a built one) and write ``report.md``, ``report.html`` and PNG
+    figures into ``out_dir``; ``kwargs`` go to :func:`build_report`.
 
     Every file is written atomically (temporary file renamed into place).
 
@@ -351,7 +353,7 @@ def write_report(out_dir: str | Path, **kwargs: Any) -> list[Path]:
     if out.exists() and not out.is_dir():
         raise TokenomicsError(f"--out must be a directory, got the file {str(out)!r}")
     out.mkdir(parents=True, exist_ok=True)
-    rep = build_report(**kwargs)
+    rep = report if report is not None else build_report(**kwargs)
     figs = _figures(rep, out)
     md = render_markdown(rep, figs)
     paths = [write_text(out / "report.md", md), write_text(out / "report.html", render_html(md, figs))]

@@ -91,10 +91,14 @@ def report(
     n_samples: Annotated[int, typer.Option("--samples", help="Monte Carlo draws.")] = 5000,
 ) -> None:
     """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out."""
-    from ..report import write_report
+    from ..report import build_report, price_view, write_report
 
-    paths = write_report(out, hardware=tuple(hardware) if hardware else None,
-                         models=tuple(model) if model else None, execution=execution, workload=workload,
-                         weight_precision=weight_precision, seed=seed, n_samples=n_samples)
+    rep = build_report(hardware=tuple(hardware) if hardware else None,
+                       models=tuple(model) if model else None, execution=execution, workload=workload,
+                       weight_precision=weight_precision, seed=seed, n_samples=n_samples)
+    paths = write_report(out, report=rep)
+    head = price_view(rep.prices)[["config", "batch", "tok_per_s", "usd_per_m_input_tok",
+                                   "usd_per_m_output_tok", "energy_j_per_tok"]]
+    emit(head, Format.table, title=f"{rep.title} (USD per million tokens)")
     for p in paths:
         typer.echo(str(p))
