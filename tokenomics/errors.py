@@ -39,11 +39,6 @@ class TokenomicsWarning(UserWarning):
     ``warnings.filterwarnings('ignore', category=tokenomics.errors.TokenomicsWarning)``."""
 
 
-class ExtrapolationWarning(TokenomicsWarning):
-    """A prediction is made outside the range the parameters were fitted on. Silence with
-    ``warnings.filterwarnings('ignore', category=tokenomics.errors.ExtrapolationWarning)``."""
-
-
 class ConvergenceWarning(TokenomicsWarning):
     """A fit did not converge cleanly. Silence with
     ``warnings.filterwarnings('ignore', category=tokenomics.errors.ConvergenceWarning)``."""

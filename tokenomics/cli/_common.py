@@ -72,9 +72,3 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         for rec in df.itertuples(index=False):
             table.add_row(*[_fmt_cell(v) for v in rec])
         Console(width=max(120, 12 * len(df.columns))).print(table)
-
-
-def fail(message: str) -> "typer.Exit":
-    """Print a one-line error on stderr and return the exit (code 2) to raise."""
-    typer.echo(f"Error: {message}", err=True)
-    return typer.Exit(code=2)

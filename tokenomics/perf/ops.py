@@ -211,7 +211,6 @@ def build_ops(
             gemm("v", L, h, kv_n)
         kv_elems_layer = 2 * kv_heads * hd
         qk_dim, v_dim = hd, hd
-        attn_extra_ref = 0
     else:  # MLA (DeepSeek): latent KV cache, weight absorption at decode
         qk = model.qk_nope_head_dim + model.qk_rope_head_dim
         if model.q_lora_rank:
@@ -224,7 +223,6 @@ def build_ops(
              n_gemm=2.0, ref_kernels=2.0 * one)
         kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
         qk_dim, v_dim = model.kv_lora_rank + model.qk_rope_head_dim, model.kv_lora_rank
-        attn_extra_ref = REF_MLA_EXTRA
     # attention over the cache (sliding-window layers see at most the window)
     n_full = L - model.n_sliding_layers
     for name, count, window in (("attention", n_full, None),

@@ -130,7 +130,8 @@ class StepResult:
         }
         arrays = {
             "batch": self.batch, "context_tok": self.context_tok, "tokens_per_step": self.tokens_per_step,
-            "step_time_s": self.step_time_s, "tok_per_s_per_user": self.tok_per_s_per_user,
+            "step_time_s": self.step_time_s, "tpot_s": 1.0 / np.asarray(self.tok_per_s_per_user),
+            "tok_per_s_per_user": self.tok_per_s_per_user,
             "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
             "bound": self.bound, "gpu_time_s": self.gpu_time_s, "host_time_s": self.host_time_s,
             "mem_time_s": self.mem_time_s, "compute_time_s": self.compute_time_s,
@@ -286,7 +287,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
 
     hbm = sum(x.bytes for x in times)
     flop = sum(x.flop for x in times)
-    work = np.maximum(mem_sum, 0)  # for bound classification
     mem_bound_time = sum(np.where(x.mem_s >= x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
     comp_bound_time = sum(np.where(x.mem_s < x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
     overhead = step - (mem_bound_time + comp_bound_time)
@@ -294,7 +294,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     bound = np.where(overhead > np.maximum(mem_bound_time, comp_bound_time), "launch", bound)
     if p.launch == "eager":
         bound = np.where(host > gpu, "host", bound)
-    del work
 
     weights, kv = _resident_bytes(m, wb, kvb, b, ctx + (t if phase == "decode" else 0), tp, ep, attn_dp)
     usable = hw.hbm_bytes * prof.usable_mem_frac
@@ -324,7 +323,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         tok_per_s=tok, tok_per_s_per_user=per_user, tok_per_s_per_chip=tok / n_chips,
         hbm_util_frac=hbm / step / (hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s)),
         flop_util_frac=flop / step / peak,
-        bound=bound, fits=fits + (zero == 0) * 0 if False else np.asarray(fits),
+        bound=bound, fits=np.asarray(fits),
         n_chips=n_chips, weight_precision=wprec, kv_precision=kv_precision, op_times=tuple(times),
     )
 
