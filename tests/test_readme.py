@@ -56,3 +56,24 @@ def test_readme_command(cmd, error, tmp_path, monkeypatch, capsys):
         assert err.strip() == error.strip()
     else:
         assert exc.value.code in (0, None), err
+
+
+def _python_blocks():
+    blocks, cur, inside = [], [], False
+    for line in README.splitlines():
+        if line.strip() == "```python":
+            inside, cur = True, []
+        elif inside and line.strip() == "```":
+            inside = False
+            blocks.append("\n".join(cur))
+        elif inside:
+            cur.append(line)
+    return blocks
+
+
+@pytest.mark.parametrize("code", _python_blocks(), ids=lambda c: c.splitlines()[0][:50])
+def test_readme_python_example_runs(code, tmp_path, monkeypatch):
+    """Every ```python block of the README runs (in a scratch directory that sees examples/)."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
