@@ -121,3 +121,16 @@ def test_every_command_has_help_and_is_in_readme():
     for name, cmd in click_app.commands.items():
         assert cmd.help, f"command {name} has no help"
         assert f"tokenomics {name}" in readme, f"command {name} missing from README"
+
+
+@pytest.mark.parametrize("args", [["price", "-H", "h200", "-b", "nan"], ["showdown", "--format", "xml"],
+                                  ["throughput", "--tokens-per-step", "two"]])
+def test_usage_errors_exit_2_without_traceback(capsys, args):
+    code, _, err = run_main(args, capsys)
+    assert code == 2
+    assert "Traceback" not in err and "Invalid value" in err
+
+
+def test_array_errors_name_the_bad_element(capsys):
+    code, _, err = run_main(["throughput", "--batch", "1,0,8"], capsys)
+    assert code == 2 and "batch must be an integer >= 1, got 0 (element of an array)" in err

@@ -24,24 +24,27 @@ def _arr(value: Any, name: str) -> np.ndarray:
 def finite(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite; return it unchanged."""
     a = _arr(value, name)
-    if not np.all(np.isfinite(a)):
-        raise ValidationError(f"{name} must be finite, got {_show(value)}")
+    ok = np.isfinite(a)
+    if not np.all(ok):
+        raise ValidationError(f"{name} must be finite, got {_first_bad(value, a, ok)}")
     return value
 
 
 def positive(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite and > 0."""
     a = _arr(value, name)
-    if not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise ValidationError(f"{name} must be a positive finite number, got {_show(value)}")
+    ok = np.isfinite(a) & (a > 0)
+    if not np.all(ok):
+        raise ValidationError(f"{name} must be a positive finite number, got {_first_bad(value, a, ok)}")
     return value
 
 
 def non_negative(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite and >= 0."""
     a = _arr(value, name)
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValidationError(f"{name} must be a non-negative finite number, got {_show(value)}")
+    ok = np.isfinite(a) & (a >= 0)
+    if not np.all(ok):
+        raise ValidationError(f"{name} must be a non-negative finite number, got {_first_bad(value, a, ok)}")
     return value
 
 
@@ -68,8 +71,10 @@ def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool 
 def count(value: Any, name: str, *, minimum: int = 1) -> Any:
     """Check that ``value`` (scalar or array) is an integer >= ``minimum``."""
     a = _arr(value, name)
-    if not np.all(np.isfinite(a)) or np.any(a < minimum) or np.any(a != np.round(a)):
-        raise ValidationError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))
+    if not np.all(ok):
+        raise ValidationError(f"{name} must be an integer >= {minimum}, got {_first_bad(value, a, ok)}")
     return value
 
 
@@ -82,6 +87,13 @@ def one_of(value: str, name: str, choices: tuple[str, ...]) -> str:
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValidationError(f"{name} must be one of {', '.join(choices)}; got {value!r}.{hint}")
     return value
+
+
+def _first_bad(value: Any, a: np.ndarray, ok: np.ndarray) -> str:
+    """The offending value, or the first offending element of an array."""
+    if a.ndim == 0:
+        return _show(value)
+    return f"{_show(a[~ok].ravel()[0])} (element of an array)"
 
 
 def _show(value: Any) -> str:

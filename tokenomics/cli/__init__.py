@@ -47,10 +47,18 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # click usage errors (typer may vendor its own click)
+        if _is_click_exception(exc):
             exc.show()
             sys.exit(exc.exit_code)
         raise
+
+
+def _is_click_exception(exc: BaseException) -> bool:
+    kinds = []
+    for mod in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            kinds.append(__import__(mod, fromlist=["ClickException"]).ClickException)
+        except ImportError:
+            continue
+    return any(isinstance(exc, k) for k in kinds)
