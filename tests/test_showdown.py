@@ -124,3 +124,19 @@ def test_cli_bad_input_exits_2_with_one_line(argv, needle, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1
+
+
+def test_k3_cost_per_token_table():
+    """Cost per output token = chips x USD/chip-h / (tok/s x 3600) (hand identity), falls with
+    concurrency, and a chip without a public price says what it was priced as."""
+    from tokenomics import showdown as sd
+
+    c = sd.costs((1, 64))
+    assert set(c["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}
+    for _, r in c.iterrows():
+        assert r["usd_per_m_output_tok"] == pytest.approx(
+            r["chips"] * r["cost_usd_per_chip_h"] / (r["tok_per_s"] * 3600) * 1e6, rel=1e-9)
+    for _, g in c.groupby("system"):
+        assert g.sort_values("batch")["usd_per_m_output_tok"].is_monotonic_decreasing
+    sd200 = c[c["system"] == "sd200-ultra"]
+    assert sd200["cost_model"].str.contains("as ascend-910c").all()

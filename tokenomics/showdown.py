@@ -389,3 +389,61 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
     df["_abs"] = df["swing_frac"].abs()
     df = df.sort_values(["system", "_abs"], ascending=[True, False]).drop(columns="_abs")
     return df.reset_index(drop=True)
+
+
+#: Chips without a public price are priced as a catalogued chip of their class (stated in the
+#: output): the SD200 Ultra's domestic chip as an Ascend 910C in a CloudMatrix 384, the one
+#: domestic supernode with a sourced system price (datasets/tco_params.csv).
+PRICE_PROXY = {"sd200-chip": "ascend-910c"}
+
+
+def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F821
+    """What a Kimi K3 output token costs on each showdown system (the article's real question).
+
+    Each scenario is run with its plan at ``batches`` concurrent users (batch 1 is the article's
+    low-concurrency setting), and the system's chips are priced with
+    :func:`tokenomics.econ.cost_model` (bottom-up where a capex is catalogued, else the latest
+    InferenceX hyperscaler tier); a chip with no public price is priced as its
+    :data:`PRICE_PROXY` and the ``cost_model`` column says so.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system``, ``chips``, ``plan``, ``batch``, ``tok_per_s_per_user``, ``tok_per_s``,
+        ``cost_usd_per_chip_h``, ``cost_model``, ``usd_per_m_output_tok``, ``status``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .econ import cost_model
+    from .econ.power import power_model
+    from .errors import TokenomicsError
+
+    rows = []
+    for name, sc in scenarios().items():
+        r = run_scenario(sc, batch=np.asarray(batches, dtype=float))
+        acc = r.system.accelerator
+        priced_as = PRICE_PROXY.get(acc.name, acc.name)
+        try:
+            cm = cost_model(priced_as)
+            label = getattr(cm, "label", type(cm).__name__)
+            if priced_as != acc.name:
+                label += f" as {priced_as}"  # no public price for this chip
+            if hasattr(cm, "cost_usd_per_chip_h"):
+                board = power_model(priced_as).board_power_w(np.asarray(r.core.hbm_util_frac).clip(0, 1),
+                                                       np.asarray(r.core.flop_util_frac).clip(0, 1))
+                chip_h = np.asarray(cm.cost_usd_per_chip_h(board), dtype=float) * np.ones(len(batches))
+            else:
+                chip_h = np.full(len(batches), float(cm.usd_per_chip_h))
+            status = "priced"
+        except TokenomicsError as exc:
+            chip_h, label, status = np.full(len(batches), np.nan), "", f"no sourced price ({exc})"[:120]
+        tok = np.asarray(r.tok_per_s, dtype=float) * np.ones(len(batches))
+        usd_per_m = chip_h * r.parallel.replica_chips / (tok * 3600.0) * 1e6
+        for i, b in enumerate(batches):
+            rows.append({"system": sc.system, "chips": r.parallel.replica_chips, "plan": sc.exec_plan,
+                         "batch": int(b), "tok_per_s_per_user": float(np.ravel(r.tok_per_s_per_user)[i]),
+                         "tok_per_s": float(tok[i]), "cost_usd_per_chip_h": float(chip_h[i]),
+                         "cost_model": label, "usd_per_m_output_tok": float(usd_per_m[i]),
+                         "status": status})
+    return pd.DataFrame(rows)

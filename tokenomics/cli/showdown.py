@@ -66,6 +66,14 @@ def showdown(
     f["error %"] = f["error_frac"] * 100
     emit(f[["system", "metric", "claimed", "predicted", "error %", "note"]], fmt,
          title="Other figures the article states")
+    c = sd.costs()
+    c = c.rename(columns={"tok_per_s_per_user": "tok/s/user", "tok_per_s": "tok/s (system)",
+                          "cost_usd_per_chip_h": "USD/chip-h", "usd_per_m_output_tok": "USD per M output tok"})
+    emit(c[["system", "chips", "plan", "batch", "tok/s/user", "tok/s (system)", "USD/chip-h",
+            "USD per M output tok", "cost_model"]], fmt,
+         title="What a Kimi K3 output token costs on each system (batch = concurrent users)",
+         caption="'as ascend-910c': the SD200 chip has no public price; priced as an Ascend 910C in a "
+                 "CloudMatrix 384 (datasets/tco_params.csv).")
     if waterfall:
         w = sd.waterfall()
         w = w.rename(columns={"tok_per_s_per_user": "tok/s/user", "cumulative_factor": "cumulative"})
