@@ -251,8 +251,8 @@ def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_p
     parallel over every chip for MoE models, and the widest tensor parallelism n, n/2, ... that
     the model accepts). The chips' utilization is the core's
     utilization times the share of the step they compute (``compute_s / step_time_s``), so
-    exposed communication draws idle-level power. Prefill: the single-chip core sharded
-    ``tp``/``ep`` ways, communication excluded (an approximation).
+    exposed communication draws idle-level power. Prefill:
+    :func:`tokenomics.perf.system.system_prefill` (sharded compute plus its collectives).
     """
     try:
         from .perf import system as sysmod
@@ -262,7 +262,6 @@ def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_p
             "price per chip with --hardware instead (single-accelerator replicas)") from None
     from types import SimpleNamespace
 
-    from .perf import prefill
     from .perf.parallel import ParallelPlan
 
     sys_ = sysmod._system(system)
@@ -285,9 +284,8 @@ def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_p
             raise last
     core = dec.core
     busy = np.clip(np.asarray(dec.compute_s, float) / np.asarray(dec.step_time_s, float), 0.0, 1.0)
-    pre = prefill(sys_.accelerator, m, execution, prompt_tok=in_tok, batch=prefill_batch,
-                  weight_precision=weight_precision, kv_precision=kv_precision,
-                  tp=dec.parallel.tp, ep=dec.parallel.ep, on_oom=on_oom)
+    pre = sysmod.system_prefill(sys_, m, execution, dec.parallel, prompt_tok=in_tok, batch=prefill_batch,
+                                weight_precision=weight_precision, kv_precision=kv_precision)
     view = SimpleNamespace(
         hardware=sys_.accelerator, model=m, plan=dec.plan, batch=dec.batch, context_tok=dec.context_tok,
         tok_per_s_per_chip=dec.tok_per_s_per_chip, tok_per_s_per_user=dec.tok_per_s_per_user,

@@ -405,3 +405,70 @@ def system_step(
         weights_bytes_per_chip=mem["weights_bytes"], kv_bytes_per_chip=mem["kv_bytes"],
         fits=np.asarray(mem["fits"]), core=core,
     )
+
+
+def system_prefill(
+    system: "str | System",
+    model: "str | ModelSpec",
+    plan: "str | ExecutionPlan",
+    parallel: "ParallelPlan | None" = None,
+    *,
+    prompt_tok: Any = 1024,
+    batch: Any = 1,
+    weight_precision: str | None = None,
+    kv_precision: str = "bf16",
+    profile: Any = None,
+    ar_impl: str = "nccl",
+    a2a_impl: str | None = None,
+):
+    """Prefill of ``batch`` prompts on a multi-chip system, communication included.
+
+    Per-chip compute from :func:`tokenomics.perf.prefill` sharded ``tp``/``ep`` ways with
+    attention data parallelism, plus the collectives of the forward pass over every prompt
+    token: the tensor-parallel all-reduces (``collective_counts``) of each attention group's
+    tokens and the expert-parallel dispatch and combine all-to-alls. Prefill communication is
+    counted as exposed (not overlapped), an upper bound on its cost.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``step_time_s`` (TTFT), ``compute_s``, ``comm_s``, ``tok_per_s`` (prompt tokens/s of the
+        replica), ``tok_per_s_per_chip``, ``hbm_util_frac``, ``flop_util_frac`` (compute share
+        applied), ``core``.
+    """
+    from types import SimpleNamespace
+
+    from .step import prefill as _prefill
+
+    sys_ = _system(system)
+    m = model if isinstance(model, ModelSpec) else _model_lookup(model)
+    p = _plan(plan)
+    parallel = parallel or ParallelPlan(tp=1, ep=1)
+    a2a_impl = a2a_impl or ar_impl
+    b = np.asarray(batch, dtype=float)
+    s = np.asarray(prompt_tok, dtype=float)
+    adp = int(parallel.attn_dp)
+    core = _prefill(sys_.accelerator, m, p, prompt_tok=prompt_tok, batch=batch,
+                    weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
+                    tp=parallel.tp, ep=parallel.ep, attn_dp=adp, on_oom="ignore")
+    counts = collective_counts(m, parallel)
+    tok_group = np.ceil(b / adp) * s  # prompt tokens of the busiest attention group
+    comm_s = 0 * tok_group
+    if parallel.tp > 1:
+        comm_s = comm_s + counts["allreduce"] * comm.collective_time_s("allreduce", tok_group * m.hidden * ACT_BYTES,
+                                                          parallel.tp, sys_, ar_impl)
+    if parallel.ep > 1 and m.is_moe:
+        tok_chip = b * s / parallel.stage_chips
+        k = max(m.experts_per_token, 1)
+        comm_s = comm_s + m.n_moe_layers * (
+            comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, parallel.stage_chips, sys_, a2a_impl)
+            + comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, parallel.stage_chips, sys_, a2a_impl))
+    compute = np.asarray(core.step_time_s, dtype=float)
+    step = compute + comm_s
+    share = compute / step
+    tok = b * s / step
+    return SimpleNamespace(
+        step_time_s=step, compute_s=compute, comm_s=comm_s, tok_per_s=tok,
+        tok_per_s_per_chip=tok / parallel.stage_chips,
+        hbm_util_frac=np.asarray(core.hbm_util_frac, dtype=float) * share,
+        flop_util_frac=np.asarray(core.flop_util_frac, dtype=float) * share, core=core)
