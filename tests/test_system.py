@@ -190,3 +190,20 @@ def test_docstring_examples_are_true(mod):
 
     res = doctest.testmod(importlib.import_module(mod))
     assert res.failed == 0
+
+
+def test_system_prefill_adds_collectives_to_sharded_compute():
+    """TTFT = sharded prefill compute + TP all-reduces (2 per layer of the attention group's
+    prompt tokens x hidden x 2 B) when tp > 1; with tp = ep = 1 it is the single-chip prefill."""
+    from tokenomics.perf import prefill
+    from tokenomics.perf.parallel import ParallelPlan
+    from tokenomics.perf.system import system_prefill
+
+    one = system_prefill("dgx-h200", "llama-3.1-8b", "engine", ParallelPlan(tp=1, ep=1), prompt_tok=2048)
+    ref = prefill("h200", "llama-3.1-8b", "engine", prompt_tok=2048)
+    assert float(one.comm_s) == 0.0
+    assert float(one.step_time_s) == pytest.approx(float(ref.step_time_s), rel=1e-12)
+    tp8 = system_prefill("dgx-h200", "llama-3.1-70b", "engine", ParallelPlan(tp=8, ep=1), prompt_tok=2048,
+                         weight_precision="fp8")
+    assert float(tp8.comm_s) > 0
+    assert float(tp8.step_time_s) == pytest.approx(float(tp8.compute_s + tp8.comm_s), rel=1e-12)
