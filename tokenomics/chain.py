@@ -254,14 +254,9 @@ def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_p
     exposed communication draws idle-level power. Prefill:
     :func:`tokenomics.perf.system.system_prefill` (sharded compute plus its collectives).
     """
-    try:
-        from .perf import system as sysmod
-    except ModuleNotFoundError:
-        raise TokenomicsError(
-            f"system={system!r}: the multi-chip model (tokenomics.perf.system) is not available; "
-            "price per chip with --hardware instead (single-accelerator replicas)") from None
     from types import SimpleNamespace
 
+    from .perf import system as sysmod
     from .perf.parallel import ParallelPlan
 
     sys_ = sysmod._system(system)

@@ -163,28 +163,21 @@ def system_names() -> list[str]:
 def system(name: str) -> dict:
     """Serving parameters of a system; ``tok_per_s_per_chip`` from the perf core when blank."""
     from ..catalog import load
-    from ..errors import TokenomicsError, unknown_name
+    from ..errors import unknown_name
 
     df = load("serving_systems")
     if name not in df.index:
         raise unknown_name("serving system", name, df.index)
     row = df.loc[name].to_dict()
     row["cost_source"] = "datasets/serving_systems.csv"
-    try:  # the econ area's curated InferenceX tiers, when that module is present
-        from ..econ import preset
-    except ImportError:
-        preset = None
-    if preset is not None:
-        tier = preset(row["accelerator"], ECON_TIER, ECON_VINTAGE)
-        row["cost_usd_per_chip_h"] = float(tier.cost_usd_per_h)
-        row["cost_source"] = f"tokenomics.econ.preset({row['accelerator']!r}, {tier.label!r})"
+    from ..econ import preset  # the curated InferenceX tiers
+
+    tier = preset(row["accelerator"], ECON_TIER, ECON_VINTAGE)
+    row["cost_usd_per_chip_h"] = float(tier.cost_usd_per_h)
+    row["cost_source"] = f"tokenomics.econ.preset({row['accelerator']!r}, {tier.label!r})"
     if not np.isfinite(float(row.get("tok_per_s_per_chip", np.nan))):
-        try:
-            from ..perf import decode_step, max_batch
-        except ImportError:
-            raise TokenomicsError(
-                f"system {name!r} takes its throughput from tokenomics.perf, which is not "
-                f"available; use one of {', '.join(n for n in df.index if n != name)}") from None
+        from ..perf import decode_step, max_batch
+
         hw = row["accelerator"]
         batch = max_batch(hw, H200_PERF["model"], context_tok=H200_PERF["context_tok"],
                           weight_precision=H200_PERF["weight_precision"])

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import ConvergenceWarning, ValidationError
-from ._events import day, decimal_year, iso, read_events
+from ._events import day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -293,8 +293,7 @@ def expected_speedup(
 ) -> "pd.DataFrame":
     """Decode speedup of megakernel over CUDA-graph execution by batch size (performance core).
 
-    ``speedup = step_time_s(graph) / step_time_s(megakernel)``. While ``tokenomics.perf`` is
-    missing, ``speedup`` is NaN and ``status`` is ``pending perf core``.
+    ``speedup = step_time_s(graph) / step_time_s(megakernel)``.
 
     Returns
     -------
@@ -308,12 +307,7 @@ def expected_speedup(
     v.count(b, "batch")
     hw_name = getattr(hardware, "name", hardware)
     m_name = getattr(model, "name", model)
-    try:
-        from ..perf import decode_step  # type: ignore[attr-defined]
-    except ImportError:
-        return pd.DataFrame({"hardware": hw_name, "model": m_name, "batch": b, "context_tok": context_tok,
-                             "graph_step_s": np.nan, "megakernel_step_s": np.nan, "speedup": np.nan,
-                             "bound_graph": "", "bound_megakernel": "", "status": "pending perf core"})
+    from ..perf import decode_step
     g = decode_step(hardware, model, "graph", batch=b, context_tok=context_tok)
     m = decode_step(hardware, model, "megakernel", batch=b, context_tok=context_tok)
     gs = np.broadcast_to(np.asarray(g.step_time_s, float), b.shape)

@@ -10,8 +10,8 @@ Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row wi
 * :func:`cut_events` lists each price change within a model line, and the China cuts, with the
   change as a fraction (negative = cut, positive = rise).
 * :func:`cost_floor` asks the econ chain (``tokenomics.chain``) for the modelled cost per 1K
-  output tokens of the same model class on SD200-class and GB200-class systems; until the chain
-  exists the result says ``pending perf core`` instead of a number.
+  output tokens of the same model class on SD200-class and GB200-class systems; a system the
+  chain cannot model gets NaN and a status saying why, never an invented number.
 """
 
 from __future__ import annotations
@@ -237,8 +237,8 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     Calls :func:`tokenomics.chain.price` with the named multi-chip ``system`` and
     ``margin_frac=0`` (cost, not price) over ``batches`` sequences per chip and keeps the cheapest
     batch that fits and serves at least ``FLOOR_MIN_TOK_PER_S_PER_USER`` tokens/s per user.
-    While the chain or its multi-chip model is missing, the cost is NaN and ``status`` says
-    ``pending perf core``; no number is invented here.
+    A system the chain cannot model (no price, does not fit) gets NaN and a ``status`` saying
+    why; no number is invented here.
 
     Returns
     -------
@@ -265,31 +265,22 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         accs = catalog.load("accelerators")
         if acc in accs.index and "year" in accs.columns:
             rec["year"] = float(accs.loc[acc, "year"])
-        from .. import chain  # type: ignore[attr-defined]
+        import math
 
-        kw: dict[str, Any] = {}
-        import inspect
+        from .. import chain
+        from ..perf.parallel import ParallelPlan
 
-        if "parallel" in inspect.signature(chain.price).parameters:
-            import math
-
-            from ..perf.parallel import ParallelPlan  # type: ignore[import-not-found]
-
-            # expert parallel over the most chips that divide both the system and the experts
-            n_exp = int(getattr(catalog.model(model), "n_experts", 0) or 0)
-            ep = math.gcd(int(sysrow["n_chips"]), n_exp) if n_exp > 0 else 1
-            kw["parallel"] = ParallelPlan(tp=1, ep=ep)
-            rec["parallel"] = f"tp1-ep{ep}"
-        # sequences per chip -> sequences of one model replica (the chips a parallel plan spans)
-        replica = kw["parallel"].replica_chips if "parallel" in kw else int(sysrow["n_chips"])
-        batches = np.asarray(batches, dtype=float) * replica
+        # expert parallel over the most chips that divide both the system and the experts
+        n_exp = int(getattr(catalog.model(model), "n_experts", 0) or 0)
+        ep = math.gcd(int(sysrow["n_chips"]), n_exp) if n_exp > 0 else 1
+        parallel = ParallelPlan(tp=1, ep=ep)
+        rec["parallel"] = f"tp1-ep{ep}"
+        # sequences per chip -> sequences of one model replica (the chips the plan spans)
+        batches = np.asarray(batches, dtype=float) * parallel.replica_chips
         r = chain.price(acc, model, execution, system=system, batch=batches, margin_frac=0.0,
-                        on_oom="mask", **kw)
+                        on_oom="mask", parallel=parallel)
     except TokenomicsError as exc:
         rec["status"] = f"{PENDING} ({exc})"[:240]
-        return rec
-    except ImportError as exc:
-        rec["status"] = f"{PENDING} (multi-chip system model not available: {exc.name or exc})"
         return rec
     except (AttributeError, KeyError) as exc:
         rec["status"] = f"{PENDING} ({type(exc).__name__}: {exc})"[:160]

@@ -252,10 +252,8 @@ def modelled_tok_per_s_per_chip(hardware: str = "ascend-910c", model: str = "dee
     per-chip batch whose step stays within ``tpot_slo_s`` and fits in memory. Communication is
     not included (an upper bound).
     """
-    try:
-        from ..perf import decode_step, max_batch
-    except ImportError:
-        return np.nan, "pending perf core"
+    from ..perf import decode_step, max_batch
+
     nb = int(max_batch(hardware, model, context_tok=context_tok, weight_precision=weight_precision,
                        ep=ep, attn_dp=ep))
     if nb < ep:
