@@ -1,13 +1,11 @@
 """Catalog loading, validation and the datasets' provenance columns."""
 
-import math
-
 import pandas as pd
 import pytest
 
 from tokenomics import catalog
-from tokenomics.errors import DataError, TokenomicsError, UnknownNameError, ValidationError
-from tokenomics.specs import ModelSpec, plan
+from tokenomics.errors import DataError, UnknownNameError, ValidationError
+from tokenomics.specs import plan
 
 
 def test_every_dataset_row_has_source_and_as_of():

@@ -1,14 +1,11 @@
 """Alpha-beta collectives: algorithm byte counts (hand), calibration on measured rows, properties."""
 
-import math
-
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from tokenomics.errors import UnknownNameError, ValidationError
 from tokenomics.perf import comm
-from tokenomics.perf.parallel import System, system
+from tokenomics.perf.parallel import system
 
 
 @pytest.mark.parametrize(

@@ -260,7 +260,9 @@ def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_p
     from .perf.parallel import ParallelPlan
 
     sys_ = sysmod._system(system)
-    m = model if not isinstance(model, str) else __import__("tokenomics.catalog", fromlist=["model"]).model(model)
+    from .catalog import model as catalog_model
+
+    m = model if not isinstance(model, str) else catalog_model(model)
     n = int(sys_.n_chips)
     kw = dict(batch=batch, context_tok=context_tok, weight_precision=weight_precision, kv_precision=kv_precision)
     if parallel is not None:

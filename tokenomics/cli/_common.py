@@ -8,7 +8,6 @@ import sys
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-import typer
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

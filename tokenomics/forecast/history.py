@@ -76,8 +76,10 @@ def parse_date(value) -> "pd.Timestamp":
 
 def month_end(value) -> "pd.Timestamp":
     """Last day of the month named by ``YYYY-MM`` (or of the month containing a full date)."""
+    import pandas as pd
+
     ts = parse_date(value)
-    return (ts + __import__("pandas").offsets.MonthEnd(0)).normalize()
+    return (ts + pd.offsets.MonthEnd(0)).normalize()
 
 
 def decimal_year(dates) -> np.ndarray:

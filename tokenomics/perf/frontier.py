@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, TokenomicsError, ValidationError, unknown_name
+from ..errors import DataError, TokenomicsError, ValidationError
 from ..specs import ModelSpec
 from .parallel import ParallelPlan, System, check_plan, system as _system
 

@@ -311,7 +311,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
     their split-K extras, glue kernels on the norms op); ``engine`` uses a serving engine's fused
     kernels; ``super`` divides the engine count by ``fusion_factor``.
     """
-    L, nd, nmoe = model.n_layers, model.n_dense_layers, model.n_moe_layers
+    L, nd = model.n_layers, model.n_dense_layers
     out = []
     engine = plan.fusion in ("engine", "super")
     for op in ops:
