@@ -34,7 +34,9 @@ def data_dir() -> Path:
     env = os.environ.get("TOKENOMICS_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "datasets"
+    from importlib.resources import files
+
+    return Path(str(files("tokenomics") / "datasets"))
 
 
 @dataclass(frozen=True)

@@ -61,5 +61,5 @@ out["price_usd"] = src["price_usd"]
 out["source"] = src["source"]
 out["as_of"] = src["year"].astype(str)
 out["note"] = src["note"]
-out.to_csv("datasets/accelerators.csv", index=False)
+out.to_csv("tokenomics/datasets/accelerators.csv", index=False)
 print(out[["name", "peak_bf16_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "tdp_w"]])

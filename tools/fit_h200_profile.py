@@ -14,5 +14,5 @@ prof = fit_profile(
             "and the large-GEMM and ceiling rows of datasets/h200_microbench.csv "
             "(tools/fit_h200_profile.py)"),
 )
-prof.save("datasets/profiles/h200.json")
+prof.save("tokenomics/datasets/profiles/h200.json")
 print(prof.to_json())

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
+
+
+def _bundled(name: str):
+    from ..catalog import REGISTRY, data_dir
+
+    return data_dir() / REGISTRY[name].file
+
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
 
@@ -127,7 +135,7 @@ def throughput(
 
 @app.command()
 def calibrate(
-    cases: Annotated[str, typer.Argument(help="CSV of measured steps in the schema of datasets/h200_cases.csv.")],
+    cases: Annotated[Optional[str], typer.Argument(help="CSV of measured steps in the schema of the bundled h200_cases.csv (default: that file).")] = None,
     out: Annotated[str, typer.Option("--out", "-o", help="Where to write the fitted profile (JSON).")] = "profile.json",
     microbench: Annotated[str | None, typer.Option(help="Microbenchmark CSV (GEMM curve, ceilings) to join the fit; default: the bundled H200 one for h200 cases.")] = None,
     name: Annotated[str | None, typer.Option(help="Profile name (default: the hardware).")] = None,
@@ -139,6 +147,8 @@ def calibrate(
     from ..catalog import load
     from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
 
+    if cases is None:
+        cases = str(_bundled("h200_cases"))
     df = read_cases(cases)
     if microbench:
         mb = pd.read_csv(microbench)
@@ -158,13 +168,15 @@ def calibrate(
 
 @app.command()
 def validate(
-    cases: Annotated[str, typer.Argument(help="CSV of steps in the schema of datasets/h200_cases.csv.")],
+    cases: Annotated[Optional[str], typer.Argument(help="CSV of steps in the schema of the bundled h200_cases.csv (default: that file).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Predict every case of a CSV and compare with its measured step time."""
     from ..perf.calibrate import predict_cases, read_cases, summarize
 
+    if cases is None:
+        cases = str(_bundled("h200_cases"))
     df = read_cases(cases)
     pred = predict_cases(df, profile)
     if fmt != Format.table:
@@ -177,5 +189,5 @@ def validate(
     show = show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
                                 "tokens_per_step": "tok/step", "kernels_per_step": "kernels",
                                 "error_frac": "error"})
-    emit(show, fmt, title=f"Predicted vs measured ({cases})")
+    emit(show, fmt, title=f"Predicted vs measured ({Path(cases).name})")
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
