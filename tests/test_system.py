@@ -61,7 +61,8 @@ def test_plans_that_do_not_divide_the_model_or_chips():
     with pytest.raises(ValidationError, match="64 attention heads"):
         check_plan(K3, ParallelPlan(tp=3, ep=3), s)
     with pytest.raises(ValidationError, match="768 routed experts"):
-        check_plan(K3, ParallelPlan(tp=1, ep=5))
+        check_plan(K3, ParallelPlan(tp=1, ep=1024))
+    check_plan(K3, ParallelPlan(tp=1, ep=5))  # 154 slots per chip, 2 redundant (EPLB-style)
     with pytest.raises(ValidationError, match="must nest"):
         ParallelPlan(tp=4, ep=6)
     with pytest.raises(ValidationError, match="dense"):

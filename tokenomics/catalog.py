@@ -31,7 +31,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def data_dir() -> Path:
     """Directory holding the bundled datasets (``$TOKENOMICS_DATA`` overrides it)."""
-    env = os.environ.get("TOKENOMICS_DATA")
+    return _data_dir(os.environ.get("TOKENOMICS_DATA") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _data_dir(env: str) -> Path:
     if env:
         return Path(env)
     from importlib.resources import files
@@ -174,20 +178,33 @@ def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
 
 
 def accelerator(name: str) -> "Accelerator":
-    """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions."""
+    """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions.
+
+    Specs are frozen, so lookups are cached per data directory (a scalar step costs microseconds).
+    """
+    return _accelerator_cached(str(name), str(data_dir()))
+
+
+@functools.lru_cache(maxsize=256)
+def _accelerator_cached(name: str, _dir: str) -> "Accelerator":
     from .specs import Accelerator
 
-    df = load("accelerators")
+    df = _load_cached("accelerators", str(data_dir() / REGISTRY["accelerators"].file))
     if name not in df.index:
         raise unknown_name("accelerator", name, df.index)
     return Accelerator.from_row(df.loc[name])
 
 
 def model(name: str) -> "ModelSpec":
-    """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...)."""
+    """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...); cached."""
+    return _model_cached(str(name), str(data_dir()))
+
+
+@functools.lru_cache(maxsize=256)
+def _model_cached(name: str, _dir: str) -> "ModelSpec":
     from .specs import ModelSpec
 
-    df = load("models")
+    df = _load_cached("models", str(data_dir() / REGISTRY["models"].file))
     if name not in df.index:
         raise unknown_name("model", name, df.index)
     return ModelSpec.from_row(df.loc[name])

@@ -186,6 +186,7 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
 
     from ..catalog import model as _model
     from ..errors import DoesNotFitError
+    from .memory import usable_hbm_bytes
     from .parallel import memory_per_chip
     from .system import system_step
 
@@ -196,7 +197,7 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
     plans = parallel_plans(m, sys_, max_pp=max_pp)
     if not plans:
         raise ValidationError(f"no parallel plan divides {m.name} over {sys_.name}'s {sys_.n_chips} chips")
-    usable = sys_.accelerator.hbm_bytes * 0.9
+    usable = usable_hbm_bytes(sys_.accelerator)
     for par in plans:
         mem = memory_per_chip(m, par, b, context_tok, weight_precision, kv_precision)
         ok = np.asarray(mem["total_bytes"]) <= usable

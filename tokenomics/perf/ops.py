@@ -138,6 +138,7 @@ def build_ops(
     tp: int = 1,
     ep: int = 1,
     attn_dp: int = 1,
+    expert_bytes_per_param: float | None = None,
 ) -> list[Op]:
     """List the operators of one step.
 
@@ -165,6 +166,11 @@ def build_ops(
         each chip runs attention, dense MLPs, shared experts and the lm head for
         ``batch / attn_dp`` sequences with replicated weights, while the routed experts see all
         ``batch`` sequences' tokens spread over ``ep`` chips.
+    expert_bytes_per_param : float, optional
+        Storage of routed and shared expert weights [B per element]; default
+        ``weight_bytes_per_param``. Routed experts are split over the group's
+        ``max(tp * attn_dp, ep)`` chips: ``ep`` ways by expert, the rest by tensor parallelism
+        inside each expert (``ep = 1``, ``tp > 1``: TP-sharded experts).
 
     Returns
     -------
@@ -188,12 +194,15 @@ def build_ops(
     fused = plan.fusion != "unfused"
     ops: list[Op] = []
 
-    def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None):
+    eb = wb if expert_bytes_per_param is None else expert_bytes_per_param
+    expert_tp = max(tp * attn_dp, ep) / ep  # TP ways inside each routed expert
+
+    def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)
         n = float(n)
         kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
-        ops.append(Op(name, "gemm", count, one * k * n * wb, one * act, zero, 2.0 * rows * k * n,
+        ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
                       one * rows, one * n_gemm, one * kern))
 
     L = model.n_layers
@@ -265,7 +274,7 @@ def build_ops(
     if nmoe:
         E, k = model.n_experts, model.experts_per_token
         e_local = _shard(E, ep, "ep")
-        ef = model.expert_ffn_hidden
+        ef = model.expert_ffn_hidden / expert_tp
         gemm("router", nmoe, h, E, ref_kernels=one)
         if plan.expert_compute == "all":
             n_exp = e_local * one
@@ -275,7 +284,7 @@ def build_ops(
             routed = m * k / ep
             rows_per_exp = np.where(n_exp > 0, routed / np.maximum(n_exp, 1e-12), 0.0)
         touched_local = n_exp
-        w = n_exp * 3.0 * h * ef * wb
+        w = n_exp * 3.0 * h * ef * eb
         rows_total = n_exp * rows_per_exp
         flop = 2.0 * rows_total * 3.0 * h * ef
         act = rows_total * (2 * h + 3 * ef) * ACT_BYTES
@@ -291,7 +300,7 @@ def build_ops(
         ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
         if model.n_shared_experts:
             sf = _shard(model.n_shared_experts * ef, tp, "tp")
-            gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one)
+            gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one, bytes_per_param=eb)
     # ---------------- embedding and lm head --------------------------------------------------
     if model.vocab:
         v = _shard(model.vocab, tp, "tp")

@@ -34,18 +34,14 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import DoesNotFitError, ValidationError, unknown_name
-from ..specs import Accelerator, ModelSpec, precision_bytes
+from ..specs import Accelerator, ModelSpec
+from .memory import usable_hbm_bytes
 
 #: Scale-up fabric kinds. ``switch``: every chip one hop from every other through a switch.
 #: ``torus3d``/``mesh3d``: 3D grid with / without wraparound links (diameter sum(d//2) / sum(d-1)).
 #: ``hypermesh3d``: every dimension fully connected (diameter = number of dimensions > 1).
 #: ``switch+rdma``: boards of ``domain_chips`` behind a switch, boards joined by RDMA NICs.
 TOPOLOGIES = ("switch", "torus3d", "mesh3d", "hypermesh3d", "switch+rdma")
-
-#: Fraction of device memory a serving engine may fill with weights and KV (vLLM's default
-#: ``gpu_memory_utilization=0.9``, https://docs.vllm.ai/en/latest/configuration/engine_args.html).
-#: The rest holds activations, workspace and the runtime. Documented in datasets/plan_params.csv.
-USABLE_HBM_FRAC = 0.9
 
 
 def _nan(x: Any) -> float:
@@ -305,10 +301,9 @@ def check_plan(model: ModelSpec, parallel: ParallelPlan, sys: System | None = No
                 f"tp={tp} does not split {model.name}'s {kv} KV heads evenly (need tp | {kv} or {kv} | tp)")
     if ep > 1 and not model.is_moe:
         raise ValidationError(f"ep={ep} needs a mixture-of-experts model; {model.name} is dense (use ep=1)")
-    if ep > 1 and model.n_experts % ep:
+    if ep > 1 and ep > model.n_experts:
         raise ValidationError(
-            f"ep={ep} does not divide {model.name}'s {model.n_experts} routed experts; "
-            f"pick ep from the divisors of {model.n_experts}")
+            f"ep={ep} exceeds {model.name}'s {model.n_experts} routed experts; pick ep <= {model.n_experts}")
     if pp > model.n_layers:
         raise ValidationError(f"pp={pp} exceeds {model.name}'s {model.n_layers} layers")
     if sys is not None:
@@ -329,47 +324,32 @@ def _model(m) -> ModelSpec:
 
 def memory_per_chip(model: "str | ModelSpec", parallel: ParallelPlan, batch: Any = 1,
                     context_tok: Any = 4096, weight_precision: str | None = None,
-                    kv_precision: str = "bf16") -> dict[str, Any]:
-    """Bytes each chip holds: its weight shard and its KV-cache shard.
+                    kv_precision: str = "bf16", expert_precision: str | None = None) -> dict[str, Any]:
+    """Bytes each chip holds under a parallel plan (see :mod:`tokenomics.perf.memory`).
 
     Parameters
     ----------
-    model : str or ModelSpec
-    parallel : ParallelPlan
     batch : int or array
         Sequences in one model replica.
     context_tok : int or array
         Cached tokens per sequence.
-    weight_precision, kv_precision : str
-        Storage precisions (weights default to the model's native precision).
 
     Returns
     -------
     dict
-        ``weights_bytes`` [B], ``kv_bytes`` [B] (arrays broadcast over batch/context),
-        ``total_bytes`` [B] and ``kv_bytes_per_seq`` [B] per chip.
+        ``weights_bytes`` [B], ``kv_bytes`` [B], ``total_bytes`` [B], ``kv_bytes_per_seq`` [B].
     """
-    m = _model(model)
-    wb = precision_bytes(weight_precision or m.native_precision)
-    kvb = precision_bytes(kv_precision)
-    tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
-    attn = m.n_layers * m.attention_params()
-    dense = m.n_dense_layers * m.dense_mlp_params()
-    router = m.n_moe_layers * m.hidden * m.n_experts
-    shared = m.n_moe_layers * m.n_shared_experts * m.expert_params()
-    routed = m.n_moe_layers * m.n_experts * m.expert_params()
-    emb = m.embedding_params()
-    weights = ((attn + dense + router + shared + emb) / tp + routed / ep) / pp * wb
-    kv_split = parallel.attn_dp * (min(tp, m.n_kv_heads) if m.attention == "gqa" else 1) * pp
-    kv_seq = m.kv_bytes_per_tok(kvb) * np.asarray(context_tok, dtype=float) / kv_split
-    kv = np.asarray(batch, dtype=float) * kv_seq
-    return {"weights_bytes": float(weights), "kv_bytes": kv, "kv_bytes_per_seq": kv_seq,
-            "total_bytes": weights + kv}
+    from .memory import resident_bytes
+
+    return resident_bytes(_model(model), batch=batch, context_tok=context_tok, tp=parallel.tp,
+                          ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,
+                          weight_precision=weight_precision, expert_precision=expert_precision,
+                          kv_precision=kv_precision)
 
 
 def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, batch: Any = 1,
               context_tok: Any = 4096, weight_precision: str | None = None,
-              kv_precision: str = "bf16", usable_frac: float = USABLE_HBM_FRAC) -> dict[str, Any]:
+              kv_precision: str = "bf16", expert_precision: str | None = None) -> dict[str, Any]:
     """Check that every chip holds its shard; raise :class:`DoesNotFitError` otherwise.
 
     Returns the :func:`memory_per_chip` dict plus ``usable_bytes`` and ``fits`` (a boolean
@@ -377,8 +357,8 @@ def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, bat
     """
     m = _model(model)
     check_plan(m, parallel, sys)
-    mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision)
-    usable = sys.accelerator.hbm_bytes * usable_frac
+    mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
+    usable = usable_hbm_bytes(sys.accelerator)
     fits = np.asarray(mem["total_bytes"]) <= usable
     mem["usable_bytes"] = usable
     mem["fits"] = fits
@@ -396,10 +376,11 @@ def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, bat
 
 def max_batch_per_replica(model: "str | ModelSpec", sys: System, parallel: ParallelPlan,
                           context_tok: Any = 4096, weight_precision: str | None = None,
-                          kv_precision: str = "bf16", usable_frac: float = USABLE_HBM_FRAC) -> np.ndarray:
+                          kv_precision: str = "bf16", expert_precision: str | None = None) -> np.ndarray:
     """Largest batch per replica whose weights and KV fit every chip (0 if the weights alone don't)."""
-    m = _model(model)
-    mem = memory_per_chip(m, parallel, 1, context_tok, weight_precision, kv_precision)
-    free = sys.accelerator.hbm_bytes * usable_frac - mem["weights_bytes"]
-    b = np.floor(np.maximum(free, 0) / np.asarray(mem["kv_bytes_per_seq"]))
-    return b.astype(int) if np.ndim(b) else int(b)
+    from .memory import max_batch
+
+    return max_batch(_model(model), usable_hbm_bytes(sys.accelerator), context_tok=context_tok,
+                     tp=parallel.tp, ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,
+                     weight_precision=weight_precision, expert_precision=expert_precision,
+                     kv_precision=kv_precision)

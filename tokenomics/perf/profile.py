@@ -9,6 +9,7 @@ profile is fitted on ``datasets/h200_cases.csv`` plus the GEMM curve of
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -151,11 +152,7 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
     if isinstance(profile, Profile):
         return profile
     if profile is None:
-        path = profiles_dir() / f"{hardware}.json"
-        if path.exists():
-            return _read(path)
-        base = _read(profiles_dir() / "h200.json")
-        return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
+        return _default_profile(str(hardware), str(profiles_dir()))
     p = Path(str(profile))
     if p.suffix == ".json" or p.exists():
         if not p.exists():
@@ -168,5 +165,20 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
     raise ValidationError(f"Unknown profile {profile!r}: not a JSON file and not one of {known}")
 
 
+@functools.lru_cache(maxsize=64)
+def _default_profile(hardware: str, directory: str) -> Profile:
+    path = Path(directory) / f"{hardware}.json"
+    if path.exists():
+        return _read(path)
+    base = _read(Path(directory) / "h200.json")
+    return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
+
+
 def _read(path: Path) -> Profile:
-    return Profile.from_json(path.read_text(), origin=str(path))
+    st = path.stat()
+    return _read_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_cached(path: str, _mtime_ns: int, _size: int) -> Profile:
+    return Profile.from_json(Path(path).read_text(), origin=path)

@@ -30,6 +30,8 @@ from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, plan as _plan, precision_bytes
+from .memory import max_batch as _max_batch
+from .memory import resident_bytes, usable_hbm_bytes
 from .ops import build_ops, expected_distinct_experts, step_kernels
 from .profile import Profile, load_profile
 from .roofline import OpTime, op_times
@@ -178,19 +180,6 @@ class StepResult:
         return df
 
 
-def _resident_bytes(m: ModelSpec, wb: float, kvb: float, batch, ctx_total, tp: int, ep: int, attn_dp: int = 1):
-    """Weights and KV cache resident on one chip [B]."""
-    attn = m.n_layers * m.attention_params() / tp
-    dense = m.n_dense_layers * m.dense_mlp_params() / tp
-    moe = m.n_moe_layers * (m.hidden * m.n_experts + m.n_experts * m.expert_params() / ep
-                            + m.n_shared_experts * m.expert_params() / tp)
-    emb = m.embedding_params() / tp
-    weights = (attn + dense + moe + emb) * wb
-    kv_shard = tp if (m.attention == "gqa" and m.n_kv_heads >= tp) else 1
-    kv = np.ceil(np.asarray(batch, dtype=float) / attn_dp) * np.asarray(ctx_total, dtype=float) * m.kv_bytes_per_tok(kvb, ctx_total) / kv_shard
-    return weights, kv
-
-
 def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1):
     v.count(batch, "batch")
     v.count(context_tok, "context_tok", minimum=0)
@@ -217,7 +206,8 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
 
 
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
-         kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1) -> StepResult:
+         kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1,
+         expert_precision=None) -> StepResult:
     hw, m, p = _resolve(hardware, model, execution)
     _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
     if phase == "prefill":
@@ -227,6 +217,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
     wprec = weight_precision or m.native_precision
     wb = precision_bytes(wprec)
+    eprec = expert_precision or wprec
+    eb = precision_bytes(eprec)
     kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
     b = np.asarray(batch, dtype=float)
@@ -235,7 +227,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     n_chips = int(max(tp * attn_dp, ep))
 
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
-                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp)
+                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
+                    expert_bytes_per_param=eb)
     compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "fp8": "fp8", "int8": "fp8"}.get(wprec, "bf16")
     peak = hw.peak_flop_per_s(compute_prec)
     mega = p.launch == "megakernel"
@@ -295,8 +288,11 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     if p.launch == "eager":
         bound = np.where(host > gpu, "host", bound)
 
-    weights, kv = _resident_bytes(m, wb, kvb, b, ctx + (t if phase == "decode" else 0), tp, ep, attn_dp)
-    usable = hw.hbm_bytes * prof.usable_mem_frac
+    mem = resident_bytes(m, batch=b, context_tok=ctx + (t if phase == "decode" else 0), tp=tp, ep=ep,
+                         attn_dp=attn_dp, weight_precision=wprec, expert_precision=eprec,
+                         kv_precision=kv_precision)
+    weights, kv = mem["weights_bytes"], mem["kv_bytes"]
+    usable = usable_hbm_bytes(hw, prof)
     fits = (weights + kv) <= usable
     if on_oom == "raise" and not np.all(fits):
         kv_per_seq = kv / np.maximum(np.ceil(b / attn_dp), 1)
@@ -345,6 +341,7 @@ def decode_step(
     hbm_bytes_per_s=None,
     accepted_tok_per_step=None,
     on_oom: str = "raise",
+    expert_precision: str | None = None,
 ) -> StepResult:
     """Time one decode step: every sequence of the batch advances ``tokens_per_step`` tokens.
 
@@ -399,7 +396,8 @@ def decode_step(
     return _run(hardware, model, execution, batch=batch, context_tok=context_tok,
                 tokens_per_step=tokens_per_step, phase="decode", weight_precision=weight_precision,
                 kv_precision=kv_precision, profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
-                accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom, attn_dp=attn_dp)
+                accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom, attn_dp=attn_dp,
+                expert_precision=expert_precision)
 
 
 def prefill(
@@ -417,6 +415,7 @@ def prefill(
     attn_dp: int = 1,
     hbm_bytes_per_s=None,
     on_oom: str = "raise",
+    expert_precision: str | None = None,
 ) -> StepResult:
     """Time the prefill of ``batch`` prompts of ``prompt_tok`` tokens (TTFT = ``step_time_s``).
 
@@ -426,7 +425,8 @@ def prefill(
     return _run(hardware, model, execution, batch=batch, context_tok=prompt_tok, tokens_per_step=1,
                 phase="prefill", weight_precision=weight_precision, kv_precision=kv_precision,
                 profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
-                accepted_tok_per_step=None, on_oom=on_oom, attn_dp=attn_dp)
+                accepted_tok_per_step=None, on_oom=on_oom, attn_dp=attn_dp,
+                expert_precision=expert_precision)
 
 
 def max_batch(
@@ -440,6 +440,7 @@ def max_batch(
     tp: int = 1,
     ep: int = 1,
     attn_dp: int = 1,
+    expert_precision: str | None = None,
 ):
     """Largest batch whose weights plus KV cache fit in usable memory (0 if none fits).
 
@@ -447,12 +448,9 @@ def max_batch(
     the whole group's sequences.
     """
     hw, m, _ = _resolve(hardware, model, "graph")
-    wb = precision_bytes(weight_precision or m.native_precision)
-    kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
     ctx = np.asarray(context_tok, dtype=float)
     v.count(ctx, "context_tok", minimum=0)
-    weights, kv1 = _resident_bytes(m, wb, kvb, 1.0, ctx + 1, tp, ep)
-    free = hw.hbm_bytes * prof.usable_mem_frac - weights
-    out = np.floor(np.maximum(free, 0) / kv1) * attn_dp  # the group's sequences
-    return out.astype(int) if out.ndim else int(out)
+    return _max_batch(m, usable_hbm_bytes(hw, prof), context_tok=ctx + 1, tp=tp, ep=ep, attn_dp=attn_dp,
+                      weight_precision=weight_precision, expert_precision=expert_precision,
+                      kv_precision=kv_precision)

@@ -35,6 +35,7 @@ from ..catalog import model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import precision_bytes
 from . import comm
+from .memory import usable_hbm_bytes
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
 from .speculative import SpecDecode
 
@@ -315,7 +316,7 @@ def system_step(
         from .parallel import memory_per_chip
 
         mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision)
-        mem["fits"] = np.asarray(mem["total_bytes"]) <= sys_.accelerator.hbm_bytes * 0.9
+        mem["fits"] = np.asarray(mem["total_bytes"]) <= usable_hbm_bytes(sys_.accelerator)
 
     b = np.asarray(batch, dtype=float)
     ctx = np.asarray(context_tok, dtype=float)
