@@ -17,7 +17,7 @@ batch = np.array([1, 8, 32, 128])
 frames = []
 for plan in ["eager", "graph", "engine", "megakernel"]:
     r = decode_step("h200", "llama-3.1-8b", plan, batch=batch, context_tok=4096)
-    frames.append(r.to_frame()[["execution", "batch", "step_time_s", "tok_per_s_per_user", "tok_per_s", "bound"]])
+    frames.append(r.to_frame()[["execution", "batch", "step_time_s", "tok_per_s_per_user", "tok_per_s_per_replica", "bound"]])
 table = pd.concat(frames, ignore_index=True)
 print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
 

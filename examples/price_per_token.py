@@ -22,7 +22,7 @@ pd.set_option("display.width", 160)
 r = chain.price("h200", "llama-3.1-8b", "graph", batch=np.array([1, 8, 32, 128]), context_tok=1024)
 df = r.to_frame()
 df["usd_per_m_output_tok"] = df["price_usd_per_1k_output_tok"] * 1e3
-print(df[["batch", "tok_per_s", "tok_per_s_per_user", "board_power_w", "energy_j_per_tok",
+print(df[["batch", "tok_per_s_per_chip", "tok_per_s_per_user", "board_power_w", "energy_j_per_tok",
           "cost_usd_per_chip_h", "usd_per_m_output_tok"]].to_string(index=False))
 
 # The same configuration under InferenceX's $/GPU-hour tiers (Aug-2025 and Jul-2026 surveys).
@@ -33,6 +33,6 @@ for cost in ("bottom-up", "hyperscaler-owned", "hyperscaler-owned@2026-07", "ren
 
 # Uncertainty of the bottom-up price at batch 32.
 row = df[df["batch"] == 32].iloc[0]
-mc = monte_carlo(CostInputs.for_hardware("h200"), row["board_power_w"], row["tok_per_s"],
+mc = monte_carlo(CostInputs.for_hardware("h200"), row["board_power_w"], row["tok_per_s_per_chip"],
                  n_samples=args.samples, seed=0)
 print(f"P5/P50/P95 USD per M output tokens: {mc.p5 * 1e3:.3f} / {mc.p50 * 1e3:.3f} / {mc.p95 * 1e3:.3f}")

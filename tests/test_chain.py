@@ -26,14 +26,14 @@ def test_vectorized_batch_sweep_is_one_call():
     # cost per output token falls with batch (weights read once per step, shared by the batch)
     assert np.all(np.diff(df.price_usd_per_1k_output_tok) < 0)
     for col in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "cost_usd_per_chip_h",
-                "energy_j_per_tok", "tok_per_s", "facility_energy_j_per_tok", "wh_per_1k_tok"):
+                "energy_j_per_tok", "tok_per_s_per_chip", "facility_energy_j_per_tok", "wh_per_1k_tok"):
         assert col in df.columns
 
 
 def test_price_identity_with_pricing_formula():
     """The chain's output price is exactly cost/h / (tok/s x 3600) x 1000 at utilization 1, margin 0."""
     r = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
-    expect = float(r.cost_usd_per_chip_h) / (float(r.tok_per_s) * 3600) * 1000
+    expect = float(r.cost_usd_per_chip_h) / (float(r.tok_per_s_per_chip) * 3600) * 1000
     assert float(r.price_usd_per_1k_output_tok) == pytest.approx(expect, rel=1e-12)
 
 
@@ -118,14 +118,15 @@ def test_tdp_scaled_power_for_other_chips():
 def test_system_pricing_per_chip():
     """Multi-chip: tokens/s per chip = replica tokens/s / chips (8 x H200, llama-3.1-8b, tp 8)."""
     r = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, system="dgx-h200",
-                    cost="hyperscaler-owned@2026-07")
+                    cost="hyperscaler-owned@2026-07", tp=8)
     assert r.n_chips == 8 and r.hardware == "h200"
+    assert r.to_frame()[["tp", "ep", "replica_chips"]].iloc[0].tolist() == [8, 1, 8]
     assert float(r.cost_usd_per_chip_h) == 1.22  # tco_params.csv, InferenceX Jul-2026 survey
-    assert float(r.tok_per_s) == pytest.approx(32 * float(r.tok_per_s_per_user) / 8)
+    assert float(r.tok_per_s_per_chip) == pytest.approx(32 * float(r.tok_per_s_per_user) / 8)
 
 
 def test_system_without_price_needs_flat_cost():
     with pytest.raises(TokenomicsError, match="flat USD per chip-hour"):
-        chain.price("x", "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra")
-    r = chain.price("x", "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra", cost=2.0)
+        chain.price(None, "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra")
+    r = chain.price(None, "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra", cost=2.0)
     assert float(r.cost_usd_per_chip_h) == 2.0 and r.n_chips >= 16

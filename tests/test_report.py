@@ -26,7 +26,7 @@ def test_price_json_is_one_object_with_required_keys():
     obj = json.loads(res.stdout)
     assert isinstance(obj, dict)
     for k in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "cost_usd_per_chip_h",
-              "energy_j_per_tok", "tok_per_s"):
+              "energy_j_per_tok", "tok_per_s_per_chip"):
         assert isinstance(obj[k], float) and obj[k] > 0
 
 
@@ -43,7 +43,7 @@ def test_price_csv_is_exactly_the_library_frame():
 
 def test_price_table_and_tier_option():
     res = runner.invoke(app, [*PRICE, "--cost", "neocloud-owned@2026-07"])
-    assert res.exit_code == 0 and "neocloud-owned 2026-07" in res.stdout and "USD/1K tokens" in res.stdout
+    assert res.exit_code == 0 and "neocloud-owned 2026-07" in res.stdout and "USD/M tokens" in res.stdout
 
 
 @pytest.mark.parametrize("extra,needle", [

@@ -135,7 +135,7 @@ def test_k3_cost_per_token_table():
     assert set(c["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}
     for _, r in c.iterrows():
         assert r["usd_per_m_output_tok"] == pytest.approx(
-            r["chips"] * r["cost_usd_per_chip_h"] / (r["tok_per_s"] * 3600) * 1e6, rel=1e-9)
+            r["chips"] * r["cost_usd_per_chip_h"] / (r["tok_per_s_per_replica"] * 3600) * 1e6, rel=1e-9)
     for _, g in c.groupby("system"):
         assert g.sort_values("batch")["usd_per_m_output_tok"].is_monotonic_decreasing
     sd200 = c[c["system"] == "sd200-ultra"]

@@ -128,7 +128,7 @@ def test_chunks_cover_every_config_once_in_order(nb, nc, nu, chunk):
 def test_rows_equal_chain_price_called_per_configuration():
     """Each vectorized row equals an independent scalar chain.price call (catalog names, defaults)."""
     df = sweep.evaluate(small())
-    cols = ["tok_per_s", "tok_per_s_per_user", "prefill_tok_per_s", "ttft_s", "board_power_w",
+    cols = ["tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
             "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
             "price_usd_per_1k_blended_tok", "energy_j_per_tok"]
     for i in (0, 13, 47):

@@ -10,7 +10,7 @@ Examples
 --------
 >>> import tokenomics as tk
 >>> r = tk.decode_step("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
->>> round(float(r.tok_per_s), -2) > 3000
+>>> round(float(r.tok_per_s_per_replica), -2) > 3000
 True
 >>> p = tk.price("h200", "llama-3.1-8b", "graph", batch=32)          # doctest: +SKIP
 >>> p.to_frame()[["price_usd_per_1k_output_tok", "energy_j_per_tok"]] # doctest: +SKIP

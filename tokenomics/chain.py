@@ -39,22 +39,36 @@ def workload_mix(name: str) -> tuple[int, int]:
     return int(r["input_tok"]), int(r["output_tok"])
 
 
+#: Output-token conventions: ``decode-only`` charges output tokens the decode time only (input
+#: tokens pay for prefill); ``all-in`` charges the whole request's chip time, prefill included, to
+#: its output tokens (InferenceX's cost per million output tokens) and input tokens nothing.
+OUTPUT_CONVENTIONS = ("decode-only", "all-in")
+
+
 @dataclass(frozen=True)
 class PriceResult:
-    """Price, cost and energy of serving a model on a chip; arrays broadcast over the inputs.
+    """Price, cost and energy of serving a deployment; arrays broadcast over the inputs.
 
     Attributes
     ----------
-    tok_per_s : ndarray
+    deployment : tokenomics.deployment.Deployment
+        What was priced (layout, plan, precisions, ...).
+    tok_per_s_per_chip : ndarray
         Decode output tokens/s per chip [tokens/s].
+    tok_per_s_per_replica : ndarray
+        Decode output tokens/s of one model replica [tokens/s].
     tok_per_s_per_user : ndarray
         Output tokens/s each sequence sees (interactivity) [tokens/s].
-    prefill_tok_per_s : ndarray
+    prefill_tok_per_s_per_chip : ndarray
         Prompt tokens/s per chip while prefilling [tokens/s].
     board_power_w, prefill_board_power_w : ndarray
         Modelled board power while decoding / prefilling [W].
     cost_usd_per_chip_h : ndarray
         All-in cost of the chip-hour at the decode power [USD/h].
+    cost_basis : str
+        ``bottom-up``, an InferenceX tier (``hyperscaler-owned@2025-08``) or ``flat``.
+    output_convention : str
+        See :data:`OUTPUT_CONVENTIONS`.
     price_usd_per_1k_input_tok, price_usd_per_1k_output_tok : ndarray
         Prices of prefill and decode tokens [USD/1K tokens], after utilization and margin.
     price_usd_per_1k_blended_tok : ndarray
@@ -67,19 +81,20 @@ class PriceResult:
         Facility energy per 1K output tokens [Wh].
     """
 
-    hardware: str
-    model: str
-    execution: str
+    deployment: Any
     workload: str
     input_tok: int
     output_tok: int
     cost_label: str
-    n_chips: int
+    cost_basis: str
+    output_convention: str
     batch: np.ndarray
     context_tok: np.ndarray
-    tok_per_s: np.ndarray
+    tok_per_s_per_chip: np.ndarray
+    tok_per_s_per_replica: np.ndarray
     tok_per_s_per_user: np.ndarray
-    prefill_tok_per_s: np.ndarray
+    prefill_tok_per_s_per_chip: np.ndarray
+    prefill_batch: np.ndarray
     ttft_s: np.ndarray
     bound: np.ndarray
     hbm_util_frac: np.ndarray
@@ -97,23 +112,59 @@ class PriceResult:
     facility_energy_j_per_tok: np.ndarray
     wh_per_1k_tok: np.ndarray
 
-    _ARRAYS = ("batch", "context_tok", "tok_per_s", "tok_per_s_per_user", "prefill_tok_per_s", "ttft_s",
-               "bound", "hbm_util_frac", "flop_util_frac", "board_power_w", "prefill_board_power_w",
-               "cost_usd_per_chip_h", "utilization_frac", "margin_frac", "price_usd_per_1k_input_tok",
-               "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok", "energy_j_per_tok",
-               "facility_energy_j_per_tok", "wh_per_1k_tok")
+    _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
+               "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
+               "flop_util_frac", "board_power_w", "prefill_board_power_w", "cost_usd_per_chip_h",
+               "utilization_frac", "margin_frac", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
+               "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok")
+
+    # ---- conveniences: names users look for ----------------------------------------------
+    @property
+    def hardware(self) -> str:
+        return self.deployment.hardware.name
+
+    @property
+    def model(self) -> str:
+        return self.deployment.model.name
+
+    @property
+    def execution(self) -> str:
+        return self.deployment.execution.name
+
+    @property
+    def n_chips(self) -> int:
+        """Chips of one model replica."""
+        return self.deployment.replica_chips
+
+    @property
+    def usd_per_m_input_tok(self) -> np.ndarray:
+        """Input price [USD per million tokens]."""
+        return np.asarray(self.price_usd_per_1k_input_tok, float) * 1e3
+
+    @property
+    def usd_per_m_output_tok(self) -> np.ndarray:
+        """Output price [USD per million tokens]."""
+        return np.asarray(self.price_usd_per_1k_output_tok, float) * 1e3
+
+    @property
+    def usd_per_m_blended_tok(self) -> np.ndarray:
+        """Blended price of the workload mix [USD per million tokens]."""
+        return np.asarray(self.price_usd_per_1k_blended_tok, float) * 1e3
 
     def to_frame(self):
-        """One row per configuration: inputs, throughput, power, cost breakdown, prices, energy."""
+        """One row per configuration: the deployment, throughput, power, cost, prices, energy."""
         import pandas as pd
 
         arrays = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
+        for k in ("usd_per_m_input_tok", "usd_per_m_output_tok", "usd_per_m_blended_tok"):
+            arrays[k] = getattr(self, k)
         arrays.update({k: np.asarray(val) for k, val in self.cost_breakdown_usd_per_chip_h.items()})
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
         n = int(np.prod(shape)) if shape else 1
-        head = {"hardware": self.hardware, "model": self.model, "execution": self.execution,
-                "workload": self.workload, "input_tok": self.input_tok, "output_tok": self.output_tok,
-                "cost_model": self.cost_label, "n_chips": self.n_chips}
+        d = self.deployment.to_dict()
+        head = {**d, "n_chips": d["replica_chips"], "workload": self.workload, "input_tok": self.input_tok,
+                "output_tok": self.output_tok, "cost_model": self.cost_label, "cost_basis": self.cost_basis,
+                "output_convention": self.output_convention}
         df = pd.DataFrame({**{k: [val] * n for k, val in head.items()},
                            **{k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}})
         return df
@@ -129,20 +180,78 @@ def _resolve_power(hw, power):
     raise ValidationError(f"power must be a PowerModel or None, got {type(power).__name__}")
 
 
-def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1,
+def cost_basis(cm: Any) -> str:
+    """The cost basis of a cost model: ``bottom-up``, ``<tier>@<vintage>`` or ``flat``."""
+    from .econ.tco import CostInputs
+
+    if isinstance(cm, CostInputs):
+        return "bottom-up"
+    label = str(getattr(cm, "label", "custom"))
+    return "flat" if label.startswith("flat") or getattr(cm, "tier", "") == "flat" else label
+
+
+def deployment_of(hardware: Any = None, model: Any = None, execution: Any = None, *, deployment: Any = None,
+                  system: Any = None, parallel: Any = None, **layout: Any):
+    """The :class:`~tokenomics.deployment.Deployment` a pricing call describes.
+
+    ``deployment`` passes through (with no other layout argument); otherwise
+    :func:`tokenomics.deployment.resolve` fills what ``hardware``/``system``/``model`` and the
+    layout keywords (``tp``, ``ep``, ``dp_attention``, ``engine``, ``spec``, precisions,
+    collectives, ``prefill_chunk_tok``) leave open.
+    """
+    from .deployment import Deployment, resolve
+
+    if deployment is not None:
+        if not isinstance(deployment, Deployment):
+            raise ValidationError(f"deployment must be a Deployment, got {type(deployment).__name__}")
+        extra = {k: val for k, val in layout.items() if val is not None}
+        if extra:
+            deployment = deployment.replace(**extra)
+        return deployment
+    if model is None:
+        raise ValidationError("give a model (e.g. llama-3.1-8b) or a deployment")
+    if parallel is not None:
+        layout.setdefault("tp", parallel.tp)
+        layout.setdefault("ep", parallel.ep)
+        layout.setdefault("pp", parallel.pp)
+    if system is not None and hardware is not None:
+        from .perf.parallel import system as _system
+
+        sys_hw = _system(system).accelerator.name if isinstance(system, str) else system.accelerator.name
+        if getattr(hardware, "name", hardware) == sys_hw:
+            hardware = None  # the same chip named twice: fine
+    kw = {k: val for k, val in layout.items() if val is not None}
+    return resolve(model, hardware=hardware, system=system, execution=execution, **kw)
+
+
+def price(hardware: Any = None, model: Any = None, execution: Any = None, *, batch: Any = None,
           context_tok: Any = None, workload: str = "chat", cost: Any = None,
-          system: str | None = None, utilization_frac: Any = None, margin_frac: Any = None,
-          weight_precision: str | None = None, kv_precision: str = "bf16", prefill_batch: int = 1,
-          power: Any = None, on_oom: str = "raise", parallel: Any = None,
+          system: Any = None, utilization_frac: Any = None, margin_frac: Any = None,
+          weight_precision: str | None = None, kv_precision: str | None = None,
+          expert_precision: str | None = None, prefill_batch: Any = None,
+          power: Any = None, on_oom: str = "raise", parallel: Any = None, deployment: Any = None,
+          tp: int | None = None, ep: int | None = None, dp_attention: bool | None = None,
+          engine: str | None = None, spec: Any = None, prefill_chunk_tok: int | None = None,
+          ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
+          target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
           **cost_overrides: Any) -> PriceResult:
-    """Price per 1K input and output tokens, cost per chip-hour and energy per token.
+    """Price per 1K input and output tokens, cost per chip-hour and energy per token of a deployment.
+
+    Every price goes through here: the deployment's decode step (communication, speculative
+    decoding, overlap included) and its batched prefill, board power from what the chips do, a
+    cost per chip-hour, then prices.
 
     Parameters
     ----------
     hardware, model, execution : str or spec
-        As for :func:`tokenomics.perf.decode_step`.
-    batch : int or array
-        Sequences decoded together [sequences].
+        Accelerator, model and execution plan; with ``system`` or the layout keywords they are
+        resolved into a :class:`~tokenomics.deployment.Deployment` (production defaults:
+        ``engine`` plan, a layout that fits, chunked prefill; see :mod:`tokenomics.deployment`).
+    deployment : Deployment, optional
+        Price exactly this deployment.
+    batch : int or array, optional
+        Sequences decoded together per replica [sequences]; default 1, or the cheapest batch
+        that meets ``target_tok_per_s_per_user``.
     context_tok : int or array, optional
         Cached tokens each sequence attends to during decode; default: the workload's input
         plus half its output (the average context over a request) [tokens].
@@ -154,23 +263,27 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
         (``"hyperscaler-owned"``, ``"neocloud-owned@2026-07"``, ``"rental-3yr"``), a flat
         USD per chip-hour, or a cost object.
     system : str, optional
-        A multi-chip system (``datasets/systems.csv``); decode is timed by
-        :func:`tokenomics.perf.system.system_step` and prices stay per chip. ``hardware`` is
-        then ignored (the system's accelerator is used).
+        A multi-chip system (``datasets/systems.csv``).
     parallel : ParallelPlan, optional
-        Split of the model over the system's chips (see :func:`_system_steps`).
+        Layout (same as ``tp``/``ep``/``pp``).
+    tp, ep, dp_attention, engine, spec, prefill_chunk_tok, ar_impl, a2a_impl, overlap,
+    weight_precision, expert_precision, kv_precision
+        Deployment fields (:func:`tokenomics.deployment.resolve`).
+    prefill_batch : int, optional
+        Prompts prefilled together (default: the deployment's chunk / prompt length).
+    target_tok_per_s_per_user : float, optional
+        Pick the cheapest batch that still serves each user this fast [tokens/s].
     utilization_frac, margin_frac : float or array, optional
         Share of hours sold (0, 1] and gross margin [0, 1); defaults from ``tco_params.csv``
         (1 and 0: InferenceX's cost to serve).
-    prefill_batch : int
-        Prompts prefilled together.
+    output_convention : {"decode-only", "all-in"}
+        See :data:`OUTPUT_CONVENTIONS`.
     power : PowerModel, optional
         Override the board power model.
     on_oom : {"raise", "mask"}
         Configurations that do not fit raise :class:`DoesNotFitError`, or become NaN.
     **cost_overrides
-        Fields of :class:`~tokenomics.econ.tco.CostInputs` (``capex_usd=``, ``wacc_frac=``, ...)
-        for the bottom-up cost.
+        Fields of :class:`~tokenomics.econ.tco.CostInputs` (``capex_usd=``, ``wacc_frac=``, ...).
 
     Returns
     -------
@@ -178,8 +291,14 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     """
     from .econ import pricing
     from .econ.tco import CostInputs, cost_model, param
-    from .perf import decode_step, prefill
+    from .errors import DoesNotFitError
 
+    dep = deployment_of(hardware, model, execution, deployment=deployment, system=system, parallel=parallel,
+                        tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, spec=spec,
+                        weight_precision=weight_precision, expert_precision=expert_precision,
+                        kv_precision=kv_precision, prefill_chunk_tok=prefill_chunk_tok, ar_impl=ar_impl,
+                        a2a_impl=a2a_impl, overlap=overlap)
+    v.one_of(output_convention, "output_convention", OUTPUT_CONVENTIONS)
     in_tok, out_tok = workload_mix(workload)
     if context_tok is None:
         context_tok = in_tok + out_tok // 2
@@ -190,51 +309,73 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     pricing.check_utilization(utilization_frac)
     pricing.check_margin(margin_frac)
     v.one_of(on_oom, "on_oom", ("raise", "mask"))
-    if system is not None:
-        dec, pre, n_chips = _system_steps(system, model, execution, batch, context_tok, in_tok,
-                                          weight_precision, kv_precision, prefill_batch, on_oom, parallel)
-    else:
-        dec = decode_step(hardware, model, execution, batch=batch, context_tok=context_tok,
-                          weight_precision=weight_precision, kv_precision=kv_precision, on_oom=on_oom)
-        pre = prefill(hardware, model, execution, prompt_tok=in_tok, batch=prefill_batch,
-                      weight_precision=weight_precision, kv_precision=kv_precision, on_oom=on_oom)
-        n_chips = 1
-    hw = dec.hardware
+    if target_tok_per_s_per_user is not None:
+        if batch is not None:
+            raise ValidationError("give either batch or target_tok_per_s_per_user, not both")
+        batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
+    if batch is None:
+        batch = 1
+    v.count(batch, "batch")
+    dec = dep.decode(batch, context_tok, check_memory=False)
+    fits = np.asarray(dec.fits)
+    if on_oom == "raise" and not np.all(fits):
+        from .perf.parallel import check_fit
+
+        check_fit(dep.model, dep.system, dep.parallel, np.max(batch), np.max(context_tok), dep.weight_precision,
+                  dep.kv_precision, dep.expert_precision)
+        raise DoesNotFitError(f"{dep.label()}: batch {int(np.max(batch))} at context {int(np.max(context_tok))} "
+                              f"does not fit; the largest that fits is {int(np.min(dep.max_batch(context_tok)))}")
+    pb = dep.prefill_batch(in_tok) if prefill_batch is None else np.asarray(prefill_batch)
+    v.count(pb, "prefill_batch")
+    pre = dep.prefill(in_tok, batch=pb)
+    hw = dep.hardware
     if isinstance(cost, CostInputs) and cost_overrides:
         cost = cost.replace(**cost_overrides)
     cm = cost_model(hw, cost, **cost_overrides) if not isinstance(cost, CostInputs) else cost
     clip = lambda a: np.clip(np.nan_to_num(np.asarray(a, float), nan=0.0), 0.0, 1.0)  # noqa: E731
+    # chips compute for compute_s of each step; exposed communication draws idle-level power
+    busy = np.clip(np.asarray(dec.compute_s, float) / np.asarray(dec.step_time_s, float), 0.0, 1.0)
+    core = dec.core
+    hbm_u = np.asarray(core.hbm_util_frac, float) * busy
+    flop_u = np.asarray(core.flop_util_frac, float) * busy
     try:
         pm = _resolve_power(hw, power)
-        p_dec = pm.board_power_w(clip(dec.hbm_util_frac), clip(dec.flop_util_frac))
+        p_dec = pm.board_power_w(clip(hbm_u), clip(flop_u))
         p_pre = pm.board_power_w(clip(pre.hbm_util_frac), clip(pre.flop_util_frac))
     except DataError:
         if isinstance(cm, CostInputs):  # electricity needs power
             raise
         # a flat all-in $/chip-hour needs no power; energy per token is then unknown (NaN)
-        p_dec = np.full(np.shape(dec.hbm_util_frac), np.nan)
+        p_dec = np.full(np.shape(hbm_u), np.nan)
         p_pre = np.full(np.shape(pre.hbm_util_frac), np.nan)
     p_dec_c, p_pre_c = np.nan_to_num(p_dec), np.nan_to_num(p_pre)
-    tps = np.asarray(dec.tok_per_s_per_chip, float)
+    tps = np.where(fits, np.asarray(dec.tok_per_s_per_chip, float), np.nan)
     pre_tps = np.asarray(pre.tok_per_s_per_chip, float)
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
     breakdown = cm.breakdown_usd_per_h(p_dec_c)
     cost_h = cm.cost_usd_per_chip_h(p_dec_c)
     cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
-    p_out = np.where(ok, pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac), np.nan)
     p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
+    p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
+    if output_convention == "all-in":
+        # the request's prefill chip time is charged to its output tokens; input tokens pay nothing
+        p_out_dec = p_out_dec + p_in * in_tok / out_tok
+        p_in = 0 * p_in
+    p_out = np.where(ok, p_out_dec, np.nan)
     blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_in), np.where(ok, p_out, 0), in_tok, out_tok)
     blended = np.where(ok, blended, np.nan)
     e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
     fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
+    bound = np.where(busy < 0.5, "communication", core.bound)
     return PriceResult(
-        hardware=hw.name, model=dec.model.name, execution=dec.plan.name, workload=workload,
-        input_tok=in_tok, output_tok=out_tok, cost_label=getattr(cm, "label", "custom"), n_chips=n_chips,
-        batch=dec.batch, context_tok=dec.context_tok, tok_per_s=tps,
-        tok_per_s_per_user=np.asarray(dec.tok_per_s_per_user, float), prefill_tok_per_s=pre_tps,
-        ttft_s=np.asarray(pre.step_time_s, float), bound=dec.bound, hbm_util_frac=dec.hbm_util_frac,
-        flop_util_frac=dec.flop_util_frac, board_power_w=p_dec, prefill_board_power_w=p_pre,
+        deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,
+        cost_label=getattr(cm, "label", "custom"), cost_basis=cost_basis(cm),
+        output_convention=output_convention, batch=dec.batch, context_tok=dec.context_tok,
+        tok_per_s_per_chip=tps, tok_per_s_per_replica=np.where(fits, np.asarray(dec.tok_per_s_per_replica, float), np.nan),
+        tok_per_s_per_user=np.where(fits, np.asarray(dec.tok_per_s_per_user, float), np.nan),
+        prefill_tok_per_s_per_chip=pre_tps, prefill_batch=np.asarray(pb), ttft_s=np.asarray(pre.step_time_s, float),
+        bound=bound, hbm_util_frac=hbm_u, flop_util_frac=flop_u, board_power_w=p_dec, prefill_board_power_w=p_pre,
         cost_usd_per_chip_h=cost_h, cost_breakdown_usd_per_chip_h=breakdown,
         utilization_frac=utilization_frac, margin_frac=margin_frac,
         price_usd_per_1k_input_tok=p_in, price_usd_per_1k_output_tok=p_out,
@@ -243,87 +384,33 @@ def price(hardware: Any, model: Any, execution: Any = "graph", *, batch: Any = 1
     )
 
 
-def _system_steps(system, model, execution, batch, context_tok, in_tok, weight_precision,
-                  kv_precision, prefill_batch, on_oom, parallel=None):
-    """Decode on a multi-chip system (tokenomics.perf.system) and prefill on its chips.
-
-    Decode: :func:`tokenomics.perf.system.system_step` with ``parallel`` (default: expert
-    parallel over every chip for MoE models, and the widest tensor parallelism n, n/2, ... that
-    the model accepts). The chips' utilization is the core's
-    utilization times the share of the step they compute (``compute_s / step_time_s``), so
-    exposed communication draws idle-level power. Prefill:
-    :func:`tokenomics.perf.system.system_prefill` (sharded compute plus its collectives).
-    """
-    from types import SimpleNamespace
-
-    from .perf import system as sysmod
-    from .perf.parallel import ParallelPlan
-
-    sys_ = sysmod._system(system)
-    from .catalog import model as catalog_model
-
-    m = model if not isinstance(model, str) else catalog_model(model)
-    n = int(sys_.n_chips)
-    kw = dict(batch=batch, context_tok=context_tok, weight_precision=weight_precision, kv_precision=kv_precision)
-    if parallel is not None:
-        dec = sysmod.system_step(sys_, m, execution, parallel, **kw)
-    else:
-        last: Exception | None = None
-        dec = None
-        tp = n
-        while tp >= 1 and dec is None:
-            try:
-                dec = sysmod.system_step(sys_, m, execution, ParallelPlan(tp=tp, ep=n if m.is_moe else 1), **kw)
-            except TokenomicsError as exc:
-                last = exc
-            tp //= 2
-        if dec is None:
-            raise last
-    core = dec.core
-    busy = np.clip(np.asarray(dec.compute_s, float) / np.asarray(dec.step_time_s, float), 0.0, 1.0)
-    pre = sysmod.system_prefill(sys_, m, execution, dec.parallel, prompt_tok=in_tok, batch=prefill_batch,
-                                weight_precision=weight_precision, kv_precision=kv_precision)
-    view = SimpleNamespace(
-        hardware=sys_.accelerator, model=m, plan=dec.plan, batch=dec.batch, context_tok=dec.context_tok,
-        tok_per_s_per_chip=dec.tok_per_s_per_chip, tok_per_s_per_user=dec.tok_per_s_per_user,
-        hbm_util_frac=np.asarray(core.hbm_util_frac, float) * busy,
-        flop_util_frac=np.asarray(core.flop_util_frac, float) * busy,
-        bound=np.where(busy < 0.5, "communication", core.bound))
-    return view, pre, int(dec.parallel.replica_chips)
+_LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", "engine", "spec",
+                "prefill_chunk_tok", "ar_impl", "a2a_impl", "overlap", "weight_precision",
+                "expert_precision", "kv_precision")
 
 
-def batch_grid(hardware: Any, model: Any, context_tok: Any, *, weight_precision: str | None = None,
-               kv_precision: str = "bf16", n_max: int = 4096) -> np.ndarray:
-    """Batches 1, 2, 4, ... up to the largest that fits (inclusive) [sequences]."""
-    from .perf import max_batch
-
-    top = int(np.min(max_batch(hardware, model, context_tok=context_tok,
-                               weight_precision=weight_precision, kv_precision=kv_precision)))
-    top = min(top, n_max)
-    if top < 1:
-        from .errors import DoesNotFitError
-
-        name = getattr(model, "name", model)
-        raise DoesNotFitError(f"{name} does not fit on one {getattr(hardware, 'name', hardware)} "
-                              f"at context {int(np.max(context_tok))} (even batch 1)")
-    grid = 2 ** np.arange(0, int(np.log2(top)) + 1)
-    return np.unique(np.append(grid, top)).astype(int)
+def batch_grid(hardware: Any = None, model: Any = None, context_tok: Any = 2048, *, n_max: int = 4096,
+               execution: Any = None, **layout: Any) -> np.ndarray:
+    """Batches 1, 2, 4, ... (and midpoints) up to the largest that fits (inclusive) [sequences]."""
+    dep = deployment_of(hardware, model, execution, **layout)
+    return dep.batch_grid(context_tok, n_max=n_max)
 
 
-def frontier(hardware: Any, model: Any, execution: Any = "graph", *, context_tok: Any = None,
+def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,
              workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
     """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""
     in_tok, out_tok = workload_mix(workload)
     ctx = in_tok + out_tok // 2 if context_tok is None else context_tok
+    layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
+    dep = deployment_of(hardware, model, execution, **layout)
     if batches is None:
-        batches = batch_grid(hardware, model, ctx, weight_precision=kwargs.get("weight_precision"),
-                             kv_precision=kwargs.get("kv_precision", "bf16"))
+        batches = dep.batch_grid(ctx)
     v.count(batches, "batches")
-    return price(hardware, model, execution, batch=np.asarray(batches), context_tok=ctx,
-                 workload=workload, on_oom="mask", **kwargs)
+    return price(deployment=dep, batch=np.asarray(batches), context_tok=ctx, workload=workload,
+                 on_oom="mask", **kwargs)
 
 
-def price_at_interactivity(hardware: Any, model: Any, execution: Any = "graph", *,
+def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,
                            tok_per_s_per_user: Any, **kwargs: Any):
     """Price per 1K output tokens at a required per-user speed (tokens/s per user).
 

@@ -56,7 +56,7 @@ def _models(models, weight_precision):
     return [(m, weight_precision) for m in models]
 
 
-def build_report(hardware=None, models=None, execution: str = "graph", workload: str = "chat",
+def build_report(hardware=None, models=None, execution: str = "engine", workload: str = "chat",
                  weight_precision: str | None = None, seed: int = 0, n_samples: int = 5000) -> Report:
     """Compute the report's tables. Configurations that cannot be priced are listed in ``skipped``."""
     import pandas as pd
@@ -103,7 +103,7 @@ def build_report(hardware=None, models=None, execution: str = "graph", workload:
     r0 = prices.iloc[0]
     try:
         ci = tco.CostInputs.for_hardware(r0["hardware"])
-        tor = uncertainty.tornado(ci, r0["board_power_w"], r0["tok_per_s"])
+        tor = uncertainty.tornado(ci, r0["board_power_w"], r0["tok_per_s_per_chip"])
         rep.tornado = tor.to_frame()
         rep.tornado_base = tor.base_usd_per_1k_tok
         rep.tornado_label = f"{r0['config']}, batch {int(r0['batch'])}"
@@ -113,7 +113,7 @@ def build_report(hardware=None, models=None, execution: str = "graph", workload:
                 c = tco.CostInputs.for_hardware(r["hardware"])
             except TokenomicsError:
                 continue
-            mc = uncertainty.monte_carlo(c, r["board_power_w"], r["tok_per_s"], n_samples=n_samples, seed=seed)
+            mc = uncertainty.monte_carlo(c, r["board_power_w"], r["tok_per_s_per_chip"], n_samples=n_samples, seed=seed)
             d = mc.to_frame()
             d.insert(0, "config", r["config"])
             mcs.append(d)
@@ -185,7 +185,7 @@ def _md_table(df, max_rows: int = 40) -> str:
 
 def price_view(prices):
     """The headline price table of a report: USD per million tokens, tokens/s, J/token."""
-    v = prices[["config", "batch", "tok_per_s", "tok_per_s_per_user", "cost_usd_per_chip_h",
+    v = prices[["config", "batch", "tok_per_s_per_chip", "tok_per_s_per_user", "cost_usd_per_chip_h",
                 "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok",
                 "energy_j_per_tok", "wh_per_1k_tok"]].copy()
     for c in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok"):

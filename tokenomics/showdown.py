@@ -28,18 +28,11 @@ from .specs import ExecutionPlan, plan as _plan
 #: Relative tolerance of the issue: every claimed figure within 15 %.
 TOLERANCE_FRAC = 0.15
 
-#: Execution plans the scenarios may name beyond :data:`tokenomics.specs.PLANS`.
-EXTRA_PLANS = {
-    "eager-engine": ExecutionPlan(
-        "eager-engine", "eager", "engine",
-        description="serving-engine kernels launched eagerly from the host (no graph capture)"),
-}
-
 SCENARIOS = ("unoptimized", "sd200-ultra", "tpu-v7-megakernel", "gb200-16")
 
 
 def _exec_plan(name: str) -> ExecutionPlan:
-    return EXTRA_PLANS[name] if name in EXTRA_PLANS else _plan(name)
+    return _plan(name)
 
 
 @dataclass(frozen=True)
@@ -397,53 +390,75 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
 PRICE_PROXY = {"sd200-chip": "ascend-910c"}
 
 
+def scenario_deployment(sc: "str | Scenario"):
+    """The :class:`~tokenomics.deployment.Deployment` a scenario runs (what :func:`costs` prices)."""
+    from .deployment import Deployment
+    from .catalog import model as _model
+    from .perf.parallel import ParallelPlan, system as _system
+
+    if isinstance(sc, str):
+        all_ = scenarios()
+        if sc not in all_:
+            raise unknown_name("scenario", sc, all_)
+        sc = all_[sc]
+    common = _common(plan_params())
+    m = _model(common.get("model", "kimi-k3"))
+    sys_ = _system(sc.system)
+    par = ParallelPlan(tp=sc.tp, ep=sc.ep, dp=max(1, sys_.n_chips // max(sc.tp, sc.ep)))
+    return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan),
+                      weight_precision=m.native_precision, expert_precision=m.native_precision,
+                      kv_precision=common.get("kv_precision", "bf16"), spec=_spec(sc.spec, common),
+                      ar_impl=sc.ar_impl, a2a_impl=sc.a2a_impl, overlap=sc.overlap)
+
+
 def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F821
     """What a Kimi K3 output token costs on each showdown system (the article's real question).
 
-    Each scenario is run with its plan at ``batches`` concurrent users (batch 1 is the article's
-    low-concurrency setting), and the system's chips are priced with
-    :func:`tokenomics.econ.cost_model` (bottom-up where a capex is catalogued, else the latest
-    InferenceX hyperscaler tier); a chip with no public price is priced as its
-    :data:`PRICE_PROXY` and the ``cost_model`` column says so.
+    Each scenario's :func:`scenario_deployment` is priced by :func:`tokenomics.chain.price` (the
+    one perf-to-econ bridge; margin 0: cost to serve) at ``batches`` concurrent users (batch 1 is
+    the article's low-concurrency setting), bottom-up where a capex is catalogued; a chip with no
+    public price is priced as its :data:`PRICE_PROXY` and ``cost_model`` says so.
 
     Returns
     -------
     pandas.DataFrame
-        ``system``, ``chips``, ``plan``, ``batch``, ``tok_per_s_per_user``, ``tok_per_s``,
-        ``cost_usd_per_chip_h``, ``cost_model``, ``usd_per_m_output_tok``, ``status``.
+        ``system``, ``chips``, ``plan``, ``batch``, ``tok_per_s_per_user``,
+        ``tok_per_s_per_replica``, ``tok_per_s_per_chip``, ``cost_usd_per_chip_h``,
+        ``cost_model``, ``cost_basis``, ``usd_per_m_output_tok``, ``status``.
     """
-    import numpy as np
     import pandas as pd
 
+    from . import chain
     from .econ import cost_model
     from .econ.power import power_model
     from .errors import TokenomicsError
 
     rows = []
     for name, sc in scenarios().items():
-        r = run_scenario(sc, batch=np.asarray(batches, dtype=float))
-        acc = r.system.accelerator
+        dep = scenario_deployment(sc)
+        acc = dep.hardware
         priced_as = PRICE_PROXY.get(acc.name, acc.name)
+        b = np.asarray(batches, dtype=float)
         try:
-            cm = cost_model(priced_as)
-            label = getattr(cm, "label", type(cm).__name__)
-            if priced_as != acc.name:
-                label += f" as {priced_as}"  # no public price for this chip
-            if hasattr(cm, "cost_usd_per_chip_h"):
-                board = power_model(priced_as).board_power_w(np.asarray(r.core.hbm_util_frac).clip(0, 1),
-                                                       np.asarray(r.core.flop_util_frac).clip(0, 1))
-                chip_h = np.asarray(cm.cost_usd_per_chip_h(board), dtype=float) * np.ones(len(batches))
-            else:
-                chip_h = np.full(len(batches), float(cm.usd_per_chip_h))
-            status = "priced"
+            r = chain.price(deployment=dep, batch=b, context_tok=sc.context_tok, cost=cost_model(priced_as),
+                            power=power_model(priced_as), margin_frac=0.0, utilization_frac=1.0)
+            label = r.cost_label + (f" as {priced_as}" if priced_as != acc.name else "")
+            chip_h = np.asarray(r.cost_usd_per_chip_h, float) * np.ones(b.shape)
+            usd_m = r.usd_per_m_output_tok * np.ones(b.shape)
+            user = np.asarray(r.tok_per_s_per_user, float) * np.ones(b.shape)
+            rep = np.asarray(r.tok_per_s_per_replica, float) * np.ones(b.shape)
+            basis, status = r.cost_basis, "priced"
         except TokenomicsError as exc:
-            chip_h, label, status = np.full(len(batches), np.nan), "", f"no sourced price ({exc})"[:120]
-        tok = np.asarray(r.tok_per_s, dtype=float) * np.ones(len(batches))
-        usd_per_m = chip_h * r.parallel.replica_chips / (tok * 3600.0) * 1e6
-        for i, b in enumerate(batches):
-            rows.append({"system": sc.system, "chips": r.parallel.replica_chips, "plan": sc.exec_plan,
-                         "batch": int(b), "tok_per_s_per_user": float(np.ravel(r.tok_per_s_per_user)[i]),
-                         "tok_per_s": float(tok[i]), "cost_usd_per_chip_h": float(chip_h[i]),
-                         "cost_model": label, "usd_per_m_output_tok": float(usd_per_m[i]),
-                         "status": status})
+            d = dep.decode(b, sc.context_tok, check_memory=False)
+            user = np.asarray(d.tok_per_s_per_user, float) * np.ones(b.shape)
+            rep = np.asarray(d.tok_per_s_per_replica, float) * np.ones(b.shape)
+            chip_h = usd_m = np.full(b.shape, np.nan)
+            label, basis, status = "", "", f"no sourced price ({exc})"[:120]
+        for i, bb in enumerate(batches):
+            rows.append({"system": sc.system, "chips": dep.replica_chips, "plan": sc.exec_plan,
+                         "batch": int(bb), "tok_per_s_per_user": float(user[i]),
+                         "tok_per_s_per_replica": float(rep[i]),
+                         "tok_per_s_per_chip": float(rep[i]) / dep.replica_chips,
+                         "cost_usd_per_chip_h": float(chip_h[i]), "cost_model": label, "cost_basis": basis,
+                         "usd_per_m_output_tok": float(usd_m[i]), "status": status})
     return pd.DataFrame(rows)

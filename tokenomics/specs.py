@@ -404,6 +404,7 @@ PLANS: dict[str, ExecutionPlan] = {
         ExecutionPlan("eager-fused", "eager", "fused_qkv_gateup", description="PyTorch eager with fused qkv and gate_up GEMMs"),
         ExecutionPlan("graph-unfused", "graph", "unfused", description="CUDA graph replay of the unfused step"),
         ExecutionPlan("graph", "graph", "fused_qkv_gateup", description="CUDA graph replay, fused qkv and gate_up (the calibration runs)"),
+        ExecutionPlan("eager-engine", "eager", "engine", description="serving-engine kernels launched eagerly from the host (no graph capture)"),
         ExecutionPlan("engine", "graph", "engine", description="serving engine (vLLM/TRT-LLM class): fused norms, rope, activation; CUDA graphs"),
         ExecutionPlan("super", "graph", "super", fusion_factor=10.0, description="'super operators': the engine's kernel count cut by 10x (article's claim)"),
         ExecutionPlan("megakernel", "megakernel", "super", description="one launch per step; weights prefetched into on-chip memory during compute"),

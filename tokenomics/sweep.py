@@ -80,11 +80,11 @@ _RANGE_KEYS = ("start", "stop", "num", "scale")
 RESULT_COLUMNS = (
     "config_id", "hardware", "model", "execution", "workload", "cost_model", "weight_precision",
     "kv_precision", "batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh",
-    "fits", "bound", "tok_per_s", "tok_per_s_per_user", "prefill_tok_per_s", "ttft_s", "board_power_w",
+    "fits", "bound", "tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
     "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
     "price_usd_per_1k_blended_tok", "energy_j_per_tok",
 )
-_PRICE_FIELDS = ("tok_per_s", "tok_per_s_per_user", "prefill_tok_per_s", "ttft_s", "board_power_w",
+_PRICE_FIELDS = ("tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
                  "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
                  "price_usd_per_1k_blended_tok", "energy_j_per_tok")
 _BOUNDS = ("communication", "compute", "host", "launch", "memory")
@@ -424,8 +424,8 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
         r = price(s["hw"], s["model"], s["plan"], batch=B, context_tok=C, workload=s["workload"],
                   cost=s["cost"], utilization_frac=U, margin_frac=M, weight_precision=s["wprec_arg"],
                   kv_precision=s["kp"], power=s["power"], on_oom="mask")
-        vals = {"tok_per_s": r.tok_per_s, "tok_per_s_per_user": r.tok_per_s_per_user,
-                "prefill_tok_per_s": r.prefill_tok_per_s, "ttft_s": r.ttft_s, "board_power_w": r.board_power_w,
+        vals = {"tok_per_s_per_chip": r.tok_per_s_per_chip, "tok_per_s_per_user": r.tok_per_s_per_user,
+                "prefill_tok_per_s_per_chip": r.prefill_tok_per_s_per_chip, "ttft_s": r.ttft_s, "board_power_w": r.board_power_w,
                 "cost_usd_per_chip_h": r.cost_usd_per_chip_h,
                 "price_usd_per_1k_input_tok": r.price_usd_per_1k_input_tok,
                 "price_usd_per_1k_output_tok": r.price_usd_per_1k_output_tok,
@@ -457,11 +457,11 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
     cols["utilization_frac"] = flat(U)
     cols["margin_frac"] = flat(M)
     cols["electricity_usd_per_kwh"] = flat(e.reshape(1, 1, 1, 1, -1))
-    tps = flat(vals["tok_per_s"])
+    tps = flat(vals["tok_per_s_per_chip"])
     cols["fits"] = np.isfinite(tps)
     codes = np.searchsorted(np.asarray(_BOUNDS), bound).astype(np.int8)
     cols["bound"] = pa.DictionaryArray.from_arrays(flat(codes, np.int8), pa.array(_BOUNDS))
-    cols["tok_per_s"] = tps
+    cols["tok_per_s_per_chip"] = tps
     for k in RESULT_COLUMNS[RESULT_COLUMNS.index("tok_per_s_per_user"):]:
         cols[k] = flat(vals[k])
     table = pa.table({k: cols[k] for k in RESULT_COLUMNS})
@@ -473,7 +473,7 @@ def _chunk_summary(chunk: Chunk, cols: dict[str, Any], n: int) -> dict[str, Any]
     n_fit = int(np.count_nonzero(cols["fits"]))
     out = {"combo": chunk.combo, "n_configs": n, "n_fit": n_fit, "best_price_usd_per_1k_output_tok": np.nan,
            "best_config_id": -1, "best_batch": -1, "best_context_tok": -1, "best_utilization_frac": np.nan,
-           "best_margin_frac": np.nan, "max_tok_per_s": np.nan}
+           "best_margin_frac": np.nan, "max_tok_per_s_per_chip": np.nan}
     if n_fit and np.isfinite(price_out).any():
         i = int(np.nanargmin(price_out))
         out.update(best_price_usd_per_1k_output_tok=float(price_out[i]),
@@ -481,7 +481,7 @@ def _chunk_summary(chunk: Chunk, cols: dict[str, Any], n: int) -> dict[str, Any]
                    best_context_tok=int(cols["context_tok"][i]),
                    best_utilization_frac=float(cols["utilization_frac"][i]),
                    best_margin_frac=float(cols["margin_frac"][i]),
-                   max_tok_per_s=float(np.nanmax(cols["tok_per_s"])))
+                   max_tok_per_s_per_chip=float(np.nanmax(cols["tok_per_s_per_chip"])))
     return out
 
 
@@ -497,8 +497,8 @@ def _merge(acc: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         for k in new:
             if k.startswith("best_"):
                 out[k] = new[k]
-    out["max_tok_per_s"] = float(np.nanmax([acc["max_tok_per_s"], new["max_tok_per_s"]])) if (
-        np.isfinite(acc["max_tok_per_s"]) or np.isfinite(new["max_tok_per_s"])) else np.nan
+    out["max_tok_per_s_per_chip"] = float(np.nanmax([acc["max_tok_per_s_per_chip"], new["max_tok_per_s_per_chip"]])) if (
+        np.isfinite(acc["max_tok_per_s_per_chip"]) or np.isfinite(new["max_tok_per_s_per_chip"])) else np.nan
     return out
 
 
@@ -716,7 +716,7 @@ def evaluate_loop(grid: Grid, config_ids) -> Any:
         else:
             row.update({k: np.nan for k in _PRICE_FIELDS})
             row["bound"] = "memory"
-        row["fits"] = bool(np.isfinite(row["tok_per_s"]))
+        row["fits"] = bool(np.isfinite(row["tok_per_s_per_chip"]))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -816,6 +816,6 @@ def price_monte_carlo(hardware: str, model: str, execution: str = "graph", *, ba
 
     cm = cost_model(hardware, "bottom-up")
     r = price(hardware, model, execution, batch=batch, context_tok=context_tok, workload=workload, cost=cm)
-    return monte_carlo(cm, float(np.asarray(r.board_power_w)), float(np.asarray(r.tok_per_s)),
+    return monte_carlo(cm, float(np.asarray(r.board_power_w)), float(np.asarray(r.tok_per_s_per_chip)),
                        n_samples=n_samples, seed=seed, chunk_samples=chunk_samples, engine=engine,
                        scheduler=scheduler, n_workers=n_workers, processes=processes)

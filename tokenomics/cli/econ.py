@@ -9,6 +9,8 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
+from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, PrefillBatchOpt,
+                      PrefillChunkOpt, SpecOpt, SystemOpt, TargetOpt, TpOpt, describe, resolve_deployment)
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
 
@@ -25,6 +27,9 @@ def _units(names):
         if "_usd_per_1k_" in n:
             out.append("USD/1K tokens")
             continue
+        if n.startswith("usd_per_m_"):
+            out.append("USD/M tokens")
+            continue
         if n.startswith("wh_per_1k"):
             out.append("Wh/1K tokens")
             continue
@@ -38,34 +43,55 @@ def _units(names):
 
 @app.command()
 def price(
-    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name (tokenomics hardware).")] = "h200",
-    model: Annotated[str, typer.Option("--model", "-m", help="Model name (tokenomics models).")] = "llama-3.1-8b",
-    batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences decoded together.")] = 32,
+    hardware: Annotated[Optional[str], typer.Option("--hardware", "-H", help="Accelerator name (tokenomics hardware) [default h200 unless --system].")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (tokenomics models) [default llama-3.1-8b].")] = None,
+    batch: Annotated[Optional[int], typer.Option("--batch", "-b", help="Sequences decoded together per replica [default: 32 per attention group].")] = None,
     context: Annotated[Optional[int], typer.Option("--context", "-c", help="Context tokens per sequence during decode [default: workload input + output/2].")] = None,
-    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan: eager, graph, engine, super, megakernel, ...")] = "graph",
-    system: Annotated[Optional[str], typer.Option("--system", "-s", help="Multi-chip system (needs the multi-chip model).")] = None,
+    execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan: engine (default), graph, eager, super, megakernel, ...")] = None,
+    system: SystemOpt = None,
+    tp: TpOpt = None,
+    ep: EpOpt = None,
+    dp_attention: DpAttnOpt = None,
+    engine: EngineOpt = None,
+    spec: SpecOpt = None,
+    prefill_chunk: PrefillChunkOpt = None,
+    prefill_batch: PrefillBatchOpt = None,
+    deployment: DeploymentOpt = None,
+    target: TargetOpt = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
-    cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up where a capex is catalogued, else the latest InferenceX hyperscaler tier] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
+    cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up where a capex is catalogued, else the latest InferenceX hyperscaler tier; the cost_basis column says which] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
     utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of hours sold, 0-1 [default 1].")] = None,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Gross margin, 0-1 [default 0: cost to serve].")] = None,
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="bf16, fp8, int4, ... [default: the model's].")] = None,
+    expert_precision: ExpertPrecOpt = None,
+    kv_precision: KvPrecOpt = None,
+    output_convention: Annotated[str, typer.Option("--output-convention", help="decode-only (input tokens pay prefill) or all-in (InferenceX: prefill charged to output tokens).")] = "decode-only",
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Price per 1K input and output tokens, cost per chip-hour and joules per token.
+    """Price per million input and output tokens, cost per chip-hour and joules per token of a deployment.
 
-    Example: tokenomics price -H h200 -m llama-3.1-8b -b 32 -c 1024 -e graph --format json
+    Example: tokenomics price --system gb200-nvl72 -m deepseek-v3 --target-tok-s-user 40 --format json
     """
     import json
 
     from .. import chain
     from ._common import _jsonable
 
-    r = chain.price(hardware, model, execution, batch=batch, context_tok=context, workload=workload,
-                    cost=cost, system=system, utilization_frac=utilization, margin_frac=margin,
-                    weight_precision=weight_precision)
+    dep = resolve_deployment(model=model, hardware=hardware, system=system, deployment_file=deployment,
+                             default_model="llama-3.1-8b", default_hardware="h200", execution=execution,
+                             tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, spec=spec,
+                             prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
+                             expert_precision=expert_precision, kv_precision=kv_precision)
+    if batch is None and target is None:
+        batch = 32 * int(dep.parallel.attn_dp)
+    r = chain.price(deployment=dep, batch=batch, context_tok=context, workload=workload, cost=cost,
+                    utilization_frac=utilization, margin_frac=margin, prefill_batch=prefill_batch,
+                    target_tok_per_s_per_user=target, output_convention=output_convention)
     df = r.to_frame()
     if fmt == Format.json:
         rec = {str(k): _jsonable(val) for k, val in df.iloc[0].to_dict().items()}
+        rec["deployment"] = dep.label()
+        rec["picked"] = list(dep.picked)
         typer.echo(json.dumps(rec, indent=1))
     elif fmt == Format.csv:
         emit(df, fmt)
@@ -73,10 +99,11 @@ def price(
         import pandas as pd
 
         row = df.iloc[0]
-        show = pd.DataFrame({"quantity": list(df.columns), "value": list(row.values),
-                             "unit": _units(df.columns)})
-        emit(show, fmt, title=f"Price of {model} on {hardware} ({execution}, batch {batch}, {workload})",
-             caption="cost model: " + str(row["cost_model"]) + "; datasets/tco_params.csv, power_model.csv")
+        keep = [c for c in df.columns if not c.startswith("price_usd_per_1k")]
+        show = pd.DataFrame({"quantity": keep, "value": [row[c] for c in keep], "unit": _units(keep)})
+        emit(show, fmt, title=f"{dep.label()}: batch {int(row['batch'])}, {workload}, "
+                              f"{row['cost_basis']} cost, {row['output_convention']}",
+             caption=describe(dep) + "; tokenomics/datasets/tco_params.csv, power_model.csv")
 
 
 @app.command()
@@ -84,7 +111,7 @@ def report(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html and PNG figures.")],
     hardware: Annotated[Optional[list[str]], typer.Option("--hardware", "-H", help="Accelerators (repeat) [default: h100-sxm h200 b200 mi300x].")] = None,
     model: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="Models (repeat) [default: llama-3.1-8b, llama-3.1-70b at fp8].")] = None,
-    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan.")] = "graph",
+    execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan [default: engine].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the frontier curves.")] = "chat",
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Weight precision for every model [default: per model].")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Monte Carlo seed.")] = 0,
@@ -94,10 +121,10 @@ def report(
     from ..report import build_report, price_view, write_report
 
     rep = build_report(hardware=tuple(hardware) if hardware else None,
-                       models=tuple(model) if model else None, execution=execution, workload=workload,
+                       models=tuple(model) if model else None, execution=execution or "engine", workload=workload,
                        weight_precision=weight_precision, seed=seed, n_samples=n_samples)
     paths = write_report(out, report=rep)
-    head = price_view(rep.prices)[["config", "batch", "tok_per_s", "usd_per_m_input_tok",
+    head = price_view(rep.prices)[["config", "batch", "tok_per_s_per_chip", "usd_per_m_input_tok",
                                    "usd_per_m_output_tok", "energy_j_per_tok"]]
     emit(head, Format.table, title=f"{rep.title} (USD per million tokens)")
     for p in paths:

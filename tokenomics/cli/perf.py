@@ -9,6 +9,8 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
+from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, SpecOpt, SystemOpt, TpOpt, describe,
+                      resolve_deployment)
 
 
 def _bundled(name: str):
@@ -92,15 +94,49 @@ def throughput(
     prompt: Annotated[int, typer.Option(help="Also time the prefill of a prompt of this many tokens (TTFT); 0 = skip.")] = 0,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Show the per-operator breakdown (table format).")] = True,
     profile: ProfileOpt = None,
+    system: SystemOpt = None,
+    tp: TpOpt = None,
+    ep: EpOpt = None,
+    dp_attention: DpAttnOpt = None,
+    engine: EngineOpt = None,
+    spec: SpecOpt = None,
+    deployment: DeploymentOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Step time, tokens/s per user and per chip, bound and per-op breakdown of decode."""
+    """Step time, tokens/s per user and per chip, bound and per-op breakdown of decode.
+
+    One chip by default (the calibrated core); with --system, --tp, --ep, --spec or --deployment,
+    the deployment's decode step with its collectives (tokens/s per chip and per replica).
+    """
     import numpy as np
 
     from ..perf import decode_step, prefill
 
     b = np.array(_int_list(batch, "--batch"))[:, None]
     c = np.array(_int_list(context, "--context"))[None, :]
+    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, deployment)):
+        dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
+                                 deployment_file=deployment, execution=execution, tp=tp, ep=ep,
+                                 dp_attention=dp_attention, engine=engine, spec=spec,
+                                 weight_precision=weight_precision, kv_precision=kv_precision)
+        rs = dep.decode(b, c, profile=profile)
+        df = rs.to_frame()
+        if prompt:
+            df["ttft_s"] = float(np.max(dep.prefill(prompt, batch=1, profile=profile).step_time_s))
+        if fmt != Format.table:
+            emit(df, fmt)
+            return
+        show = df[["batch", "context_tok", "step_time_s", "comm_exposed_s", "tok_per_s_per_user",
+                   "tok_per_s_per_chip", "tok_per_s_per_replica"]].copy()
+        show["step_time_s"] *= 1e3
+        show["comm_exposed_s"] *= 1e3
+        show = show.rename(columns={"step_time_s": "step ms", "comm_exposed_s": "comm ms",
+                                    "tok_per_s_per_user": "tok/s/user", "tok_per_s_per_chip": "tok/s/chip",
+                                    "tok_per_s_per_replica": "tok/s/replica"})
+        if prompt:
+            show["TTFT ms"] = df["ttft_s"] * 1e3
+        emit(show, fmt, title=dep.label(), caption=describe(dep))
+        return
     r = decode_step(hardware, model, execution, batch=b, context_tok=c, tokens_per_step=tokens_per_step,
                     weight_precision=weight_precision, kv_precision=kv_precision, profile=profile)
     df = r.to_frame()
@@ -111,11 +147,11 @@ def throughput(
     if fmt != Format.table:
         emit(df, fmt)
         return
-    show = df[["batch", "context_tok", "step_time_s", "tok_per_s_per_user", "tok_per_s", "bound",
+    show = df[["batch", "context_tok", "step_time_s", "tok_per_s_per_user", "tok_per_s_per_chip", "bound",
                "n_kernels", "hbm_util_frac", "flop_util_frac"]].copy()
     show["step_time_s"] = show["step_time_s"] * 1e3
     show = show.rename(columns={"step_time_s": "step ms", "tok_per_s_per_user": "tok/s/user",
-                                "tok_per_s": "tok/s (chip)", "n_kernels": "kernels",
+                                "tok_per_s_per_chip": "tok/s/chip", "n_kernels": "kernels",
                                 "hbm_util_frac": "HBM util", "flop_util_frac": "FLOP util"})
     if prompt:
         show["TTFT ms"] = df["ttft_s"] * 1e3

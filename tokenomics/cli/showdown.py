@@ -9,6 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
+from ._deploy import DeploymentOpt, DpAttnOpt, EpOpt, SpecOpt, TpOpt, resolve_deployment
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
 
@@ -67,7 +68,7 @@ def showdown(
     emit(f[["system", "metric", "claimed", "predicted", "error %", "note"]], fmt,
          title="Other figures the article states")
     c = sd.costs()
-    c = c.rename(columns={"tok_per_s_per_user": "tok/s/user", "tok_per_s": "tok/s (system)",
+    c = c.rename(columns={"tok_per_s_per_user": "tok/s/user", "tok_per_s_per_replica": "tok/s (system)",
                           "cost_usd_per_chip_h": "USD/chip-h", "usd_per_m_output_tok": "USD per M output tok"})
     emit(c[["system", "chips", "plan", "batch", "tok/s/user", "tok/s (system)", "USD/chip-h",
             "USD per M output tok", "cost_model"]], fmt,
@@ -99,9 +100,17 @@ def frontier(
     precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
     mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: compare with the MLPerf rows of datasets/measured_public.csv.")] = False,
+    tp: TpOpt = None,
+    ep: EpOpt = None,
+    dp_attention: DpAttnOpt = None,
+    spec: SpecOpt = None,
+    deployment: DeploymentOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep)."""
+    """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep).
+
+    With --tp/--ep/--spec/--deployment only that deployment's layout is swept over batch.
+    """
     from ..errors import ValidationError
     from ..perf import frontier as fr
 
@@ -127,7 +136,16 @@ def frontier(
         if hardware is not None and sys_.accelerator.name != hardware:
             raise ValidationError(
                 f"--hardware {hardware} conflicts with --system {system} (built from {sys_.accelerator.name})")
-    res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
+    if any(x is not None for x in (tp, ep, dp_attention, spec, deployment)):
+        dep = resolve_deployment(model=model, hardware=None, system=sys_.name, deployment_file=deployment,
+                                 execution=plan, tp=tp, ep=ep, dp_attention=dp_attention, spec=spec,
+                                 weight_precision=precision)
+        res = fr.frontier(dep.system, dep.model, dep.execution, context_tok=context,
+                          weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
+                          expert_precision=dep.expert_precision, spec=dep.spec, plans=[dep.parallel],
+                          ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl)
+    else:
+        res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
     df = res.to_frame()
     if out is not None:
         res.plot(out)

@@ -80,7 +80,7 @@ def sweep(
                + (f"; rows in {r.out}" if r.out else ""))
     if fmt == Format.table:
         show = df[["hardware", "model", "execution", "cost", "n_fit", "best_price_usd_per_1k_output_tok",
-                   "best_batch", "best_context_tok", "max_tok_per_s"]]
+                   "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:
         emit(df, fmt)

@@ -155,9 +155,10 @@ class FrontierResult:
 
 
 def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engine", *,
-             batches: Any = None, context_tok: float = 4096, ar_impl: str = "custom_oneshot",
+             batches: Any = None, context_tok: float = 4096, ar_impl: str = "auto",
              a2a_impl: str | None = None, weight_precision: str | None = None,
-             kv_precision: str = "bf16", spec=None, max_pp: int = 8) -> FrontierResult:
+             kv_precision: str = "bf16", spec=None, max_pp: int = 8, plans: Any = None,
+             expert_precision: str | None = None) -> FrontierResult:
     """Pareto frontier of tokens/s per user vs tokens/s per chip for ``model`` on ``system``.
 
     Parameters
@@ -176,6 +177,10 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
     spec : SpecDecode, optional
     max_pp : int
         Largest pipeline depth tried.
+    plans : list of ParallelPlan, optional
+        Only these layouts (e.g. one deployment's); default: every plan that divides the model.
+    expert_precision : str, optional
+        Routed/shared expert weights precision.
 
     Raises
     ------
@@ -194,18 +199,18 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
     m = model if isinstance(model, ModelSpec) else _model(model)
     b = np.asarray(BATCHES if batches is None else batches, dtype=float)
     frames = []
-    plans = parallel_plans(m, sys_, max_pp=max_pp)
+    plans = parallel_plans(m, sys_, max_pp=max_pp) if plans is None else list(plans)
     if not plans:
         raise ValidationError(f"no parallel plan divides {m.name} over {sys_.name}'s {sys_.n_chips} chips")
     usable = usable_hbm_bytes(sys_.accelerator)
     for par in plans:
-        mem = memory_per_chip(m, par, b, context_tok, weight_precision, kv_precision)
+        mem = memory_per_chip(m, par, b, context_tok, weight_precision, kv_precision, expert_precision)
         ok = np.asarray(mem["total_bytes"]) <= usable
         if not ok.any():
             continue
         r = system_step(sys_, m, plan, par, batch=b[ok], context_tok=context_tok, spec=spec,
                         ar_impl=ar_impl, a2a_impl=a2a_impl, weight_precision=weight_precision,
-                        kv_precision=kv_precision, check_memory=False)
+                        kv_precision=kv_precision, check_memory=False, expert_precision=expert_precision)
         frames.append(pd.DataFrame({
             "parallel": par.label(), "tp": par.tp, "ep": par.ep, "pp": par.pp, "dp": par.dp,
             "batch": b[ok].astype(int), "step_time_s": np.broadcast_to(r.step_time_s, b[ok].shape),
@@ -311,7 +316,7 @@ def mlperf_check(path: "str | Path | None" = None, plan: str = "engine"):
             pf = system_prefill(sys_, r["model"], plan, ParallelPlan(tp=g, ep=1),
                                 prompt_tok=int(r["prompt_tok"]), batch=8,
                                 weight_precision=r["precision"], kv_precision="fp8")
-            cache[key + ("prefill",)] = float(np.asarray(pf.tok_per_s)) * sys_.n_chips / g
+            cache[key + ("prefill",)] = float(np.asarray(pf.tok_per_s_per_replica)) * sys_.n_chips / g
         f = cache[key]
         prefill_tok_per_s = cache[key + ("prefill",)]
         rate = _MLPERF_MIN_RATE.get((r["model"], r["scenario"]), 0.0)

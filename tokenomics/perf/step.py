@@ -52,12 +52,12 @@ class StepResult:
     ----------
     step_time_s : ndarray
         Wall time of the step [s] (for prefill: TTFT).
-    tok_per_s : ndarray
+    tok_per_s_per_replica : ndarray
         Tokens per second of the whole batch on this shard group [tokens/s].
     tok_per_s_per_user : ndarray
         Tokens per second one sequence sees [tokens/s].
     tok_per_s_per_chip : ndarray
-        ``tok_per_s`` / chips in the shard group [tokens/s].
+        ``tok_per_s_per_replica`` / chips in the shard group [tokens/s].
     gpu_time_s, host_time_s, mem_time_s, compute_time_s, launch_time_s : ndarray
         Components [s]: device time, host time, summed per-op memory and compute times, and
         the launch/kernel-boundary costs inside the device time.
@@ -94,7 +94,7 @@ class StepResult:
     flop: np.ndarray
     weight_bytes: np.ndarray
     kv_bytes: np.ndarray
-    tok_per_s: np.ndarray
+    tok_per_s_per_replica: np.ndarray
     tok_per_s_per_user: np.ndarray
     tok_per_s_per_chip: np.ndarray
     hbm_util_frac: np.ndarray
@@ -134,7 +134,7 @@ class StepResult:
             "batch": self.batch, "context_tok": self.context_tok, "tokens_per_step": self.tokens_per_step,
             "step_time_s": self.step_time_s, "tpot_s": 1.0 / np.asarray(self.tok_per_s_per_user),
             "tok_per_s_per_user": self.tok_per_s_per_user,
-            "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
+            "tok_per_s_per_replica": self.tok_per_s_per_replica, "tok_per_s_per_chip": self.tok_per_s_per_chip,
             "bound": self.bound, "gpu_time_s": self.gpu_time_s, "host_time_s": self.host_time_s,
             "mem_time_s": self.mem_time_s, "compute_time_s": self.compute_time_s,
             "launch_time_s": self.launch_time_s, "n_kernels": self.n_kernels,
@@ -316,7 +316,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         step_time_s=step, gpu_time_s=gpu, host_time_s=host + zero, mem_time_s=mem_sum + zero,
         compute_time_s=comp_sum + zero, launch_time_s=launch + zero, n_kernels=kernels + zero,
         hbm_bytes=hbm + zero, flop=flop + zero, weight_bytes=weights + zero, kv_bytes=kv + zero,
-        tok_per_s=tok, tok_per_s_per_user=per_user, tok_per_s_per_chip=tok / n_chips,
+        tok_per_s_per_replica=tok, tok_per_s_per_user=per_user, tok_per_s_per_chip=tok / n_chips,
         hbm_util_frac=hbm / step / (hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s)),
         flop_util_frac=flop / step / peak,
         bound=bound, fits=np.asarray(fits),
@@ -420,7 +420,7 @@ def prefill(
     """Time the prefill of ``batch`` prompts of ``prompt_tok`` tokens (TTFT = ``step_time_s``).
 
     The lm head runs for the last position of each prompt only; attention is causal.
-    ``tok_per_s`` counts prompt tokens processed per second.
+    ``tok_per_s_per_replica`` counts prompt tokens processed per second.
     """
     return _run(hardware, model, execution, batch=batch, context_tok=prompt_tok, tokens_per_step=1,
                 phase="prefill", weight_precision=weight_precision, kv_precision=kv_precision,

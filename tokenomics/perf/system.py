@@ -69,7 +69,7 @@ class SystemStepResult:
         Draft module cost per step [s] (0 without speculation).
     tokens_per_step : float
         Expected tokens each sequence gains per step [tokens].
-    tok_per_s_per_user, tok_per_s, tok_per_s_per_chip : ndarray
+    tok_per_s_per_user, tok_per_s_per_replica, tok_per_s_per_chip : ndarray
         Throughput per sequence, per replica, per chip [tokens/s].
     n_allreduce, n_all_to_all, n_allgather, n_p2p : int
         Collectives per forward pass.
@@ -103,7 +103,7 @@ class SystemStepResult:
     draft_s: np.ndarray
     tokens_per_step: float
     tok_per_s_per_user: np.ndarray
-    tok_per_s: np.ndarray
+    tok_per_s_per_replica: np.ndarray
     tok_per_s_per_chip: np.ndarray
     n_allreduce: int
     n_all_to_all: int
@@ -143,7 +143,7 @@ class SystemStepResult:
             "overlap_s": self.overlap_s, "comm_exposed_s": self.comm_exposed_s,
             "draft_s": self.draft_s, "tokens_per_step": self.tokens_per_step,
             "tpot_s": self.tpot_s, "tok_per_s_per_user": self.tok_per_s_per_user,
-            "tok_per_s": self.tok_per_s, "tok_per_s_per_chip": self.tok_per_s_per_chip,
+            "tok_per_s_per_replica": self.tok_per_s_per_replica, "tok_per_s_per_chip": self.tok_per_s_per_chip,
             "n_allreduce": self.n_allreduce, "n_all_to_all": self.n_all_to_all,
             "n_collectives": self.n_collectives, "hbm_bytes_per_forward": self.hbm_bytes_per_forward,
             "hbm_bytes_per_chip": self.hbm_bytes_per_chip,
@@ -239,6 +239,49 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     return (base + routed) * wb + kv
 
 
+def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, attn_group_tok: Any,
+                   stage_tok: Any, logit_rows: Any, ar_impl: str = "nccl",
+                   a2a_impl: str | None = None) -> dict[str, np.ndarray]:
+    """Communication time of one forward pass [s], decode and prefill alike.
+
+    ``collective_counts`` collectives, each timed by :func:`tokenomics.perf.comm.collective_time_s`:
+    tensor-parallel all-reduces of the busiest attention group's hidden states
+    (``attn_group_tok`` rows), the expert dispatch (``DISPATCH_BYTES`` per element) and combine
+    (``ACT_BYTES``) all-to-alls of the stage's ``stage_tok`` tokens sent to top-k experts, the
+    lm-head all-gather of ``logit_rows`` rows, and ``pp - 1`` point-to-point activations.
+
+    Returns
+    -------
+    dict
+        ``allreduce_s``, ``all_to_all_s``, ``allgather_s``, ``p2p_s`` and ``total_s``.
+    """
+    m = model
+    a2a_impl = a2a_impl or ar_impl
+    counts = collective_counts(m, parallel)
+    tp, ep = parallel.tp, parallel.ep
+    rows = np.asarray(attn_group_tok, dtype=float)
+    stage = np.asarray(stage_tok, dtype=float)
+    zero = 0 * rows * stage
+    allreduce = (counts["allreduce"] * comm.collective_time_s("allreduce", rows * m.hidden * ACT_BYTES, tp, sys_,
+                                                               ar_impl) if tp > 1 else zero)
+    a2a = zero
+    if ep > 1 and m.is_moe:
+        k = max(m.experts_per_token, 1)
+        tok_chip = stage / parallel.stage_chips
+        a2a = m.n_moe_layers * (
+            comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, parallel.stage_chips,
+                                   sys_, a2a_impl)
+            + comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, parallel.stage_chips,
+                                     sys_, a2a_impl))
+    gather = (counts["allgather"] * comm.collective_time_s(
+        "allgather", np.asarray(logit_rows, dtype=float) * m.vocab * ACT_BYTES, tp, sys_, ar_impl)
+        if tp > 1 and m.vocab else zero)
+    p2p = (counts["p2p"] * comm.collective_time_s("p2p", stage * m.hidden * ACT_BYTES, 2, sys_, ar_impl)
+           if parallel.pp > 1 else zero)
+    return {"allreduce_s": allreduce + zero, "all_to_all_s": a2a + zero, "allgather_s": gather + zero,
+            "p2p_s": p2p + zero, "total_s": allreduce + a2a + gather + p2p + zero}
+
+
 def system_step(
     system: "str | System",
     model: "str | ModelSpec",
@@ -255,6 +298,7 @@ def system_step(
     kv_precision: str = "bf16",
     profile=None,
     check_memory: bool = True,
+    expert_precision: str | None = None,
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -311,11 +355,11 @@ def system_step(
     v.positive(context_tok, "context_tok")
     check_plan(m, parallel, sys_)
     if check_memory:
-        mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision)
+        mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
     else:
         from .parallel import memory_per_chip
 
-        mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision)
+        mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
         mem["fits"] = np.asarray(mem["total_bytes"]) <= usable_hbm_bytes(sys_.accelerator)
 
     b = np.asarray(batch, dtype=float)
@@ -330,12 +374,13 @@ def system_step(
     core = decode_step(sys_.accelerator, m, p, batch=b_core,
                        context_tok=ctx, tokens_per_step=t_verify,
                        weight_precision=weight_precision, kv_precision=kv_precision,
-                       profile=profile, tp=tp, ep=ep, attn_dp=adp, on_oom="ignore")
+                       profile=profile, tp=tp, ep=ep, attn_dp=adp, on_oom="ignore",
+                       expert_precision=expert_precision)
     # the busiest expert-parallel chip reads more experts than the average the core assumes
     imbalance_s = 0 * np.asarray(core.step_time_s, dtype=float)
     if ep > 1 and m.is_moe:
         mean, emax = expert_load(m, b_mb * t_verify, ep)
-        wbytes = precision_bytes(weight_precision or m.native_precision)
+        wbytes = precision_bytes(expert_precision or weight_precision or m.native_precision)
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
         imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() * wbytes / rate
     compute = np.asarray(core.step_time_s, dtype=float) + imbalance_s
@@ -346,25 +391,9 @@ def system_step(
     counts = collective_counts(m, parallel)
     tok_step = np.maximum(b_mb, 1.0) * t_verify  # tokens in flight per stage per step
     tok_attn_group = tok_step / parallel.attn_dp
-    # all-reduce: each attention group reduces its own tokens' hidden states
-    ar_bytes = np.maximum(tok_attn_group, t_verify) * m.hidden * ACT_BYTES
-    t_ar = comm.collective_time_s("allreduce", ar_bytes, tp, sys_, ar_impl) if tp > 1 else 0 * ar_bytes
-    # all-to-all: each chip sends its share of tokens to top-k experts
-    tok_chip = tok_step / parallel.stage_chips
-    k = max(m.experts_per_token, 1)
-    if ep > 1:
-        grp = parallel.stage_chips
-        t_disp = comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, grp, sys_, a2a_impl)
-        t_comb = comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, grp, sys_, a2a_impl)
-    else:
-        t_disp = t_comb = 0 * ar_bytes
-    t_ag = comm.collective_time_s("allgather", tok_attn_group * m.vocab * ACT_BYTES, tp, sys_, ar_impl) \
-        if tp > 1 else 0 * ar_bytes
-    t_p2p = (comm.collective_time_s("p2p", tok_step * m.hidden * ACT_BYTES, 2, sys_, ar_impl)
-             if pp > 1 else 0 * ar_bytes)
-    allreduce_s = counts["allreduce"] * t_ar
-    a2a_s = m.n_moe_layers * (t_disp + t_comb) if ep > 1 else 0 * ar_bytes
-    comm_s = allreduce_s + a2a_s + counts["allgather"] * t_ag + counts["p2p"] * t_p2p
+    c = forward_comm_s(m, parallel, sys_, attn_group_tok=np.maximum(tok_attn_group, t_verify),
+                       stage_tok=tok_step, logit_rows=tok_attn_group, ar_impl=ar_impl, a2a_impl=a2a_impl)
+    allreduce_s, a2a_s, comm_s = c["allreduce_s"], c["all_to_all_s"], c["total_s"]
 
     # overlap of communication with the chip's memory traffic, per layer
     mem_layer = (np.asarray(core.mem_time_s, dtype=float) + imbalance_s) / m.n_layers
@@ -386,7 +415,7 @@ def system_step(
         d = system_step(sys_, spec.draft_model(m), p, parallel, batch, context_tok, None,
                         ar_impl=ar_impl, a2a_impl=a2a_impl, overlap=overlap,
                         weight_precision=weight_precision, kv_precision=kv_precision,
-                        profile=profile, check_memory=False)
+                        profile=profile, check_memory=False, expert_precision=expert_precision)
         draft_s = spec.gamma * d.step_time_s
 
     step = compute + exposed + draft_s
@@ -398,7 +427,7 @@ def system_step(
         a2a_impl=a2a_impl, overlap=overlap, batch=b, context_tok=ctx, step_time_s=step,
         compute_s=compute, imbalance_s=imbalance_s, comm_s=comm_s, allreduce_s=allreduce_s, all_to_all_s=a2a_s,
         overlap_s=overlap_s, comm_exposed_s=exposed, draft_s=draft_s, tokens_per_step=e,
-        tok_per_s_per_user=per_user, tok_per_s=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
+        tok_per_s_per_user=per_user, tok_per_s_per_replica=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
         n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],
         n_allgather=counts["allgather"], n_p2p=counts["p2p"],
         hbm_bytes_per_forward=forward_hbm_bytes(m, b, ctx, t_verify, weight_precision, kv_precision),
@@ -421,6 +450,7 @@ def system_prefill(
     profile: Any = None,
     ar_impl: str = "nccl",
     a2a_impl: str | None = None,
+    expert_precision: str | None = None,
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -433,7 +463,7 @@ def system_prefill(
     Returns
     -------
     types.SimpleNamespace
-        ``step_time_s`` (TTFT), ``compute_s``, ``comm_s``, ``tok_per_s`` (prompt tokens/s of the
+        ``step_time_s`` (TTFT), ``compute_s``, ``comm_s``, ``tok_per_s_per_replica`` (prompt tokens/s of the
         replica), ``tok_per_s_per_chip``, ``hbm_util_frac``, ``flop_util_frac`` (compute share
         applied), ``core``.
     """
@@ -451,25 +481,16 @@ def system_prefill(
     adp = int(parallel.attn_dp)
     core = _prefill(sys_.accelerator, m, p, prompt_tok=prompt_tok, batch=batch,
                     weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
-                    tp=parallel.tp, ep=parallel.ep, attn_dp=adp, on_oom="ignore")
-    counts = collective_counts(m, parallel)
-    tok_group = np.ceil(b / adp) * s  # prompt tokens of the busiest attention group
-    comm_s = 0 * tok_group
-    if parallel.tp > 1:
-        comm_s = comm_s + counts["allreduce"] * comm.collective_time_s("allreduce", tok_group * m.hidden * ACT_BYTES,
-                                                          parallel.tp, sys_, ar_impl)
-    if parallel.ep > 1 and m.is_moe:
-        tok_chip = b * s / parallel.stage_chips
-        k = max(m.experts_per_token, 1)
-        comm_s = comm_s + m.n_moe_layers * (
-            comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, parallel.stage_chips, sys_, a2a_impl)
-            + comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, parallel.stage_chips, sys_, a2a_impl))
+                    tp=parallel.tp, ep=parallel.ep, attn_dp=adp, on_oom="ignore",
+                    expert_precision=expert_precision)
+    comm_s = forward_comm_s(m, parallel, sys_, attn_group_tok=np.ceil(b / adp) * s, stage_tok=b * s,
+                            logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl)["total_s"]
     compute = np.asarray(core.step_time_s, dtype=float)
     step = compute + comm_s
     share = compute / step
     tok = b * s / step
     return SimpleNamespace(
-        step_time_s=step, compute_s=compute, comm_s=comm_s, tok_per_s=tok,
+        step_time_s=step, compute_s=compute, comm_s=comm_s, tok_per_s_per_replica=tok,
         tok_per_s_per_chip=tok / parallel.stage_chips,
         hbm_util_frac=np.asarray(core.hbm_util_frac, dtype=float) * share,
         flop_util_frac=np.asarray(core.flop_util_frac, dtype=float) * share, core=core)

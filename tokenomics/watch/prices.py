@@ -234,7 +234,8 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
                batches=FLOOR_BATCHES) -> "pd.DataFrame":
     """Modelled cost per 1K output tokens of a 100B+ model on SD200- and GB200-class systems.
 
-    Calls :func:`tokenomics.chain.price` with the named multi-chip ``system`` and
+    Calls :func:`tokenomics.chain.price` on the deployment :func:`tokenomics.deployment.resolve`
+    picks for the named multi-chip ``system`` with
     ``margin_frac=0`` (cost, not price) over ``batches`` sequences per chip and keeps the cheapest
     batch that fits and serves at least ``FLOOR_MIN_TOK_PER_S_PER_USER`` tokens/s per user.
     A system the chain cannot model (no price, does not fit) gets NaN and a ``status`` saying
@@ -265,20 +266,15 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         accs = catalog.load("accelerators")
         if acc in accs.index and "year" in accs.columns:
             rec["year"] = float(accs.loc[acc, "year"])
-        import math
-
         from .. import chain
-        from ..perf.parallel import ParallelPlan
+        from ..deployment import resolve
 
-        # expert parallel over the most chips that divide both the system and the experts
-        n_exp = int(getattr(catalog.model(model), "n_experts", 0) or 0)
-        ep = math.gcd(int(sysrow["n_chips"]), n_exp) if n_exp > 0 else 1
-        parallel = ParallelPlan(tp=1, ep=ep)
-        rec["parallel"] = f"tp1-ep{ep}"
+        # the production layout the resolver picks (wide EP with attention DP for MoE models)
+        dep = resolve(model, system=system, execution=execution)
+        rec["parallel"] = f"tp{dep.parallel.tp}-ep{dep.parallel.ep}"
         # sequences per chip -> sequences of one model replica (the chips the plan spans)
-        batches = np.asarray(batches, dtype=float) * parallel.replica_chips
-        r = chain.price(acc, model, execution, system=system, batch=batches, margin_frac=0.0,
-                        on_oom="mask", parallel=parallel)
+        batches = np.asarray(batches, dtype=float) * dep.replica_chips
+        r = chain.price(deployment=dep, batch=batches, margin_frac=0.0, on_oom="mask")
     except TokenomicsError as exc:
         rec["status"] = f"{PENDING} ({exc})"[:240]
         return rec

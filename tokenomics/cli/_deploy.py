@@ -1,0 +1,40 @@
+"""CLI options that describe a deployment, shared by price, throughput, frontier and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+SystemOpt = Annotated[Optional[str], typer.Option("--system", "-s", help="Catalogued multi-chip system (tokenomics systems), e.g. gb200-nvl72.")]
+TpOpt = Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size [default: resolved].")]
+EpOpt = Annotated[Optional[int], typer.Option("--ep", help="Expert-parallel size (MoE) [default: resolved].")]
+DpAttnOpt = Annotated[Optional[bool], typer.Option("--dp-attention/--no-dp-attention", help="MoE: attention data-parallel across the EP group (wide EP) [default: yes].")]
+EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="Serving engine: default, vllm, sglang, trt.")]
+SpecOpt = Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding: none, mtp, dspark or METHOD:GAMMA:ALPHA.")]
+PrefillChunkOpt = Annotated[Optional[int], typer.Option("--prefill-chunk", help="Prompt tokens per prefill step [default 8192].")]
+PrefillBatchOpt = Annotated[Optional[int], typer.Option("--prefill-batch", help="Prompts prefilled together [default: chunk / prompt length].")]
+DeploymentOpt = Annotated[Optional[Path], typer.Option("--deployment", help="TOML file describing the deployment (flags override it).")]
+TargetOpt = Annotated[Optional[float], typer.Option("--target-tok-s-user", help="Price the cheapest batch that still gives each user this many tokens/s.")]
+ExpertPrecOpt = Annotated[Optional[str], typer.Option("--expert-precision", help="Routed/shared expert weights precision [default: the weights'].")]
+KvPrecOpt = Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache precision [default bf16].")]
+
+
+def resolve_deployment(*, model: Optional[str], hardware: Optional[str], system: Optional[str],
+                       deployment_file: Optional[Path], default_model: str | None = None,
+                       default_hardware: str | None = None, **layout: Any):
+    """One Deployment from CLI flags (and an optional TOML file; flags win)."""
+    from ..deployment import from_file, resolve
+
+    kw = {k: val for k, val in layout.items() if val is not None}
+    if deployment_file is not None:
+        return from_file(deployment_file, model=model, hardware=hardware, system=system, **kw)
+    if hardware is None and system is None:
+        hardware = default_hardware
+    return resolve(model or default_model, hardware=hardware, system=system, **kw)
+
+
+def describe(dep) -> str:
+    """Caption: what the resolver picked on the user's behalf."""
+    return ("picked: " + "; ".join(dep.picked)) if dep.picked else "as given"

@@ -1,0 +1,513 @@
+"""What runs in production, as one frozen object every path shares.
+
+A :class:`Deployment` names the model, the chips (a catalogued multi-chip system, or a bare
+accelerator as a one-chip system), the parallel layout (tp, ep, attention data parallelism, pp),
+the execution plan and engine, per-component precisions, speculative decoding, collective
+implementations, overlap and the prefill policy. Decode and prefill of every price, frontier,
+showdown, watch floor and sweep go through :meth:`Deployment.decode` and
+:meth:`Deployment.prefill`, so identical deployments give identical numbers everywhere.
+
+:func:`resolve` builds one from whatever the user gave and fills the rest the way a production
+engine would (each choice is recorded in :attr:`Deployment.picked` and printed by the CLI):
+
+* **chips**: ``system`` if given; else the smallest catalogued system of ``hardware`` whose
+  chips hold the model (a bare one-chip system when the model fits one chip, or when no system
+  of that accelerator is catalogued);
+* **layout** (dense models): the smallest tensor-parallel size (1, 2, 4, 8, ... dividing the
+  heads) whose weight shard leaves at least :data:`MIN_KV_FRAC` of usable memory for KV; the
+  rest of the system's chips are replicas;
+* **layout** (MoE models): expert parallelism over every chip of the system (wide EP, as
+  DeepSeek and SGLang serve V3/R1; spare expert slots hold redundant experts when ``ep`` does
+  not divide the expert count) with attention data parallelism, tensor parallelism 1 for
+  attention; on a bare accelerator, the smallest power-of-two chip count that holds the model;
+* **plan**: ``engine`` (a serving engine's fused kernels under CUDA graphs);
+* **prefill**: chunked, :data:`DEFAULT_PREFILL_CHUNK_TOK` tokens per step (SGLang's default
+  ``chunked_prefill_size``), i.e. ``max(1, chunk // prompt)`` prompts per prefill;
+* **collectives**: ``auto`` (the faster of NCCL ring and the one-shot kernel at each message
+  size, as vLLM/SGLang/TRT-LLM switch between them); **precisions**: the model's native weights,
+  bf16 KV cache; **speculative decoding**: off.
+
+Examples
+--------
+>>> from tokenomics.deployment import resolve
+>>> d = resolve("llama-3.1-70b", hardware="h200")
+>>> d.label()
+'llama-3.1-70b on dgx-h200 tp2-ep1-pp1 (4 replicas), engine, bf16/bf16 KV'
+>>> r = d.decode(batch=32, context_tok=2048)
+>>> float(r.tok_per_s_per_chip) > 0
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from .errors import DoesNotFitError, ValidationError, unknown_name
+from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, plan as _plan
+
+#: Chunked-prefill budget per step [tokens]: SGLang's default ``--chunked-prefill-size`` 8192
+#: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
+#: ``max_num_batched_tokens`` 8192 for online serving.
+DEFAULT_PREFILL_CHUNK_TOK = 8192
+
+#: A dense layout must leave at least this share of usable memory for the KV cache
+#: (ASSUMPTION: production engines size tp so that a useful batch fits).
+MIN_KV_FRAC = 0.3
+
+#: Collective implementations a deployment may name (``auto`` picks the faster per message).
+COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "deepep_rdma")
+
+#: Named speculative-decoding settings: (method, gamma, per-token acceptance, draft layers).
+#: ``mtp``: DeepSeek-V3 multi-token prediction, one draft token accepted 85-90 % of the time
+#: (https://arxiv.org/abs/2412.19437, section 5.4.3: midpoint 0.875).
+SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
+    "mtp": ("mtp", 1, 0.875, 1),
+}
+
+ENGINES = ("default", "vllm", "sglang", "trt")
+
+
+def _spec(spec: Any):
+    """None, a SpecDecode, a preset name, or ``method:gamma:alpha`` -> SpecDecode or None."""
+    from .perf.speculative import SpecDecode
+
+    if spec is None or isinstance(spec, SpecDecode):
+        return spec
+    text = str(spec).strip().lower()
+    if text in ("", "none", "off"):
+        return None
+    if text == "dspark":
+        from .showdown import _common, _spec as showdown_spec, plan_params
+
+        return showdown_spec("dspark", _common(plan_params()))
+    if text in SPEC_PRESETS:
+        m, g, a, layers = SPEC_PRESETS[text]
+        return SpecDecode(m, g, a, layers)
+    parts = text.split(":")
+    if len(parts) == 3:
+        try:
+            return SpecDecode(parts[0], int(parts[1]), float(parts[2]), 1)
+        except ValueError:
+            pass
+    raise ValidationError(
+        f"unknown speculative decoding {spec!r}; use none, mtp, dspark or METHOD:GAMMA:ALPHA "
+        f"(e.g. eagle:3:0.7)")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One serving deployment (see the module docstring; build with :func:`resolve`).
+
+    Parameters
+    ----------
+    model : ModelSpec
+    system : System
+        The chips and their fabric (a one-chip system for a bare accelerator).
+    parallel : ParallelPlan
+        ``tp``, ``ep``, ``pp`` and ``dp`` (replicas); attention data parallelism is
+        ``max(tp, ep) / tp`` groups.
+    execution : ExecutionPlan
+        Kernel plan of each chip.
+    engine : str
+        Serving engine (``default``, ``vllm``, ``sglang``, ``trt``).
+    weight_precision, expert_precision, kv_precision : str
+        Dense/attention weights, routed and shared experts, KV cache.
+    spec : SpecDecode or None
+        Speculative decoding.
+    ar_impl, a2a_impl : str
+        All-reduce / all-gather and expert all-to-all implementations (``auto``: the faster
+        of NCCL and one-shot per message size).
+    overlap : {"none", "prefetch", "tile"}
+        Communication overlap rule (:func:`tokenomics.perf.system.system_step`).
+    prefill_chunk_tok : int
+        Prompt tokens per prefill step [tokens].
+    picked : tuple of str
+        What :func:`resolve` chose on the user's behalf, in words.
+    """
+
+    model: ModelSpec
+    system: Any
+    parallel: Any
+    execution: ExecutionPlan
+    engine: str = "default"
+    weight_precision: str = "bf16"
+    expert_precision: str = "bf16"
+    kv_precision: str = "bf16"
+    spec: Any = None
+    ar_impl: str = "auto"
+    a2a_impl: str = "auto"
+    overlap: str = "none"
+    prefill_chunk_tok: int = DEFAULT_PREFILL_CHUNK_TOK
+    picked: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        from .perf.parallel import check_plan
+        from .perf.system import OVERLAP_MODES
+
+        v.one_of(self.engine, "engine", ENGINES)
+        for f in ("weight_precision", "expert_precision", "kv_precision"):
+            if getattr(self, f) not in PRECISION_BYTES:
+                raise unknown_name(f.replace("_", " "), getattr(self, f), PRECISION_BYTES)
+        for f in ("ar_impl", "a2a_impl"):
+            v.one_of(getattr(self, f), f, COLLECTIVES)
+        v.one_of(self.overlap, "overlap", OVERLAP_MODES)
+        v.count(self.prefill_chunk_tok, "prefill_chunk_tok")
+        check_plan(self.model, self.parallel, self.system)
+
+    # ---- descriptions ---------------------------------------------------------------------
+    @property
+    def hardware(self) -> Accelerator:
+        return self.system.accelerator
+
+    @property
+    def replica_chips(self) -> int:
+        """Chips of one model replica [chips]."""
+        return int(self.parallel.replica_chips)
+
+    def label(self) -> str:
+        """One line: model, system, layout, plan, precisions."""
+        p = self.parallel
+        reps = self.system.n_chips // p.replica_chips
+        rep = f" ({reps} replicas)" if reps > 1 else ""
+        prec = self.weight_precision if self.expert_precision == self.weight_precision or not self.model.is_moe \
+            else f"{self.weight_precision}+{self.expert_precision} experts"
+        spec = f", spec {self.spec.method}" if self.spec else ""
+        eng = f" ({self.engine})" if self.engine != "default" else ""
+        return (f"{self.model.name} on {self.system.name} tp{p.tp}-ep{p.ep}-pp{p.pp}{rep}, "
+                f"{self.execution.name}{eng}, {prec}/{self.kv_precision} KV{spec}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat description (the columns every priced row carries)."""
+        p = self.parallel
+        return {
+            "model": self.model.name, "system": self.system.name, "hardware": self.hardware.name,
+            "replica_chips": self.replica_chips, "tp": p.tp, "ep": p.ep, "pp": p.pp,
+            "attn_dp": int(p.attn_dp), "execution": self.execution.name, "engine": self.engine,
+            "weight_precision": self.weight_precision, "expert_precision": self.expert_precision,
+            "kv_precision": self.kv_precision, "spec": self.spec.method if self.spec else "none",
+            "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl, "overlap": self.overlap,
+            "prefill_chunk_tok": int(self.prefill_chunk_tok),
+        }
+
+    def replace(self, **changes: Any) -> "Deployment":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    # ---- physics ---------------------------------------------------------------------------
+    def _kw(self) -> dict[str, Any]:
+        return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
+                    kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl)
+
+    def decode(self, batch: Any = 1, context_tok: Any = 2048, *, check_memory: bool = True,
+               profile: Any = None):
+        """One decode step of ``batch`` sequences per replica (communication included).
+
+        Returns
+        -------
+        tokenomics.perf.system.SystemStepResult
+        """
+        from .perf.system import system_step
+
+        return system_step(self.system, self.model, self.execution, self.parallel, batch=batch,
+                           context_tok=context_tok, spec=self.spec, overlap=self.overlap,
+                           check_memory=check_memory, profile=profile, **self._kw())
+
+    def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
+        """Prompts prefilled together: ``max(1, prefill_chunk_tok // prompt_tok)`` [prompts]."""
+        return np.maximum(1, self.prefill_chunk_tok // np.asarray(prompt_tok, dtype=int))
+
+    def prefill(self, prompt_tok: Any = 1024, *, batch: Any = None, profile: Any = None):
+        """Prefill of a chunk of prompts (``batch`` defaults to :meth:`prefill_batch`).
+
+        Returns
+        -------
+        types.SimpleNamespace
+            As :func:`tokenomics.perf.system.system_prefill`.
+        """
+        from .perf.system import system_prefill
+
+        b = self.prefill_batch(prompt_tok) if batch is None else batch
+        return system_prefill(self.system, self.model, self.execution, self.parallel,
+                              prompt_tok=prompt_tok, batch=b, profile=profile, **self._kw())
+
+    def max_batch(self, context_tok: Any = 2048) -> Any:
+        """Largest batch per replica whose weights and KV fit every chip [sequences]."""
+        from .perf.parallel import max_batch_per_replica
+
+        return max_batch_per_replica(self.model, self.system, self.parallel, context_tok=context_tok,
+                                     weight_precision=self.weight_precision,
+                                     expert_precision=self.expert_precision,
+                                     kv_precision=self.kv_precision)
+
+    def batch_grid(self, context_tok: Any = 2048, n_max: int = 4096) -> np.ndarray:
+        """Batches 1, 2, 4, ... and the largest that fits (inclusive) [sequences]."""
+        top = min(int(np.min(self.max_batch(context_tok))), n_max)
+        if top < 1:
+            raise DoesNotFitError(f"{self.label()}: not even one sequence of {int(np.max(context_tok))} "
+                                  f"tokens fits next to the weights; use more chips or a smaller precision")
+        grid = 2 ** np.arange(0, int(math.log2(top)) + 1)
+        mid = np.unique(np.round(np.sqrt(grid[:-1] * grid[1:])).astype(int)) if len(grid) > 1 else grid
+        return np.unique(np.concatenate([grid, mid, [top]])).astype(int)
+
+    def batch_for_target(self, tok_per_s_per_user: float, context_tok: Any = 2048) -> int:
+        """The cheapest batch (most tokens/s per chip) that still gives each user the target speed.
+
+        Raises
+        ------
+        ValidationError
+            When even batch 1 is slower than the target (the message gives the fastest speed).
+        """
+        v.positive(tok_per_s_per_user, "target tok/s per user")
+        b = self.batch_grid(context_tok)
+        r = self.decode(b, context_tok, check_memory=False)
+        user = np.asarray(r.tok_per_s_per_user, float) * np.ones(b.shape)
+        chip = np.asarray(r.tok_per_s_per_chip, float) * np.ones(b.shape)
+        ok = user >= tok_per_s_per_user
+        if not ok.any():
+            raise ValidationError(
+                f"no batch reaches {tok_per_s_per_user:g} tok/s per user with {self.label()}; the "
+                f"fastest is {float(user.max()):.1f} tok/s per user at batch {int(b[int(np.argmax(user))])}")
+        return int(b[ok][int(np.argmax(chip[ok]))])
+
+
+# ---- resolver -----------------------------------------------------------------------------
+
+
+def _one_chip_system(hw: Accelerator):
+    from .perf.parallel import System
+
+    link = hw.scaleup_bytes_per_s if np.isfinite(hw.scaleup_bytes_per_s) else 1e11
+    return System(name=hw.name, accelerator=hw, n_chips=1, topology="switch", link_bytes_per_s=link,
+                  display_name=f"one {hw.name}", kind="chip",
+                  source="bare accelerator (datasets/accelerators.csv)", as_of=hw.as_of)
+
+
+def _systems_of(hw_name: str) -> list:
+    from .perf.parallel import system, systems_table
+
+    df = systems_table()
+    rows = df[df["accelerator"].astype(str) == hw_name].sort_values("n_chips")
+    return [system(n) for n in rows.index]
+
+
+def _tp_candidates(m: ModelSpec, limit: int) -> list[int]:
+    out = []
+    tp = 1
+    while tp <= limit:
+        ok = m.n_q_heads % tp == 0
+        if ok and m.attention == "gqa" and tp > 1:
+            kv = m.n_kv_heads
+            ok = (tp <= kv and kv % tp == 0) or (tp > kv and tp % kv == 0)
+        if ok:
+            out.append(tp)
+        tp *= 2
+    return out
+
+
+def _weights_fit(m, hw, tp, ep, wprec, eprec, frac):
+    from .perf.memory import usable_hbm_bytes, weight_bytes_per_chip
+
+    w = weight_bytes_per_chip(m, tp=tp, ep=ep, weight_precision=wprec, expert_precision=eprec)
+    return w <= (1 - frac) * usable_hbm_bytes(hw)
+
+
+def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | None = None,
+            ep: int | None = None, pp: int = 1, dp_attention: bool | None = None,
+            execution: Any = None, engine: str | None = None, weight_precision: str | None = None,
+            expert_precision: str | None = None, kv_precision: str | None = None, spec: Any = None,
+            ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
+            prefill_chunk_tok: int | None = None) -> Deployment:
+    """Build a :class:`Deployment`, filling what was not given as a production engine would.
+
+    Parameters
+    ----------
+    model : str or ModelSpec
+    hardware : str or Accelerator, optional
+        The accelerator (with ``system`` it must be the system's).
+    system : str or System, optional
+        A catalogued system (``tokenomics systems``).
+    tp, ep, pp : int, optional
+        Layout; ``ep`` alone on an MoE model keeps attention data-parallel (tp 1);
+        ``tp`` alone keeps experts TP-sharded (ep 1), the vLLM/SGLang default.
+    dp_attention : bool, optional
+        With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
+        attention data parallelism; False = one TP group over the chips with TP-sharded experts.
+    execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
+    a2a_impl, overlap, prefill_chunk_tok
+        As :class:`Deployment` (defaults in the module docstring).
+
+    Raises
+    ------
+    ValidationError, DoesNotFitError, UnknownNameError
+        One line naming what was wrong and what would work.
+    """
+    from .catalog import accelerator as _acc, model as _model
+    from .perf.parallel import ParallelPlan, System, system as _system
+
+    m = model if isinstance(model, ModelSpec) else _model(str(model))
+    if system is None and hardware is None:
+        raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
+    picked: list[str] = []
+    hw = None
+    if hardware is not None:
+        hw = hardware if isinstance(hardware, Accelerator) else _acc(str(hardware))
+    sys_ = None
+    if system is not None:
+        sys_ = system if isinstance(system, System) else _system(str(system))
+        if hw is not None and hw.name != sys_.accelerator.name:
+            raise ValidationError(
+                f"--hardware {hw.name} conflicts with --system {sys_.name} (a system of "
+                f"{sys_.accelerator.name}); give one of them, or the matching pair")
+        hw = sys_.accelerator
+    wprec = weight_precision or m.native_precision
+    eprec = expert_precision or wprec
+    kvprec = kv_precision or "bf16"
+    for name, val in (("weight precision", wprec), ("expert precision", eprec), ("KV precision", kvprec)):
+        if val not in PRECISION_BYTES:
+            raise unknown_name(name, val, PRECISION_BYTES)
+    v.count(pp, "pp")
+    for name, val in (("tp", tp), ("ep", ep)):
+        if val is not None:
+            v.count(val, name)
+    if ep is not None and ep > 1 and not m.is_moe:
+        raise ValidationError(f"ep={ep} needs a mixture-of-experts model; {m.name} is dense (use ep 1)")
+
+    # ---- chips and layout ---------------------------------------------------------------
+    def need_chips(tp_: int, ep_: int) -> int:
+        return max(tp_, ep_) * pp
+
+    if tp is not None or ep is not None:
+        tp_ = tp if tp is not None else 1
+        ep_ = ep if ep is not None else 1
+        if m.is_moe and ep is None and tp is None:
+            ep_ = 1
+        chips = need_chips(tp_, ep_)
+        if sys_ is None:
+            cands = [s for s in _systems_of(hw.name) if s.n_chips >= chips and s.n_chips % chips == 0]
+            if chips == 1:
+                sys_ = _one_chip_system(hw)
+            elif cands:
+                sys_ = cands[0]
+                picked.append(f"system {sys_.name} (smallest catalogued {hw.name} system for {chips} chips)")
+            else:
+                have = [f"{s.name} ({s.n_chips})" for s in _systems_of(hw.name)] or ["none"]
+                raise ValidationError(
+                    f"a {chips}-chip layout needs a system of {hw.name}; catalogued: {', '.join(have)}")
+        layout = (tp_, ep_)
+    else:
+        layout = None
+        systems = [sys_] if sys_ is not None else [_one_chip_system(hw)] + _systems_of(hw.name)
+        wide_ep = m.is_moe and dp_attention is not False
+        # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit
+        for kv_frac in (MIN_KV_FRAC, 0.02):
+            for s in systems:
+                n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
+                if wide_ep and n > m.n_experts:
+                    # at most one chip per expert: the largest divisor of the system <= n_experts
+                    n = max(c for c in range(1, m.n_experts + 1) if s.n_chips % c == 0)
+                if wide_ep:
+                    # wide EP, attention data-parallel (tp 1); on a named system, over n chips
+                    sizes = [n] if sys_ is not None else sorted({c for c in (1, 2, 4, 8, 16, 32, 64, n) if c <= n})
+                    for chips in sizes:
+                        if s.n_chips % chips == 0 and _weights_fit(m, hw, 1, chips, wprec, eprec, kv_frac):
+                            layout = (1, chips)
+                            break
+                else:
+                    for t in _tp_candidates(m, n):
+                        if s.n_chips % t == 0 and _weights_fit(m, hw, t, 1, wprec, eprec, kv_frac):
+                            layout = (t, 1)
+                            break
+                if layout is not None:
+                    if sys_ is None and s.n_chips > 1:
+                        picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
+                    sys_ = s
+                    break
+            if layout is not None:
+                break
+        if layout is None:
+            from .perf.memory import usable_hbm_bytes, weight_bytes_per_chip
+
+            s = systems[-1]
+            n = s.n_chips
+            w = weight_bytes_per_chip(m, tp=_tp_candidates(m, n)[-1], ep=min(n, m.n_experts) if m.is_moe else 1,
+                                      weight_precision=wprec, expert_precision=eprec)
+            raise DoesNotFitError(
+                f"{m.name} at {wprec} does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
+                f"at the widest layout vs {usable_hbm_bytes(hw) / 1e9:.0f} GB usable; use a larger "
+                f"system (tokenomics systems) or a smaller precision")
+        picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
+                      + (" with attention data parallelism" if layout[1] > layout[0] else "")
+                      + (" (smallest tp that fits, leaving KV room)" if not wide_ep else
+                         " (wide expert parallelism)"))
+    tp_, ep_ = layout
+    chips = need_chips(tp_, ep_)
+    if chips > sys_.n_chips or sys_.n_chips % chips:
+        raise ValidationError(
+            f"layout tp{tp_}-ep{ep_}-pp{pp} uses {chips} chips, which does not divide {sys_.name}'s "
+            f"{sys_.n_chips} chips; valid sizes divide {sys_.n_chips}")
+    if max(tp_, ep_) % min(tp_, ep_):
+        raise ValidationError(
+            f"tp={tp_} and ep={ep_} must nest (one a multiple of the other); e.g. tp {tp_} with ep "
+            f"{tp_ * max(1, ep_ // tp_)}")
+    par = ParallelPlan(tp=tp_, ep=ep_, pp=pp, dp=sys_.n_chips // chips)
+    if execution is None:
+        execution = "engine"
+        picked.append("plan engine (serving-engine kernels, CUDA graphs)")
+    exe = _plan(execution)
+    dep = Deployment(
+        model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
+        weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
+        ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", overlap=overlap or "none",
+        prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK), picked=tuple(picked))
+    return dep
+
+
+#: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
+FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
+             "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
+             "overlap", "prefill_chunk_tok")
+
+
+def from_file(path: str | Path, **overrides: Any) -> Deployment:
+    """Read a deployment from a TOML file (keys: :data:`FILE_KEYS`); ``overrides`` win over it.
+
+    Examples
+    --------
+    A file ``k3.toml``::
+
+        model = "deepseek-v3"
+        system = "gb200-nvl72"
+        tp = 8
+        ep = 72
+    """
+    import tomllib
+
+    from .errors import DataError, unknown_name as _unknown
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"deployment file {p} not found (or not a file)")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"deployment file {p} is not valid TOML: {exc}") from None
+    data = data.get("deployment", data)
+    for k in data:
+        if k not in FILE_KEYS:
+            raise _unknown(f"key in deployment file {p.name}", k, FILE_KEYS)
+    merged = {**data, **{k: val for k, val in overrides.items() if val is not None}}
+    if "model" not in merged:
+        raise DataError(f"deployment file {p} names no model")
+    model = merged.pop("model")
+    return resolve(model, **merged)
+
+
+def field_names() -> tuple[str, ...]:
+    """The :class:`Deployment` fields."""
+    return tuple(f.name for f in fields(Deployment))
