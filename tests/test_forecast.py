@@ -340,7 +340,8 @@ def test_serving_requirements_hand_calc():
     assert math.isnan(r["capex_usd"][0])
     c = 1e12 / 86400 / 500
     assert r["capex_usd"][1] == pytest.approx((c + c / 4) * 30000.0)
-    assert r["spend_usd"][1] == pytest.approx(2e12 * 365.25 * 0.002 / 1000)
+    # a year is 8,760 h = 365 days everywhere (units.HOURS_PER_YEAR)
+    assert r["spend_usd"][1] == pytest.approx(2e12 * 365 * 0.002 / 1000)
 
 
 def test_serving_requirements_rejects_percent_utilization():

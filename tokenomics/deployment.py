@@ -447,10 +447,13 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
                          " (wide expert parallelism)"))
     tp_, ep_ = layout
     chips = need_chips(tp_, ep_)
-    if chips > sys_.n_chips or sys_.n_chips % chips:
+    if chips > sys_.n_chips:
         raise ValidationError(
-            f"layout tp{tp_}-ep{ep_}-pp{pp} uses {chips} chips, which does not divide {sys_.name}'s "
-            f"{sys_.n_chips} chips; valid sizes divide {sys_.n_chips}")
+            f"layout tp{tp_}-ep{ep_}-pp{pp} uses {chips} chips, more than {sys_.name}'s {sys_.n_chips}; "
+            f"use a layout of at most {sys_.n_chips} chips (or a larger system)")
+    if sys_.n_chips % chips:
+        picked.append(f"{sys_.n_chips // chips} replicas of {chips} chips; {sys_.n_chips % chips} chips of "
+                      f"{sys_.name} left out of the price (per-chip figures count serving chips)")
     if max(tp_, ep_) % min(tp_, ep_):
         raise ValidationError(
             f"tp={tp_} and ep={ep_} must nest (one a multiple of the other); e.g. tp {tp_} with ep "

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from ..units import S_PER_H
+from .pricing import price_usd_per_1k_tok
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,9 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
     capex_dis = n_p * cp + n_d * cd
     capex_col = n_c * cp
     cap_ratio = capex_col / capex_dis
-    cost_dis = (n_p * hp + n_d * hd) / (o * S_PER_H) * 1e3
-    cost_col = n_c * hp / (o * S_PER_H) * 1e3
+    # a request's chip-seconds in each pool times $/chip-h, spread over its o output tokens
+    cost_dis = price_usd_per_1k_tok(n_p * hp + n_d * hd, o)
+    cost_col = price_usd_per_1k_tok(n_c * hp, o)
     budget = capex_col / target_ratio - n_p * cp
     possible = budget > 0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -9,7 +9,7 @@ Sizing rules (all per year):
 
 - ``n_chips = tokens_per_day / 86400 / (tok_per_s_per_chip * utilization_frac)`` at the year-end
   daily rate (capacity must meet the December rate);
-- ``cost_usd = n_chips_avg * cost_usd_per_chip_h * 8766`` with the chips needed for the year's
+- ``cost_usd = n_chips_avg * cost_usd_per_chip_h * HOURS_PER_YEAR`` (8,760) with the chips needed for the year's
   mean rate (the running cost of serving);
 - ``spend_usd = tokens_per_year * price_usd_per_1k_tok / 1000`` (what buyers pay);
 - ``capex_usd = (max(n_chips - n_chips_prev, 0) + n_chips_prev / life_years) * capex_usd_per_chip``
@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validate import fraction, positive
+from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
+from ..units import HOURS_PER_YEAR
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -32,7 +34,6 @@ S_PER_DAY = 86400.0
 
 #: InferenceX tier and survey used for $/chip-hour when ``tokenomics.econ`` is available.
 ECON_TIER, ECON_VINTAGE = "hyperscaler-owned", "2026-07"
-HOURS_PER_YEAR = 8766.0  # 365.25 days
 
 #: Model and settings used when the perf core sizes an ``h200`` (see serving_systems.csv note).
 H200_PERF = {"model": "llama-3.1-70b", "execution": "graph", "context_tok": 2048,
@@ -111,8 +112,8 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     n_chips = end / S_PER_DAY / served_per_chip
     n_chips_mean = mean / S_PER_DAY / served_per_chip
     cost = n_chips_mean * cost_h * HOURS_PER_YEAR
-    spend = mean * 365.25 * price / 1000.0
-    cost_1k = cost_h / (served_per_chip * 3600.0) * 1000.0
+    spend = mean * HOURS_PER_YEAR / 24 * price / 1000.0
+    cost_1k = _price_per_1k(cost_h, tps, utilization_frac)
     prev = np.concatenate([[np.nan], n_chips[:-1]]) if n_chips.size > 1 else np.array([np.nan])
     if np.isfinite(capex_usd_per_chip):
         positive(capex_usd_per_chip, "capex_usd_per_chip")

@@ -307,10 +307,10 @@ def check_plan(model: ModelSpec, parallel: ParallelPlan, sys: System | None = No
     if pp > model.n_layers:
         raise ValidationError(f"pp={pp} exceeds {model.name}'s {model.n_layers} layers")
     if sys is not None:
-        if parallel.n_chips > sys.n_chips or sys.n_chips % parallel.n_chips:
+        if parallel.n_chips > sys.n_chips:
             raise ValidationError(
-                f"plan {parallel.label()} uses {parallel.n_chips} chips, which does not divide "
-                f"{sys.name}'s {sys.n_chips} chips")
+                f"plan {parallel.label()} uses {parallel.n_chips} chips, more than {sys.name}'s "
+                f"{sys.n_chips}; use a layout of at most {sys.n_chips} chips")
         sys.group_dims(parallel.stage_chips)  # the stage group must tile the fabric
 
 

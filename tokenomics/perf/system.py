@@ -35,7 +35,7 @@ from ..catalog import model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import precision_bytes
 from . import comm
-from .memory import usable_hbm_bytes
+from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
 from .speculative import SpecDecode
 
@@ -229,13 +229,12 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     """
     m = model if isinstance(model, ModelSpec) else _model_lookup(model)
     wb = precision_bytes(weight_precision or m.native_precision)
-    kvb = precision_bytes(kv_precision)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
     base = (m.n_layers * m.attention_params() + m.n_dense_layers * m.dense_mlp_params()
             + m.n_moe_layers * (m.hidden * m.n_experts + m.n_shared_experts * m.expert_params())
             + m.vocab * m.hidden)
     routed = m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params()
-    kv = np.asarray(batch, dtype=float) * np.asarray(context_tok, dtype=float) * m.kv_bytes_per_tok(kvb)
+    kv = np.asarray(batch, dtype=float) * kv_bytes_per_seq_per_chip(m, context_tok, kv_precision=kv_precision)
     return (base + routed) * wb + kv
 
 

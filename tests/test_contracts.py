@@ -1,0 +1,113 @@
+"""One quantity, one function: contract tests that keep duplicated physics out, and path-equivalence
+tests that pin every pricing path to the one perf-to-econ bridge (``tokenomics.chain.price``)."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tokenomics import catalog, chain
+from tokenomics.deployment import resolve
+
+PKG = Path(__file__).resolve().parent.parent / "tokenomics"
+
+
+def _sources():
+    """(relative path, code with comments and string literals removed) of every module."""
+    import io
+    import tokenize
+
+    for p in sorted(PKG.rglob("*.py")):
+        toks = tokenize.generate_tokens(io.StringIO(p.read_text()).readline)
+        code = " ".join(t.string for t in toks if t.type not in (tokenize.COMMENT, tokenize.STRING))
+        yield p.relative_to(PKG).as_posix(), code
+
+
+#: (what, regex, files allowed to hold it)
+CONTRACTS = [
+    ("resident KV bytes per token", r"\.kv_bytes_per_tok\(", {"specs.py", "perf/memory.py", "cli/perf.py"}),
+    ("usable device memory", r"usable_mem_frac|hbm_bytes\s*\*\s*0\.\d", {"perf/memory.py", "perf/profile.py"}),
+    ("hours per year", r"\b87[56][06]\b|365\.25\s*\*\s*24", {"units.py"}),
+    ("seconds per hour in a price", r"\*\s*3600|\bS_PER_H\b", {"units.py", "econ/pricing.py"}),
+    ("collective timing", r"collective_time_s\(", {"perf/comm.py", "perf/system.py", "showdown.py"}),
+    ("attention/expert weight shards", r"n_experts\s*\*\s*m(odel)?\.expert_params\(\)\s*/", {"perf/memory.py"}),
+]
+
+
+@pytest.mark.parametrize("what, pattern, allowed", CONTRACTS, ids=[c[0] for c in CONTRACTS])
+def test_physics_lives_in_one_place(what, pattern, allowed):
+    rx = re.compile(pattern)
+    offenders = [name for name, code in _sources() if rx.search(code) and name not in allowed]
+    assert not offenders, f"{what} computed outside {sorted(allowed)}: {offenders}"
+
+
+def test_memory_oracle_agrees_across_paths():
+    """system_step's fits/memory and the core's come from perf.memory: identical numbers
+    (GQA with tp > KV heads and a sliding-window model were the two that disagreed)."""
+    from tokenomics.perf.parallel import ParallelPlan, memory_per_chip
+    from tokenomics.perf.system import system_step
+
+    for model, tp in (("llama-3.1-70b", 16), ("gpt-oss-120b", 8)):
+        m = catalog.model(model)
+        if m.n_q_heads % tp:
+            continue
+        par = ParallelPlan(tp=tp, ep=1)
+        r = system_step("gb200-nvl72", m, "engine", par, batch=64, context_tok=8192)
+        mem = memory_per_chip(m, par, 64, 8192)
+        assert float(np.asarray(r.kv_bytes_per_chip)) == pytest.approx(float(np.asarray(r.core.kv_bytes)), rel=0.01)
+        assert float(r.weights_bytes_per_chip) == pytest.approx(float(np.asarray(r.core.weight_bytes)))
+        assert float(mem["weights_bytes"]) == pytest.approx(float(r.weights_bytes_per_chip))
+
+
+def test_gqa_kv_split_stops_at_the_kv_heads():
+    """Hand: llama-3.1-70b has 8 KV heads x 128 x 2 (K,V) x 80 layers x 2 B = 327,680 B per token;
+    at tp 16 every chip holds one KV head: 327,680 / 8 = 40,960 B per token."""
+    from tokenomics.perf.memory import kv_bytes_per_seq_per_chip
+
+    m = catalog.model("llama-3.1-70b")
+    assert float(kv_bytes_per_seq_per_chip(m, 1, tp=16)) == pytest.approx(327_680 / 8)
+    assert float(kv_bytes_per_seq_per_chip(m, 1, tp=4)) == pytest.approx(327_680 / 4)
+
+
+def test_scalar_equals_vectorised():
+    b = np.array([1, 8, 64])
+    vec = chain.price("h200", "llama-3.1-8b", batch=b, context_tok=2048)
+    for i, bb in enumerate(b):
+        one = chain.price("h200", "llama-3.1-8b", batch=int(bb), context_tok=2048)
+        assert float(one.usd_per_m_output_tok) == pytest.approx(float(vec.usd_per_m_output_tok[i]), rel=1e-12)
+        assert float(one.tok_per_s_per_chip) == pytest.approx(float(vec.tok_per_s_per_chip[i]), rel=1e-12)
+
+
+def test_showdown_costs_equal_price_of_the_same_deployment():
+    from tokenomics import showdown
+    from tokenomics.econ import cost_model
+    from tokenomics.econ.power import power_model
+
+    c = showdown.costs(batches=(1, 8))
+    dep = showdown.scenario_deployment("tpu-v7-megakernel")
+    r = chain.price(deployment=dep, batch=np.array([1.0, 8.0]), context_tok=8192, cost=cost_model("tpu-v7"),
+                    power=power_model("tpu-v7"), margin_frac=0.0, utilization_frac=1.0)
+    got = c[c["system"] == "tpu-v7-16"]["usd_per_m_output_tok"].to_numpy()
+    assert np.allclose(got, r.usd_per_m_output_tok, rtol=1e-12)
+
+
+def test_watch_floor_equals_price_of_the_resolved_deployment():
+    from tokenomics.watch.prices import FLOOR_BATCHES, cost_floor
+
+    f = cost_floor(systems=(("gb200-class", "gb200-nvl72"),)).iloc[0]
+    dep = resolve("deepseek-v3", system="gb200-nvl72", execution="engine")
+    r = chain.price(deployment=dep, batch=float(f["batch"]), margin_frac=0.0)
+    assert float(r.price_usd_per_1k_output_tok) == pytest.approx(float(f["cost_usd_per_1k_tok"]), rel=1e-12)
+    assert f["batch"] / dep.replica_chips in FLOOR_BATCHES
+
+
+def test_one_chip_deployment_equals_the_core():
+    from tokenomics.perf import decode_step
+
+    dep = resolve("llama-3.1-8b", hardware="h200", execution="graph")
+    assert dep.replica_chips == 1
+    r = dep.decode(np.array([1, 32]), 1024)
+    core = decode_step("h200", "llama-3.1-8b", "graph", batch=np.array([1, 32]), context_tok=1024)
+    assert np.allclose(r.step_time_s, core.step_time_s, rtol=1e-12)
+    assert np.allclose(r.tok_per_s_per_chip, core.tok_per_s_per_chip, rtol=1e-12)
