@@ -1,0 +1,67 @@
+"""The headline numbers the README and the closing notes quote, computed in one place.
+
+``tests/test_golden.py`` compares :func:`headline_numbers` with ``tests/golden/headline.json``, so
+any change to the model that moves a headline figure fails a test until the file is regenerated
+(``python tools/golden.py``) and the diff reviewed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _f(x: Any) -> float:
+    return float(np.asarray(x, dtype=float).ravel()[0])
+
+
+def headline_numbers() -> dict[str, float]:
+    """Flat ``{name: value}`` of every pinned figure (names say the unit)."""
+    from . import chain, showdown
+    from .perf.calibrate import predict_cases, summarize
+    from .perf.frontier import mlperf_check
+    from .catalog import load
+    from .watch.prices import cost_floor
+
+    out: dict[str, float] = {}
+    # ---- prices of the README's answers table and the issue's deployments -------------------
+    r = chain.price("h200", "llama-3.1-8b", batch=32)
+    out["price.h200.llama-3.1-8b.b32.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    out["price.h200.llama-3.1-8b.b32.usd_per_m_input_tok"] = _f(r.usd_per_m_input_tok)
+    out["price.h200.llama-3.1-8b.b32.energy_j_per_tok"] = _f(r.energy_j_per_tok)
+    r = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
+    out["price.h200.llama-3.1-8b.graph.b32.c1024.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    r = chain.price(system="gb200-nvl72", model="deepseek-v3", batch=32 * 72)
+    out["price.gb200-nvl72.deepseek-v3.b2304.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    out["price.gb200-nvl72.deepseek-v3.b2304.tok_per_s_per_chip"] = _f(r.tok_per_s_per_chip)
+    r = chain.price(system="dgx-h200", model="llama-3.1-70b", target_tok_per_s_per_user=40.0)
+    out["price.dgx-h200.llama-3.1-70b.target40.batch"] = _f(r.batch)
+    out["price.dgx-h200.llama-3.1-70b.target40.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    r = chain.price(system="dgx-h200", model="deepseek-v3", tp=8, ep=8, batch=32)
+    out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_input_tok"] = _f(r.usd_per_m_input_tok)
+    # ---- the showdown: figures, waterfall, costs ---------------------------------------------
+    sd = showdown.showdown()
+    for _, row in sd.figures.iterrows():
+        out[f"showdown.{row['system']}.{row['metric']}.predicted"] = float(row["predicted"])
+    w = showdown.waterfall()
+    for _, row in w.iterrows():
+        out[f"waterfall.{row['target']}.step{int(row['step'])}.tok_per_s_per_user"] = float(row["tok_per_s_per_user"])
+    c = showdown.costs()
+    for _, row in c.iterrows():
+        out[f"showdown_costs.{row['system']}.b{int(row['batch'])}.usd_per_m_output_tok"] = float(row["usd_per_m_output_tok"])
+    # ---- MLPerf brackets and the watch cost floors -------------------------------------------
+    m = mlperf_check()
+    for i, row in m.reset_index(drop=True).iterrows():
+        key = f"mlperf.{row['system']}.{row['model']}.{row['scenario']}.{i}"
+        out[key + ".lower_tok_per_s"] = float(row["lower_tok_per_s"])
+        out[key + ".upper_tok_per_s"] = float(row["upper_tok_per_s"])
+    f = cost_floor()
+    for _, row in f.iterrows():
+        out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_1k_tok"])
+    # ---- calibration accuracy of the shipped H200 profile ------------------------------------
+    s = summarize(predict_cases(load("h200_cases")))
+    for _, row in s.iterrows():
+        out[f"validate.{row['execution']}.median_abs_error_frac"] = float(row["median_abs_error_frac"])
+    return out
