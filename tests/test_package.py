@@ -33,3 +33,18 @@ def test_python_dash_m_runs():
     bad = subprocess.run([sys.executable, "-m", "tokenomics", "throughput", "--model", "gpt5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("Error: Unknown model 'gpt5'")
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    """Files are written with the permissions open() would give (0644 under umask 022), not
+    mkstemp's 0600."""
+    import os
+
+    from tokenomics.io import write_text
+
+    old = os.umask(0o022)
+    try:
+        p = write_text(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(old)
+    assert (p.stat().st_mode & 0o777) == 0o644

@@ -32,6 +32,8 @@ def finite(value: Any, name: str) -> Any:
 
 def positive(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite and > 0."""
+    if type(value) in (int, float) and 0 < value < math.inf:  # fast path for plain numbers
+        return value
     a = _arr(value, name)
     ok = np.isfinite(a) & (a > 0)
     if not np.all(ok):
@@ -70,6 +72,8 @@ def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool 
 
 def count(value: Any, name: str, *, minimum: int = 1) -> Any:
     """Check that ``value`` (scalar or array) is an integer >= ``minimum``."""
+    if type(value) is int and value >= minimum:  # fast path for the common scalar call
+        return value
     a = _arr(value, name)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))

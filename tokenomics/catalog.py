@@ -195,9 +195,19 @@ def _accelerator_cached(name: str, _dir: str) -> "Accelerator":
     return Accelerator.from_row(df.loc[name])
 
 
+#: Published models that share a catalogued architecture (../shared/calibration/README.md:
+#: "deepseek-r1 has deepseek-v3's architecture; llama-3.3-70b has llama-3.1-70b's").
+MODEL_ALIASES = {"deepseek-r1": "deepseek-v3", "deepseek-r1-0528": "deepseek-v3", "deepseek-v3.1": "deepseek-v3",
+                 "llama-3.3-70b": "llama-3.1-70b"}
+
+
 def model(name: str) -> "ModelSpec":
-    """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...); cached."""
-    return _model_cached(str(name), str(data_dir()))
+    """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...); cached.
+
+    Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
+    """
+    name = MODEL_ALIASES.get(str(name), str(name))
+    return _model_cached(name, str(data_dir()))
 
 
 @functools.lru_cache(maxsize=256)

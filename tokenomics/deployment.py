@@ -49,7 +49,7 @@ import numpy as np
 
 from . import _validate as v
 from .errors import DoesNotFitError, ValidationError, unknown_name
-from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, plan as _plan
+from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, component_precisions, plan as _plan
 
 #: Chunked-prefill budget per step [tokens]: SGLang's default ``--chunked-prefill-size`` 8192
 #: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
@@ -365,12 +365,12 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
                 f"--hardware {hw.name} conflicts with --system {sys_.name} (a system of "
                 f"{sys_.accelerator.name}); give one of them, or the matching pair")
         hw = sys_.accelerator
-    wprec = weight_precision or m.native_precision
-    eprec = expert_precision or wprec
     kvprec = kv_precision or "bf16"
-    for name, val in (("weight precision", wprec), ("expert precision", eprec), ("KV precision", kvprec)):
-        if val not in PRECISION_BYTES:
+    for name, val in (("weight precision", weight_precision), ("expert precision", expert_precision),
+                      ("KV precision", kvprec)):
+        if val is not None and val not in PRECISION_BYTES:
             raise unknown_name(name, val, PRECISION_BYTES)
+    wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     v.count(pp, "pp")
     for name, val in (("tp", tp), ("ep", ep)):
         if val is not None:

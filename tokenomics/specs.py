@@ -17,7 +17,9 @@ from . import _validate as v
 from .errors import ValidationError, unknown_name
 
 #: Bytes per stored element for each precision name. ``mxfp4`` counts the shared 8-bit scale of
-#: each 32-element block (4 + 8/32 = 4.25 bits). Source: OCP Microscaling Formats spec v1.0.
+#: each 32-element block (4 + 8/32 = 4.25 bits; OCP Microscaling Formats spec v1.0); ``nvfp4``
+#: an FP8 scale per 16 elements (4 + 8/16 = 4.5 bits; NVIDIA's NVFP4, Blackwell). ``fp4`` is the
+#: bare 4-bit format (no scales).
 PRECISION_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
@@ -25,6 +27,7 @@ PRECISION_BYTES: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     "mxfp4": 4.25 / 8,
+    "nvfp4": 4.5 / 8,
     "fp4": 0.5,
     "int4": 0.5,
 }
@@ -35,6 +38,21 @@ def precision_bytes(name: str) -> float:
     if name not in PRECISION_BYTES:
         raise unknown_name("precision", name, PRECISION_BYTES)
     return PRECISION_BYTES[name]
+
+
+def component_precisions(model: "ModelSpec", weight_precision: str | None = None,
+                          expert_precision: str | None = None) -> tuple[str, str]:
+    """(dense/attention, expert) storage precisions of a model's weights.
+
+    A given ``weight_precision`` applies to the whole checkpoint unless ``expert_precision`` is
+    also given; by default dense weights use the model's ``dense_precision`` (or native) and
+    experts its native precision.
+    """
+    dense = weight_precision or model.dense_precision or model.native_precision
+    expert = expert_precision or weight_precision or model.native_precision
+    precision_bytes(dense)
+    precision_bytes(expert)
+    return dense, expert
 
 
 def _nan(x: Any) -> float:
@@ -113,7 +131,9 @@ class Accelerator:
         """
         order = {"fp4": ["peak_fp4_flop_per_s", "peak_int4_flop_per_s", "peak_fp8_flop_per_s"],
                  "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
-                 "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
+                 # MXFP4 without an FP4 tensor path (Hopper, MI300): dequantizing kernels in bf16
+                 "mxfp4": ["peak_fp4_flop_per_s"],
+                 "nvfp4": ["peak_fp4_flop_per_s"],
                  "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"]}
         for f in order.get(precision, []):
             val = _nan(getattr(self, f))
@@ -171,7 +191,11 @@ class ModelSpec:
     sliding_window_tok, n_sliding_layers : int
         Layers that attend to at most ``sliding_window_tok`` past tokens.
     native_precision : str
-        Precision the weights are published in (``bf16``, ``fp8``, ``int4``, ``mxfp4``).
+        Precision the weights are published in (``bf16``, ``fp8``, ``int4``, ``mxfp4``); for an
+        MoE model, the experts' precision.
+    dense_precision : str
+        Precision of the attention, dense and embedding weights when it differs from
+        ``native_precision`` (gpt-oss: MXFP4 experts, BF16 elsewhere); empty = the same.
     """
 
     name: str
@@ -197,6 +221,7 @@ class ModelSpec:
     sliding_window_tok: int = 0
     n_sliding_layers: int = 0
     native_precision: str = "bf16"
+    dense_precision: str = ""
     claimed_total_params: float = float("nan")
     claimed_active_params: float = float("nan")
     display_name: str = ""
@@ -237,6 +262,8 @@ class ModelSpec:
         if self.n_sliding_layers > self.n_layers:
             raise ValidationError(f"{self.name}: n_sliding_layers exceeds n_layers")
         precision_bytes(self.native_precision)
+        if self.dense_precision:
+            precision_bytes(self.dense_precision)
 
     # ---- derived sizes ----------------------------------------------------------------------
     @property

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..specs import ModelSpec, precision_bytes
+from ..specs import ModelSpec, component_precisions, precision_bytes
 
 
 def usable_hbm_bytes(accelerator: Any, profile: Any = None) -> float:
@@ -64,9 +64,9 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
         Storage precision of the routed and shared experts (default: ``weight_precision``).
     """
     m = model
-    wprec = weight_precision or m.native_precision
+    wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
-    eb = precision_bytes(expert_precision or wprec)
+    eb = precision_bytes(eprec)
     stage = max(int(tp), int(ep))
     attn = m.n_layers * m.attention_params()
     dense = m.n_dense_layers * m.dense_mlp_params()

@@ -113,6 +113,12 @@ def _splitk_extra(m, k: float, n: float):
     counted kernels of the H200 runs: 8B has 2 extra per layer at batch <= 8, 1 at 32, 0 at 128;
     separate k/v projections (n <= 1024, k >= 4096) always add one)."""
     m = np.asarray(m, dtype=float)
+    if m.ndim == 0:  # scalar fast path, same rules
+        x = float(m)
+        e = 1.0 if (x <= 8 and k >= 4096 and n <= k) else 0.0
+        e += 1.0 if (8 < x <= 32 and k > 8192 and n <= k / 2) else 0.0
+        e += 1.0 if (n <= 1024 and k >= 4096 and e == 0) else 0.0
+        return np.asarray(e)
     extra = np.where((m <= 8) & (k >= 4096) & (n <= k), 1.0, 0.0)
     extra = extra + np.where((m > 8) & (m <= 32) & (k > 8192) & (n <= k / 2), 1.0, 0.0)
     extra = extra + np.where((n <= 1024) & (k >= 4096), 1.0, 0.0) * (extra == 0)

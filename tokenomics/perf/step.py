@@ -29,7 +29,7 @@ from .. import _validate as v
 from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
-from ..specs import Accelerator, ExecutionPlan, ModelSpec, plan as _plan, precision_bytes
+from ..specs import Accelerator, ExecutionPlan, ModelSpec, component_precisions, plan as _plan, precision_bytes
 from .memory import max_batch as _max_batch
 from .memory import resident_bytes, usable_hbm_bytes
 from .ops import build_ops, expected_distinct_experts, step_kernels
@@ -215,9 +215,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     if m.n_moe_layers and ep > m.n_experts:
         raise ValidationError(f"ep={ep} exceeds {m.name}'s {m.n_experts} experts")
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
-    wprec = weight_precision or m.native_precision
+    wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
-    eprec = expert_precision or wprec
     eb = precision_bytes(eprec)
     kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
@@ -229,7 +228,9 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
-    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "fp8": "fp8", "int8": "fp8"}.get(wprec, "bf16")
+    # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
+    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
+                    "int8": "fp8"}.get(eprec if m.is_moe else wprec, "bf16")
     peak = hw.peak_flop_per_s(compute_prec)
     mega = p.launch == "megakernel"
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and

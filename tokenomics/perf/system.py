@@ -33,7 +33,7 @@ import numpy as np
 from .. import _validate as v
 from ..catalog import model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
-from ..specs import precision_bytes
+from ..specs import component_precisions, precision_bytes
 from . import comm
 from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
@@ -228,14 +228,14 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     With a large batch every expert is touched and this tends to all weights + KV.
     """
     m = model if isinstance(model, ModelSpec) else _model_lookup(model)
-    wb = precision_bytes(weight_precision or m.native_precision)
+    dense, expert = component_precisions(m, weight_precision)
+    wb, eb = precision_bytes(dense), precision_bytes(expert)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
     base = (m.n_layers * m.attention_params() + m.n_dense_layers * m.dense_mlp_params()
-            + m.n_moe_layers * (m.hidden * m.n_experts + m.n_shared_experts * m.expert_params())
-            + m.vocab * m.hidden)
-    routed = m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params()
+            + m.n_moe_layers * m.hidden * m.n_experts + m.vocab * m.hidden) * wb
+    experts = m.n_moe_layers * (m.n_shared_experts + expected_experts_touched(m, tok)) * m.expert_params() * eb
     kv = np.asarray(batch, dtype=float) * kv_bytes_per_seq_per_chip(m, context_tok, kv_precision=kv_precision)
-    return (base + routed) * wb + kv
+    return base + experts + kv
 
 
 def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, attn_group_tok: Any,
@@ -379,7 +379,7 @@ def system_step(
     imbalance_s = 0 * np.asarray(core.step_time_s, dtype=float)
     if ep > 1 and m.is_moe:
         mean, emax = expert_load(m, b_mb * t_verify, ep)
-        wbytes = precision_bytes(expert_precision or weight_precision or m.native_precision)
+        wbytes = precision_bytes(component_precisions(m, weight_precision, expert_precision)[1])
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
         imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() * wbytes / rate
     compute = np.asarray(core.step_time_s, dtype=float) + imbalance_s
