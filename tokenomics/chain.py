@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
+from ._display import Display
 from .errors import DataError, TokenomicsError, ValidationError, unknown_name
 
 
@@ -39,8 +40,8 @@ def workload_mix(name: str) -> tuple[int, int]:
     return int(r["input_tok"]), int(r["output_tok"])
 
 
-@dataclass(frozen=True)
-class PriceResult:
+@dataclass(frozen=True, repr=False)
+class PriceResult(Display):
     """Price, cost and energy of serving a model on a chip; arrays broadcast over the inputs.
 
     Attributes
@@ -66,6 +67,10 @@ class PriceResult:
     wh_per_1k_tok : ndarray
         Facility energy per 1K output tokens [Wh].
     """
+
+    _display_columns = ("batch", "context_tok", "tok_per_s", "tok_per_s_per_user", "board_power_w",
+                        "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
+                        "energy_j_per_tok")
 
     hardware: str
     model: str

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import models as M
+from .._display import Display
 from .history import MIN_OBS, decimal_year, load_history, month_end, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,8 +32,8 @@ COLUMNS = ("series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_p
            "agentic_uplift", "models")
 
 
-@dataclass(frozen=True)
-class ForecastResult:
+@dataclass(frozen=True, repr=False)
+class ForecastResult(Display):
     """Monthly forecasts of one or more series.
 
     Attributes
@@ -48,6 +49,9 @@ class ForecastResult:
     skipped : dict
         Series left out -> reason (e.g. too few observations).
     """
+
+    _display_columns = ("series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
+                        "tokens_per_day_lo_95", "tokens_per_day_hi_95")
 
     monthly: "pd.DataFrame"
     history: "pd.DataFrame"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Display
 from ..errors import DataError, TokenomicsError, ValidationError
 from ..specs import ModelSpec
 from .parallel import ParallelPlan, System, check_plan, system as _system
@@ -90,8 +91,8 @@ def pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return keep
 
 
-@dataclass(frozen=True)
-class FrontierResult:
+@dataclass(frozen=True, repr=False)
+class FrontierResult(Display):
     """All feasible configurations and their Pareto frontier.
 
     Attributes
@@ -101,6 +102,8 @@ class FrontierResult:
         tok_per_s_per_user, tok_per_s_per_chip, tok_per_s, step_time_s, on_frontier``.
     system, model, plan : str
     """
+
+    _display_columns = ("parallel", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "step_time_s")
 
     points: Any
     system: str

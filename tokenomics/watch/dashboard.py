@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ._events import iso
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,9 +31,12 @@ RAMP_YEARS = (2025.0, 2026.0, 2027.0, 2028.0)
 CAPACITY_YEAR = 2027.0
 
 
-@dataclass(frozen=True)
-class Dashboard:
+@dataclass(frozen=True, repr=False)
+class Dashboard(Display):
     """Everything behind the three watch metrics (DataFrames and fit objects)."""
+
+    _display_columns = ("metric", "as_of", "latest", "price_decline_factor_per_year", "cost_floor_usd_per_1k_tok",
+                        "megakernel_level", "level3_year", "units_p50", "capacity_tok_per_day")
 
     price: Any
     price_forecast: dict

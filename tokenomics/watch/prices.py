@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import DataError, TokenomicsError
 from ._events import day, decimal_year, iso, parse_date
 
@@ -300,9 +301,12 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
     return rec
 
 
-@dataclass(frozen=True)
-class PriceWatch:
+@dataclass(frozen=True, repr=False)
+class PriceWatch(Display):
     """Result of :func:`price_watch` (all tables are DataFrames)."""
+
+    _display_columns = ("by", "group", "n", "first_date", "last_date", "decline_factor_per_year",
+                        "decline_factor_lo", "decline_factor_hi")
 
     rates_by_tier: Any
     rates_by_provider: Any
