@@ -80,6 +80,14 @@ def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
+def _n_distinct(col: "pd.Series") -> int:
+    """Distinct values of a column, a missing value counting as one (unhashable cells as text)."""
+    try:
+        return int(col.nunique(dropna=False))
+    except TypeError:
+        return int(col.map(repr).nunique(dropna=False))
+
+
 class Display:
     """Mixin: compact ``__repr__`` and ``_repr_html_`` from ``to_frame()``.
 
@@ -102,16 +110,19 @@ class Display:
         title = self._display_title or type(self).__name__
         ident, in_title = [], set()
         for c in IDENTITY_COLUMNS:
-            if c in df.columns and n and df[c].astype(str).nunique() == 1:
+            if c in df.columns and n and _n_distinct(df[c]) == 1:
                 val = df[c].iloc[0]
                 in_title.add(c)
                 ident.append(fmt_value(val) if isinstance(val, str) else f"{c}={fmt_value(val)}")
+            elif c not in df.columns and isinstance(getattr(self, c, None), str) and getattr(self, c):
+                ident.append(getattr(self, c))  # e.g. FrontierResult.system, .model
         if ident:
             title += ": " + " · ".join(ident)
         title += f" ({n} row{'s' if n != 1 else ''})"
         cols = [c for c in self._display_columns if c in df.columns and c not in in_title]
         if not cols:
             cols = [c for c in df.columns if c not in in_title][:10]
+        cols = [c for c in cols if not (n and df[c].isna().all())]  # nothing to show
         return title, df[cols], n
 
     @staticmethod
@@ -131,7 +142,7 @@ class Display:
             lines = [title] + [f"  {str(c):<{w}}  {fmt_value(df[c].iloc[0])}" for c in df.columns]
         else:
             const = [(c, fmt_value(df[c].iloc[0])) for c in df.columns
-                     if n > 1 and df[c].astype(str).nunique() == 1]
+                     if n > 1 and _n_distinct(df[c]) == 1]
             if len(const) < len(df.columns):
                 df = df.drop(columns=[c for c, _ in const])
             else:

@@ -35,8 +35,7 @@ CAPACITY_YEAR = 2027.0
 class Dashboard(Display):
     """Everything behind the three watch metrics (DataFrames and fit objects)."""
 
-    _display_columns = ("metric", "as_of", "latest", "price_decline_factor_per_year", "cost_floor_usd_per_1k_tok",
-                        "megakernel_level", "level3_year", "units_p50", "capacity_tok_per_day")
+    _display_columns = ("metric", "as_of", "latest", "forecast")
 
     price: Any
     price_forecast: dict
