@@ -64,8 +64,36 @@ def from_decimal_year(t: Any) -> np.ndarray:
 
 
 def day(x: Any) -> str:
-    """Any date-like value (numpy, pandas, string) as ``YYYY-MM-DD``."""
-    return str(np.datetime64(x, "D"))
+    """Any date-like value (numpy, pandas, string) as ``YYYY-MM-DD`` (``''`` for none)."""
+    if x is None or (isinstance(x, str) and not x.strip()):
+        return ""
+    try:
+        d = np.datetime64(x, "D")
+    except (TypeError, ValueError):
+        import pandas as pd
+
+        if pd.isna(x):
+            return ""
+        d = np.datetime64(pd.Timestamp(x).date(), "D")
+    return "" if np.isnat(d) else str(d)
+
+
+def dates(values: Any) -> "pd.Series":
+    """Date-like values (ISO text, ``''`` or NaN for none, numpy/pandas dates) as a datetime64
+    Series (``NaT`` for none): the date columns of every table the watch functions return."""
+    import pandas as pd
+
+    s = pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values.astype(object)
+    s = s.map(lambda x: None if x is None or (isinstance(x, str) and not x.strip()) else x)
+    return pd.to_datetime(s, format="ISO8601").astype("datetime64[ns]").reset_index(drop=True)
+
+
+def as_dates(df: "pd.DataFrame", columns: tuple[str, ...]) -> "pd.DataFrame":
+    """``df`` with ``columns`` (those present) turned into datetime64 by :func:`dates`."""
+    for c in columns:
+        if c in df.columns:
+            df[c] = dates(df[c]).to_numpy()
+    return df
 
 
 def iso(t: float) -> str:

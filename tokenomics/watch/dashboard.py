@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
-from ._events import iso
+from ._events import as_dates, day, iso
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -67,7 +67,7 @@ def _price_row(pw, fc) -> dict[str, Any]:
     big = ev[(ev["region"] == "global") & ev["size_class"].astype(str).str.startswith("100b+")]
     last_date = big["date"].max()
     last = big[big["date"] == last_date]
-    latest = f"{last_date}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
+    latest = f"{day(last_date)}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
     recent = big.tail(10)
     latest += f"; last {len(recent)} 100B+ changes: {int((recent['direction'] == 'cut').sum())} cuts, " \
               f"{int((recent['direction'] == 'rise').sum())} rises"
@@ -150,13 +150,14 @@ def _supernode_row(yields, production, ramp, capacity) -> dict[str, Any]:
     rep = yields[yields["kind"] == "reported"]
     proj = yields[yields["kind"] == "projection"]
     pts = ramp.points
-    latest = "; ".join(f"{r.date} {r.event} " + (r.units_text if isinstance(r.units_text, str) and r.units_text
+    latest = "; ".join(f"{day(r.date)} {r.event} " + (r.units_text if isinstance(r.units_text, str) and r.units_text
                                                    else f"{int(r.count_low)}+") for r in pts.itertuples()) + \
-        f" (CloudMatrix 384); 910C die yield {rep['yield_frac'].iloc[-1]:.2f} ({rep['date'].iloc[-1]})"
+        f" (CloudMatrix 384); 910C die yield {rep['yield_frac'].iloc[-1]:.2f} ({day(rep['date'].iloc[-1])})"
     trend = f"910C yield {rep['yield_frac'].iloc[0]:.2f} -> {rep['yield_frac'].iloc[-1]:.2f}"
     if len(proj):
         p = proj.iloc[0]
-        trend += f"; logit line reaches {p['yield_frac']:.1f} on {p['date']} ({p['date_lo']}..{p['date_hi']})"
+        trend += (f"; logit line reaches {p['yield_frac']:.1f} on {day(p['date'])} "
+                  f"({day(p['date_lo'])}..{day(p['date_hi'])})")
     prod = production.set_index("year")
     if 2026 in prod.index:
         trend += f"; 2026 Ascend output {prod.loc[2026, 'low_chips'] / 1e3:.0f}k-{prod.loc[2026, 'high_chips'] / 1e3:.0f}k (sources conflict)"
@@ -236,9 +237,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
                     "tok_per_day_lo": float(sn.implied_capacity(fcr["units_lo"], tps)) if np.isfinite(tps) else np.nan,
                     "tok_per_day_hi": float(sn.implied_capacity(fcr["units_hi"], tps)) if np.isfinite(tps) else np.nan,
                     "note": note, "row": row})
-    capacity = pd.DataFrame(cap)
-    summary = pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
-                            _supernode_row(yields, production, ramp, capacity)])
+    capacity = as_dates(pd.DataFrame(cap), ("date",))
+    summary = as_dates(pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
+                                     _supernode_row(yields, production, ramp, capacity)]), ("as_of",))
     return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
                      yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary)
 
@@ -279,7 +280,9 @@ def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
     for rec in df.itertuples(index=False):
         cells = []
         for x in rec:
-            if isinstance(x, (float, np.floating)):
+            if hasattr(x, "strftime") or isinstance(x, np.datetime64):
+                cells.append(day(x))
+            elif isinstance(x, (float, np.floating)):
                 cells.append("" if not np.isfinite(x) else format(float(x), floatfmt))
             else:
                 cells.append(str(x).replace("|", "/"))
@@ -303,7 +306,7 @@ def write_report(d: Dashboard, out_dir: "str | Path") -> list[Path]:
           "`sources`. Intervals are 90 %.", ""]
     for rec in s.itertuples(index=False):
         md += [f"## {rec.metric}", "", f"- **latest**: {rec.latest}", f"- **trend**: {rec.trend}",
-               f"- **forecast**: {rec.forecast}", f"- **status**: {rec.status}", f"- **as of**: {rec.as_of}",
+               f"- **forecast**: {rec.forecast}", f"- **status**: {rec.status}", f"- **as of**: {day(rec.as_of)}",
                f"- **sources**: {rec.sources}", "", f"![{rec.metric}]({pngs[rec.metric].name})", ""]
         if rec.metric == "price":
             cols = ["group", "n", "first_date", "last_date", "decline_factor_per_year", "decline_factor_lo",

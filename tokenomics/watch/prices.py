@@ -24,7 +24,7 @@ import numpy as np
 from .. import _validate as v
 from .._display import Display
 from ..errors import DataError, TokenomicsError
-from ._events import day, decimal_year, iso, parse_date
+from ._events import as_dates, day, decimal_year, iso, parse_date
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -160,7 +160,7 @@ def decline_rates(
                                             "decline_factor_hi", "change_frac_per_year", "r2")})
             rec["note"] = f"fewer than {min_points} dated prices"
         out.append(rec)
-    return pd.DataFrame(out)
+    return as_dates(pd.DataFrame(out), ("first_date", "last_date"))
 
 
 def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None" = None) -> "pd.DataFrame":
@@ -214,7 +214,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         })
     res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
     res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
-    return res
+    return as_dates(res, ("date",))
 
 
 #: Systems compared for the modelled cost floor: (label, system name in ``datasets/systems.csv``).
@@ -335,6 +335,7 @@ def headroom(prices: "pd.DataFrame | None", floor: "pd.DataFrame", size_class=SI
     cost = floor["cost_usd_per_1k_tok"].min() if len(floor) else np.nan
     price = df["output_usd_per_1k_tok"].where(df["output_usd_per_1k_tok"].notna(), df["blended_usd_per_1k_tok"])
     out = df[["date", "provider", "model", "row"]].copy()
+    out["date"] = df["date_parsed"].astype("datetime64[ns]")
     out["list_usd_per_1k_output_tok"] = price.to_numpy(float)
     out["cost_floor_usd_per_1k_tok"] = cost
     out["headroom_x"] = out["list_usd_per_1k_output_tok"] / cost if np.isfinite(cost) and cost > 0 else np.nan
