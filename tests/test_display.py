@@ -172,3 +172,19 @@ def test_plot_import_is_light():
     code = "import sys, tokenomics.plot; print('matplotlib' in sys.modules, 'pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_notebook_example_runs(tmp_path):
+    """examples/notebook_analysis.py answers its three questions and writes four figures."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, str(root / "examples" / "notebook_analysis.py"), "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "PriceResult: h200 · llama-3.1-8b" in p.stdout and "ForecastResult: google" in p.stdout
+    assert "datetime64" in p.stdout
+    pngs = sorted(f.name for f in tmp_path.glob("*.png"))
+    assert pngs == ["q1_price_vs_interactivity.png", "q2_cost_and_sensitivity.png", "q3_api_prices.png",
+                    "q3_demand_fan.png"]
+    assert all((tmp_path / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in pngs)
