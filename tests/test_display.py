@@ -76,6 +76,19 @@ def test_tornado_display():
     _check_display(t, "swing_usd_per_1k_tok")
 
 
+def test_other_results_display():
+    from tokenomics.econ import tco, uncertainty
+    from tokenomics.watch import megakernels as mk
+    from tokenomics.watch import supernodes as sn
+
+    mc = uncertainty.monte_carlo(tco.CostInputs.for_hardware("h200"), 600.0, 5000.0, n_samples=200, seed=0)
+    _check_display(mc, "price_usd_per_1k_tok_p50")
+    _check_display(tk.chain.disaggregated("b200", "h200", "llama-3.1-8b"), "instance_ratio")
+    text = _check_display(mk.fit_adoption(n_boot=5), "latest_date")
+    assert "2025-05-30" in text  # dates shown as dates
+    _check_display(sn.delivery_ramp(n_draws=20), "units_p50")
+
+
 def test_display_never_raises_and_caps_length():
     import pandas as pd
 
@@ -93,7 +106,8 @@ def test_display_never_raises_and_caps_length():
 
 
 def test_fmt_value():
-    assert fmt_value(np.float64(1234.5)) == "1,234" or fmt_value(np.float64(1234.5)) == "1,235"
+    assert fmt_value(np.float64(1234.5)) in ("1234", "1235") and fmt_value(2025.0) == "2025"
+    assert fmt_value(np.float64(1.5e5)) == "150,000" and fmt_value(np.int64(150000)) == "150,000"
     assert fmt_value(np.nan) == "" and fmt_value(np.int64(12)) == "12" and fmt_value(np.True_) == "True"
     assert fmt_value(np.datetime64("2025-06-30")) == "2025-06-30"
     import pandas as pd

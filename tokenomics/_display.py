@@ -49,8 +49,8 @@ def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
 
     Examples
     --------
-    >>> fmt_value(3456.789), fmt_value(0.000123456), fmt_value(True), fmt_value("x" * 60, 10)
-    ('3,457', '0.0001235', 'True', 'xxxxxxxxx…')
+    >>> fmt_value(3456.789), fmt_value(123456.7), fmt_value(0.000123456), fmt_value(True), fmt_value("x" * 60, 10)
+    ('3457', '123,457', '0.0001235', 'True', 'xxxxxxxxx…')
     """
     if x is None:
         return ""
@@ -73,8 +73,10 @@ def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
             return "inf" if f > 0 else "-inf"
         if f != 0 and (abs(f) >= 1e7 or abs(f) < 1e-3):
             return f"{f:.4g}"
-        if abs(f) >= 1000:
+        if abs(f) >= 10000:
             return f"{f:,.0f}"
+        if abs(f) >= 1000:  # years stay years: 2025, not 2,025
+            return f"{f:.0f}"
         return f"{f:.4g}"
     s = str(x)
     return s if len(s) <= width else s[: width - 1] + "…"

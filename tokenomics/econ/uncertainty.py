@@ -108,8 +108,8 @@ def tornado(cost: CostInputs, board_power_w: float, tok_per_s_per_chip: float, *
     return Tornado(base, table)
 
 
-@dataclass(frozen=True)
-class MonteCarlo:
+@dataclass(frozen=True, repr=False)
+class MonteCarlo(Display):
     """Distribution of a price over uncertain inputs.
 
     Attributes

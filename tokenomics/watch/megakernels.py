@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
 from ._events import as_dates, day, iso, read_events
 
@@ -148,8 +149,8 @@ def _fit_once(t, y, k_lo, k_hi, t_lo, t_hi):
     return float(popt[0]), float(popt[1])
 
 
-@dataclass(frozen=True)
-class AdoptionFit:
+@dataclass(frozen=True, repr=False)
+class AdoptionFit(Display):
     """Logistic adoption fit for one family and track, with bootstrap intervals.
 
     Dates are decimal years [yr]; ``*_lo``/``*_hi`` bound the central ``ci`` interval.

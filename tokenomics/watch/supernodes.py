@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import DataError
 from ._events import as_dates, day, iso, read_events
 
@@ -136,8 +137,8 @@ def _log_logistic(t, r, tm, K):
     return np.log(K) - np.log1p(np.exp(-r * (t - tm)))
 
 
-@dataclass(frozen=True)
-class DeliveryRamp:
+@dataclass(frozen=True, repr=False)
+class DeliveryRamp(Display):
     """Monte Carlo logistic ramp of cumulative systems delivered (or sold)."""
 
     product: str
