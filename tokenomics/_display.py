@@ -105,8 +105,8 @@ class Display:
     _display_title: ClassVar[str] = ""
 
     # --- the data shown ----------------------------------------------------------------------
-    def _display_frame(self) -> "tuple[str, pd.DataFrame, int]":
-        """(title, headline table, rows in the full table)."""
+    def _display_frame(self) -> "tuple[str, pd.DataFrame, int, list[tuple[str, str]]]":
+        """(title, headline table, rows in the full table, other scalar fields as (name, text))."""
         df = self.to_frame()  # type: ignore[attr-defined]
         n = len(df)
         title = self._display_title or type(self).__name__
@@ -121,11 +121,27 @@ class Display:
         if ident:
             title += ": " + " · ".join(ident)
         title += f" ({n} row{'s' if n != 1 else ''})"
+        extra = self._scalar_fields(df, ident)
         cols = [c for c in self._display_columns if c in df.columns and c not in in_title]
         if not cols:
             cols = [c for c in df.columns if c not in in_title][:10]
         cols = [c for c in cols if not (n and df[c].isna().all())]  # nothing to show
-        return title, df[cols], n
+        return title, df[cols], n, extra
+
+    def _scalar_fields(self, df: "pd.DataFrame", ident: list[str]) -> list[tuple[str, str]]:
+        """Scalar dataclass fields not already shown (e.g. a tornado's base price, a sweep's time)."""
+        import dataclasses
+
+        if not dataclasses.is_dataclass(self):
+            return []
+        out = []
+        for f in dataclasses.fields(self):
+            val = getattr(self, f.name, None)
+            if not f.repr or f.name in df.columns or f.name.startswith("_") or val is None:
+                continue
+            if isinstance(val, (str, bool, int, float, np.integer, np.floating)) and fmt_value(val) not in ident:
+                out.append((f.name, fmt_value(val)))
+        return out[:8]
 
     @staticmethod
     def _rows(df: "pd.DataFrame", k: int) -> "tuple[pd.DataFrame, pd.DataFrame | None]":
@@ -136,12 +152,13 @@ class Display:
     # --- text --------------------------------------------------------------------------------
     def __repr__(self) -> str:
         try:
-            title, df, n = self._display_frame()
+            title, df, n, extra_fields = self._display_frame()
         except Exception as exc:  # a display must never raise
             return f"<{type(self).__name__} (no table: {type(exc).__name__}: {exc})>"
+        extra = ["  " + ", ".join(f"{k} {v}" for k, v in extra_fields)] if extra_fields else []
         if n == 1:
             w = max(len(str(c)) for c in df.columns) if len(df.columns) else 0
-            lines = [title] + [f"  {str(c):<{w}}  {fmt_value(df[c].iloc[0])}" for c in df.columns]
+            lines = [title, *extra] + [f"  {str(c):<{w}}  {fmt_value(df[c].iloc[0])}" for c in df.columns]
         else:
             const = [(c, fmt_value(df[c].iloc[0])) for c in df.columns
                      if n > 1 and _n_distinct(df[c]) == 1]
@@ -161,7 +178,7 @@ class Display:
                 if keep and total + wd + 2 > REPR_WIDTH:
                     break
                 keep, total = keep + 1, total + wd + 2
-            lines = [title]
+            lines = [title, *extra]
             if const:
                 lines.append("  every row: " + ", ".join(f"{c} {v}" for c, v in const))
             lines.append("  " + "  ".join(h.rjust(wd) for h, wd in zip(names[:keep], widths)))
@@ -177,7 +194,7 @@ class Display:
     # --- HTML (Jupyter) ----------------------------------------------------------------------
     def _repr_html_(self) -> str:
         try:
-            title, df, n = self._display_frame()
+            title, df, n, extra_fields = self._display_frame()
         except Exception as exc:  # a display must never raise
             return f"<p>{html.escape(type(self).__name__)}: no table ({html.escape(str(exc))})</p>"
         esc = html.escape
@@ -191,7 +208,9 @@ class Display:
             rows.append(f"<tr><td colspan='{len(df.columns)}' style='text-align:center'>… "
                         f"{n - len(head) - len(tail)} more rows …</td></tr>")
             rows += [tr(r) for r in tail.itertuples(index=False)]
-        out = (f"<div class='tokenomics-result'><b>{esc(title)}</b>"
+        extra = ", ".join(f"{k} {v}" for k, v in extra_fields)
+        title_html = f"<b>{esc(title)}</b>" + (f"<br><small>{esc(extra)}</small>" if extra else "")
+        out = (f"<div class='tokenomics-result'>{title_html}"
                "<table style='font-size:12px;border-collapse:collapse'>"
                f"<thead>{tr(df.columns, 'th')}</thead><tbody>{''.join(rows)}</tbody></table>"
                "<small><code>.to_frame()</code>: full table</small></div>")
