@@ -145,6 +145,19 @@ def test_plot_frontier_returns_axes_and_reuses_ax(tmp_path):
     plt.close("all")
 
 
+def test_plot_frontier_takes_objects_and_mixed_lists():
+    import matplotlib.pyplot as plt
+
+    from tokenomics.perf.frontier import frontier
+
+    ax = tk.plot.frontier([tk.accelerator("h200"), tk.chain.frontier("b200", "llama-3.1-8b")], "llama-3.1-8b")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["h200 / llama-3.1-8b (graph)",
+                                                                  "b200 / llama-3.1-8b (graph)"]
+    ax = tk.plot.frontier(frontier("dgx-h200", "llama-3.1-70b", batches=[1, 8, 64]), y="tok_per_s_per_chip")
+    assert "dgx-h200" in ax.get_legend().get_texts()[0].get_text()
+    plt.close("all")
+
+
 def test_plot_frontier_rejects_bad_y():
     with pytest.raises(tk.ValidationError, match="y must be one of"):
         tk.plot.frontier("h200", "llama-3.1-8b", y="watts")

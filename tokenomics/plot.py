@@ -149,14 +149,15 @@ def _frontier_frames(hardware: Any, model: Any, execution: str, workload: str,
 
     out = []
     for hw in _as_list(hardware):
+        if isinstance(hw, (dict, FrontierResult, PriceResult, pd.DataFrame)):
+            out += _frontier_frames(hw, model, execution, workload, price_kwargs)
+            continue
         for m in _as_list(model):
-            if not isinstance(hw, str):
-                out += _frontier_frames(hw, m, execution, workload, price_kwargs)
-                continue
+            # a name or a catalog object (Accelerator): priced over the batches that fit
             r = chain.frontier(hw, m, execution, workload=workload, **price_kwargs)
             fr = r.to_frame()
             fr["tok_per_s_per_chip"] = fr["tok_per_s"]
-            out.append((f"{hw} / {getattr(m, 'name', m)} ({execution})", fr, "price"))
+            out.append((f"{getattr(hw, 'name', hw)} / {getattr(m, 'name', m)} ({execution})", fr, "price"))
     return out
 
 
