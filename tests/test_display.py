@@ -215,3 +215,48 @@ def test_notebook_example_runs(tmp_path):
     assert pngs == ["q1_price_vs_interactivity.png", "q2_cost_and_sensitivity.png", "q3_api_prices.png",
                     "q3_demand_fan.png"]
     assert all((tmp_path / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in pngs)
+
+
+# ------------------------------------------------------------------------------------------ dates
+
+def test_watch_tables_carry_datetime64(watch_dashboard, tmp_path):
+    import pandas as pd
+
+    from tokenomics.cli._common import frame_to_json
+    from tokenomics.io import write_frame
+    from tokenomics.watch import megakernels as mk
+    from tokenomics.watch import prices as pr
+    from tokenomics.watch import supernodes as sn
+
+    d = watch_dashboard
+    tables = {
+        "megakernel events": (mk.load_events(), ["date"]),
+        "supernode events": (sn.load_events(), ["date"]),
+        "api prices": (pr.load_prices(), ["date"]),
+        "price events": (d.price.events, ["date"]),
+        "decline rates": (d.price.to_frame(), ["first_date", "last_date"]),
+        "headroom": (d.price.headroom, ["date"]),
+        "adoption index": (d.adoption_index, ["date"]),
+        "adoption fit": (d.adoption_fits["all"].to_frame(), ["latest_date", "as_of", "level3_date", "level3_lo"]),
+        "yield": (d.yields, ["date", "date_lo", "date_hi"]),
+        "ramp": (d.ramp.to_frame(), ["date"]),
+        "ramp points": (d.ramp.points, ["date"]),
+        "capacity": (d.capacity, ["date"]),
+        "dashboard": (d.to_frame(), ["as_of"]),
+    }
+    for name, (df, cols) in tables.items():
+        for c in cols:
+            assert pd.api.types.is_datetime64_any_dtype(df[c]), (name, c, df[c].dtype)
+    # month- and year-only dates keep their text and precision, also when a loaded table is passed again
+    ev = sn.load_events()
+    assert {"day", "month", "year"} <= set(ev["date_precision"]) and "date_text" in ev
+    again = sn.load_events(ev)
+    assert (again["date_precision"] == ev["date_precision"]).all() and (again["date"] == ev["date"]).all()
+    # CSV and JSON keep ISO dates
+    events = d.price.events
+    js = frame_to_json(events.head(2))
+    assert '"date": "20' in js and "T00:00:00" not in js
+    csv = write_frame(events, tmp_path / "e.csv").read_text()
+    assert csv.splitlines()[1].split(",")[0] == events["date"].iloc[0].strftime("%Y-%m-%d")
+    jf = write_frame(d.yields, tmp_path / "y.json").read_text()
+    assert "T00:00:00" not in jf and '"date_lo":null' in jf.replace(" ", "")

@@ -80,7 +80,7 @@ def caption(ax: "Axes", text: str) -> None:
     for t in list(ax.texts):
         if getattr(t, "_tokenomics_caption", False):
             t.remove()
-    t = ax.annotate(text, xy=(0.0, 0.0), xycoords="axes fraction", xytext=(0, -34),
+    t = ax.annotate(text, xy=(0.0, 0.0), xycoords="axes fraction", xytext=(0, -38),
                     textcoords="offset points", va="top", ha="left", fontsize=6.5, color="0.35", wrap=True)
     t._tokenomics_caption = True
 

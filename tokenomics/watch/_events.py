@@ -27,10 +27,17 @@ _YEAR = re.compile(r"^\d{4}$")
 def parse_date(value: Any) -> tuple["np.datetime64", str] | None:
     """Parse a day, month or year string; return (date, precision) or None if unreadable.
 
-    A month is placed on its 15th, a year on 1 July (the middle of the stated period).
+    A month is placed on its 15th, a year on 1 July (the middle of the stated period). A date
+    object (``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is a day.
     """
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
+    if hasattr(value, "year") and hasattr(value, "month") or isinstance(value, np.datetime64):
+        try:
+            d = np.datetime64(value, "D")
+        except (TypeError, ValueError):
+            return None
+        return None if np.isnat(d) else (d, "day")
     s = str(value).strip()
     try:
         if _DAY.match(s):
@@ -128,8 +135,10 @@ def read_events(
     Returns
     -------
     pandas.DataFrame
-        The rows plus ``date_parsed`` (datetime64), ``t_year`` [yr] and ``date_precision``,
-        with ``row`` (1-based data row in the file).
+        The rows with ``date`` as datetime64 (a month on its 15th, a year on 1 July), the file's
+        text in ``date_text``, ``date_parsed`` (the same datetime64, kept for older callers),
+        ``t_year`` [yr], ``date_precision`` (day|month|year) and ``row`` (1-based data row).
+        A table this function returned can be passed again: its ``date_text`` is re-read.
     """
     import pandas as pd
 
@@ -149,7 +158,8 @@ def read_events(
             raise DataError(f"events file not found: {what}") from None
     catalog.check_columns(df, required, what=what)
     dates, precs = [], []
-    for i, (d, k) in enumerate(zip(df["date"], df[kind_column])):
+    text = df["date_text"] if "date_text" in df.columns else df["date"]
+    for i, (d, k) in enumerate(zip(text, df[kind_column])):
         row = i + 1
         if d is None or (isinstance(d, float) and np.isnan(d)) or str(d).strip() == "":
             raise DataError(
@@ -171,9 +181,18 @@ def read_events(
             )
         dates.append(parsed[0])
         precs.append(parsed[1])
-    df["date"] = df["date"].astype(str)
-    df["date_parsed"] = np.array(dates, dtype="datetime64[D]")
-    df["t_year"] = decimal_year(df["date_parsed"].to_numpy()) if len(df) else np.array([], float)
+    with_dates(df, text, dates)
     df["date_precision"] = precs
     df["row"] = np.arange(1, len(df) + 1)
+    return df
+
+
+def with_dates(df: "pd.DataFrame", text: Any, dates: list) -> "pd.DataFrame":
+    """Set ``date`` (datetime64), ``date_text``, ``date_parsed`` and ``t_year`` [yr] on ``df`` in place."""
+    parsed = np.array(dates, dtype="datetime64[D]")
+    df["date_text"] = [day(d) if hasattr(d, "year") or isinstance(d, np.datetime64) else str(d).strip()
+                       for d in text]
+    df["date"] = parsed.astype("datetime64[ns]")
+    df["date_parsed"] = parsed.astype("datetime64[ns]")
+    df["t_year"] = decimal_year(parsed) if len(df) else np.array([], float)
     return df

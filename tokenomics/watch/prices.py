@@ -24,7 +24,7 @@ import numpy as np
 from .. import _validate as v
 from .._display import Display
 from ..errors import DataError, TokenomicsError
-from ._events import as_dates, day, decimal_year, iso, parse_date
+from ._events import as_dates, day, iso, parse_date, with_dates
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -38,16 +38,17 @@ SIZE_100B = ("100b+", "100b+ (assumed)")
 
 
 def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
+    """``df`` with ``date`` as datetime64 and ``date_text``, ``date_parsed``, ``t_year``,
+    ``date_precision`` and ``row`` (as :func:`~tokenomics.watch._events.read_events`)."""
+    text = df["date_text"] if "date_text" in df.columns else df["date"]
     dates, precs = [], []
-    for i, d in enumerate(df["date"]):
+    for i, d in enumerate(text):
         p = parse_date(d)
         if p is None:
             raise DataError(f"{what} row {i + 1} (line {i + 2}): bad or missing date {d!r}")
         dates.append(p[0])
         precs.append(p[1])
-    df = df.copy()
-    df["date_parsed"] = np.array(dates, dtype="datetime64[D]")
-    df["t_year"] = decimal_year(df["date_parsed"].to_numpy())
+    df = with_dates(df.copy(), text, dates)
     df["date_precision"] = precs
     df["row"] = np.arange(1, len(df) + 1)
     return df
@@ -335,7 +336,6 @@ def headroom(prices: "pd.DataFrame | None", floor: "pd.DataFrame", size_class=SI
     cost = floor["cost_usd_per_1k_tok"].min() if len(floor) else np.nan
     price = df["output_usd_per_1k_tok"].where(df["output_usd_per_1k_tok"].notna(), df["blended_usd_per_1k_tok"])
     out = df[["date", "provider", "model", "row"]].copy()
-    out["date"] = df["date_parsed"].astype("datetime64[ns]")
     out["list_usd_per_1k_output_tok"] = price.to_numpy(float)
     out["cost_floor_usd_per_1k_tok"] = cost
     out["headroom_x"] = out["list_usd_per_1k_output_tok"] / cost if np.isfinite(cost) and cost > 0 else np.nan
