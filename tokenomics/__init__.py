@@ -60,6 +60,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "perf": ("tokenomics.perf", None),
     "showdown": ("tokenomics.showdown", None),
     "sweep": ("tokenomics.sweep", None),
+    # figures (matplotlib loads on the first plot)
+    "plot": ("tokenomics.plot", None),
 }
 
 __all__ = sorted(list(_LAZY) + ["DataError", "DoesNotFitError", "TokenomicsError", "TokenomicsWarning",

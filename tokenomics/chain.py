@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
+from ._display import Display
 from .errors import DataError, TokenomicsError, ValidationError, unknown_name
 
 
@@ -45,8 +46,8 @@ def workload_mix(name: str) -> tuple[int, int]:
 OUTPUT_CONVENTIONS = ("decode-only", "all-in")
 
 
-@dataclass(frozen=True)
-class PriceResult:
+@dataclass(frozen=True, repr=False)
+class PriceResult(Display):
     """Price, cost and energy of serving a deployment; arrays broadcast over the inputs.
 
     Attributes
@@ -80,6 +81,10 @@ class PriceResult:
     wh_per_1k_tok : ndarray
         Facility energy per 1K output tokens [Wh].
     """
+
+    _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
+                        "board_power_w", "cost_usd_per_chip_h", "usd_per_m_input_tok", "usd_per_m_output_tok",
+                        "energy_j_per_tok", "cost_basis")
 
     deployment: Any
     workload: str

@@ -64,12 +64,36 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
     return Path(path)
 
 
+def iso_dates(df: "pd.DataFrame") -> "pd.DataFrame":
+    """``df`` with each datetime64 column as ISO text: ``YYYY-MM-DD`` when every value is a
+    whole day, full ISO 8601 otherwise; NaT becomes empty (missing). Other columns unchanged.
+
+    CSV and JSON output go through this, so files keep ISO dates while the DataFrames the
+    library returns carry datetime64.
+    """
+    import pandas as pd
+
+    cols = [c for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])]
+    if not cols:
+        return df
+    df = df.copy()
+    for c in cols:
+        s = df[c]
+        whole = bool((s.dropna() == s.dropna().dt.normalize()).all())
+        text = s.dt.strftime("%Y-%m-%d") if whole else s.map(lambda t: t.isoformat() if pd.notna(t) else None)
+        df[c] = text.astype(object).where(s.notna(), None)
+    return df
+
+
 def write_frame(df: "pd.DataFrame", path: str | os.PathLike) -> Path:
-    """Write a DataFrame atomically as CSV, JSON or Parquet, chosen by the file suffix."""
+    """Write a DataFrame atomically as CSV, JSON or Parquet, chosen by the file suffix
+    (datetime64 columns as ISO dates in CSV and JSON, :func:`iso_dates`)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json", ".parquet"):
         raise ValidationError(f"output file must end in .csv, .json or .parquet, got {path.name!r}")
+    if suffix in (".csv", ".json"):
+        df = iso_dates(df)
     with atomic_path(path) as tmp:
         if suffix == ".csv":
             df.to_csv(tmp, index=False)

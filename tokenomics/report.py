@@ -194,72 +194,27 @@ def price_view(prices):
 
 
 def _figures(rep: Report, out: Path) -> dict[str, Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Draw the report's figures with :mod:`tokenomics.plot` and save them as PNG (atomically)."""
+    from . import plot
     from .io import save_png
 
+    plt = plot._pyplot()
     paths: dict[str, Path] = {}
 
-    def save(fig, name):
+    def save(ax, name):
         p = out / name
-        save_png(fig, p, bbox_inches="tight")
+        save_png(ax.figure, p, bbox_inches="tight")
         paths[name] = p
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for key, fr in rep.frontiers.items():
-        ax.plot(fr["tok_per_s_per_user"], fr["price_usd_per_1k_output_tok"] * 1e3, marker="o", ms=3, label=key)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("interactivity [output tokens/s per user]")
-    ax.set_ylabel("cost to serve [USD per million output tokens]")
-    ax.set_title("Price vs interactivity (batch sweep; bottom-up cost)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    save(fig, "price_vs_interactivity.png")
-
-    b = rep.breakdown
-    comp = [c for c in b.columns if c.endswith("_usd_per_chip_h") and c != "cost_usd_per_chip_h"]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    x = np.arange(len(b))
-    bottom = np.zeros(len(b))
-    for c in comp:
-        ax.bar(x, b[c], bottom=bottom, label=c.replace("_usd_per_chip_h", ""), width=0.5)
-        bottom += b[c].to_numpy()
-    tiers = rep.tiers
-    marks = {"hyperscaler-owned": "v", "neocloud-owned": "^", "rental-3yr": "s"}
-    for tier, mk in marks.items():
-        for vint, color in (("2025-08", "black"), ("2026-07", "grey")):
-            ys = []
-            for hw in b["hardware"]:
-                sel = tiers[(tiers["hardware"] == hw) & (tiers["vintage"] == vint)]
-                ys.append(float(sel[tier].iloc[0]) if len(sel) and tier in sel else np.nan)
-            ax.scatter(x + (0.3 if vint == "2025-08" else 0.38), ys, marker=mk, color=color, s=25,
-                       label=f"InferenceX {tier} {vint}")
-    ax.set_xticks(x, b["hardware"])
-    ax.set_ylabel("USD per chip-hour")
-    ax.set_title("Cost of a chip-hour: bottom-up components vs InferenceX tiers")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    save(fig, "cost_breakdown.png")
-
+    _, ax = plt.subplots(figsize=(8, 5))
+    save(plot.frontier(rep.frontiers, ax=ax, title="Price vs interactivity (batch sweep; bottom-up cost)"),
+         "price_vs_interactivity.png")
+    _, ax = plt.subplots(figsize=(10, 4.5))
+    save(plot.price_breakdown(rep.breakdown, tiers=rep.tiers, ax=ax), "cost_breakdown.png")
     if rep.tornado is not None:
-        t = rep.tornado.iloc[::-1]
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        y = np.arange(len(t))
-        lo, hi = t["price_at_low"] * 1e3, t["price_at_high"] * 1e3
-        left, right = np.minimum(lo, hi), np.maximum(lo, hi)
-        ax.barh(y, right - left, left=left, color="tab:orange")
-        ax.set_yticks(y, [f"{n} [{_fmt(a)} .. {_fmt(c)}]" for n, a, c in zip(t["input"], t["low"], t["high"])],
-                      fontsize=7)
-        base = rep.tornado_base * 1e3
-        ax.axvline(base, color="black", lw=1)
-        ax.text(base, len(t) - 0.4, f" base {base:.3g}", fontsize=7, va="bottom")
-        ax.set_xlabel("USD per million output tokens")
-        ax.set_title(f"Sensitivity (tornado): {rep.tornado_label}")
-        ax.grid(True, axis="x", alpha=0.3)
-        save(fig, "tornado.png")
+        _, ax = plt.subplots(figsize=(8, 4.5))
+        save(plot.tornado(rep.tornado, base_usd_per_1k_tok=rep.tornado_base, label=rep.tornado_label, ax=ax),
+             "tornado.png")
     return paths
 
 

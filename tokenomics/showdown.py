@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._display import Display
 from .errors import DataError, unknown_name
 from .specs import ExecutionPlan, plan as _plan
 
@@ -141,8 +142,8 @@ def _metric(result, metric: str) -> float:
     raise DataError(f"unknown claimed metric {metric!r} in plan_params.csv")
 
 
-@dataclass(frozen=True)
-class ShowdownResult:
+@dataclass(frozen=True, repr=False)
+class ShowdownResult(Display):
     """The article's table next to the model's.
 
     Attributes

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
+from ._display import Display
 from .errors import TokenomicsError, ValidationError
 
 #: Most configurations a sweep runs without ``force=True`` (about 10 minutes on 2 cores).
@@ -502,8 +503,8 @@ def _merge(acc: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
-class SweepResult:
+@dataclass(frozen=True, repr=False)
+class SweepResult(Display):
     """What a sweep did: per-combination summary, size, time and where the rows went.
 
     Attributes
@@ -723,8 +724,8 @@ def evaluate_loop(grid: Grid, config_ids) -> Any:
 
 # -- Monte Carlo -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class MonteCarloSweep:
+@dataclass(frozen=True, repr=False)
+class MonteCarloSweep(Display):
     """A chunked, seeded Monte Carlo of the price per 1K output tokens.
 
     Attributes

@@ -35,17 +35,28 @@ def _jsonable(x: Any) -> Any:
     if isinstance(x, (np.bool_,)):
         return bool(x)
     if hasattr(x, "isoformat"):
+        import pandas as pd
+
+        if pd.isna(x):
+            return None
+        if hasattr(x, "hour") and not (x.hour or x.minute or x.second or x.microsecond):
+            return x.date().isoformat()
         return x.isoformat()
     return x
 
 
 def frame_to_json(df: "pd.DataFrame") -> str:
-    """A JSON array with one object per row; NaN becomes null."""
+    """A JSON array with one object per row; NaN and NaT become null; dates ISO (``YYYY-MM-DD``)."""
+    from ..io import iso_dates
+
+    df = iso_dates(df)
     rows = [{str(k): _jsonable(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
     return json.dumps(rows, indent=1)
 
 
 def _fmt_cell(v: Any) -> str:
+    if v is None:
+        return ""
     if isinstance(v, float):
         if math.isnan(v):
             return ""
@@ -57,6 +68,9 @@ def _fmt_cell(v: Any) -> str:
 
 def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str | None = None) -> None:
     """Print a DataFrame as a rich table, CSV or JSON on stdout."""
+    from ..io import iso_dates
+
+    df = iso_dates(df)  # dates as YYYY-MM-DD in every format
     if fmt == Format.csv:
         sys.stdout.write(df.to_csv(index=False))
     elif fmt == Format.json:

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from .pricing import price_usd_per_1k_tok
 
 
-@dataclass(frozen=True)
-class DisaggResult:
+@dataclass(frozen=True, repr=False)
+class DisaggResult(Display):
     """Disaggregated versus co-located serving of one workload (per 1 request/s).
 
     All arrays broadcast over the inputs. ``to_frame()`` has one row per configuration.

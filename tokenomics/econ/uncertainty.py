@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import ValidationError
 from .pricing import price_usd_per_1k_tok
 from .tco import CostInputs, _params, param
@@ -42,8 +43,8 @@ def default_ranges(cost: CostInputs, utilization_frac: float = 1.0) -> dict[str,
     return out
 
 
-@dataclass(frozen=True)
-class Tornado:
+@dataclass(frozen=True, repr=False)
+class Tornado(Display):
     """One-at-a-time sensitivity of a price.
 
     Attributes
@@ -54,6 +55,8 @@ class Tornado:
         input, low, base, high, price_at_low, price_at_high, swing_usd_per_1k_tok (sorted by
         swing, largest first).
     """
+
+    _display_columns = ("input", "low", "base", "high", "price_at_low", "price_at_high", "swing_usd_per_1k_tok")
 
     base_usd_per_1k_tok: float
     table: Any
@@ -105,8 +108,8 @@ def tornado(cost: CostInputs, board_power_w: float, tok_per_s_per_chip: float, *
     return Tornado(base, table)
 
 
-@dataclass(frozen=True)
-class MonteCarlo:
+@dataclass(frozen=True, repr=False)
+class MonteCarlo(Display):
     """Distribution of a price over uncertain inputs.
 
     Attributes

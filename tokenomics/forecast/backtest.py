@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import models as M
+from .._display import Display
 from .history import decimal_year, load_history, month_end
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,8 +42,8 @@ BASELINES: tuple[str, ...] = ("naive", "drift")
 _LN10 = np.log(10.0)
 
 
-@dataclass(frozen=True)
-class BacktestResult:
+@dataclass(frozen=True, repr=False)
+class BacktestResult(Display):
     """Out-of-sample errors of each model and the weights derived from them.
 
     Attributes

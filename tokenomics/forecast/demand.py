@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import models as M
+from .._display import Display
 from .history import MIN_OBS, decimal_year, load_history, month_end, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,8 +32,8 @@ COLUMNS = ("series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_p
            "agentic_uplift", "models")
 
 
-@dataclass(frozen=True)
-class ForecastResult:
+@dataclass(frozen=True, repr=False)
+class ForecastResult(Display):
     """Monthly forecasts of one or more series.
 
     Attributes
@@ -48,6 +49,9 @@ class ForecastResult:
     skipped : dict
         Series left out -> reason (e.g. too few observations).
     """
+
+    _display_columns = ("series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
+                        "tokens_per_day_lo_95", "tokens_per_day_hi_95")
 
     monthly: "pd.DataFrame"
     history: "pd.DataFrame"
@@ -241,39 +245,12 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
 
 
 def fan_chart(result: ForecastResult, path):
-    """Log-scale fan chart of a :class:`ForecastResult` saved atomically as PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
+    """Log-scale fan chart of a :class:`ForecastResult` saved atomically as PNG
+    (drawn by :func:`tokenomics.plot.forecast`)."""
+    from .. import plot
     from ..io import save_png
-    from .scenarios import reference_lines
 
-    names = result.series_names()
-    fig, ax = plt.subplots(figsize=(10, 6), dpi=110)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, name in enumerate(names):
-        c = colors[i % len(colors)]
-        f = result.monthly[result.monthly["series"] == name]
-        x = pd.PeriodIndex(f["date"], freq="M").to_timestamp()
-        ax.fill_between(x, f["tokens_per_day_lo_95"], f["tokens_per_day_hi_95"], color=c, alpha=0.12, lw=0)
-        ax.fill_between(x, f["tokens_per_day_lo_80"], f["tokens_per_day_hi_80"], color=c, alpha=0.25, lw=0)
-        ax.plot(x, f["tokens_per_day"], color=c, lw=1.8, label=f"{name} (median, 80/95 %)")
-        h = result.history[result.history["series"] == name]
-        ax.plot(h["date"], h["tokens_per_day"], "o", color=c, ms=5, mec="black", mew=0.5)
-    for _, r in reference_lines().iterrows():
-        ax.axhline(r["tokens_per_day"], color="grey", ls="--", lw=1)
-        ax.annotate(r["reference"], (pd.Timestamp("2030-12-31"), r["tokens_per_day"]), fontsize=8,
-                    color="dimgrey", va="bottom", ha="right")
-    ax.set_yscale("log")
-    ax.set_ylabel("tokens per day")
-    scen = result.scenario or "trend only"
-    fit = f", fitted through {result.fit_through}" if result.fit_through else ""
-    ax.set_title(f"Token demand forecast ({scen}{fit}); dots = observations")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    save_png(fig, path, dpi=100)
+    _, ax = plot._pyplot().subplots(figsize=(10, 6), dpi=110)
+    plot.forecast(result, ax=ax)
+    save_png(ax.figure, path, dpi=100, bbox_inches="tight")
     return path

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._display import Display
 from .._validate import fraction, positive
 from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
 from ..units import HOURS_PER_YEAR
@@ -40,8 +41,8 @@ H200_PERF = {"model": "llama-3.1-70b", "execution": "graph", "context_tok": 2048
              "weight_precision": "fp8"}
 
 
-@dataclass(frozen=True)
-class InfraResult:
+@dataclass(frozen=True, repr=False)
+class InfraResult(Display):
     """Yearly serving requirements; see :func:`serving_requirements` for the columns."""
 
     frame: "pd.DataFrame"

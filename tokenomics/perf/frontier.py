@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Display
 from ..errors import DataError, TokenomicsError, ValidationError
 from ..specs import ModelSpec
 from .parallel import ParallelPlan, System, check_plan, system as _system
@@ -90,8 +91,8 @@ def pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return keep
 
 
-@dataclass(frozen=True)
-class FrontierResult:
+@dataclass(frozen=True, repr=False)
+class FrontierResult(Display):
     """All feasible configurations and their Pareto frontier.
 
     Attributes
@@ -101,6 +102,8 @@ class FrontierResult:
         tok_per_s_per_user, tok_per_s_per_chip, tok_per_s, step_time_s, on_frontier``.
     system, model, plan : str
     """
+
+    _display_columns = ("parallel", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "step_time_s")
 
     points: Any
     system: str
@@ -123,34 +126,14 @@ class FrontierResult:
         return float(p["tok_per_s_system"].max()) if len(p) else float("nan")
 
     def plot(self, path: "str | Path") -> Path:
-        """Write a PNG of all points and the frontier (atomically)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        """Write a PNG of all points and the frontier (atomically); drawn by :func:`tokenomics.plot.frontier`."""
+        from .. import plot
         from ..io import save_png
 
-        fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=110)
-        pts = self.points
-        ax.scatter(pts["tok_per_s_per_user"], pts["tok_per_s_per_chip"], s=8, c="0.75",
-                   label="feasible configurations")
-        f = self.frontier
-        ax.plot(f["tok_per_s_per_user"], f["tok_per_s_per_chip"], "-o", ms=3.5, c="C3",
-                label="Pareto frontier")
-        for _, r in f.iloc[:: max(1, len(f) // 6)].iterrows():
-            ax.annotate(f"{r['parallel']}\nbatch {int(r['batch'])}",
-                        (r["tok_per_s_per_user"], r["tok_per_s_per_chip"]), fontsize=6.5,
-                        xytext=(4, 4), textcoords="offset points")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("tokens/s per user")
-        ax.set_ylabel("tokens/s per chip")
-        ax.set_title(f"{self.model} on {self.system} ({self.plan}): latency-throughput frontier")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(loc="lower left", fontsize=8)
-        fig.tight_layout()
-        save_png(fig, path, dpi=100)
+        _, ax = plot._pyplot().subplots(figsize=(7.5, 5.0), dpi=110)
+        plot.frontier(self, y="tok_per_s_per_chip", ax=ax,
+                      title=f"{self.model} on {self.system} ({self.plan}): latency-throughput frontier")
+        save_png(ax.figure, path, dpi=100, bbox_inches="tight")
         return Path(path)
 
 

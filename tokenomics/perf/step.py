@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
@@ -44,8 +45,8 @@ def _resolve(hardware, model, execution):
     return hw, m, p
 
 
-@dataclass(frozen=True)
-class StepResult:
+@dataclass(frozen=True, repr=False)
+class StepResult(Display):
     """Result of :func:`decode_step` or :func:`prefill`. Array fields broadcast together.
 
     Attributes
@@ -74,6 +75,9 @@ class StepResult:
     fits : ndarray of bool
         Whether weights plus KV fit in usable memory.
     """
+
+    _display_columns = ("phase", "batch", "context_tok", "prompt_tok", "step_time_s", "tok_per_s_per_user",
+                        "tok_per_s", "tok_per_s_per_chip", "bound", "hbm_util_frac", "fits")
 
     hardware: Accelerator
     model: ModelSpec

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..catalog import model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import component_precisions, precision_bytes
@@ -47,8 +48,8 @@ DISPATCH_BYTES = 1.0
 ACT_BYTES = 2.0
 
 
-@dataclass(frozen=True)
-class SystemStepResult:
+@dataclass(frozen=True, repr=False)
+class SystemStepResult(Display):
     """Result of :func:`system_step`; array fields broadcast over batch and context.
 
     Attributes
@@ -81,6 +82,9 @@ class SystemStepResult:
     weights_bytes_per_chip, kv_bytes_per_chip : ndarray
         Memory each chip holds [B].
     """
+
+    _display_columns = ("tp", "ep", "pp", "dp", "batch", "context_tok", "step_time_s", "comm_exposed_s",
+                        "tok_per_s_per_user", "tok_per_s_per_chip", "fits")
 
     system: System
     model: ModelSpec

@@ -27,10 +27,17 @@ _YEAR = re.compile(r"^\d{4}$")
 def parse_date(value: Any) -> tuple["np.datetime64", str] | None:
     """Parse a day, month or year string; return (date, precision) or None if unreadable.
 
-    A month is placed on its 15th, a year on 1 July (the middle of the stated period).
+    A month is placed on its 15th, a year on 1 July (the middle of the stated period). A date
+    object (``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is a day.
     """
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
+    if hasattr(value, "year") and hasattr(value, "month") or isinstance(value, np.datetime64):
+        try:
+            d = np.datetime64(value, "D")
+        except (TypeError, ValueError):
+            return None
+        return None if np.isnat(d) else (d, "day")
     s = str(value).strip()
     try:
         if _DAY.match(s):
@@ -64,8 +71,36 @@ def from_decimal_year(t: Any) -> np.ndarray:
 
 
 def day(x: Any) -> str:
-    """Any date-like value (numpy, pandas, string) as ``YYYY-MM-DD``."""
-    return str(np.datetime64(x, "D"))
+    """Any date-like value (numpy, pandas, string) as ``YYYY-MM-DD`` (``''`` for none)."""
+    if x is None or (isinstance(x, str) and not x.strip()):
+        return ""
+    try:
+        d = np.datetime64(x, "D")
+    except (TypeError, ValueError):
+        import pandas as pd
+
+        if pd.isna(x):
+            return ""
+        d = np.datetime64(pd.Timestamp(x).date(), "D")
+    return "" if np.isnat(d) else str(d)
+
+
+def dates(values: Any) -> "pd.Series":
+    """Date-like values (ISO text, ``''`` or NaN for none, numpy/pandas dates) as a datetime64
+    Series (``NaT`` for none): the date columns of every table the watch functions return."""
+    import pandas as pd
+
+    s = pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values.astype(object)
+    s = s.map(lambda x: None if x is None or (isinstance(x, str) and not x.strip()) else x)
+    return pd.to_datetime(s, format="ISO8601").astype("datetime64[ns]").reset_index(drop=True)
+
+
+def as_dates(df: "pd.DataFrame", columns: tuple[str, ...]) -> "pd.DataFrame":
+    """``df`` with ``columns`` (those present) turned into datetime64 by :func:`dates`."""
+    for c in columns:
+        if c in df.columns:
+            df[c] = dates(df[c]).to_numpy()
+    return df
 
 
 def iso(t: float) -> str:
@@ -100,8 +135,10 @@ def read_events(
     Returns
     -------
     pandas.DataFrame
-        The rows plus ``date_parsed`` (datetime64), ``t_year`` [yr] and ``date_precision``,
-        with ``row`` (1-based data row in the file).
+        The rows with ``date`` as datetime64 (a month on its 15th, a year on 1 July), the file's
+        text in ``date_text``, ``date_parsed`` (the same datetime64, kept for older callers),
+        ``t_year`` [yr], ``date_precision`` (day|month|year) and ``row`` (1-based data row).
+        A table this function returned can be passed again: its ``date_text`` is re-read.
     """
     import pandas as pd
 
@@ -121,7 +158,8 @@ def read_events(
             raise DataError(f"events file not found: {what}") from None
     catalog.check_columns(df, required, what=what)
     dates, precs = [], []
-    for i, (d, k) in enumerate(zip(df["date"], df[kind_column])):
+    text = df["date_text"] if "date_text" in df.columns else df["date"]
+    for i, (d, k) in enumerate(zip(text, df[kind_column])):
         row = i + 1
         if d is None or (isinstance(d, float) and np.isnan(d)) or str(d).strip() == "":
             raise DataError(
@@ -143,9 +181,18 @@ def read_events(
             )
         dates.append(parsed[0])
         precs.append(parsed[1])
-    df["date"] = df["date"].astype(str)
-    df["date_parsed"] = np.array(dates, dtype="datetime64[D]")
-    df["t_year"] = decimal_year(df["date_parsed"].to_numpy()) if len(df) else np.array([], float)
+    with_dates(df, text, dates)
     df["date_precision"] = precs
     df["row"] = np.arange(1, len(df) + 1)
+    return df
+
+
+def with_dates(df: "pd.DataFrame", text: Any, dates: list) -> "pd.DataFrame":
+    """Set ``date`` (datetime64), ``date_text``, ``date_parsed`` and ``t_year`` [yr] on ``df`` in place."""
+    parsed = np.array(dates, dtype="datetime64[D]")
+    df["date_text"] = [day(d) if hasattr(d, "year") or isinstance(d, np.datetime64) else str(d).strip()
+                       for d in text]
+    df["date"] = parsed.astype("datetime64[ns]")
+    df["date_parsed"] = parsed.astype("datetime64[ns]")
+    df["t_year"] = decimal_year(parsed) if len(df) else np.array([], float)
     return df

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
-from ._events import iso
+from .._display import Display
+from ._events import as_dates, day, iso
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -30,9 +31,11 @@ RAMP_YEARS = (2025.0, 2026.0, 2027.0, 2028.0)
 CAPACITY_YEAR = 2027.0
 
 
-@dataclass(frozen=True)
-class Dashboard:
+@dataclass(frozen=True, repr=False)
+class Dashboard(Display):
     """Everything behind the three watch metrics (DataFrames and fit objects)."""
+
+    _display_columns = ("metric", "as_of", "latest", "forecast")
 
     price: Any
     price_forecast: dict
@@ -64,7 +67,7 @@ def _price_row(pw, fc) -> dict[str, Any]:
     big = ev[(ev["region"] == "global") & ev["size_class"].astype(str).str.startswith("100b+")]
     last_date = big["date"].max()
     last = big[big["date"] == last_date]
-    latest = f"{last_date}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
+    latest = f"{day(last_date)}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
     recent = big.tail(10)
     latest += f"; last {len(recent)} 100B+ changes: {int((recent['direction'] == 'cut').sum())} cuts, " \
               f"{int((recent['direction'] == 'rise').sum())} rises"
@@ -147,13 +150,14 @@ def _supernode_row(yields, production, ramp, capacity) -> dict[str, Any]:
     rep = yields[yields["kind"] == "reported"]
     proj = yields[yields["kind"] == "projection"]
     pts = ramp.points
-    latest = "; ".join(f"{r.date} {r.event} " + (r.units_text if isinstance(r.units_text, str) and r.units_text
+    latest = "; ".join(f"{day(r.date)} {r.event} " + (r.units_text if isinstance(r.units_text, str) and r.units_text
                                                    else f"{int(r.count_low)}+") for r in pts.itertuples()) + \
-        f" (CloudMatrix 384); 910C die yield {rep['yield_frac'].iloc[-1]:.2f} ({rep['date'].iloc[-1]})"
+        f" (CloudMatrix 384); 910C die yield {rep['yield_frac'].iloc[-1]:.2f} ({day(rep['date'].iloc[-1])})"
     trend = f"910C yield {rep['yield_frac'].iloc[0]:.2f} -> {rep['yield_frac'].iloc[-1]:.2f}"
     if len(proj):
         p = proj.iloc[0]
-        trend += f"; logit line reaches {p['yield_frac']:.1f} on {p['date']} ({p['date_lo']}..{p['date_hi']})"
+        trend += (f"; logit line reaches {p['yield_frac']:.1f} on {day(p['date'])} "
+                  f"({day(p['date_lo'])}..{day(p['date_hi'])})")
     prod = production.set_index("year")
     if 2026 in prod.index:
         trend += f"; 2026 Ascend output {prod.loc[2026, 'low_chips'] / 1e3:.0f}k-{prod.loc[2026, 'high_chips'] / 1e3:.0f}k (sources conflict)"
@@ -233,9 +237,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
                     "tok_per_day_lo": float(sn.implied_capacity(fcr["units_lo"], tps)) if np.isfinite(tps) else np.nan,
                     "tok_per_day_hi": float(sn.implied_capacity(fcr["units_hi"], tps)) if np.isfinite(tps) else np.nan,
                     "note": note, "row": row})
-    capacity = pd.DataFrame(cap)
-    summary = pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
-                            _supernode_row(yields, production, ramp, capacity)])
+    capacity = as_dates(pd.DataFrame(cap), ("date",))
+    summary = as_dates(pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
+                                     _supernode_row(yields, production, ramp, capacity)]), ("as_of",))
     return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
                      yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary)
 
@@ -244,143 +248,30 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
 # report
 
 
-def _dates(fig) -> None:
-    import matplotlib.dates as mdates
+def _plot(d: Dashboard, metrics: tuple[str, ...], path: Path, figsize: tuple[float, float],
+          width_ratios: tuple[float, ...] | None = None) -> None:
+    """Draw ``metrics`` side by side with :func:`tokenomics.plot.watch`; save as PNG (atomically)."""
+    from .. import plot
+    from ..io import save_png
 
-    for ax in fig.axes:
-        if ax.get_xscale() == "linear" and ax.xaxis.get_units() is not None or "date" in type(ax.xaxis.get_major_formatter()).__name__.lower():
-            loc = mdates.AutoDateLocator(maxticks=8)
-            ax.xaxis.set_major_locator(loc)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+    kw = {"gridspec_kw": {"width_ratios": list(width_ratios)}} if width_ratios else {}
+    fig, axes = plot._pyplot().subplots(1, len(metrics), figsize=figsize, squeeze=False, **kw)
+    for metric, ax in zip(metrics, axes[0]):
+        plot.watch(metric, d, ax=ax)
+    fig.tight_layout()
+    save_png(fig, path, bbox_inches="tight")
 
 
 def _plot_price(d: Dashboard, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from . import prices as pr
-    from ._events import from_decimal_year
-    from ..io import save_png
-
-    p = pr.load_prices()
-    p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    colors = {"frontier": "tab:red", "mid": "tab:blue", "small": "tab:green"}
-    rates = d.price.rates_by_tier.set_index("group")
-    for tier, sub in p.groupby("tier"):
-        ax.scatter(sub["date_parsed"], sub["blended_usd_per_1k_tok"] * 1000, s=22, color=colors.get(tier, "k"),
-                   label=f"{tier} ({rates.loc[tier, 'decline_factor_per_year']:.2f}x/yr)", alpha=0.8)
-        t = sub["t_year"].to_numpy(float)
-        b = np.polyfit(t, np.log(sub["blended_usd_per_1k_tok"].to_numpy(float)), 1)
-        tt = np.linspace(t.min(), t.max(), 50)
-        ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)) * 1000,
-                color=colors.get(tier, "k"), lw=1.2)
-    ch = d.price.events[d.price.events["region"] == "china"]
-    ch = ch[np.isfinite(ch["price_after_usd_per_1k_tok"].astype(float)) & (ch["price_after_usd_per_1k_tok"] > 0)]
-    ax.scatter(np.array(ch["date"], dtype="datetime64[D]"), ch["price_after_usd_per_1k_tok"] * 1000, marker="v",
-               color="purple", s=40, label="China cuts (price after, USD)")
-    ax.set_yscale("log")
-    ax.set_ylabel("blended list price [USD per million tokens, 3:1 in:out]")
-    ax.set_title("Watch 1: API list prices by tier (OLS on log price); prices can rise too")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    _dates(fig)
-    fig.tight_layout()
-    save_png(fig, path)
+    _plot(d, ("price",), path, (9, 5.5))
 
 
 def _plot_megakernel(d: Dashboard, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..io import save_png
-    from ._events import from_decimal_year
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
-    idx = d.adoption_index
-    as_of = np.datetime64(d.adoption_fits["all"].as_of)
-    for i, (fam, sub) in enumerate(idx.groupby("family")):
-        x = np.append(np.array(sub["date"], dtype="datetime64[D]"), as_of)
-        yv = np.append(sub["index_level"].to_numpy(float), float(sub["index_level"].iloc[-1]))
-        off = 0.0 if fam == "all" else 0.05 * i
-        ax.step(x, yv + off, where="post", lw=2.5 if fam == "all" else 1.2,
-                label=fam if fam == "all" else f"{fam} (offset +{off:.2f})", alpha=0.9 if fam == "all" else 0.8)
-    f = d.adoption_fits["all"]
-    if np.isfinite(f.k_per_year):
-        tt = np.linspace(2025.3, max(f.level4_hi if np.isfinite(f.level4_hi) else 2034, 2030) + 0.5, 200)
-        ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), f.predict(tt), "k--", lw=1, label="logistic fit (all)")
-        for lvl, mid, lo, hi in ((3, f.level3_year, f.level3_lo, f.level3_hi), (4, f.level4_year, f.level4_lo, f.level4_hi)):
-            if np.isfinite(lo):
-                ax.errorbar([from_decimal_year(mid).astype("datetime64[ns]")], [lvl - 0.5],
-                            xerr=None, fmt="o", color="k")
-                ax.hlines(lvl - 0.5, from_decimal_year(lo).astype("datetime64[ns]"),
-                          from_decimal_year(hi).astype("datetime64[ns]"), color="k", lw=3, alpha=0.5)
-                ax.annotate(f"level {lvl}", (from_decimal_year(mid).astype("datetime64[ns]"), lvl - 0.5),
-                            textcoords="offset points", xytext=(5, 6), fontsize=8)
-    ax.set_ylim(-0.2, 4.2)
-    ax.set_yticks(range(5))
-    ax.set_yticklabels(["0 paper", "1 RFC", "2 opt-in", "3 default (1)", "4 default (all)"], fontsize=8)
-    ax.set_title("Watch 2: megakernel adoption index (90% bootstrap bars)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    sp = d.speedup
-    if np.any(np.isfinite(sp["speedup"])):
-        ax2.semilogx(sp["batch"], sp["speedup"], "o-", base=2)
-        ax2.set_title(f"modelled decode speedup over CUDA graph\n({sp['hardware'].iloc[0]}, {sp['model'].iloc[0]})",
-                      fontsize=9)
-    else:
-        ax2.text(0.5, 0.5, "pending perf core", ha="center", va="center", transform=ax2.transAxes)
-    ax2.axhline(1.0, color="grey", lw=0.8)
-    ax2.set_xlabel("batch [sequences]")
-    ax2.set_ylabel("speedup [x]")
-    ax2.grid(True, which="both", alpha=0.3)
-    _dates(fig)
-    fig.tight_layout()
-    save_png(fig, path)
+    _plot(d, ("megakernel", "speedup"), path, (12, 5), (2, 1))
 
 
 def _plot_supernode(d: Dashboard, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..io import save_png
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5))
-    y = d.yields
-    rep = y[y["kind"] == "reported"]
-    ax.plot(np.array(rep["date"], dtype="datetime64[D]"), rep["yield_frac"], "o", ms=8, label="reported 910C die yield")
-    proj = y[y["kind"] == "projection"]
-    if len(proj):
-        p = proj.iloc[0]
-        ax.plot(np.array([rep["date"].iloc[-1], p["date"]], dtype="datetime64[D]"),
-                [rep["yield_frac"].iloc[-1], p["yield_frac"]], "--", color="tab:blue", label="logit-line projection")
-        ax.hlines(p["yield_frac"], np.datetime64(p["date_lo"]), np.datetime64(p["date_hi"]), lw=4, color="tab:orange",
-                  label=f"reaches {p['yield_frac']:.1f}: {p['date']}")
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("die yield [fraction]")
-    ax.set_title("Watch 3a: Ascend 910C die yield")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    r = d.ramp
-    fc = r.curve
-    x = np.array(fc["date"], dtype="datetime64[D]")
-    ax2.fill_between(x, fc["units_lo"].clip(lower=0.5), fc["units_hi"], alpha=0.25, label="90% interval")
-    ax2.plot(x, fc["units_p50"].clip(lower=0.5), "-", label="median ramp")
-    ax2.plot(np.array(r.points["date"], dtype="datetime64[D]"), r.points["count_low"], "ko", label="dated counts (lower bounds)")
-    ax2.set_yscale("log")
-    ax2.set_ylabel("cumulative CloudMatrix 384 systems")
-    ax2.set_title(f"Watch 3b: supernode ramp (ceiling {r.k_range[0]:.0f}-{r.k_range[1]:.0f})")
-    ax2.grid(True, which="both", alpha=0.3)
-    ax2.legend(fontsize=8)
-    _dates(fig)
-    fig.tight_layout()
-    save_png(fig, path)
+    _plot(d, ("yield", "supernode"), path, (12, 5))
 
 
 def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
@@ -389,7 +280,9 @@ def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
     for rec in df.itertuples(index=False):
         cells = []
         for x in rec:
-            if isinstance(x, (float, np.floating)):
+            if hasattr(x, "strftime") or isinstance(x, np.datetime64):
+                cells.append(day(x))
+            elif isinstance(x, (float, np.floating)):
                 cells.append("" if not np.isfinite(x) else format(float(x), floatfmt))
             else:
                 cells.append(str(x).replace("|", "/"))
@@ -413,7 +306,7 @@ def write_report(d: Dashboard, out_dir: "str | Path") -> list[Path]:
           "`sources`. Intervals are 90 %.", ""]
     for rec in s.itertuples(index=False):
         md += [f"## {rec.metric}", "", f"- **latest**: {rec.latest}", f"- **trend**: {rec.trend}",
-               f"- **forecast**: {rec.forecast}", f"- **status**: {rec.status}", f"- **as of**: {rec.as_of}",
+               f"- **forecast**: {rec.forecast}", f"- **status**: {rec.status}", f"- **as of**: {day(rec.as_of)}",
                f"- **sources**: {rec.sources}", "", f"![{rec.metric}]({pngs[rec.metric].name})", ""]
         if rec.metric == "price":
             cols = ["group", "n", "first_date", "last_date", "decline_factor_per_year", "decline_factor_lo",

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
-from ._events import day, iso, read_events
+from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -95,7 +96,7 @@ def adoption_index(events: "str | pd.DataFrame | None" = None, track: str = "meg
     for fam, sub in [("all", df)] + list(df.groupby("hardware_family", sort=True)):
         idx = np.maximum.accumulate(sub["level"].to_numpy()) if len(sub) else np.array([], int)
         out.append(pd.DataFrame({
-            "family": fam, "date": [day(d) for d in sub["date_parsed"]], "t_year": sub["t_year"].to_numpy(),
+            "family": fam, "date": sub["date_parsed"].to_numpy("datetime64[ns]"), "t_year": sub["t_year"].to_numpy(),
             "event_level": sub["level"].to_numpy(), "index_level": idx,
             "project": sub["project"].to_numpy(), "row": sub["row"].to_numpy(),
         }))
@@ -148,8 +149,8 @@ def _fit_once(t, y, k_lo, k_hi, t_lo, t_hi):
     return float(popt[0]), float(popt[1])
 
 
-@dataclass(frozen=True)
-class AdoptionFit:
+@dataclass(frozen=True, repr=False)
+class AdoptionFit(Display):
     """Logistic adoption fit for one family and track, with bootstrap intervals.
 
     Dates are decimal years [yr]; ``*_lo``/``*_hi`` bound the central ``ci`` interval.
@@ -176,10 +177,10 @@ class AdoptionFit:
     rows: str
 
     def to_frame(self) -> "pd.DataFrame":
-        """One row with dates as ISO strings."""
+        """One row; dates (``latest_date``, ``as_of``, ``t50``, ``level3_*``, ``level4_*``) as datetime64."""
         import pandas as pd
 
-        return pd.DataFrame([{
+        return as_dates(pd.DataFrame([{
             "family": self.family, "track": self.track, "n_events": self.n_events,
             "latest_level": self.latest_level, "latest_date": self.latest_date, "as_of": self.as_of,
             "k_per_year": self.k_per_year, "k_lo_bound": self.k_bounds[0], "k_hi_bound": self.k_bounds[1],
@@ -187,7 +188,8 @@ class AdoptionFit:
             "level3_date": iso(self.level3_year), "level3_lo": iso(self.level3_lo), "level3_hi": iso(self.level3_hi),
             "level4_date": iso(self.level4_year), "level4_lo": iso(self.level4_lo), "level4_hi": iso(self.level4_hi),
             "n_boot": self.n_boot, "ci": self.ci, "status": self.status, "rows": self.rows,
-        }])
+        }]), ("latest_date", "as_of", "t50", "level3_date", "level3_lo", "level3_hi", "level4_date", "level4_lo",
+              "level4_hi"))
 
     def predict(self, t_year: Any) -> np.ndarray:
         """Fitted index level at decimal years ``t_year``."""

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import DataError, TokenomicsError
-from ._events import day, decimal_year, iso, parse_date
+from ._events import as_dates, day, iso, parse_date, with_dates
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -37,16 +38,17 @@ SIZE_100B = ("100b+", "100b+ (assumed)")
 
 
 def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
+    """``df`` with ``date`` as datetime64 and ``date_text``, ``date_parsed``, ``t_year``,
+    ``date_precision`` and ``row`` (as :func:`~tokenomics.watch._events.read_events`)."""
+    text = df["date_text"] if "date_text" in df.columns else df["date"]
     dates, precs = [], []
-    for i, d in enumerate(df["date"]):
+    for i, d in enumerate(text):
         p = parse_date(d)
         if p is None:
             raise DataError(f"{what} row {i + 1} (line {i + 2}): bad or missing date {d!r}")
         dates.append(p[0])
         precs.append(p[1])
-    df = df.copy()
-    df["date_parsed"] = np.array(dates, dtype="datetime64[D]")
-    df["t_year"] = decimal_year(df["date_parsed"].to_numpy())
+    df = with_dates(df.copy(), text, dates)
     df["date_precision"] = precs
     df["row"] = np.arange(1, len(df) + 1)
     return df
@@ -159,7 +161,7 @@ def decline_rates(
                                             "decline_factor_hi", "change_frac_per_year", "r2")})
             rec["note"] = f"fewer than {min_points} dated prices"
         out.append(rec)
-    return pd.DataFrame(out)
+    return as_dates(pd.DataFrame(out), ("first_date", "last_date"))
 
 
 def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None" = None) -> "pd.DataFrame":
@@ -213,7 +215,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         })
     res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
     res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
-    return res
+    return as_dates(res, ("date",))
 
 
 #: Systems compared for the modelled cost floor: (label, system name in ``datasets/systems.csv``).
@@ -296,9 +298,12 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
     return rec
 
 
-@dataclass(frozen=True)
-class PriceWatch:
+@dataclass(frozen=True, repr=False)
+class PriceWatch(Display):
     """Result of :func:`price_watch` (all tables are DataFrames)."""
+
+    _display_columns = ("by", "group", "n", "first_date", "last_date", "decline_factor_per_year",
+                        "decline_factor_lo", "decline_factor_hi")
 
     rates_by_tier: Any
     rates_by_provider: Any

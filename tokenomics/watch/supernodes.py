@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._display import Display
 from ..errors import DataError
-from ._events import day, iso, read_events
+from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -100,7 +101,7 @@ def yield_trajectory(events: "str | pd.DataFrame | None" = None, product: str = 
                      "date_lo": iso(min(corners)), "date_hi": iso(max(corners)), "logit_slope_per_year": slope,
                      "row": " ".join(str(r) for r in y["row"]),
                      "note": "straight line in logit(yield) through the reported points; interval from date precision only"})
-    return pd.DataFrame(rows)
+    return as_dates(pd.DataFrame(rows), ("date", "date_lo", "date_hi"))
 
 
 _YEAR_IN_UNIT = re.compile(r"(20\d\d)")
@@ -136,8 +137,8 @@ def _log_logistic(t, r, tm, K):
     return np.log(K) - np.log1p(np.exp(-r * (t - tm)))
 
 
-@dataclass(frozen=True)
-class DeliveryRamp:
+@dataclass(frozen=True, repr=False)
+class DeliveryRamp(Display):
     """Monte Carlo logistic ramp of cumulative systems delivered (or sold)."""
 
     product: str
@@ -225,7 +226,10 @@ def delivery_ramp(events: "str | pd.DataFrame | None" = None, product: str = "Cl
     })
     fc = allq.iloc[:len(grid_out)].reset_index(drop=True)
     curve = allq.iloc[len(grid_out):].reset_index(drop=True)
+    as_dates(fc, ("date",))
+    as_dates(curve, ("date",))
     p = pts[["date", "event", "units_text", "count_low", "row", "note"]].reset_index(drop=True)
+    p["date"] = pts["date_parsed"].to_numpy("datetime64[ns]")
     return DeliveryRamp(product=product, points=p, forecast=fc, curve=curve, k_range=(k_min, float(k_hi_hi)),
                         n_draws=n_draws, n_ok=len(sims), as_of=iso(float(df["t_year"].max())))
 

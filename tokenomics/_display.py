@@ -1,0 +1,220 @@
+"""Compact text and HTML display of result objects (plain ``repr`` and Jupyter).
+
+Every result class derives from :class:`Display` and names its headline columns of
+``to_frame()`` in ``_display_columns``; nothing else is needed::
+
+    @dataclass(frozen=True, repr=False)      # repr=False: the dataclass must not write __repr__
+    class PriceResult(Display):
+        _display_columns = ("batch", "tok_per_s_per_chip", "usd_per_m_output_tok")
+
+``repr(result)`` is a title line (the class and the columns that take one value in every row,
+such as hardware and model) followed by the headline columns, one line each for a single row or
+as a table (first and last rows) for a sweep: a few hundred characters, never more than
+:data:`MAX_REPR_CHARS`. ``result._repr_html_()`` is the same as a small HTML table (Jupyter shows
+it). Column names carry their units (``_s``, ``_usd_per_1k_output_tok``, ``_j_per_tok``).
+``to_frame()`` stays the full table.
+
+pandas is imported only when a result is displayed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: Upper bounds the display keeps to [characters].
+MAX_REPR_CHARS = 2000
+MAX_HTML_CHARS = 20000
+#: Rows shown (first and last halves) in text and in HTML.
+REPR_ROWS = 8
+#: Widest table line in text [characters]; columns past it are left to ``to_frame()``.
+REPR_WIDTH = 150
+HTML_ROWS = 20
+#: Longest text cell shown [characters]; longer text is cut with an ellipsis.
+REPR_CELL_CHARS = 48
+HTML_CELL_CHARS = 160
+#: Columns that, when constant, go into the title line rather than the table.
+IDENTITY_COLUMNS = ("hardware", "system", "accelerator", "model", "execution", "plan", "workload",
+                    "cost_model", "phase", "n_chips", "weight_precision", "series", "scenario")
+
+
+def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
+    """One cell as short text: 4 significant digits, dates as ``YYYY-MM-DD``, long text cut.
+
+    Examples
+    --------
+    >>> fmt_value(3456.789), fmt_value(123456.7), fmt_value(0.000123456), fmt_value(True), fmt_value("x" * 60, 10)
+    ('3457', '123,457', '0.0001235', 'True', 'xxxxxxxxx…')
+    """
+    if x is None:
+        return ""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if hasattr(x, "strftime"):
+        try:
+            return x.strftime("%Y-%m-%d") if not (x.hour or x.minute or x.second) else x.isoformat()
+        except (AttributeError, ValueError):  # NaT
+            return ""
+    if isinstance(x, np.datetime64):
+        return "" if np.isnat(x) else str(x.astype("datetime64[D]"))
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}" if abs(int(x)) >= 10000 else str(int(x))
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        if math.isnan(f):
+            return ""
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        if f != 0 and (abs(f) >= 1e7 or abs(f) < 1e-3):
+            return f"{f:.4g}"
+        if abs(f) >= 10000:
+            return f"{f:,.0f}"
+        if abs(f) >= 1000:  # years stay years: 2025, not 2,025
+            return f"{f:.0f}"
+        return f"{f:.4g}"
+    s = str(x)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def _n_distinct(col: "pd.Series") -> int:
+    """Distinct values of a column, a missing value counting as one (unhashable cells as text)."""
+    try:
+        return int(col.nunique(dropna=False))
+    except TypeError:
+        return int(col.map(repr).nunique(dropna=False))
+
+
+class Display:
+    """Mixin: compact ``__repr__`` and ``_repr_html_`` from ``to_frame()``.
+
+    Class attributes (override in the result class)
+    -----------------------------------------------
+    _display_columns : tuple of str
+        Headline columns of ``to_frame()``, in order; empty means the first 10 columns.
+    _display_title : str
+        Name shown in the title line (default: the class name).
+    """
+
+    _display_columns: ClassVar[tuple[str, ...]] = ()
+    _display_title: ClassVar[str] = ""
+
+    # --- the data shown ----------------------------------------------------------------------
+    def _display_frame(self) -> "tuple[str, pd.DataFrame, int, list[tuple[str, str]]]":
+        """(title, headline table, rows in the full table, other scalar fields as (name, text))."""
+        df = self.to_frame()  # type: ignore[attr-defined]
+        n = len(df)
+        title = self._display_title or type(self).__name__
+        ident, in_title = [], set()
+        for c in IDENTITY_COLUMNS:
+            if c in df.columns and n and _n_distinct(df[c]) == 1:
+                val = df[c].iloc[0]
+                in_title.add(c)
+                ident.append(fmt_value(val) if isinstance(val, str) else f"{c}={fmt_value(val)}")
+            elif c not in df.columns and isinstance(getattr(self, c, None), str) and getattr(self, c):
+                ident.append(getattr(self, c))  # e.g. FrontierResult.system, .model
+        ident = list(dict.fromkeys(ident))  # a one-chip system is named after its chip: say it once
+        if ident:
+            title += ": " + " · ".join(ident)
+        title += f" ({n} row{'s' if n != 1 else ''})"
+        extra = self._scalar_fields(df, ident)
+        cols = [c for c in self._display_columns if c in df.columns and c not in in_title]
+        if not cols:
+            cols = [c for c in df.columns if c not in in_title][:10]
+        cols = [c for c in cols if not (n and df[c].isna().all())]  # nothing to show
+        return title, df[cols], n, extra
+
+    def _scalar_fields(self, df: "pd.DataFrame", ident: list[str]) -> list[tuple[str, str]]:
+        """Scalar dataclass fields not already shown (e.g. a tornado's base price, a sweep's time)."""
+        import dataclasses
+
+        if not dataclasses.is_dataclass(self):
+            return []
+        out = []
+        for f in dataclasses.fields(self):
+            val = getattr(self, f.name, None)
+            if not f.repr or f.name in df.columns or f.name.startswith("_") or val is None:
+                continue
+            if isinstance(val, (str, bool, int, float, np.integer, np.floating)) and fmt_value(val) not in ident:
+                out.append((f.name, fmt_value(val)))
+        return out[:8]
+
+    @staticmethod
+    def _rows(df: "pd.DataFrame", k: int) -> "tuple[pd.DataFrame, pd.DataFrame | None]":
+        if len(df) <= k:
+            return df, None
+        return df.head(k // 2), df.tail(k - k // 2)
+
+    # --- text --------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        try:
+            title, df, n, extra_fields = self._display_frame()
+        except Exception as exc:  # a display must never raise
+            return f"<{type(self).__name__} (no table: {type(exc).__name__}: {exc})>"
+        extra = ["  " + ", ".join(f"{k} {v}" for k, v in extra_fields)] if extra_fields else []
+        if n == 1:
+            w = max(len(str(c)) for c in df.columns) if len(df.columns) else 0
+            lines = [title, *extra] + [f"  {str(c):<{w}}  {fmt_value(df[c].iloc[0])}" for c in df.columns]
+        else:
+            const = [(c, fmt_value(df[c].iloc[0])) for c in df.columns
+                     if n > 1 and _n_distinct(df[c]) == 1]
+            if len(const) < len(df.columns):
+                df = df.drop(columns=[c for c, _ in const])
+            else:
+                const = []
+            head, tail = self._rows(df, REPR_ROWS)
+            cells = [[fmt_value(v) for v in r] for r in head.itertuples(index=False)]
+            if tail is not None:
+                cells.append(["…"] * len(df.columns))
+                cells += [[fmt_value(v) for v in r] for r in tail.itertuples(index=False)]
+            names = [str(c) for c in df.columns]
+            widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(names)]
+            keep, total = 0, 2
+            for wd in widths:
+                if keep and total + wd + 2 > REPR_WIDTH:
+                    break
+                keep, total = keep + 1, total + wd + 2
+            lines = [title, *extra]
+            if const:
+                lines.append("  every row: " + ", ".join(f"{c} {v}" for c, v in const))
+            lines.append("  " + "  ".join(h.rjust(wd) for h, wd in zip(names[:keep], widths)))
+            lines += ["  " + "  ".join(v.rjust(wd) for v, wd in zip(r[:keep], widths)) for r in cells]
+            if keep < len(names):
+                lines.append("  not shown: " + ", ".join(names[keep:]))
+        lines.append("  .to_frame(): full table")
+        text = "\n".join(lines)
+        if len(text) > MAX_REPR_CHARS:
+            text = text[: MAX_REPR_CHARS - 2] + " …"
+        return text
+
+    # --- HTML (Jupyter) ----------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        try:
+            title, df, n, extra_fields = self._display_frame()
+        except Exception as exc:  # a display must never raise
+            return f"<p>{html.escape(type(self).__name__)}: no table ({html.escape(str(exc))})</p>"
+        esc = html.escape
+        head, tail = self._rows(df, HTML_ROWS)
+
+        def tr(values, tag="td"):
+            return "<tr>" + "".join(f"<{tag}>{esc(fmt_value(v, HTML_CELL_CHARS))}</{tag}>" for v in values) + "</tr>"
+
+        rows = [tr(r) for r in head.itertuples(index=False)]
+        if tail is not None:
+            rows.append(f"<tr><td colspan='{len(df.columns)}' style='text-align:center'>… "
+                        f"{n - len(head) - len(tail)} more rows …</td></tr>")
+            rows += [tr(r) for r in tail.itertuples(index=False)]
+        extra = ", ".join(f"{k} {v}" for k, v in extra_fields)
+        title_html = f"<b>{esc(title)}</b>" + (f"<br><small>{esc(extra)}</small>" if extra else "")
+        out = (f"<div class='tokenomics-result'>{title_html}"
+               "<table style='font-size:12px;border-collapse:collapse'>"
+               f"<thead>{tr(df.columns, 'th')}</thead><tbody>{''.join(rows)}</tbody></table>"
+               "<small><code>.to_frame()</code>: full table</small></div>")
+        if len(out) > MAX_HTML_CHARS:  # very long text cells: fall back to the plain text
+            out = f"<pre>{esc(self.__repr__())}</pre>"
+        return out
