@@ -28,7 +28,7 @@ def test_json_is_the_library_frame_for_google():
     for k in ("date", "tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95",
               "tokens_per_day_lo_80", "tokens_per_day_hi_80"):
         assert k in rows[0]
-    assert rows[-1]["date"] == "2030-12"
+    assert rows[-1]["date"] == "2030-12-15"  # ISO date of the mid-month the row stands for
     assert rows[-1]["tokens_per_day"] == pytest.approx(expected["tokens_per_day"].iloc[-1])
 
 
@@ -39,7 +39,7 @@ def test_csv_monthly_china_fit_through():
     df = pd.read_csv(io.StringIO(res.stdout))
     lib = forecast("china", fit_through="2025-12").to_frame("monthly")
     assert list(df.columns) == list(lib.columns)
-    assert df["date"].iloc[0] == "2026-01" and df["date"].iloc[-1] == "2030-12"
+    assert df["date"].iloc[0] == "2026-01-15" and df["date"].iloc[-1] == "2030-12-15"
     pd.testing.assert_series_equal(df["tokens_per_day"], lib["tokens_per_day"], check_names=False)
 
 
