@@ -422,3 +422,151 @@ def test_h200_throughput_comes_from_the_perf_core():
                          context_tok=H200_PERF["context_tok"],
                          weight_precision=H200_PERF["weight_precision"])
     assert system("h200")["tok_per_s_per_chip"] == pytest.approx(float(r.tok_per_s_per_chip))
+
+
+# ------------------------------------------------------------- calibration (issue 14)
+def test_weights_shrink_towards_equal_with_two_backtest_points():
+    """Model a: errors 0.01 (MSE 1e-4, 1/MSE = 1e4); b: errors 1 (1/MSE = 1). With 2 errors each,
+    l = 2 / (2 + 10) = 1/6: w_a = (5/6) / 2 + (1/6) * 1e4 / (1e4 + 1) = 0.58332,
+    w_b = (5/6) / 2 + (1/6) * 1 / (1e4 + 1) = 0.41668 (inverse-MSE alone would give 0.9999)."""
+    from tokenomics.forecast.backtest import weights_from_points
+
+    pts = pd.DataFrame({"model": ["a", "a", "b", "b"], "error_log10": [0.01, -0.01, 1.0, -1.0]})
+    w = weights_from_points(pts, ["a", "b"])
+    assert w["a"] == pytest.approx(5 / 12 + (1 / 6) * 1e4 / (1e4 + 1), rel=1e-9)
+    assert w["b"] == pytest.approx(5 / 12 + (1 / 6) / (1e4 + 1), rel=1e-9)
+
+
+def test_conformal_quantile_is_the_ceil_n_plus_1_level_th_score():
+    from tokenomics.forecast.backtest import _conformal_quantile
+
+    scores = np.arange(1.0, 20.0)  # 1..19
+    assert _conformal_quantile(scores, 0.95) == 19.0  # ceil(20 * 0.95) = 19th
+    assert _conformal_quantile(scores, 0.8) == 16.0   # ceil(20 * 0.8) = 16th
+    # too few scores for the rank: Student-t quantile with n - 1 = 2 dof (4.303), finite
+    assert _conformal_quantile(np.array([0.1, 0.2, 0.3]), 0.95) == pytest.approx(4.3027, abs=1e-3)
+
+
+def test_fit_calibration_recovers_scale_and_covers_nominally_on_synthetic_errors():
+    """Errors drawn N(0, 0.05^2 + (0.4 h)^2): the ML scales come back within sampling error and
+    fresh errors from the same law fall inside the 80 / 95 % intervals about 80 / 95 % of the
+    time."""
+    from tokenomics.forecast.backtest import fit_calibration
+
+    rng = np.random.default_rng(3)
+    h = rng.uniform(0.05, 1.0, 400)
+    sd = np.sqrt(0.05**2 + (0.4 * h) ** 2)
+    cal = fit_calibration(rng.normal(0, sd), h, np.zeros_like(h))
+    assert cal.s1_log10_per_year == pytest.approx(0.4, rel=0.1)
+    h2 = rng.uniform(0.05, 1.0, 4000)
+    e2 = rng.normal(0, np.sqrt(0.05**2 + (0.4 * h2) ** 2))
+    for lev in (0.8, 0.95):
+        cover = np.mean(np.abs(e2) <= cal.half_width_log10(lev, h2))
+        assert cover == pytest.approx(lev, abs=0.03)
+
+
+def test_backtest_coverage_table_is_leave_one_series_out_by_horizon():
+    cov = run_backtest().coverage_by_horizon()
+    assert {"horizon", "n_points", "coverage_80", "coverage_95", "median_width_95_log10",
+            "mae_log10", "mae_naive_log10", "mae_vs_naive"} <= set(cov.columns)
+    assert cov["horizon"].iloc[-1] == "all"
+    assert cov["n_points"].iloc[:-1].sum() == cov["n_points"].iloc[-1]
+    assert ((cov["coverage_95"] >= cov["coverage_80"]) & (cov["coverage_95"] <= 1)).all()
+
+
+def test_three_point_series_interval_is_labelled_wide_but_finite():
+    """China through 2025-12 has 3 points; the old ensemble gave it a 95 % interval of 4e11 to
+    2.4e16 in 2030 (4.8 decades) and 20 decades through 2025-06 (issue 14). Now it is labelled
+    and every bound is finite and positive."""
+    m = forecast("china", fit_through="2025-12").monthly
+    assert m["interval_basis"].str.contains("3 observations").all()
+    w = np.log10(m["tokens_per_day_hi_95"] / m["tokens_per_day_lo_95"])
+    assert np.isfinite(w).all() and (m["tokens_per_day_lo_95"] > 0).all()
+    assert w.max() < 10.0
+
+
+def test_local_trend_target_in_last_observed_month_has_nonzero_width():
+    """Issue 14: the hand-derived state-space forecast gave a zero-width interval when the target
+    was the last observed month; statsmodels' one-step-ahead forecast does not."""
+    t = np.array([2024.04, 2024.7, 2025.2, 2025.8])
+    y = np.log([1e11, 1e12, 5e12, 2e13])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = M.fit("local_trend", t, y).predict([2025.81])
+    assert p["hi_95"][0] - p["lo_95"][0] > 0
+
+
+def test_damped_decay_uncertainty_widens_the_long_horizon_interval():
+    t = np.array([2024.0, 2024.6, 2025.1, 2025.5, 2025.9])
+    y = np.log([1e11, 2e12, 9e12, 2e13, 3.5e13])
+    fixed = M.fit("damped", t, y, damping_per_year=1.0, damping_sd_log=0.0).predict([2030.0])
+    mixed = M.fit("damped", t, y, damping_per_year=1.0).predict([2030.0])
+    assert mixed["hi_95"][0] - mixed["lo_95"][0] > fixed["hi_95"][0] - fixed["lo_95"][0]
+
+
+def test_damped_with_fixed_decay_matches_textbook_ols_interval():
+    """damping_sd_log = 0: one OLS on x = -exp(-c (t - t_last)); the 95 % bound is the
+    textbook prediction interval of that regression."""
+    t = np.array([2024.0, 2024.6, 2025.1, 2025.5, 2025.9])
+    y = np.log([1e11, 2e12, 9e12, 2e13, 3.5e13])
+    x = -np.exp(-1.0 * (t - t[-1]))
+    yhat, lo, hi = _textbook_pi(x, y, -np.exp(-1.0 * (2030.0 - t[-1])), 0.95)
+    p = M.fit("damped", t, y, damping_per_year=1.0, damping_sd_log=0.0).predict([2030.0])
+    assert p["median"][0] == pytest.approx(yhat, abs=1e-6)
+    assert p["lo_95"][0] == pytest.approx(lo, abs=1e-6)
+    assert p["hi_95"][0] == pytest.approx(hi, abs=1e-6)
+
+
+def test_forecast_dates_are_datetime64_in_every_frame():
+    r = forecast("google", scenario="base")
+    for df in (r.to_frame("annual"), r.to_frame("monthly"), r.history):
+        assert str(df["date"].dtype).startswith("datetime64")
+
+
+def test_scenario_parameters_are_sourced_or_labelled_assumption():
+    from tokenomics.catalog import load
+
+    df = load("demand_scenarios")
+    for _, r in df.iterrows():
+        text = f"{r['source']} {r['note']}"
+        sourced = any(k in text for k in ("http", ".csv", ".md", "Journal", "Gartner"))
+        assert sourced or "ASSUMPTION" in text, r["parameter"]
+    for name in ("agentic_share_max", "bass_start_year", "serving_utilization_frac"):
+        assert df.loc[df["parameter"] == name, "note"].str.contains("ASSUMPTION").all()
+
+
+def test_add_history_merges_new_series_and_points_with_the_bundled_ones():
+    from tokenomics.forecast.history import add_history
+
+    extra = pd.DataFrame({"series": ["acme", "google"], "date": ["2024-03", "2026-08"],
+                          "tokens_per_day": [1e11, 1.5e14], "source": ["x", "y"]})
+    h = add_history(load_history(), extra)
+    assert len(h) == len(load_history()) + 2
+    g = h[h["series"] == "google"]
+    assert g["date"].max() == pd.Timestamp("2026-08-15") and g["date"].is_monotonic_increasing
+
+
+def test_duplicated_observation_is_a_data_error():
+    h = pd.DataFrame({"series": ["x"] * 3, "date": ["2024-01", "2024-01", "2025-01"],
+                      "tokens_per_day": [1e12, 2e12, 3e12]})
+    with pytest.raises(DataError, match="2 observations dated 2024-01-15"):
+        check_history(h)
+
+
+@pytest.mark.parametrize("bad", ["2024/03/01", "March 2024", "2024-3"])
+def test_history_dates_must_be_yyyy_mm_or_yyyy_mm_dd(bad):
+    h = pd.DataFrame({"series": ["x"] * 3, "date": ["2024-01", bad, "2025-01"],
+                      "tokens_per_day": [1e12, 2e12, 3e12]})
+    with pytest.raises(DataError, match="YYYY-MM"):
+        check_history(h)
+
+
+@pytest.mark.slow
+def test_bootstrap_bounds_are_stable_across_seeds():
+    """400 draws: the 95 % bounds of two seeds agree within 0.1 decades at a 2-year horizon."""
+    t = np.array([2024.0, 2024.5, 2025.0, 2025.5, 2026.0, 2026.5])
+    y = 34.0 - 8.0 * np.exp(-0.8 * (t - t[0])) + np.array([0.1, -0.15, 0.05, 0.1, -0.1, 0.0])
+    a = M.fit("gompertz", t, y, seed=0).predict([2028.5])
+    b = M.fit("gompertz", t, y, seed=1).predict([2028.5])
+    for k in ("lo_95", "hi_95"):
+        assert abs(a[k][0] - b[k][0]) / math.log(10) < 0.1

@@ -47,8 +47,10 @@ MIN_TRAIN = 3
 #: Backtest errors after which a model's weight is half its error-based value and half equal.
 SHRINK_POINTS = 10
 
-#: Fewest pooled ensemble errors to calibrate on; fewer falls back to the bundled calibration.
-MIN_CALIBRATION_POINTS = 6
+#: Fewest pooled ensemble errors to calibrate on (two scale parameters; with so few errors the
+#: multipliers fall back to Student-t quantiles with n - 1 degrees of freedom, so the intervals
+#: are wide); fewer falls back to the bundled calibration.
+MIN_CALIBRATION_POINTS = 3
 
 #: Bootstrap draws of the saturating models inside the backtest (their own coverage only).
 N_BOOT_BACKTEST = 40
@@ -180,10 +182,10 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
 
 
 #: Last-resort calibration when neither the given history nor the bundled one (through the same
-#: month) has :data:`MIN_CALIBRATION_POINTS` errors. ASSUMPTION: 0.05 decades at horizon 0
-#: growing by 0.4 decades per year of horizon (the pooled fit on the bundled series, rounded
-#: up), no model-spread term, normal multipliers.
-DEFAULT_CALIBRATION = Calibration(0.05, 0.4, 0.0, {0.8: 1.2816, 0.95: 1.96}, 0, 0,
+#: month) has :data:`MIN_CALIBRATION_POINTS` errors. ASSUMPTION (not fitted to anything): 0.1
+#: decades at horizon 0 growing by 0.5 decades (a factor of ~3) per year of horizon at one
+#: standard deviation, normal multipliers.
+DEFAULT_CALIBRATION = Calibration(0.1, 0.5, 0.0, {0.8: 1.2816, 0.95: 1.96}, 0, 0,
                                   "default (ASSUMPTION)", 1.0)
 
 
