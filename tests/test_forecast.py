@@ -570,3 +570,14 @@ def test_bootstrap_bounds_are_stable_across_seeds():
     b = M.fit("gompertz", t, y, seed=1).predict([2028.5])
     for k in ("lo_95", "hi_95"):
         assert abs(a[k][0] - b[k][0]) / math.log(10) < 0.1
+
+
+@pytest.mark.slow
+def test_realtime_backtest_scores_only_later_observations():
+    from tokenomics.forecast import realtime_backtest
+
+    d = realtime_backtest(first="2025-11", last="2026-01")
+    assert set(d["fit_through"]) <= {"2025-11", "2025-12", "2026-01"}
+    cut = pd.PeriodIndex(d["fit_through"], freq="M").to_timestamp(how="end")
+    assert (d["date"] > cut).all() and (d["horizon_year"] > 0).all()
+    assert {"in_80", "in_95", "width_95_log10", "error_log10", "naive_error_log10"} <= set(d.columns)

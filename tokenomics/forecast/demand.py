@@ -349,3 +349,58 @@ def fan_chart(result: ForecastResult, path):
     fig.tight_layout()
     save_png(fig, path, dpi=100)
     return path
+
+
+def realtime_backtest(first: str = "2025-06", last: str | None = None,
+                      history: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Score forecasts made as of each month-end against the observations published later.
+
+    For every cut-off month from ``first`` to ``last`` (default: the month before the newest
+    observation), :func:`forecast` is run with ``fit_through`` = that month, so the weights and
+    the interval calibration use only data available then, and each later observation of a
+    forecast series is compared with the forecast for its month. Cut-offs overlap, so the rows
+    are not independent. Slow (one full forecast per cut-off).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (cut-off, series, later observation): ``horizon_year``, ``in_80``,
+        ``in_95``, ``width_95_log10``, ``error_log10``, ``naive_error_log10`` (the last value
+        carried forward) and ``calibration`` (its source).
+    """
+    import pandas as pd
+
+    from ..errors import TokenomicsError
+    from .history import check_history
+
+    h = load_history() if history is None else check_history(history)
+    end = h["date"].max().to_period("M") - 1 if last is None else pd.Period(last, freq="M")
+    rows = []
+    for cut in pd.period_range(first, end, freq="M"):
+        try:
+            r = forecast("all", fit_through=str(cut), end=str(h["date"].max().to_period("M")),
+                         history=history)
+        except TokenomicsError:
+            continue
+        m = r.monthly.assign(month=r.monthly["date"].dt.to_period("M"))
+        for name in r.series_names():
+            used = r.history[r.history["series"] == name]
+            later = h[(h["series"] == name) & (h["date"] > cut.to_timestamp(how="end"))]
+            for _, o in later.iterrows():
+                f = m[(m["series"] == name) & (m["month"] == o["date"].to_period("M"))]
+                if f.empty:
+                    continue
+                f = f.iloc[0]
+                v = float(o["tokens_per_day"])
+                rows.append({
+                    "fit_through": str(cut), "series": name, "date": o["date"],
+                    "horizon_year": (o["date"] - used["date"].max()).days / 365.25,
+                    "in_80": bool(f["tokens_per_day_lo_80"] <= v <= f["tokens_per_day_hi_80"]),
+                    "in_95": bool(f["tokens_per_day_lo_95"] <= v <= f["tokens_per_day_hi_95"]),
+                    "width_95_log10": float(np.log10(f["tokens_per_day_hi_95"]
+                                                     / f["tokens_per_day_lo_95"])),
+                    "error_log10": float(np.log10(f["tokens_per_day"] / v)),
+                    "naive_error_log10": float(np.log10(used["tokens_per_day"].iloc[-1] / v)),
+                    "calibration": r.backtest.calibration.source,
+                })
+    return pd.DataFrame(rows)
