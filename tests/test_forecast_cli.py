@@ -28,7 +28,7 @@ def test_json_is_the_library_frame_for_google():
     for k in ("date", "tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95",
               "tokens_per_day_lo_80", "tokens_per_day_hi_80"):
         assert k in rows[0]
-    assert rows[-1]["date"] == "2030-12"
+    assert rows[-1]["date"] == "2030-12-15"  # ISO date of the mid-month the row stands for
     assert rows[-1]["tokens_per_day"] == pytest.approx(expected["tokens_per_day"].iloc[-1])
 
 
@@ -39,7 +39,7 @@ def test_csv_monthly_china_fit_through():
     df = pd.read_csv(io.StringIO(res.stdout))
     lib = forecast("china", fit_through="2025-12").to_frame("monthly")
     assert list(df.columns) == list(lib.columns)
-    assert df["date"].iloc[0] == "2026-01" and df["date"].iloc[-1] == "2030-12"
+    assert df["date"].iloc[0] == "2026-01-15" and df["date"].iloc[-1] == "2030-12-15"
     pd.testing.assert_series_equal(df["tokens_per_day"], lib["tokens_per_day"], check_names=False)
 
 
@@ -94,6 +94,7 @@ def test_help_lists_options():
         assert opt in res.stdout
 
 
+@pytest.mark.slow
 def test_example_runs(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "examples" / "forecast_demand.py"),
                           "--series", "china", "--out", str(tmp_path)],
@@ -101,3 +102,65 @@ def test_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "Backtest" in out.stdout and "base:" in out.stdout
     assert (tmp_path / "forecast_fan.png").exists()
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.slow
+def test_add_history_adds_a_series_to_the_bundled_ones(tmp_path):
+    p = _write(tmp_path, "add.csv", "series,date,tokens_per_day,source\n"
+               "acme,2024-03,1e11,https://example.com/a\nacme,2024-09-30,5e11,https://example.com/b\n"
+               "acme,2025-03,2e12,https://example.com/c\n")
+    res = runner.invoke(app, ["forecast", "--add-history", str(p), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    assert {"acme", "google", "china"} <= set(df["series"])
+    # --history replaces: only the file's series remain
+    res = runner.invoke(app, ["forecast", "--history", str(p), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert set(pd.read_csv(io.StringIO(res.stdout))["series"]) == {"acme"}
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("series,date,tokens_per_day\nacme,2024-03,1e11\n", "missing columns ['source']"),
+    ("series,date,tokens_per_day,source\nacme,2024/03/01,1e11,x\n", "not YYYY-MM or YYYY-MM-DD"),
+    ("series,date,tokens_per_day,source\nacme,2024-13,1e11,x\n", "month must be 01-12"),
+    ("series,date,tokens_per_day,source\nacme,2024-03,-1,x\n", "positive"),
+    ("series,date,tokens_per_day,source\nacme,2024-03,1e11,x\nacme,2024-03,2e11,y\n",
+     "2 observations dated 2024-03-15"),
+    # Google's May 2025 figure is already bundled: adding it again is a duplicate
+    ("series,date,tokens_per_day,source\ngoogle,2025-05,1e13,x\n", "use --history to replace"),
+])
+def test_bad_added_history_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, needle):
+    p = _write(tmp_path, "bad.csv", text)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "--add-history", str(p), "--out", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["forecast", "--fit-through", ""], "date is empty"),
+    (["forecast", "--fit-through", "2024-06"], "no series has 3 observations"),
+])
+def test_bad_fit_through_is_one_line_exit_2(argv, needle, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_show_backtest_reports_coverage_and_width_by_horizon():
+    res = runner.invoke(app, ["forecast", "--show", "backtest", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    assert {"horizon", "coverage_80", "coverage_95", "median_width_95_log10"} <= set(df.columns)
+    assert df["horizon"].iloc[-1] == "all"

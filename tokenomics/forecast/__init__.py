@@ -6,7 +6,8 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`forecast` -> :class:`ForecastResult` (``.to_frame("annual"|"monthly")``, ``.write``,
   ``.fan_chart``)
 - :func:`run_backtest` -> :class:`BacktestResult` (``.to_frame()``: errors vs naive/drift, coverage,
-  weights)
+  weights; ``.coverage_by_horizon()``: calibrated intervals scored leaving one series out)
+- :func:`realtime_backtest`: forecasts as of each past month-end scored on later observations
 - :func:`load_history`, :func:`series`, :func:`series_names`
 - :func:`scenario`, :func:`scenario_table`, :func:`reference_lines`, :func:`bass_share`
 - :func:`serving_requirements`, :func:`plan_infrastructure`, :func:`price_path`
@@ -27,7 +28,7 @@ import importlib
 
 _EXPORTS = {
     "forecast": "demand", "forecast_series": "demand", "ForecastResult": "demand",
-    "fan_chart": "demand",
+    "fan_chart": "demand", "realtime_backtest": "demand",
     "run_backtest": "backtest", "BacktestResult": "backtest",
     "load_history": "history", "series": "history", "series_names": "history",
     "check_history": "history",

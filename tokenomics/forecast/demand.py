@@ -1,9 +1,21 @@
-"""Token demand forecasts to 2030: backtest-weighted model ensemble, optional agentic scenario.
+"""Token demand forecasts to 2030: backtest-weighted ensemble with calibrated intervals.
 
-:func:`forecast` fits every model that a series has enough observations for, combines them with
-the weights of the rolling-origin backtest (:mod:`.backtest`) by averaging their log-scale
-quantiles (the median and each interval bound separately), and, for a scenario, multiplies the
-path by the agentic uplift of :mod:`.scenarios`. Results are monthly to 2030-12.
+:func:`forecast` fits every model that a series has enough observations for and combines them:
+
+- the **median** is the weighted mean of the models' log medians (weights from the
+  rolling-origin backtest, shrunk towards equal: :func:`.backtest.weights_from_points`);
+- the **80 % and 95 % intervals** are the median +- the calibrated half-width of
+  :class:`.backtest.Calibration`, fitted on pooled out-of-sample errors of every series by
+  horizon. The models' own intervals (tens of decades wide
+  for a three-point series, a fraction of a decade for a saturating fit) are not used. A series
+  with fewer than four points is labelled in the ``interval_basis`` column;
+- with a **scenario**, a seeded Monte Carlo (:data:`N_SCENARIO_DRAWS` draws) combines trend
+  draws matching the calibrated quantiles with draws of the scenario's parameters
+  (:func:`.scenarios.uplift_draws`); the agentic uplift counts only agent adoption beyond what
+  the fitted trend already carries forward.
+
+Results are monthly to 2030-12; the ``date`` column is datetime64 (the 15th of each month, as
+for month-only observations).
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ END = "2030-12"
 #: Output columns of :meth:`ForecastResult.to_frame` (tokens/day and intervals).
 COLUMNS = ("series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
            "tokens_per_day_lo_95", "tokens_per_day_hi_95", "scenario", "agentic_share_frac",
-           "agentic_uplift", "models")
+           "agentic_uplift", "models", "interval_basis")
 
 
 @dataclass(frozen=True, repr=False)
@@ -39,7 +51,8 @@ class ForecastResult(Display):
     Attributes
     ----------
     monthly : pandas.DataFrame
-        One row per series and month (columns :data:`COLUMNS`; dates ``YYYY-MM``).
+        One row per series and month (columns :data:`COLUMNS`; ``date`` is datetime64, the
+        15th of each month).
     history : pandas.DataFrame
         The observations the fits used.
     backtest : BacktestResult
@@ -79,7 +92,7 @@ class ForecastResult(Display):
         one_of(freq, "freq", ("annual", "monthly"))
         if freq == "monthly":
             return self.monthly.copy()
-        return self.monthly[self.monthly["date"].str.endswith("-12")].reset_index(drop=True)
+        return self.monthly[self.monthly["date"].dt.month == 12].reset_index(drop=True)
 
     def series_names(self) -> list[str]:
         return list(dict.fromkeys(self.monthly["series"]))
@@ -97,14 +110,20 @@ class ForecastResult(Display):
 
         out = Path(out_dir)
         paths = [
-            write_frame(self.to_frame("annual"), out / "forecast_annual.csv"),
-            write_frame(self.to_frame("monthly"), out / "forecast_monthly.csv"),
+            write_frame(_iso(self.to_frame("annual")), out / "forecast_annual.csv"),
+            write_frame(_iso(self.to_frame("monthly")), out / "forecast_monthly.csv"),
             write_frame(self.backtest.to_frame(), out / "backtest.csv"),
+            write_frame(self.backtest.coverage_by_horizon(), out / "backtest_coverage.csv"),
             write_frame(self.history.assign(date=self.history["date"].dt.strftime("%Y-%m-%d")),
                         out / "history.csv"),
         ]
         paths.append(self.fan_chart(out / "forecast_fan.png"))
         return paths
+
+
+def _iso(df: "pd.DataFrame") -> "pd.DataFrame":
+    """Copy with ``date`` as ISO ``YYYY-MM-DD`` text (for CSV and JSON)."""
+    return df.assign(date=df["date"].dt.strftime("%Y-%m-%d"))
 
 
 def _month_grid(start_after, end: str) -> "pd.PeriodIndex":
@@ -115,57 +134,109 @@ def _month_grid(start_after, end: str) -> "pd.PeriodIndex":
     return pd.period_range(first, last, freq="M")
 
 
-def _combine(fits: dict, weights: dict, tq: np.ndarray) -> dict[str, np.ndarray]:
-    w = np.array([weights.get(m, 0.0) for m in fits], dtype=float)
-    if w.sum() <= 0:
-        w = np.ones(len(fits))
-    w = w / w.sum()
-    preds = [f.predict(tq) for f in fits.values()]
-    return {k: sum(wi * p[k] for wi, p in zip(w, preds)) for k in preds[0]}
+#: Monte Carlo draws of a scenario forecast.
+N_SCENARIO_DRAWS = 10000
+
+#: Seed of the scenario Monte Carlo (results are deterministic).
+SEED = 14
+
+#: Series with fewer observations than this get the ``interval_basis`` label below.
+FEW_OBS = 4
+
+_Z = {0.8: 1.2815515655446004, 0.95: 1.959963984540054}
+
+
+def _trend_draws(q: dict, n: int, rng) -> np.ndarray:
+    """Draws (n, months) of log demand whose quantiles are the calibrated ones.
+
+    One standard-normal score per draw (stratified, so the trend's own quantiles carry no
+    Monte Carlo noise), mapped month by month through the piecewise-linear
+    interpolation of the (score, value) pairs at the 2.5, 10, 50, 90 and 97.5 % quantiles
+    (linear extrapolation beyond): each path is a coherent trajectory, and each month's
+    quantiles reproduce the calibrated interval.
+    """
+    zk = np.array([-_Z[0.95], -_Z[0.8], 0.0, _Z[0.8], _Z[0.95]])
+    vk = np.stack([q["lo_95"], q["lo_80"], q["median"], q["hi_80"], q["hi_95"]])  # (5, T)
+    from scipy.special import ndtri
+
+    z = ndtri((rng.permutation(n) + rng.random(n)) / n)  # stratified: one draw per 1/n slice
+    idx = np.clip(np.searchsorted(zk, z) - 1, 0, 3)  # segment per draw
+    z0, z1 = zk[idx], zk[idx + 1]
+    frac = ((z - z0) / (z1 - z0))[:, None]
+    return vk[idx] + frac * (vk[idx + 1] - vk[idx])
+
+
+def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t_last: float) -> dict[str, np.ndarray]:
+    """Ensemble median and calibrated bounds (natural log of tokens/day) at ``tq``."""
+    from .backtest import combine_medians
+
+    med10, spread10 = combine_medians(
+        {m: f.predict(tq)["median"] / np.log(10.0) for m, f in fits.items()}, weights)
+    h = np.maximum(tq - t_last, 0.0)
+    out = {"median": med10 * np.log(10.0), "spread_log10": spread10}
+    for lev in M.LEVELS:
+        k = int(round(lev * 100))
+        half = cal.half_width_log10(lev, h, spread10) * np.log(10.0)
+        out[f"lo_{k}"] = out["median"] - half
+        out[f"hi_{k}"] = out["median"] + half
+    return out
 
 
 def forecast_series(name: str, fit_through=None, scenario: str | None = None, end: str = END,
                     history: "pd.DataFrame | None" = None, backtest_result=None) -> "pd.DataFrame":
     """Monthly forecast of one series (see :func:`forecast`); returns the frame only."""
+    import pandas as pd
+
     from .backtest import run_backtest
-    from .scenarios import scenario as get_scenario
+    from .scenarios import scenario as get_scenario, uplift_draws
 
     s = get_series(name, fit_through=fit_through, history=history)
     bt = backtest_result or run_backtest(history=history, fit_through=fit_through)
     t = s["t_year"].to_numpy(float)
     y = np.log(s["tokens_per_day"].to_numpy(float))
-    usable = [m for m in M.available(len(t)) if bt.weights.get(m, 0.0) > 0] or list(M.available(len(t)))
     fits = {}
-    for m in usable:
+    for m in M.available(len(t)):
         kw = {"damping_per_year": bt.damping_per_year} if m == "damped" else {}
+        if m in ("gompertz", "logistic"):
+            kw["n_boot"] = 0  # only the median enters the ensemble; the bootstrap is not needed
         fits[m] = M.fit(m, t, y, **kw)
+    w = np.array([bt.weights.get(m, 0.0) for m in fits])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(fits), 1.0 / len(fits))
+    weights = dict(zip(fits, w))
     grid = _month_grid(s["date"].iloc[-1], end)
-    tq = decimal_year(grid.to_timestamp() + np.timedelta64(14, "D"))
-    comb = _combine(fits, bt.weights, tq)
+    dates = grid.to_timestamp() + pd.Timedelta(days=14)
+    tq = decimal_year(dates)
+    q = _trend(fits, weights, bt.calibration, tq, t[-1])
     if scenario is not None:
-        sc = get_scenario(scenario)
-        share = sc.share(tq)
-        uplift = sc.uplift(tq) / sc.uplift(t[-1])
+        rng = np.random.default_rng(SEED)
+        log_trend = _trend_draws(q, N_SCENARIO_DRAWS, rng)
+        share, uplift = uplift_draws(get_scenario(scenario), tq, t, N_SCENARIO_DRAWS, rng)
+        total = log_trend + np.log(uplift)
+        qs = np.quantile(total, [0.5, 0.1, 0.9, 0.025, 0.975], axis=0)
+        out = dict(zip(["median", "lo_80", "hi_80", "lo_95", "hi_95"], qs))
+        share_med, uplift_med = np.median(share, axis=0), np.median(uplift, axis=0)
     else:
-        share = np.full(len(tq), np.nan)
-        uplift = np.ones(len(tq))
-    import pandas as pd
-
-    used = [m for m in fits if bt.weights.get(m, 0.0) > 0] or list(fits)
-    frame = pd.DataFrame({
+        out = q
+        share_med, uplift_med = np.full(len(tq), np.nan), np.ones(len(tq))
+    basis = "pooled backtest errors by horizon"
+    if len(t) < FEW_OBS:
+        basis = f"pooled backtest errors only ({len(t)} observations: wide, no series-specific fit)"
+    if bt.calibration.source != "pooled":
+        basis += f"; calibration: {bt.calibration.source}"
+    return pd.DataFrame({
         "series": name,
-        "date": grid.strftime("%Y-%m"),
-        "tokens_per_day": np.exp(comb["median"]) * uplift,
-        "tokens_per_day_lo_80": np.exp(comb["lo_80"]) * uplift,
-        "tokens_per_day_hi_80": np.exp(comb["hi_80"]) * uplift,
-        "tokens_per_day_lo_95": np.exp(comb["lo_95"]) * uplift,
-        "tokens_per_day_hi_95": np.exp(comb["hi_95"]) * uplift,
+        "date": pd.DatetimeIndex(dates).astype("datetime64[ns]"),
+        "tokens_per_day": np.exp(out["median"]),
+        "tokens_per_day_lo_80": np.exp(out["lo_80"]),
+        "tokens_per_day_hi_80": np.exp(out["hi_80"]),
+        "tokens_per_day_lo_95": np.exp(out["lo_95"]),
+        "tokens_per_day_hi_95": np.exp(out["hi_95"]),
         "scenario": scenario or "trend",
-        "agentic_share_frac": share,
-        "agentic_uplift": uplift,
-        "models": "+".join(f"{m}:{bt.weights.get(m, 0.0) / max(sum(bt.weights.get(k, 0.0) for k in used), 1e-12):.2f}" for m in used),
+        "agentic_share_frac": share_med,
+        "agentic_uplift": uplift_med,
+        "models": "+".join(f"{m}:{weights[m]:.2f}" for m in fits),
+        "interval_basis": basis,
     })
-    return frame
 
 
 def forecast(series="all", fit_through=None, scenario: str | None = None, end: str = END,
@@ -180,7 +251,8 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     fit_through : str, optional
         ``YYYY-MM``: fit (and backtest) only on observations up to the end of that month.
     scenario : {"low", "base", "high"}, optional
-        Multiply the trend by the agentic uplift of that scenario; default: the trend alone.
+        Combine the trend with the agentic uplift of that scenario (seeded Monte Carlo);
+        default: the trend alone.
     end : str
         Last month, ``YYYY-MM`` (default 2030-12).
     history : pandas.DataFrame, optional
@@ -254,3 +326,58 @@ def fan_chart(result: ForecastResult, path):
     plot.forecast(result, ax=ax)
     save_png(ax.figure, path, dpi=100, bbox_inches="tight")
     return path
+
+
+def realtime_backtest(first: str = "2025-06", last: str | None = None,
+                      history: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Score forecasts made as of each month-end against the observations published later.
+
+    For every cut-off month from ``first`` to ``last`` (default: the month before the newest
+    observation), :func:`forecast` is run with ``fit_through`` = that month, so the weights and
+    the interval calibration use only data available then, and each later observation of a
+    forecast series is compared with the forecast for its month. Cut-offs overlap, so the rows
+    are not independent. Slow (one full forecast per cut-off).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (cut-off, series, later observation): ``horizon_year``, ``in_80``,
+        ``in_95``, ``width_95_log10``, ``error_log10``, ``naive_error_log10`` (the last value
+        carried forward) and ``calibration`` (its source).
+    """
+    import pandas as pd
+
+    from ..errors import TokenomicsError
+    from .history import check_history
+
+    h = load_history() if history is None else check_history(history)
+    end = h["date"].max().to_period("M") - 1 if last is None else pd.Period(last, freq="M")
+    rows = []
+    for cut in pd.period_range(first, end, freq="M"):
+        try:
+            r = forecast("all", fit_through=str(cut), end=str(h["date"].max().to_period("M")),
+                         history=history)
+        except TokenomicsError:
+            continue
+        m = r.monthly.assign(month=r.monthly["date"].dt.to_period("M"))
+        for name in r.series_names():
+            used = r.history[r.history["series"] == name]
+            later = h[(h["series"] == name) & (h["date"] > cut.to_timestamp(how="end"))]
+            for _, o in later.iterrows():
+                f = m[(m["series"] == name) & (m["month"] == o["date"].to_period("M"))]
+                if f.empty:
+                    continue
+                f = f.iloc[0]
+                v = float(o["tokens_per_day"])
+                rows.append({
+                    "fit_through": str(cut), "series": name, "date": o["date"],
+                    "horizon_year": (o["date"] - used["date"].max()).days / 365.25,
+                    "in_80": bool(f["tokens_per_day_lo_80"] <= v <= f["tokens_per_day_hi_80"]),
+                    "in_95": bool(f["tokens_per_day_lo_95"] <= v <= f["tokens_per_day_hi_95"]),
+                    "width_95_log10": float(np.log10(f["tokens_per_day_hi_95"]
+                                                     / f["tokens_per_day_lo_95"])),
+                    "error_log10": float(np.log10(f["tokens_per_day"] / v)),
+                    "naive_error_log10": float(np.log10(used["tokens_per_day"].iloc[-1] / v)),
+                    "calibration": r.backtest.calibration.source,
+                })
+    return pd.DataFrame(rows)

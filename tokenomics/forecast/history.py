@@ -33,6 +33,12 @@ MIN_OBS = 3
 
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
+#: Date text accepted in history rows: ``YYYY-MM`` or ``YYYY-MM-DD``.
+_ROW_DATE_RE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+
+#: Columns an added history file (``--add-history``) must have.
+REQUIRED_ADDED = REQUIRED + ("source",)
+
 
 def parse_date(value) -> "pd.Timestamp":
     """Turn ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` into a Timestamp.
@@ -53,6 +59,8 @@ def parse_date(value) -> "pd.Timestamp":
     if isinstance(value, pd.Timestamp):
         return value
     text = str(value).strip()
+    if not text:
+        raise ValidationError("date is empty; give YYYY-MM or YYYY-MM-DD, e.g. --fit-through 2025-12")
     if not _DATE_RE.match(text):
         try:
             return pd.Timestamp(text)
@@ -117,14 +125,25 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     Raises
     ------
     DataError
-        Missing columns, or a volume that is not a positive finite number.
+        Missing columns; a date that is not ``YYYY-MM`` or ``YYYY-MM-DD``; a volume that is not
+        a positive finite number; two observations of one series on the same date.
     """
+    import pandas as pd
+
     from ..catalog import check_columns
 
     check_columns(df, REQUIRED, what="history")
     out = df.copy()
-    out["date"] = [parse_date(d) for d in out["date"]]
-    import pandas as pd
+    dates = []
+    for name, d in zip(out["series"], out["date"]):
+        if not isinstance(d, pd.Timestamp) and not _ROW_DATE_RE.match(str(d).strip()):
+            raise DataError(f"date {str(d)!r} of series {name!r} is not YYYY-MM or YYYY-MM-DD; "
+                            "fix the row")
+        try:
+            dates.append(parse_date(d))
+        except ValidationError as exc:
+            raise DataError(f"series {name!r}: {exc}") from None
+    out["date"] = dates
 
     vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
     bad = ~np.isfinite(vol) | (vol <= 0)
@@ -136,6 +155,14 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             "scale; drop or correct the row."
         )
     out["tokens_per_day"] = vol
+    dup = out.duplicated(["series", "date"], keep=False)
+    if dup.any():
+        row = out.loc[dup].iloc[0]
+        raise DataError(
+            f"series {row['series']!r} has {int(dup.sum())} observations dated "
+            f"{row['date']:%Y-%m-%d}; keep one (or mark the others in_fit = 0), or use --history "
+            "to replace the bundled observations instead of adding to them"
+        )
     return out.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
 
 
@@ -211,22 +238,61 @@ def series(name: str, fit_through=None, history: "pd.DataFrame | None" = None) -
     return s
 
 
-def read_history(path) -> "pd.DataFrame":
+def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     """Read a long CSV (``series, date, tokens_per_day``, extra columns kept) and validate it.
+
+    Parameters
+    ----------
+    path : path-like
+        CSV file.
+    require_source : bool
+        Also require a ``source`` column (files added with ``--add-history``).
 
     Raises
     ------
     DataError
-        The file is missing, lacks columns, or holds a non-positive volume.
+        The file is missing, lacks columns, holds a bad date, a non-positive volume or a
+        duplicated observation.
     """
     import pandas as pd
 
+    from ..catalog import check_columns
+
     try:
-        df = pd.read_csv(path)
+        df = pd.read_csv(path, dtype={"date": str})
     except (FileNotFoundError, IsADirectoryError):
         raise DataError(f"history file not found: {path}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DataError(f"history file {path} is not a readable CSV: {str(exc).splitlines()[0]}") from None
+    if require_source:
+        check_columns(df, REQUIRED_ADDED, what=f"history file {path}")
+        missing = df["source"].isna() | (df["source"].astype(str).str.strip() == "")
+        if missing.any():
+            raise DataError(f"history file {path}: row {int(missing.to_numpy().argmax()) + 2} has no "
+                            "source; cite where each observation comes from")
     if "in_fit" in df.columns:
         df = df[df["in_fit"].astype(int) == 1]
     return check_history(df)
+
+
+def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":
+    """Observations of ``extra`` added to ``base`` (new series or more points of existing ones).
+
+    Parameters
+    ----------
+    base, extra : pandas.DataFrame
+        Long history frames (validated).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated union, sorted by series and date.
+
+    Raises
+    ------
+    DataError
+        An added observation duplicates one already there (same series and date).
+    """
+    import pandas as pd
+
+    return check_history(pd.concat([check_history(base), check_history(extra)], ignore_index=True))

@@ -220,9 +220,9 @@ def plan_infrastructure(result, system_name: str = "b200", utilization_frac: flo
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
     out = []
     m = result.monthly.copy()
-    m["year"] = m["date"].str.slice(0, 4).astype(int)
+    m["year"] = m["date"].dt.year
     for name, g in m.groupby("series", sort=False):
-        dec = g[g["date"].str.endswith("-12")].set_index("year")
+        dec = g[g["date"].dt.month == 12].set_index("year")
         mean = g.groupby("year")["tokens_per_day"].mean().reindex(dec.index)
         years = dec.index.to_numpy()
         kw = dict(utilization_frac=util, capex_usd_per_chip=float(sysrow["capex_usd_per_chip"]),

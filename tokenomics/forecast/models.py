@@ -12,10 +12,11 @@ prediction intervals (on the log scale) at any future times. Models:
     missing (statsmodels ``UnobservedComponents(level="random walk with drift")``; Kalman-filter
     intervals). It copes with irregular, sparse dates without interpolation.
 ``damped``
-    Gompertz with its decay rate ``c`` fixed (chosen by the rolling-origin backtest from
-    :data:`DAMPING_GRID`): ``log y = A - B exp(-c (t - t_last))`` is then linear in ``A, B`` and
-    fitted by OLS with Student-t prediction intervals. The log growth rate ``B c exp(-c h)``
-    decays by ``exp(-c)`` per year: a damped trend that needs only three observations.
+    Gompertz ``log y = A - B exp(-c (t - t_last))``: for a given decay rate ``c`` it is linear in
+    ``A, B`` (OLS, Student-t prediction intervals). ``c`` is uncertain: the fit averages over a
+    log-normal prior around the rate chosen by the rolling-origin backtest (from
+    :data:`DAMPING_GRID`), weighted by each rate's marginal likelihood. The log growth rate
+    ``B c exp(-c h)`` decays by ``exp(-c)`` per year: a damped trend that needs three points.
 ``gompertz``
     Saturating growth ``log y = A - B exp(-c (t - t0))``: the log growth rate decays
     exponentially, i.e. a damped trend on the log scale (``scipy.optimize.curve_fit`` with
@@ -50,11 +51,19 @@ DAMPING_GRID: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 #: Default decay rate [1/year] of the damped model when no backtest has chosen one.
 DEFAULT_DAMPING_PER_YEAR = 1.0
 
+#: Prior standard deviation of log(decay rate) of the damped model (0.5: a factor 1.65 either
+#: way at one sd). ASSUMPTION: the data (3-8 points) cannot pin the decay rate down.
+DAMPING_SD_LOG = 0.5
+
+#: Half the number of decay rates the damped model averages over (grid of 2 n + 1 over +-2 sd).
+N_DAMPING_GRID_HALF = 4
+
 #: Two-sided interval levels reported everywhere.
 LEVELS: tuple[float, ...] = (0.8, 0.95)
 
-#: Bootstrap replicates for the saturating models.
-N_BOOT = 60
+#: Bootstrap replicates for the saturating models (the 2.5 % and 97.5 % quantiles of 400
+#: draws move by a few hundredths of a decade between seeds).
+N_BOOT = 400
 
 #: Saturation ceiling allowed above the largest observation, as a factor (bounds of curve_fit).
 MAX_CEILING_FACTOR = 1e4
@@ -172,42 +181,113 @@ def fit_loglinear(t_year, log_y) -> Fitted:
     return Fitted("loglinear", len(t), float(t0), params, True, predict)
 
 
-# ------------------------------------------------------ damped log trend (Gompertz, fixed c)
-def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR) -> Fitted:
-    """OLS fit of ``log y = A - B exp(-c (t - t_last))`` with ``c`` fixed.
+# --------------------------------------------- damped log trend (Gompertz, uncertain decay)
+def _mixture_quantiles(loc: np.ndarray, scale: np.ndarray, df: float, w: np.ndarray,
+                       probs) -> list[np.ndarray]:
+    """Quantiles of a weighted mixture of Student-t components, by vectorised bisection.
+
+    ``loc`` and ``scale`` have shape (n_components, n_points); ``w`` (n_components,) sums to 1.
+    """
+    from scipy.special import stdtr
+
+    keep = w > 1e-12
+    loc, scale, w = loc[keep], scale[keep], w[keep] / w[keep].sum()
+    lo0 = np.min(loc - 1e3 * scale, axis=0)
+    hi0 = np.max(loc + 1e3 * scale, axis=0)
+    out = []
+    for p in probs:
+        lo, hi = lo0.copy(), hi0.copy()
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            cdf = np.sum(w[:, None] * stdtr(df, (mid[None, :] - loc) / scale), axis=0)
+            below = cdf < p
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+        out.append(0.5 * (lo + hi))
+    return out
+
+
+def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR,
+               damping_sd_log: float = DAMPING_SD_LOG) -> Fitted:
+    """Damped log trend ``log y = A - B exp(-c (t - t_last))`` averaged over uncertain ``c``.
+
+    For each decay rate ``c`` on a log-spaced grid around ``damping_per_year`` the model is
+    linear in ``A, B`` and fitted by OLS (statsmodels; Student-t prediction intervals from
+    ``get_prediction``). The fits are weighted by a log-normal prior on ``c`` (median
+    ``damping_per_year``, log-sd ``damping_sd_log``) times the marginal likelihood of ``c``
+    under flat priors on ``A, B`` and ``1/sigma`` (``|X'X|^-1/2 RSS^-(n-2)/2``). The median and
+    intervals are quantiles of that mixture, so uncertainty in the decay rate widens them.
 
     Parameters
     ----------
     t_year, log_y : array-like
         Times [decimal year] and ``log(tokens_per_day)``.
     damping_per_year : float
-        ``c`` [1/year]: the log growth rate shrinks by ``exp(-c)`` each year.
+        Prior median of ``c`` [1/year]: the log growth rate shrinks by ``exp(-c)`` each year.
+    damping_sd_log : float
+        Prior standard deviation of ``log c``; 0 fixes ``c``.
 
     Returns
     -------
     Fitted
-        ``params``: ``ceiling_log`` (A), ``growth_per_year`` at the last observation (B c),
-        ``damping_per_year``.
+        ``params``: ``ceiling_log`` (A) and ``growth_per_year`` (B c) at ``c = damping_per_year``,
+        ``damping_per_year``, ``damping_mean_per_year`` (posterior mean of ``c``).
     """
+    from scipy.stats import t as student
     from statsmodels.regression.linear_model import OLS
 
-    from .._validate import positive
+    from .._validate import non_negative, positive
 
     positive(damping_per_year, "damping_per_year")
+    non_negative(damping_sd_log, "damping_sd_log")
     t, y = _check_xy(t_year, log_y, "damped")
     t0 = t[-1]
-    c = float(damping_per_year)
+    c0 = float(damping_per_year)
+    z = np.linspace(-2.0, 2.0, 2 * N_DAMPING_GRID_HALF + 1) if damping_sd_log > 0 else np.zeros(1)
+    grid = c0 * np.exp(z * damping_sd_log)
+    log_prior = -0.5 * z**2
 
-    def design(tq):
-        return np.column_stack([np.ones_like(tq), -np.exp(-c * (tq - t0))])
+    def design_for(c):
+        return lambda tq: np.column_stack([np.ones_like(tq), -np.exp(-c * (tq - t0))])
 
-    res = OLS(y, design(t)).fit()
+    fits, log_like = [], []
+    n, p = len(t), 2
+    for c in grid:
+        design = design_for(c)
+        res = OLS(y, design(t)).fit()
+        rss = max(float(res.ssr), 1e-300)
+        _, logdet = np.linalg.slogdet(design(t).T @ design(t))
+        fits.append((res, design))
+        log_like.append(-0.5 * logdet - 0.5 * (n - p) * np.log(rss))
+    lw = log_prior + np.array(log_like)
+    w = np.exp(lw - lw.max())
+    w = w / w.sum()
+    df_resid = max(n - p, 1)
+    tq_level = {lev: float(student.ppf(0.5 + lev / 2, df_resid)) for lev in LEVELS}
 
-    predict = _ols_predictor(res, design)
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        locs, scales = [], []
+        for res, design in fits:
+            pred = res.get_prediction(design(tq))
+            sf = pred.summary_frame(alpha=1 - LEVELS[0])
+            mean = np.asarray(pred.predicted_mean, dtype=float)
+            half = sf["obs_ci_upper"].to_numpy(float) - mean
+            locs.append(mean)
+            scales.append(np.maximum(half / tq_level[LEVELS[0]], 1e-12))
+        loc, scale = np.array(locs), np.array(scales)
+        probs = [0.5] + [q for lev in LEVELS for q in (0.5 - lev / 2, 0.5 + lev / 2)]
+        qs = _mixture_quantiles(loc, scale, df_resid, w, probs)
+        out = {"median": qs[0]}
+        for i, lev in enumerate(LEVELS):
+            k = int(round(lev * 100))
+            out[f"lo_{k}"], out[f"hi_{k}"] = qs[1 + 2 * i], qs[2 + 2 * i]
+        return out
 
-    A, B = map(float, res.params)
-    params = {"ceiling_log": A, "growth_per_year": B * c, "damping_per_year": c,
-              "sigma": float(np.sqrt(res.scale))}
+    centre = fits[len(grid) // 2][0]
+    A, B = map(float, centre.params)
+    params = {"ceiling_log": A, "growth_per_year": B * c0, "damping_per_year": c0,
+              "damping_mean_per_year": float(np.sum(w * grid)),
+              "sigma": float(np.sqrt(centre.scale))}
     return Fitted("damped", len(t), float(t0), params, True, predict)
 
 
@@ -222,8 +302,9 @@ def _month_index(t_year: np.ndarray) -> np.ndarray:
 def fit_local_trend(t_year, log_y) -> Fitted:
     """Random walk with drift on a monthly grid with missing months (Kalman filter).
 
-    Observations in the same month are averaged (on the log scale). Forecast variance grows
-    linearly with the horizon in months.
+    Observations in the same month are averaged (on the log scale). Medians and intervals come
+    from statsmodels' ``get_forecast`` (nothing is re-derived by hand); a target in the last
+    observed month is given the one-step-ahead forecast.
 
     Returns
     -------
@@ -246,22 +327,20 @@ def fit_local_trend(t_year, log_y) -> Fitted:
     converged = bool(res.mle_retvals.get("converged", True)) if res.mle_retvals else True
     converged = converged and not any("converge" in str(w.message).lower() for w in caught)
     sigma2 = float(res.params[0])
-    # drift: smoothed trend state (constant by construction)
     drift = float(res.smoothed_state[1, -1]) if res.smoothed_state.shape[0] > 1 else 0.0
-    level_last = float(res.smoothed_state[0, -1])
-    var_last = float(res.smoothed_state_cov[0, 0, -1]) if res.smoothed_state_cov is not None else 0.0
-    var_drift = float(res.smoothed_state_cov[1, 1, -1]) if res.smoothed_state.shape[0] > 1 else 0.0
 
     def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
-        h = np.maximum(_month_index(tq) - m[-1], 0).astype(float)
-        med = level_last + drift * h
-        var = var_last + sigma2 * h + var_drift * h**2
-        sd = np.sqrt(np.maximum(var, 0.0))
-        out = {"median": med}
+        # months after the last observed month; a target inside that month is read as the
+        # one-step-ahead forecast (never a zero-width interval)
+        h = np.maximum(_month_index(tq) - m[-1], 1).astype(int)
+        fc = res.get_forecast(steps=int(h.max()))
+        mean = np.asarray(fc.predicted_mean, dtype=float)[h - 1]
+        out = {"median": mean}
         for lev in LEVELS:
             k = int(round(lev * 100))
-            out[f"lo_{k}"] = med - _z(lev) * sd
-            out[f"hi_{k}"] = med + _z(lev) * sd
+            ci = np.asarray(fc.conf_int(alpha=1 - lev), dtype=float)[h - 1]
+            out[f"lo_{k}"] = ci[:, 0]
+            out[f"hi_{k}"] = ci[:, 1]
         return out
 
     params = {"sigma2_level": sigma2, "growth_per_year": 12 * drift}

@@ -9,9 +9,18 @@ March 2026: 5-30x). ``s`` follows a Bass diffusion,
 with the coefficient of innovation ``p`` and of imitation ``q`` [1/year]. Priors and ranges
 (low/base/high) live in ``datasets/demand_scenarios.csv`` with their sources.
 
-The statistical trend fitted to history is read as the demand path *at the agentic share of its
-last observation*; a scenario multiplies it by ``U(t) / U(t_last)`` with ``U = 1 - s + s m``, so
-the uplift counts only agent adoption beyond what the data already contain.
+The statistical trend fitted to history already contains the agentic adoption of the fit
+window, and extrapolating it carries that growth forward. A scenario therefore multiplies the
+trend by the uplift *beyond* the trend: ``U(t) / U(t_last) * exp(-g (t - t_last))`` with ``U = 1
+- s + s m`` and ``g`` the mean log growth of ``U`` over the fit window (ASSUMPTION: the trend
+carries that growth forward at a constant rate). Only the share of demand not already in the
+trend is uplifted.
+
+Scenarios are a seeded Monte Carlo (:func:`uplift_draws`): each parameter is drawn from a
+triangular distribution on the log scale between its ``low`` and ``high`` values, with its mode
+at the scenario's value (ASSUMPTION: the distribution shape; the ranges are those of
+``datasets/demand_scenarios.csv``), and combined draw by draw with trend draws matching the
+calibrated intervals (:mod:`.demand`).
 
 Examples
 --------
@@ -111,6 +120,60 @@ def bass_share(t_year, p: float, q: float, share_max: float, start_year: float) 
     tau = np.maximum(np.asarray(t_year, dtype=float) - start_year, 0.0)
     e = np.exp(-(p + q) * tau)
     return share_max * (1.0 - e) / (1.0 + (q / p) * e)
+
+
+#: Parameters of ``demand_scenarios.csv`` drawn in the Monte Carlo, with the Scenario field.
+_DRAWN = (("bass_p", "bass_p"), ("bass_q", "bass_q"), ("agentic_share_max", "share_max"),
+          ("agentic_multiplier", "multiplier"))
+
+
+def uplift_draws(sc: Scenario, t_year, t_hist, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo draws of the agentic share and of the uplift beyond the fitted trend.
+
+    Parameters
+    ----------
+    sc : Scenario
+        Its values are the modes of the parameter draws; ``low`` and ``high`` rows of the
+        dataset bound them.
+    t_year : array-like
+        Forecast times [decimal year].
+    t_hist : array-like
+        Times of the fitted observations [decimal year] (first and last are used).
+    n : int
+        Number of draws.
+    rng : numpy.random.Generator
+        Seeded generator.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Agentic share [0-1] and uplift factor, each of shape (n, len(t_year)).
+    """
+    tq = np.atleast_1d(np.asarray(t_year, dtype=float))[None, :]
+    th = np.asarray(t_hist, dtype=float)
+    t_first, t_last = float(th.min()), float(th.max())
+    draws = {}
+    for pname, field_name in _DRAWN:
+        lo, hi = parameter(pname, "low"), parameter(pname, "high")
+        mode = getattr(sc, field_name)
+        a, b, c = np.log(lo), np.log(hi), np.log(min(max(mode, lo), hi))
+        draws[field_name] = (np.exp(rng.triangular(a, c, b, size=n)) if b > a
+                             else np.full(n, mode))[:, None]
+
+    def share(t):
+        tau = np.maximum(t - sc.start_year, 0.0)
+        p, q = draws["bass_p"], draws["bass_q"]
+        e = np.exp(-(p + q) * tau)
+        return draws["share_max"] * (1.0 - e) / (1.0 + (q / p) * e)
+
+    def uplift(t):
+        s_ = share(t)
+        return 1.0 - s_ + s_ * draws["multiplier"]
+
+    u_last, u_first = uplift(np.array([[t_last]])), uplift(np.array([[t_first]]))
+    g = np.log(u_last / u_first) / (t_last - t_first) if t_last > t_first else 0.0 * u_last
+    excess = uplift(tq) / u_last * np.exp(-g * (tq - t_last))
+    return np.broadcast_to(share(tq), excess.shape).copy(), excess
 
 
 def _params() -> "pd.DataFrame":
@@ -220,7 +283,8 @@ def reference_comparison(result) -> "pd.DataFrame":
 
     ends = {}
     for name in dict.fromkeys(m["series"]):
-        g = m[m["series"] == name].set_index("date")["tokens_per_day"]
+        g = m[m["series"] == name]
+        g = g.set_index(g["date"].dt.strftime("%Y-%m"))["tokens_per_day"]
         if "2026-12" not in g.index or "2030-12" not in g.index:
             continue
         ends[name] = (float(g["2026-12"]), float(g["2030-12"]))
