@@ -89,6 +89,30 @@ REGISTRY: dict[str, DatasetInfo] = {
     "systems": DatasetInfo("systems.csv", "Multi-chip systems: chip, count, scale-up topology, link bandwidth, hop latency.", index="name", required=("name", "accelerator", "n_chips", "topology", "link_bytes_per_s", "source", "as_of")),
     "collectives": DatasetInfo("collectives.csv", "Measured collective latencies (NCCL, custom, symmetric-memory all-reduce; DeepEP all-to-all) used to fit the alpha-beta model.", index=None, required=("impl", "collective", "algo", "n_chips", "message_bytes", "latency_s", "link_bytes_per_s", "source", "as_of")),
     "plan_params": DatasetInfo("plan_params.csv", "Every parameter of the Kimi K3 showdown scenarios, with source or explicit assumption.", index=None, required=("scenario", "param", "value", "kind", "source", "as_of")),
+    "chip_microbench": DatasetInfo(
+        "chip_microbench.csv",
+        "Measured ceilings per accelerator (HBM read bandwidth, large-GEMM FLOP/s, all-reduce bus bandwidth).",
+        index=None,
+        required=("hardware", "metric", "value", "unit", "source", "as_of"),
+    ),
+    "serving_public": DatasetInfo(
+        "serving_public.csv",
+        "37 published serving results (gpt-oss-120b on six chips, Llama-3.1 offline): the engine fit set.",
+        index=None,
+        required=("case_id", "phase", "hardware", "model", "engine", "measured_output_tok_per_s_per_gpu", "source"),
+    ),
+    "serving_holdout": DatasetInfo(
+        "serving_holdout.csv",
+        "Published serving results kept out of every fit (DeepSeek-R1, Llama-3.1 on other chips/engines).",
+        index=None,
+        required=("case_id", "phase", "hardware", "model", "engine", "measured_output_tok_per_s_per_gpu", "source"),
+    ),
+    "engines": DatasetInfo(
+        "engines.csv",
+        "Serving engines: fitted per-iteration cost (scheduler, sampling, output) and sequence cap.",
+        index=None,
+        required=("engine", "vendor", "layer_overhead_s", "max_seqs", "source", "as_of"),
+    ),
     # --- econ datasets ---
     "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),
     "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),

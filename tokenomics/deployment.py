@@ -72,6 +72,10 @@ SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
 
 ENGINES = ("default", "vllm", "sglang", "trt")
 
+#: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
+ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
+                  "tensorrt-llm": "trt"}
+
 
 def _spec(spec: Any):
     """None, a SpecDecode, a preset name, or ``method:gamma:alpha`` -> SpecDecode or None."""
@@ -150,6 +154,7 @@ class Deployment:
         from .perf.parallel import check_plan
         from .perf.system import OVERLAP_MODES
 
+        object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
         for f in ("weight_precision", "expert_precision", "kv_precision"):
             if getattr(self, f) not in PRECISION_BYTES:
@@ -219,8 +224,10 @@ class Deployment:
                            check_memory=check_memory, profile=profile, **self._kw())
 
     def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
-        """Prompts prefilled together: ``max(1, prefill_chunk_tok // prompt_tok)`` [prompts]."""
-        return np.maximum(1, self.prefill_chunk_tok // np.asarray(prompt_tok, dtype=int))
+        """Prompts prefilled together per replica: ``max(1, prefill_chunk_tok // prompt_tok)`` on
+        each attention data-parallel rank (each rank has its own chunk budget) [prompts]."""
+        per_rank = np.maximum(1, self.prefill_chunk_tok // np.asarray(prompt_tok, dtype=int))
+        return per_rank * int(self.parallel.attn_dp)
 
     def prefill(self, prompt_tok: Any = 1024, *, batch: Any = None, profile: Any = None):
         """Prefill of a chunk of prompts (``batch`` defaults to :meth:`prefill_batch`).

@@ -165,13 +165,75 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
     raise ValidationError(f"Unknown profile {profile!r}: not a JSON file and not one of {known}")
 
 
+#: Microbenchmark metrics that set a chip's achievable fractions (datasets/chip_microbench.csv).
+READ_METRIC, GEMM_METRIC = "hbm_read_bytes_per_s", "gemm_peak_flop_per_s"
+
+
+def measured_fracs(hardware: str) -> dict[str, Any]:
+    """Measured / datasheet HBM read bandwidth and bf16 GEMM throughput of a chip.
+
+    From ``datasets/chip_microbench.csv``: the largest ``hbm_read_bytes_per_s`` row and the
+    largest bf16 ``gemm_peak_flop_per_s`` row, over the accelerator's datasheet figures. A chip
+    without a row borrows the fraction of a measured chip of the same vendor (NVIDIA: H200;
+    AMD: MI300X), and says so.
+
+    Returns
+    -------
+    dict
+        ``read_frac``, ``gemm_frac`` [fraction] and ``read_from``, ``gemm_from`` (chip names).
+    """
+    from ..catalog import accelerator, load
+
+    df = load("chip_microbench")
+    hw = accelerator(hardware)
+    sibling = {"NVIDIA": "h200", "AMD": "mi300x"}.get(hw.vendor.upper(), "h200")
+
+    def frac(name: str, metric: str, datasheet: str, precision: str | None) -> tuple[float, str]:
+        for chip in (name, sibling, "h200"):
+            sel = df[(df["hardware"] == chip) & (df["metric"] == metric)]
+            if precision:
+                sel = sel[sel["precision"].astype(str) == precision]
+            if len(sel):
+                acc = accelerator(chip)
+                return float(sel["value"].astype(float).max()) / float(getattr(acc, datasheet)), chip
+        return float("nan"), ""
+
+    r, rf = frac(hw.name, READ_METRIC, "hbm_bytes_per_s", None)
+    g, gf = frac(hw.name, GEMM_METRIC, "peak_bf16_flop_per_s", "bf16")
+    return {"read_frac": r, "gemm_frac": g, "read_from": rf, "gemm_from": gf}
+
+
 @functools.lru_cache(maxsize=64)
 def _default_profile(hardware: str, directory: str) -> Profile:
     path = Path(directory) / f"{hardware}.json"
     if path.exists():
         return _read(path)
     base = _read(Path(directory) / "h200.json")
-    return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
+    return transfer_profile(base, hardware)
+
+
+def transfer_profile(base: Profile, hardware: str) -> Profile:
+    """The H200 profile carried to another chip by its measured ceilings.
+
+    Achievable bandwidth fractions scale with the chip's measured HBM read fraction over the
+    H200's, GEMM and attention compute fractions with its measured large-GEMM fraction over the
+    H200's (:func:`measured_fracs`); per-kernel costs stay the H200's (a transfer assumption).
+    """
+    import math
+
+    try:
+        mine, ref = measured_fracs(hardware), measured_fracs(base.name)
+    except Exception:  # noqa: BLE001 -- an uncatalogued chip keeps the plain transfer
+        return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
+    kb = mine["read_frac"] / ref["read_frac"] if math.isfinite(mine["read_frac"]) else 1.0
+    kf = mine["gemm_frac"] / ref["gemm_frac"] if math.isfinite(mine["gemm_frac"]) else 1.0
+    clip = lambda x: min(max(x, 0.05), 1.0)  # noqa: E731
+    return base.replace(
+        name=hardware, weight_bw_frac=clip(base.weight_bw_frac * kb), kv_bw_frac=clip(base.kv_bw_frac * kb),
+        flop_frac=clip(base.flop_frac * kf), attn_flop_frac=clip(base.attn_flop_frac * kf),
+        source=(f"H200 profile scaled to {hardware} by measured ceilings (datasets/chip_microbench.csv): "
+                f"bandwidth x{kb:.3f} (HBM read, from {mine['read_from']}), compute x{kf:.3f} "
+                f"(bf16 GEMM, from {mine['gemm_from']}); per-kernel costs transferred from the H200"))
 
 
 def _read(path: Path) -> Profile:

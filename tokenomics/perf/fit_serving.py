@@ -1,0 +1,79 @@
+"""Fit serving-engine parameters on published serving results (``tokenomics.perf.serving``).
+
+Only engine parameters are fitted: the per-layer iteration cost of each (engine, vendor) seen in
+the fit set. Hardware efficiencies come from microbenchmarks (``perf.profile.transfer_profile``),
+never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
+their vendor: the median of that vendor's fitted engines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+
+
+def _table(values: dict[tuple[str, str], float], max_seqs: dict[str, float], source: str, as_of: str):
+    import pandas as pd
+
+    rows = []
+    for (eng, vend), val in sorted(values.items()):
+        rows.append({"engine": eng, "vendor": vend, "layer_overhead_s": float(val),
+                     "max_seqs": max_seqs.get(eng, 1024.0), "kind": "fitted", "source": source,
+                     "as_of": as_of, "note": ""})
+    return pd.DataFrame(rows)
+
+
+#: Sequence caps (offline runs): vLLM ``--max-num-seqs`` default 256
+#: (https://docs.vllm.ai/en/latest/configuration/engine_args.html); TensorRT-LLM ``max_batch_size``
+#: default 2048; SGLang and others: ASSUMPTION 1024.
+MAX_SEQS = {"vllm": 256.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
+
+
+def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any = None):
+    """Fit each (engine, vendor)'s per-layer iteration cost on ``cases`` (serve rows).
+
+    Least squares on log(predicted / measured) output tokens/s per GPU, one parameter per
+    (engine, vendor) group, bounded to [0, 2 ms] per layer.
+
+    Returns
+    -------
+    pandas.DataFrame
+        An engines table (schema of ``datasets/engines.csv``) including ``default`` rows.
+    """
+    import pandas as pd
+    from scipy.optimize import least_squares
+
+    from ..catalog import accelerator
+    from .serving import HARDWARE_ALIASES, predict_cases, read_cases
+
+    df = read_cases(cases)
+    df = df[df["phase"] == "serve"].reset_index(drop=True)
+    if df.empty:
+        raise ValidationError("fitting engine parameters needs serve rows (concurrency given)")
+    vendor = df["hardware"].map(lambda h: accelerator(HARDWARE_ALIASES.get(h, h)).vendor.lower())
+    engine = df["engine"].map(lambda e: str(e).split("-")[-1] if str(e).startswith("dynamo-") else str(e))
+    groups = sorted(set(zip(engine, vendor)))
+
+    def table(x):
+        vals = {g: x[i] for i, g in enumerate(groups)}
+        for vd in {g[1] for g in groups}:
+            vals[("default", vd)] = float(np.median([x[i] for i, g in enumerate(groups) if g[1] == vd]))
+        vals[("default", "any")] = float(np.median(x))
+        return _table(vals, MAX_SEQS, source, as_of)
+
+    def resid(x):
+        p = predict_cases(df, profile, engines=table(x))
+        r = np.log(p["predicted_output_tok_per_s_per_gpu"].astype(float) / p["measured_output_tok_per_s_per_gpu"].astype(float))
+        return np.nan_to_num(r.to_numpy(), nan=3.0)
+
+    x0 = np.full(len(groups), 4e-5)
+    fit = least_squares(resid, x0, bounds=(0.0, 2e-3), x_scale=1e-5, loss="soft_l1", f_scale=0.1,
+                        diff_step=0.05, max_nfev=60)
+    out = table(fit.x)
+    n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}
+    out["note"] = [f"fitted on {n[(r.engine, r.vendor)]} serve rows" if (r.engine, r.vendor) in n
+                   else "median of this vendor's fitted engines (no rows of its own)" for r in out.itertuples()]
+    return out

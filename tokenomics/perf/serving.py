@@ -1,0 +1,370 @@
+"""What a serving engine delivers: steady-state continuous batching of a deployment.
+
+An engine keeps ``concurrency`` requests in flight. Each iteration decodes one token (or a
+speculative verify step) for every sequence past its prefill and processes a chunk of prompt
+tokens mixed into the same batch (chunked prefill), plus a fixed per-iteration engine cost
+(scheduler, sampling over the vocabulary, output processing; :func:`engine_step_s`). In steady
+state every output token brings ``isl / osl`` prompt tokens with it, so with ``B`` sequences
+decoding, an iteration takes
+
+    t_it = t_decode(B) + B * (isl / osl) * t_prefill_per_token + t_engine
+
+and a request lives ``TTFT + osl * t_it``, where ``TTFT`` is the iterations its own prompt takes
+(``ceil(isl / chunk)`` iterations carrying up to a chunk of prompt tokens). Little's law gives the
+sequences decoding, ``B = concurrency * osl * t_it / (TTFT + osl * t_it)``; a few fixed-point
+iterations solve the pair. Then
+
+* time per output token ``TPOT = t_it / tokens_per_step`` (speculative decoding emits
+  ``tokens_per_step`` tokens per iteration), tokens/s per user ``1 / TPOT``;
+* output tokens/s per GPU ``B * tokens_per_step / t_it / gpus``; total adds the prompt tokens.
+
+``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
+engine's maximum number of sequences). A ``decode`` deployment (disaggregated decode workers)
+decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
+prompt tokens only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..errors import ValidationError
+
+PHASES = ("serve", "offline", "decode", "prefill")
+
+
+def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str, Any]:
+    """Fitted per-iteration cost and sequence cap of a serving engine (``datasets/engines.csv``).
+
+    The cost of an iteration beyond the kernels the core times (scheduling, sampling over the
+    vocabulary, output processing, and the gaps between a graph's kernels) is modelled as
+    ``layer_overhead_s`` per transformer layer: it grows with the kernels an iteration launches.
+    Rows are matched on (engine, vendor) first, then (engine, any vendor), then the ``default``
+    engine of that vendor.
+
+    Returns
+    -------
+    dict
+        ``layer_overhead_s`` [s per layer per iteration], ``max_seqs`` [sequences], ``source``.
+    """
+    from ..catalog import load
+
+    df = load("engines") if table is None else table
+    eng = str(engine).split("-")[-1] if str(engine).startswith("dynamo-") else str(engine)
+    vend = str(vendor).lower()
+    for e, vd in ((eng, vend), (eng, "any"), ("default", vend), ("default", "any")):
+        sel = df[(df["engine"] == e) & (df["vendor"] == vd)]
+        if len(sel):
+            r = sel.iloc[0]
+            return {"layer_overhead_s": float(r["layer_overhead_s"]), "max_seqs": float(r["max_seqs"]),
+                    "source": str(r["source"]), "engine": e, "vendor": vd}
+    raise ValidationError(f"no engine parameters for {engine!r}; known: {sorted(set(df['engine']))}")
+
+
+def engine_step_s(engine: str, vendor: str, n_layers: int) -> float:
+    """Per-iteration engine cost of a model of ``n_layers`` layers [s]."""
+    return engine_params(engine, vendor)["layer_overhead_s"] * int(n_layers)
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """Steady-state serving figures of one deployment at one operating point (arrays broadcast).
+
+    Attributes
+    ----------
+    batch : ndarray
+        Sequences decoding in an iteration (steady state) [sequences].
+    iteration_s : ndarray
+        One engine iteration [s].
+    tpot_s, ttft_s : ndarray
+        Time per output token and to first token [s].
+    tok_per_s_per_user : ndarray
+        ``1 / tpot_s`` [tokens/s].
+    output_tok_per_s_per_gpu, total_tok_per_s_per_gpu : ndarray
+        Output (and input + output) tokens/s per GPU of the instance [tokens/s].
+    """
+
+    phase: str
+    batch: np.ndarray
+    iteration_s: np.ndarray
+    tpot_s: np.ndarray
+    ttft_s: np.ndarray
+    tok_per_s_per_user: np.ndarray
+    output_tok_per_s_per_gpu: np.ndarray
+    total_tok_per_s_per_gpu: np.ndarray
+    engine_step_s: float
+
+
+def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
+    """Compute time per prompt token inside a mixed iteration [s/token]: a chunk of ``chunk``
+    tokens of ``isl``-token prompts, less the weight read the decode part already pays."""
+    prompt = int(round(min(isl, chunk)))
+    n = int(np.max(dep.prefill_batch(prompt)))
+    pre = dep.prefill(prompt, batch=n, profile=profile)
+    tokens = n * prompt
+    return float(np.max(pre.step_time_s)) / tokens
+
+
+def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float | None = None,
+          phase: str = "serve", context_tok: float | None = None, batch: float | None = None,
+          prefill_tok: float | None = None, profile: Any = None, n_iter: int = 12,
+          engines: Any = None) -> ServingResult:
+    """Steady-state serving of ``deployment`` (module docstring).
+
+    Parameters
+    ----------
+    deployment : Deployment
+    isl_tok, osl_tok : float
+        Mean input and output tokens per request [tokens].
+    concurrency : float, optional
+        Requests in flight per instance (``serve``; ``decode``: sequences per decode instance).
+    phase : {"serve", "offline", "decode", "prefill"}
+    context_tok : float, optional
+        ``decode``: mean KV length [tokens] (default ``isl + osl / 2``).
+    batch : float, optional
+        ``decode``/``offline``: sequences per instance instead of ``concurrency`` / the largest fit.
+    prefill_tok : float, optional
+        ``prefill``: prompt tokens per instance per prefill batch (default: the chunk).
+    engines : pandas.DataFrame, optional
+        An engines table in the schema of ``datasets/engines.csv`` (fitting); default the bundled one.
+    """
+    v.one_of(phase, "phase", PHASES)
+    v.positive(isl_tok, "isl_tok")
+    v.positive(osl_tok, "osl_tok")
+    dep = deployment
+    ep = engine_params(dep.engine, dep.hardware.vendor, engines)
+    t_eng = ep["layer_overhead_s"] * dep.model.n_layers
+    gpus = dep.replica_chips
+    tps = dep.spec.tokens_per_step if dep.spec else 1.0
+    isl, osl = float(isl_tok), float(osl_tok)
+    chunk = float(dep.prefill_chunk_tok)
+    if phase == "prefill":
+        toks = float(prefill_tok or chunk)
+        n = max(1, round(toks / isl))
+        pre = dep.prefill(int(round(isl)), batch=n, profile=profile)
+        t = float(np.max(pre.step_time_s)) + t_eng
+        tok_s = n * isl / t / gpus
+        z = np.asarray(float("nan"))
+        return ServingResult(phase, np.asarray(n), np.asarray(t), z, np.asarray(t), z, np.asarray(0.0),
+                             np.asarray(tok_s), t_eng)
+    ctx_mean = float(round(isl + osl / 2.0 if context_tok is None else float(context_tok)))
+    if phase == "decode":
+        b = float(batch if batch is not None else concurrency)
+        v.positive(b, "batch")
+        r = dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile)
+        t_it = float(np.max(r.step_time_s)) + t_eng
+        out = b * tps / t_it / gpus
+        return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
+                             np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+    t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
+    if phase == "offline":
+        fit = float(np.min(dep.max_batch(isl + osl)))
+        c = min(fit, ep["max_seqs"]) if batch is None else float(batch)
+        if c < 1:
+            raise ValidationError(f"{dep.label()}: not one request of {isl:.0f}+{osl:.0f} tokens fits")
+    else:
+        if concurrency is None:
+            raise ValidationError("serve needs a concurrency (requests in flight)")
+        c = float(concurrency)
+        v.positive(c, "concurrency")
+    b = c
+    t_it = ttft = float("nan")
+    n_chunks = math.ceil(isl / chunk)
+    for _ in range(int(n_iter)):
+        d = float(np.max(dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile).step_time_s))
+        t_it = d + b * (isl / osl) / tps * t_pre_tok + t_eng
+        ttft = n_chunks * (d + min(isl, chunk) * t_pre_tok + t_eng)
+        life = ttft + osl / tps * t_it
+        b_new = c * (osl / tps * t_it) / life
+        if abs(b_new - b) <= 1e-3 * b:
+            b = b_new
+            break
+        b = 0.5 * (b + b_new)
+    out = b * tps / t_it / gpus
+    return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
+                         np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+
+
+# ---------------------------------------------------------------------------------------------
+# published serving results: read, express as deployments, predict, score
+# ---------------------------------------------------------------------------------------------
+
+#: Columns a serving-cases CSV must have (the schema of ../shared/calibration/serving_public.csv).
+CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_precision", "engine",
+                "n_gpus", "tp", "ep", "dp_attention", "disaggregated", "spec_decode", "isl_tok", "osl_tok",
+                "concurrency", "measured_output_tok_per_s_per_gpu")
+
+#: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
+#: the model's activation dtype, bf16).
+DEFAULT_KV_PRECISION = "bf16"
+
+#: Hardware names of published results that map to catalog names.
+HARDWARE_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
+
+#: InferenceX/InferenceMAX draw each request's lengths uniformly in [0.8, 1.0] x the nominal ISL/OSL
+#: (README of ../shared/calibration): the mean is 0.9 x nominal.
+RANDOM_LENGTH_MEAN_FRAC = 0.9
+
+
+def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
+    """Read a serving-cases CSV (or pass a DataFrame through) and check its columns."""
+    import pandas as pd
+
+    from ..catalog import check_columns
+    from ..errors import DataError
+
+    if isinstance(path, pd.DataFrame):
+        df = path.copy()
+    else:
+        from pathlib import Path
+
+        p = Path(str(path))
+        if not p.is_file():
+            raise DataError(f"serving cases file {p} not found (or not a file)")
+        try:
+            df = pd.read_csv(p)
+        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+            raise DataError(f"{p.name} is not a readable CSV: {str(exc).splitlines()[0]}") from None
+    check_columns(df, CASE_COLUMNS, what="serving cases")
+    bad = ~df["phase"].isin(PHASES)
+    if bad.any():
+        r = df[bad].iloc[0]
+        raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
+    return df
+
+
+def _num(x: Any) -> float:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+    return f
+
+
+def case_deployment(row: Any):
+    """The :class:`~tokenomics.deployment.Deployment` a published serving row describes.
+
+    ``dp_attention`` 1: attention data-parallel over the EP group (tp 1 inside); ``ep`` 1 with
+    ``tp`` > 1 on an MoE model: TP-sharded experts. ``fp4`` is NVFP4 on NVIDIA and MXFP4 on AMD;
+    for an MoE model the row's weight precision is the experts' (attention keeps the model's own).
+    """
+    from ..catalog import accelerator, model as _model
+    from ..deployment import resolve
+
+    hw = accelerator(HARDWARE_ALIASES.get(str(row["hardware"]), str(row["hardware"])))
+    m = _model(str(row["model"]))
+    prec = str(row["weight_precision"]).lower()
+    if prec == "fp4":
+        prec = "mxfp4" if hw.vendor.upper() == "AMD" else "nvfp4"
+    tp, ep = int(_num(row["tp"]) or 1), int(_num(row["ep"]) or 1)
+    dpa = _num(row.get("dp_attention", 0)) == 1
+    if dpa:
+        tp, ep = 1, max(tp, ep)
+    if not m.is_moe:
+        ep = 1
+    kw = {"expert_precision": prec} if m.is_moe else {"weight_precision": prec}
+    spec = str(row.get("spec_decode", "none") or "none").lower()
+    kv = str(row["kv_precision"]).lower()
+    kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
+    return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=str(row["engine"]),
+                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, **kw)
+
+
+def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str, float]:
+    """Predicted serving figures of one published row (see :func:`serve`)."""
+    from ..errors import TokenomicsError
+
+    dep = case_deployment(row)
+    frac = RANDOM_LENGTH_MEAN_FRAC if "0.8,1.0" in str(row.get("note", "")).replace(" ", "") else 1.0
+    isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
+    phase = str(row["phase"])
+    n_gpus = _num(row["n_gpus"]) or dep.replica_chips
+    conc = _num(row["concurrency"])
+    if phase in ("serve", "decode") and _num(row.get("disaggregated", 0)) == 1 and phase == "serve":
+        raise ValidationError(f"serving case {row['case_id']}: a disaggregated serve row needs its prefill/decode "
+                              f"split as decode rows (n_prefill_gpus, n_decode_gpus); not given")
+    replicas = max(1.0, n_gpus / dep.replica_chips)
+    if phase == "serve":
+        r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines)
+    elif phase == "offline":
+        r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines)
+    elif phase == "decode":
+        ctx = _num(row.get("context_tok"))
+        if math.isfinite(conc):
+            b = conc / max(1.0, (_num(row.get("n_decode_gpus")) or n_gpus) / dep.replica_chips)
+        else:
+            raise TokenomicsError(f"serving case {row['case_id']}: a decode row needs its concurrency")
+        r = serve(dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=b,
+                  context_tok=ctx if math.isfinite(ctx) else None, profile=profile, engines=engines)
+    else:
+        tok = _num(row.get("prefill_tok_per_gpu"))
+        r = serve(dep, isl_tok=isl, osl_tok=osl, phase="prefill",
+                  prefill_tok=tok * dep.replica_chips if math.isfinite(tok) else None, profile=profile, engines=engines)
+    f = lambda a: float(np.asarray(a, float).ravel()[0])  # noqa: E731
+    return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),
+            "predicted_total_tok_per_s_per_gpu": f(r.total_tok_per_s_per_gpu),
+            "predicted_tok_per_s_per_user": f(r.tok_per_s_per_user), "predicted_tpot_s": f(r.tpot_s),
+            "predicted_ttft_s": f(r.ttft_s), "predicted_batch": f(r.batch), "deployment": dep.label()}
+
+
+def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821
+    """Predict every row of a serving-cases table; errors against the measurements.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The input columns plus ``predicted_*`` figures, ``deployment``, ``status`` (``predicted``
+        or why not) and ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
+        (for prefill rows: of the total, i.e. input, tokens/s per GPU).
+    """
+    import pandas as pd
+
+    from ..errors import TokenomicsError
+
+    df = read_cases(cases).reset_index(drop=True)
+    rows = []
+    for _, row in df.iterrows():
+        try:
+            rec = predict_case(row, profile, engines)
+            rec["status"] = "predicted"
+        except TokenomicsError as exc:
+            rec = {"status": f"not predicted: {exc}"}
+        rows.append(rec)
+    out = pd.concat([df, pd.DataFrame(rows)], axis=1)
+    meas = out["measured_output_tok_per_s_per_gpu"].astype(float)
+    pred = out.get("predicted_output_tok_per_s_per_gpu", pd.Series(np.nan, index=out.index)).astype(float)
+    pre = out["phase"] == "prefill"
+    if "measured_total_tok_per_s_per_gpu" in out:
+        meas = meas.where(~pre, out["measured_total_tok_per_s_per_gpu"].astype(float))
+        pred = pred.where(~pre, out.get("predicted_total_tok_per_s_per_gpu", pred).astype(float))
+    out["error_frac"] = pred / meas - 1
+    out["ratio"] = pred / meas
+    return out
+
+
+def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase")) -> "pd.DataFrame":  # noqa: F821
+    """Median and 90th-percentile absolute error and median predicted/measured, overall and by group."""
+    import pandas as pd
+
+    ok = pred[pred["status"] == "predicted"]
+    rows = []
+
+    def add(group: str, key: str, d):
+        e = d["error_frac"].abs()
+        rows.append({"group": group, "value": key, "n_cases": int(len(d)),
+                     "median_abs_error_frac": float(e.median()) if len(d) else float("nan"),
+                     "p90_abs_error_frac": float(e.quantile(0.9)) if len(d) else float("nan"),
+                     "median_ratio": float(d["ratio"].median()) if len(d) else float("nan")})
+
+    add("all", "all", ok)
+    for col in by:
+        for key, d in ok.groupby(col, sort=True):
+            add(col, str(key), d)
+    df = pd.DataFrame(rows)
+    df.attrs["n_not_predicted"] = int((pred["status"] != "predicted").sum())
+    return df
