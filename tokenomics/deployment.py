@@ -70,7 +70,9 @@ SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
     "mtp": ("mtp", 1, 0.875, 1),
 }
 
-ENGINES = ("default", "vllm", "sglang", "trt")
+#: ``none``: no serving engine around the kernels (the article's custom stacks: megakernels,
+#: super operators); ``default``: a production engine with the fitted default iteration cost.
+ENGINES = ("default", "vllm", "sglang", "trt", "none")
 
 #: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
 ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
@@ -205,6 +207,15 @@ class Deployment:
         return replace(self, **changes)
 
     # ---- physics ---------------------------------------------------------------------------
+    @property
+    def engine_step_s(self) -> float:
+        """The engine's own cost per iteration [s] (``datasets/engines.csv``; 0 for ``none``)."""
+        if self.engine == "none":
+            return 0.0
+        from .perf.serving import engine_step_s
+
+        return engine_step_s(self.engine, self.hardware.vendor, self.model.n_layers)
+
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
                     kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl)
@@ -221,7 +232,8 @@ class Deployment:
 
         return system_step(self.system, self.model, self.execution, self.parallel, batch=batch,
                            context_tok=context_tok, spec=self.spec, overlap=self.overlap,
-                           check_memory=check_memory, profile=profile, **self._kw())
+                           check_memory=check_memory, profile=profile, engine_step_s=self.engine_step_s,
+                           **self._kw())
 
     def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
         """Prompts prefilled together per replica: ``max(1, prefill_chunk_tok // prompt_tok)`` on

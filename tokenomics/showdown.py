@@ -406,7 +406,7 @@ def scenario_deployment(sc: "str | Scenario"):
     m = _model(common.get("model", "kimi-k3"))
     sys_ = _system(sc.system)
     par = ParallelPlan(tp=sc.tp, ep=sc.ep, dp=max(1, sys_.n_chips // max(sc.tp, sc.ep)))
-    return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan),
+    return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan), engine="none",
                       weight_precision=m.native_precision, expert_precision=m.native_precision,
                       kv_precision=common.get("kv_precision", "bf16"), spec=_spec(sc.spec, common),
                       ar_impl=sc.ar_impl, a2a_impl=sc.a2a_impl, overlap=sc.overlap)

@@ -227,3 +227,43 @@ def validate(
                                 "error_frac": "error"})
     emit(show, fmt, title=f"Predicted vs measured ({Path(cases).name})")
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
+
+
+@app.command("validate-serving")
+def validate_serving(
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows).")] = None,
+    profile: ProfileOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Predict published serving results (tokens/s per GPU and per user, TPOT, TTFT) and score them.
+
+    Each row becomes a deployment (chips, tp/ep/attention DP, engine, precisions, MTP) served in
+    steady-state continuous batching at its concurrency (serve), at the largest batch that fits
+    (offline), or as a decode-only / prefill-only deployment.
+    """
+    from ..perf.serving import predict_cases, summarize
+
+    if cases is None or cases in ("public", "holdout"):
+        cases = str(_bundled("serving_holdout" if cases == "holdout" else "serving_public"))
+    pred = predict_cases(cases, profile)
+    if fmt != Format.table:
+        keep = ["case_id", "phase", "hardware", "model", "engine", "n_gpus", "tp", "ep", "dp_attention",
+                "spec_decode", "isl_tok", "osl_tok", "concurrency", "deployment", "status",
+                "predicted_output_tok_per_s_per_gpu", "predicted_total_tok_per_s_per_gpu",
+                "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s", "predicted_batch",
+                "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
+                "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac"]
+        emit(pred[[c for c in keep if c in pred.columns]], fmt)
+        return
+    show = pred[["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
+                 "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
+                 "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
+    show["error_frac"] = show["error_frac"] * 100
+    show = show.rename(columns={"measured_output_tok_per_s_per_gpu": "meas tok/s/GPU",
+                                "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU",
+                                "measured_tok_per_s_per_user": "meas tok/s/user",
+                                "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
+    emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})")
+    s = summarize(pred)
+    emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
+         caption=f"{s.attrs['n_not_predicted']} rows not predicted")

@@ -105,6 +105,7 @@ class SystemStepResult(Display):
     overlap_s: np.ndarray
     comm_exposed_s: np.ndarray
     draft_s: np.ndarray
+    engine_s: Any
     tokens_per_step: float
     tok_per_s_per_user: np.ndarray
     tok_per_s_per_replica: np.ndarray
@@ -145,7 +146,7 @@ class SystemStepResult(Display):
             "step_time_s": self.step_time_s, "compute_s": self.compute_s,
             "imbalance_s": self.imbalance_s, "comm_s": self.comm_s,
             "overlap_s": self.overlap_s, "comm_exposed_s": self.comm_exposed_s,
-            "draft_s": self.draft_s, "tokens_per_step": self.tokens_per_step,
+            "draft_s": self.draft_s, "engine_s": self.engine_s, "tokens_per_step": self.tokens_per_step,
             "tpot_s": self.tpot_s, "tok_per_s_per_user": self.tok_per_s_per_user,
             "tok_per_s_per_replica": self.tok_per_s_per_replica, "tok_per_s_per_chip": self.tok_per_s_per_chip,
             "n_allreduce": self.n_allreduce, "n_all_to_all": self.n_all_to_all,
@@ -302,6 +303,7 @@ def system_step(
     profile=None,
     check_memory: bool = True,
     expert_precision: str | None = None,
+    engine_step_s: float = 0.0,
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -329,6 +331,11 @@ def system_step(
         Passed to the single-chip core.
     check_memory : bool
         Raise :class:`~tokenomics.errors.DoesNotFitError` when no configuration fits per chip.
+    expert_precision : str, optional
+        Routed/shared expert weights precision (default: as the weights).
+    engine_step_s : float
+        A serving engine's own cost per iteration (scheduling, sampling, kernel gaps) [s];
+        :class:`tokenomics.deployment.Deployment` passes its engine's fitted value.
 
     Returns
     -------
@@ -421,7 +428,8 @@ def system_step(
                         profile=profile, check_memory=False, expert_precision=expert_precision)
         draft_s = spec.gamma * d.step_time_s
 
-    step = compute + exposed + draft_s
+    v.non_negative(engine_step_s, "engine_step_s")
+    step = compute + exposed + draft_s + engine_step_s  # the engine's own cost per iteration
     e = spec.tokens_per_step if spec else 1.0
     per_user = e / step
     tok = b * e / step
@@ -429,7 +437,7 @@ def system_step(
         system=sys_, model=m, plan=p, parallel=parallel, spec=spec, ar_impl=ar_impl,
         a2a_impl=a2a_impl, overlap=overlap, batch=b, context_tok=ctx, step_time_s=step,
         compute_s=compute, imbalance_s=imbalance_s, comm_s=comm_s, allreduce_s=allreduce_s, all_to_all_s=a2a_s,
-        overlap_s=overlap_s, comm_exposed_s=exposed, draft_s=draft_s, tokens_per_step=e,
+        overlap_s=overlap_s, comm_exposed_s=exposed, draft_s=draft_s, engine_s=engine_step_s, tokens_per_step=e,
         tok_per_s_per_user=per_user, tok_per_s_per_replica=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
         n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],
         n_allgather=counts["allgather"], n_p2p=counts["p2p"],
