@@ -126,7 +126,7 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
             except TokenomicsError:
                 continue
             acc_p = prices[prices["hardware"] == hw]["board_power_w"]
-            d = tco.rent_vs_own(c, rent, [0.5, 0.8, 1.0], float(acc_p.iloc[0]) if len(acc_p) else 0.0)
+            d = tco.rent_vs_own(c, rent, [0.5, 0.8, 1.0], float(acc_p.iloc[0]) if len(acc_p) else None)
             d.insert(0, "hardware", hw)
             own.append(d)
         rep.rent_own = pd.concat(own, ignore_index=True) if own else None
