@@ -102,7 +102,7 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise DataError(f"{where} row {i + 1} ({df['provider'].iloc[i]}, {df['model'].iloc[i]}): {c} must be "
-                            f"a positive number, got {df[c].iloc[i]!r}")
+                            f"a positive number, got {str(df[c].iloc[i])!r}")
         df[c] = num
     known = set(catalog.model_names())
     for m in df["model"].astype(str):
