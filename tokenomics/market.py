@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _validate as v
-from .errors import DataError, DoesNotFitError, TokenomicsError, ValidationError, unknown_name
+from .errors import DataError, DoesNotFitError, ValidationError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -277,4 +277,4 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "REFERENCE_SYSTEM", "REQUIRED_COLUMNS",
-           "load_prices", "market", "summary", "TokenomicsError"]
+           "load_prices", "market", "summary"]
