@@ -38,11 +38,26 @@ def test_price_identity_with_pricing_formula():
 
 
 def test_utilization_and_margin_scale_price():
-    """Hand: utilization 0.5 and margin 0.2 multiply the price by 1 / (0.5 x 0.8) = 2.5."""
-    a = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
-    b = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024,
+    """Hand: at a flat (power-free) USD/h, utilization 0.5 and margin 0.2 multiply the price by
+    1 / (0.5 x 0.8) = 2.5."""
+    a = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, cost=2.0)
+    b = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, cost=2.0,
                     utilization_frac=0.5, margin_frac=0.2)
     assert float(b.price_usd_per_1k_output_tok) == pytest.approx(2.5 * float(a.price_usd_per_1k_output_tok))
+
+
+def test_unsold_hours_pay_idle_power_not_busy_power():
+    """Hand: at utilization 0.5 a sold hour carries its busy power plus one unsold hour at idle
+    power, so the electricity is that of (p_busy + p_idle) / 2 (bottom-up, margin 0)."""
+    from tokenomics.econ import power as pw
+
+    a = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024)
+    b = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, utilization_frac=0.5)
+    ci = tco.cost_model("h200")
+    p_busy, p_idle = float(a.board_power_w), float(pw.power_model("h200").idle_w)
+    expect = float(ci.cost_usd_per_chip_h(0.5 * p_busy + 0.5 * p_idle)) / (float(a.tok_per_s_per_chip) * 3600 * 0.5) * 1e3
+    assert float(b.price_usd_per_1k_output_tok) == pytest.approx(expect, rel=1e-9)
+    assert float(b.price_usd_per_1k_output_tok) < 2 * float(a.price_usd_per_1k_output_tok)
 
 
 def test_tier_cost_uses_preset_value():

@@ -154,13 +154,22 @@ def test_loop_equals_vectorized():
 
 
 def test_price_scales_as_inverse_utilization_and_margin():
-    """price = cost / (tok/s x 3600 x u) x 1000 / (1 - m): u 0.5 -> 2x u 1.0; m 0.5 -> 2x m 0."""
+    """price = cost / (tok/s x 3600 x u) x 1000 / (1 - m): m 0.5 -> 2x m 0; u 0.5 -> 2x u 1.0 less
+    the electricity saved because the unsold hour draws idle, not busy, power (issue 12), i.e. the
+    cost per chip-hour of a u = 0.5 row is that at (busy + idle) / 2 board power (hand)."""
+    from tokenomics.econ.power import power_model
+    from tokenomics.econ.tco import cost_model
+
     df = sweep.evaluate(small())
     key = ["execution", "batch", "context_tok"]
     p = df.pivot_table(index=key, columns=["utilization_frac", "margin_frac"],
                        values="price_usd_per_1k_output_tok")
-    np.testing.assert_allclose(p[(0.5, 0.0)], 2 * p[(1.0, 0.0)], rtol=1e-12)
     np.testing.assert_allclose(p[(1.0, 0.5)], 2 * p[(1.0, 0.0)], rtol=1e-12)
+    assert (p[(0.5, 0.0)] < 2 * p[(1.0, 0.0)]).all() and (p[(0.5, 0.0)] > 1.8 * p[(1.0, 0.0)]).all()
+    half = df[(df.utilization_frac == 0.5) & (df.margin_frac == 0.0) & (df.hardware == "h200")]
+    cm, idle = cost_model("h200"), power_model("h200").idle_w
+    expect = [float(cm.cost_usd_per_chip_h(0.5 * b + 0.5 * idle)) for b in half.board_power_w]
+    np.testing.assert_allclose(half.cost_usd_per_chip_h, expect, rtol=1e-9)
 
 
 def test_electricity_axis_hand_difference():

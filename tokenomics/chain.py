@@ -71,7 +71,13 @@ class PriceResult(Display):
     output_convention : str
         See :data:`OUTPUT_CONVENTIONS`.
     price_usd_per_1k_input_tok, price_usd_per_1k_output_tok : ndarray
-        Prices of prefill and decode tokens [USD/1K tokens], after utilization and margin.
+        Prices of prefill (cache-miss input) and decode tokens [USD/1K tokens], after utilization
+        and margin.
+    cache_hit_frac : float
+        Share of input tokens served from a prefix cache; they skip prefill compute.
+    price_usd_per_1k_effective_input_tok : ndarray
+        Input price averaged over cache hits and misses: ``(1 - cache_hit_frac) * input``
+        [USD/1K tokens] (a cached token's storage and reload are not modelled: ASSUMPTION).
     price_usd_per_1k_blended_tok : ndarray
         Price per 1K tokens of the workload mix, input and output counted together.
     energy_j_per_tok : ndarray
@@ -110,7 +116,9 @@ class PriceResult(Display):
     cost_breakdown_usd_per_chip_h: dict = field(repr=False)
     utilization_frac: Any
     margin_frac: Any
+    cache_hit_frac: Any
     price_usd_per_1k_input_tok: np.ndarray
+    price_usd_per_1k_effective_input_tok: np.ndarray
     price_usd_per_1k_output_tok: np.ndarray
     price_usd_per_1k_blended_tok: np.ndarray
     energy_j_per_tok: np.ndarray
@@ -120,7 +128,8 @@ class PriceResult(Display):
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
                "flop_util_frac", "board_power_w", "prefill_board_power_w", "cost_usd_per_chip_h",
-               "utilization_frac", "margin_frac", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
+               "utilization_frac", "margin_frac", "cache_hit_frac", "price_usd_per_1k_input_tok",
+               "price_usd_per_1k_effective_input_tok", "price_usd_per_1k_output_tok",
                "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok")
 
     # ---- conveniences: names users look for ----------------------------------------------
@@ -147,6 +156,11 @@ class PriceResult(Display):
         return np.asarray(self.price_usd_per_1k_input_tok, float) * 1e3
 
     @property
+    def usd_per_m_effective_input_tok(self) -> np.ndarray:
+        """Input price over cache hits and misses [USD per million tokens]."""
+        return np.asarray(self.price_usd_per_1k_effective_input_tok, float) * 1e3
+
+    @property
     def usd_per_m_output_tok(self) -> np.ndarray:
         """Output price [USD per million tokens]."""
         return np.asarray(self.price_usd_per_1k_output_tok, float) * 1e3
@@ -161,7 +175,8 @@ class PriceResult(Display):
         import pandas as pd
 
         arrays = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
-        for k in ("usd_per_m_input_tok", "usd_per_m_output_tok", "usd_per_m_blended_tok"):
+        for k in ("usd_per_m_input_tok", "usd_per_m_effective_input_tok", "usd_per_m_output_tok",
+                  "usd_per_m_blended_tok"):
             arrays[k] = getattr(self, k)
         arrays.update({k: np.asarray(val) for k, val in self.cost_breakdown_usd_per_chip_h.items()})
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
@@ -239,7 +254,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           engine: str | None = None, spec: Any = None, prefill_chunk_tok: int | None = None,
           ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
           target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
-          **cost_overrides: Any) -> PriceResult:
+          cache_hit_frac: Any = 0.0, **cost_overrides: Any) -> PriceResult:
     """Price per 1K input and output tokens, cost per chip-hour and energy per token of a deployment.
 
     Every price goes through here: the deployment's decode step (communication, speculative
@@ -280,7 +295,12 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         Pick the cheapest batch that still serves each user this fast [tokens/s].
     utilization_frac, margin_frac : float or array, optional
         Share of hours sold (0, 1] and gross margin [0, 1); defaults from ``tco_params.csv``
-        (1 and 0: InferenceX's cost to serve).
+        (1 and 0: InferenceX's cost to serve). Unsold hours pay idle-power electricity, sold
+        ones busy power (see :func:`tokenomics.econ.utilization.from_load_profile` for a
+        utilization implied by a daily load curve).
+    cache_hit_frac : float, optional
+        Share of input tokens that hit a prefix cache [0, 1] and skip prefill compute
+        (DeepSeek reports 0.563: ``tco_params.csv`` ``cache_hit_frac``); default 0.
     output_convention : {"decode-only", "all-in"}
         See :data:`OUTPUT_CONVENTIONS`.
     power : PowerModel, optional
@@ -313,6 +333,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         margin_frac = param("margin_frac")
     pricing.check_utilization(utilization_frac)
     pricing.check_margin(margin_frac)
+    v.fraction(cache_hit_frac, "cache_hit_frac")
     v.one_of(on_oom, "on_oom", ("raise", "mask"))
     if target_tok_per_s_per_user is not None:
         if batch is not None:
@@ -353,7 +374,15 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         # a flat all-in $/chip-hour needs no power; energy per token is then unknown (NaN)
         p_dec = np.full(np.shape(hbm_u), np.nan)
         p_pre = np.full(np.shape(pre.hbm_util_frac), np.nan)
-    p_dec_c, p_pre_c = np.nan_to_num(p_dec), np.nan_to_num(p_pre)
+    # a chip-hour not sold draws idle power: charge each sold hour its busy power plus its share
+    # of the unsold hours' idle power (electricity is linear in power)
+    u = np.asarray(utilization_frac, float)
+    try:
+        p_idle = _resolve_power(hw, power).board_power_w(0.0, 0.0)
+    except DataError:
+        p_idle = np.nan
+    p_dec_c = np.nan_to_num(u * np.asarray(p_dec, float) + (1 - u) * p_idle)
+    p_pre_c = np.nan_to_num(u * np.asarray(p_pre, float) + (1 - u) * p_idle)
     tps = np.where(fits, np.asarray(dec.tok_per_s_per_chip, float), np.nan)
     pre_tps = np.asarray(pre.tok_per_s_per_chip, float)
     ok = np.isfinite(tps) & (tps > 0)
@@ -363,12 +392,15 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
     p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
     p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
+    hit = np.asarray(cache_hit_frac, float)
     if output_convention == "all-in":
-        # the request's prefill chip time is charged to its output tokens; input tokens pay nothing
-        p_out_dec = p_out_dec + p_in * in_tok / out_tok
+        # the request's prefill chip time (cache misses only) is charged to its output tokens;
+        # input tokens pay nothing
+        p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
         p_in = 0 * p_in
+    p_eff_in = (1 - hit) * p_in
     p_out = np.where(ok, p_out_dec, np.nan)
-    blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_in), np.where(ok, p_out, 0), in_tok, out_tok)
+    blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
     blended = np.where(ok, blended, np.nan)
     e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
     fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
@@ -382,8 +414,9 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         prefill_tok_per_s_per_chip=pre_tps, prefill_batch=np.asarray(pb), ttft_s=np.asarray(pre.step_time_s, float),
         bound=bound, hbm_util_frac=hbm_u, flop_util_frac=flop_u, board_power_w=p_dec, prefill_board_power_w=p_pre,
         cost_usd_per_chip_h=cost_h, cost_breakdown_usd_per_chip_h=breakdown,
-        utilization_frac=utilization_frac, margin_frac=margin_frac,
-        price_usd_per_1k_input_tok=p_in, price_usd_per_1k_output_tok=p_out,
+        utilization_frac=utilization_frac, margin_frac=margin_frac, cache_hit_frac=cache_hit_frac,
+        price_usd_per_1k_input_tok=p_in, price_usd_per_1k_effective_input_tok=p_eff_in,
+        price_usd_per_1k_output_tok=p_out,
         price_usd_per_1k_blended_tok=blended, energy_j_per_tok=e, facility_energy_j_per_tok=fe,
         wh_per_1k_tok=pricing.wh_per_1k_tok(fe),
     )

@@ -412,13 +412,29 @@ def scenario_deployment(sc: "str | Scenario"):
                       ar_impl=sc.ar_impl, a2a_impl=sc.a2a_impl, overlap=sc.overlap)
 
 
+def _showdown_cost(hardware: str):
+    """Bottom-up where a capex is catalogued; else the chip's latest InferenceX hyperscaler tier,
+    labelled as such (the ``cost_basis`` column then names the tier, not bottom-up)."""
+    from .econ import cost_model
+    from .econ.tco import _params, has_capex, preset
+
+    if has_capex(hardware):
+        return cost_model(hardware), ""
+    t = _params()
+    t = t[(t["parameter"] == "cost_usd_per_chip_h") & (t["hardware"] == hardware) & (t["tier"] == "hyperscaler-owned")]
+    if t.empty:
+        return cost_model(hardware), ""  # raises: no basis at all, listing what exists
+    return preset(hardware, "hyperscaler-owned", sorted(t["as_of"])[-1]), " (no bottom-up capex: tier)"
+
+
 def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F821
     """What a Kimi K3 output token costs on each showdown system (the article's real question).
 
     Each scenario's :func:`scenario_deployment` is priced by :func:`tokenomics.chain.price` (the
     one perf-to-econ bridge; margin 0: cost to serve) at ``batches`` concurrent users (batch 1 is
-    the article's low-concurrency setting), bottom-up where a capex is catalogued; a chip with no
-    public price is priced as its :data:`PRICE_PROXY` and ``cost_model`` says so.
+    the article's low-concurrency setting), bottom-up where a capex is catalogued (a chip without
+    one, TPU v7, takes its latest InferenceX hyperscaler tier and ``cost_basis`` names it); a chip
+    with no public price is priced as its :data:`PRICE_PROXY` and ``cost_model`` says so.
 
     Returns
     -------
@@ -430,7 +446,6 @@ def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F82
     import pandas as pd
 
     from . import chain
-    from .econ import cost_model
     from .econ.power import power_model
     from .errors import TokenomicsError
 
@@ -441,9 +456,10 @@ def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F82
         priced_as = PRICE_PROXY.get(acc.name, acc.name)
         b = np.asarray(batches, dtype=float)
         try:
-            r = chain.price(deployment=dep, batch=b, context_tok=sc.context_tok, cost=cost_model(priced_as),
+            cm, note = _showdown_cost(priced_as)
+            r = chain.price(deployment=dep, batch=b, context_tok=sc.context_tok, cost=cm,
                             power=power_model(priced_as), margin_frac=0.0, utilization_frac=1.0)
-            label = r.cost_label + (f" as {priced_as}" if priced_as != acc.name else "")
+            label = r.cost_label + (f" as {priced_as}" if priced_as != acc.name else "") + note
             chip_h = np.asarray(r.cost_usd_per_chip_h, float) * np.ones(b.shape)
             usd_m = r.usd_per_m_output_tok * np.ones(b.shape)
             user = np.asarray(r.tok_per_s_per_user, float) * np.ones(b.shape)

@@ -13,6 +13,26 @@ from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, ExpertPrecOpt,
                       PrefillChunkOpt, SpecOpt, SystemOpt, TargetOpt, TpOpt, describe, resolve_deployment)
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
+UtilProfileOpt = Annotated[Optional[str], typer.Option("--utilization-profile", help="Daily load curve as hours:load pairs summing to 24 h, e.g. 8:278,16:201.125 (DeepSeek's fleet: 226.75 average of 278 peak nodes); the utilization is mean load / paid capacity.")]
+AutoscaleOpt = Annotated[bool, typer.Option("--autoscale/--no-autoscale", help="With --utilization-profile: capacity follows the load (released chips are not charged).")]
+CacheHitOpt = Annotated[float, typer.Option("--cache-hit", help="Share of input tokens served from the prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")]
+OutputConventionOpt = Annotated[str, typer.Option("--output-convention", help="decode-only (input tokens pay prefill) or all-in (InferenceX: prefill charged to output tokens).")]
+
+
+def utilization_of(utilization: Optional[float], profile: Optional[str], autoscale: bool) -> Optional[float]:
+    """--utilization or the one a --utilization-profile implies (not both)."""
+    from ..errors import ValidationError
+
+    if profile is None:
+        if autoscale:
+            raise ValidationError("--autoscale needs --utilization-profile")
+        return utilization
+    if utilization is not None:
+        raise ValidationError("give either --utilization or --utilization-profile, not both")
+    from ..econ.utilization import from_load_profile, parse_profile
+
+    h, load = parse_profile(profile)
+    return from_load_profile(h, load, autoscale=autoscale)
 
 
 def _units(names):
@@ -59,13 +79,16 @@ def price(
     deployment: DeploymentOpt = None,
     target: TargetOpt = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
-    cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up where a capex is catalogued, else the latest InferenceX hyperscaler tier; the cost_basis column says which] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
+    cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up for every chip; a chip without a catalogued capex is an error listing its bases; the cost_basis column says which] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
     utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of hours sold, 0-1 [default 1].")] = None,
+    utilization_profile: UtilProfileOpt = None,
+    autoscale: AutoscaleOpt = False,
+    cache_hit: CacheHitOpt = 0.0,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Gross margin, 0-1 [default 0: cost to serve].")] = None,
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="bf16, fp8, int4, ... [default: the model's].")] = None,
     expert_precision: ExpertPrecOpt = None,
     kv_precision: KvPrecOpt = None,
-    output_convention: Annotated[str, typer.Option("--output-convention", help="decode-only (input tokens pay prefill) or all-in (InferenceX: prefill charged to output tokens).")] = "decode-only",
+    output_convention: OutputConventionOpt = "decode-only",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price per million input and output tokens, cost per chip-hour and joules per token of a deployment.
@@ -82,11 +105,13 @@ def price(
                              tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, spec=spec,
                              prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
                              expert_precision=expert_precision, kv_precision=kv_precision)
+    utilization = utilization_of(utilization, utilization_profile, autoscale)
     if batch is None and target is None:
         batch = 32 * int(dep.parallel.attn_dp)
     r = chain.price(deployment=dep, batch=batch, context_tok=context, workload=workload, cost=cost,
                     utilization_frac=utilization, margin_frac=margin, prefill_batch=prefill_batch,
-                    target_tok_per_s_per_user=target, output_convention=output_convention)
+                    target_tok_per_s_per_user=target, output_convention=output_convention,
+                    cache_hit_frac=cache_hit)
     df = r.to_frame()
     if fmt == Format.json:
         rec = {str(k): _jsonable(val) for k, val in df.iloc[0].to_dict().items()}

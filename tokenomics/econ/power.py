@@ -9,6 +9,15 @@ on the measured H200 rows of ``datasets/h200_microbench.csv``: idle, four CUDA-g
 a copy loop and a GEMM loop. The fitted values are stored in ``datasets/power_model.csv`` and a
 test refits them.
 
+Host-bound steps: the utilizations are averages over the whole step (bytes and FLOP of the step
+over step time x datasheet rate), so a step that is busy on the GPU for ``gpu_s`` of ``step_s``
+(an eager decode waiting on kernel launches) draws, by linearity,
+``(gpu_s * P_active + (step_s - gpu_s) * idle_w) / step_s``: idle power in the host-bound gap,
+not busy power (tests/test_market.py checks the identity on an H200 eager step, which lands at
+~200 W against the 395 W measured for a CUDA-graph batch-1 decode). In a multi-chip step,
+exposed communication scales both utilizations by the compute share as well (``chain.price``).
+Chip-hours not sold draw idle power (``chain.price`` with ``utilization_frac`` < 1).
+
 Other accelerators: *transfer assumption* -- idle power and both coefficients scale with TDP
 (the H200's values as fractions of its 700 W). This is documented, not measured.
 

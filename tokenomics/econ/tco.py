@@ -28,7 +28,7 @@ from typing import Any, Union
 import numpy as np
 
 from .. import _validate as v
-from ..errors import DataError, ValidationError, unknown_name
+from ..errors import DataError, UnknownNameError, ValidationError, unknown_name
 from ..units import HOURS_PER_YEAR
 from .finance import annual_capital_cost_usd, check_life, check_wacc
 
@@ -74,6 +74,25 @@ def param(name: str, hardware: str = "", tier: str = "", *, default: Any = None,
         raise DataError(f"datasets/tco_params.csv has no {name!r} for hardware={hardware!r} "
                         f"tier={tier!r} as_of={as_of!r}")
     return float(sel.sort_values("as_of").iloc[-1]["value"])
+
+
+def _chip_row(name: Any):
+    """Name, TDP and chip price of a catalogued accelerator, without the performance fields the
+    full :class:`~tokenomics.specs.Accelerator` requires (costs need no FLOP/s) [W, USD]."""
+    from types import SimpleNamespace
+
+    from .. import catalog
+
+    name = str(getattr(name, "name", name))
+    df = catalog.load("accelerators")
+    if name not in df.index:
+        raise unknown_name("accelerator", name, df.index)
+    r = df.loc[name]
+    num = lambda x: float(x) if x == x and x is not None else float("nan")  # noqa: E731
+    tdp = num(r.get("tdp_w"))
+    if math.isnan(tdp):
+        tdp = param("tdp_w", name, default=float("nan"))
+    return SimpleNamespace(name=name, tdp_w=tdp, price_usd=num(r.get("price_usd")))
 
 
 @dataclass(frozen=True)
@@ -136,10 +155,9 @@ class CostInputs:
     @classmethod
     def for_hardware(cls, hardware: Any, **overrides: Any) -> "CostInputs":
         """Defaults for an accelerator from ``datasets/tco_params.csv`` (overrides win)."""
-        from .. import catalog
         from ..specs import Accelerator
 
-        acc = hardware if isinstance(hardware, Accelerator) else catalog.accelerator(hardware)
+        acc = hardware if isinstance(hardware, Accelerator) else _chip_row(hardware)
         names = {f.name for f in fields(cls)}
         bad = sorted(set(overrides) - names)
         if bad:
@@ -154,12 +172,16 @@ class CostInputs:
                 overrides["capex_usd"] = system
             elif not math.isnan(server):
                 overrides["capex_usd"] = server / (1 - net)
-            elif not math.isnan(acc.price_usd):
-                overrides["capex_usd"] = acc.price_usd * param("server_to_chip_price_ratio")
             else:
-                raise DataError(f"no price for accelerator {acc.name!r} in datasets/tco_params.csv "
-                                f"or accelerators.csv. Hint: pass capex_usd=... (all-in USD per chip), "
-                                f"an InferenceX tier where one exists, or a flat USD per chip-hour (--cost 2.0)")
+                chip = acc.price_usd
+                if math.isnan(chip):
+                    chip = param("chip_price_usd", acc.name, default=float("nan"))
+                if math.isnan(chip):
+                    raise DataError(f"no bottom-up capex for {acc.name!r} (no server, system or chip price in "
+                                    f"datasets/tco_params.csv or accelerators.csv); cost bases that exist for "
+                                    f"{acc.name}: {', '.join(bases(acc.name))}. Hint: --cost <basis>, "
+                                    f"capex_usd=... (all-in USD per chip) or a flat USD per chip-hour (--cost 2.0)")
+                overrides["capex_usd"] = chip * param("server_to_chip_price_ratio")
         if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
             if math.isnan(tdp):
                 raise DataError(f"no tdp_w for accelerator {acc.name!r}. Hint: pass host_power_w= "
@@ -170,7 +192,10 @@ class CostInputs:
             all_in = float("nan")
             if not math.isnan(param("system_price_usd_per_chip", acc.name, default=float("nan"))):
                 all_in = param("all_in_power_w", acc.name, "provisioned-incl-facility", default=float("nan"))
-            overrides.setdefault("provisioned_it_w", ratio_p * tdp if math.isnan(all_in) else all_in)
+            # that figure is utility power (facility overhead included) while colocation is billed
+            # on IT kW with the overhead priced in: take the overhead out (x 1 / PUE) once
+            pue = overrides.get("pue", param("pue"))
+            overrides.setdefault("provisioned_it_w", ratio_p * tdp if math.isnan(all_in) else all_in / pue)
         kw = dict(hardware=acc.name, life_years=param("life_years"), wacc_frac=param("wacc_frac"),
                   residual_frac=param("residual_frac"),
                   maintenance_frac_per_year=param("maintenance_frac_per_year"), pue=param("pue"),
@@ -261,39 +286,48 @@ def preset(hardware: Any, tier: str = "hyperscaler-owned", vintage: str = "2025-
     have = sorted(sel["as_of"].unique())
     sel = sel[sel["as_of"] == str(vintage)]
     if sel.empty:
-        raise DataError(f"no InferenceX {tier} price for {name!r} in survey {vintage!r}; "
-                        f"available vintages: {have or 'none'}. Hint: use the bottom-up cost (--cost bottom-up)")
+        raise DataError(f"no InferenceX {tier} price for {name!r} in survey {vintage!r} (available vintages: "
+                        f"{', '.join(have) or 'none'}); cost bases that exist for {name}: {', '.join(bases(name))}")
     r = sel.iloc[0]
-    ratio = param("server_to_chip_power_ratio")
-    from .. import catalog
-
-    tdp = catalog.accelerator(name).tdp_w
-    host = (ratio - 1) * tdp if not math.isnan(tdp) else 0.0
     return TierCost(name, float(r["value"]), f"{tier} {vintage}", pue=param("pue"),
-                    host_power_w=host, source=str(r["source"]))
+                    host_power_w=_host_power_w(name), source=str(r["source"]))
+
+
+def has_capex(hardware: Any) -> bool:
+    """True when a bottom-up capex (server, system or chip price) is catalogued for the chip."""
+    name = getattr(hardware, "name", hardware)
+    if any(not math.isnan(param(p, name, default=float("nan")))
+           for p in ("system_price_usd_per_chip", "server_price_usd_per_chip", "chip_price_usd")):
+        return True
+    try:
+        return not math.isnan(_chip_row(name).price_usd)
+    except Exception:  # noqa: BLE001 -- an uncatalogued name has no capex
+        return False
+
+
+def bases(hardware: Any) -> list[str]:
+    """Cost bases that exist for an accelerator: ``bottom-up`` (where a capex is catalogued),
+    each InferenceX tier and vintage (``hyperscaler-owned@2025-08``, ...), and ``flat``
+    (a USD per chip-hour you give)."""
+    name = getattr(hardware, "name", hardware)
+    out = ["bottom-up"] if has_capex(name) else []
+    df = _params()
+    t = df[(df["parameter"] == "cost_usd_per_chip_h") & (df["hardware"] == name)]
+    out += [f"{r.tier}@{r.as_of}" for r in t.sort_values(["tier", "as_of"]).itertuples()]
+    return out + ["flat USD per chip-hour (e.g. --cost 2.0)"]
 
 
 def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
     """Resolve a cost specification into a cost model.
 
-    ``cost`` may be None (bottom-up where a capex is catalogued, else the latest InferenceX
-    hyperscaler-owned tier), ``"bottom-up"`` (:meth:`CostInputs.for_hardware`), a tier name
+    ``cost`` may be None or ``"bottom-up"`` (the default basis for every chip:
+    :meth:`CostInputs.for_hardware`; a chip without a catalogued capex raises a one-line
+    :class:`DataError` listing the bases that exist for it, see :func:`bases`), a tier name
     (``"hyperscaler-owned"``, optionally ``"neocloud-owned@2026-07"``), a number (flat USD per
     chip-hour), or a :class:`CostInputs` / :class:`TierCost` passed through.
     """
     if isinstance(cost, (CostInputs, TierCost)):
         return cost
-    if cost is None and not overrides:
-        try:
-            return CostInputs.for_hardware(hardware)
-        except DataError:  # no capex catalogued: the latest InferenceX hyperscaler tier instead
-            name = getattr(hardware, "name", hardware)
-            df = _params()
-            sel = df[(df["parameter"] == "cost_usd_per_chip_h") & (df["hardware"] == name)
-                     & (df["tier"] == "hyperscaler-owned")]
-            if sel.empty:
-                raise
-            return preset(hardware, "hyperscaler-owned", sorted(sel["as_of"])[-1])
     if cost is None or cost == "bottom-up":
         return CostInputs.for_hardware(hardware, **overrides)
     if isinstance(cost, str):
@@ -303,10 +337,29 @@ def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
         try:
             cost = float(cost)
         except ValueError:
-            raise unknown_name("cost model", tier, ("bottom-up",) + TIERS) from None
+            import difflib
+
+            name = getattr(hardware, "name", hardware)
+            close = difflib.get_close_matches(tier, ("bottom-up",) + TIERS, n=2, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise UnknownNameError(f"unknown cost model (basis) {cost!r} for {name}.{hint} Cost bases that exist "
+                                   f"for {name}: {', '.join(bases(name))}") from None
     name = getattr(hardware, "name", hardware)
     v.positive(cost, "cost_usd_per_chip_h")
-    return TierCost(name, float(cost), "flat", pue=param("pue"))
+    # a flat all-in rate still draws host power from the facility (energy per token)
+    return TierCost(name, float(cost), "flat", pue=param("pue"), host_power_w=_host_power_w(name))
+
+
+def _host_power_w(name: str) -> float:
+    """Host (CPU, NIC, fans) power per chip: ``(server_to_chip_power_ratio - 1) * TDP`` [W]."""
+
+    try:
+        tdp = _chip_row(name).tdp_w
+    except Exception:  # noqa: BLE001 -- an uncatalogued name: no host power known
+        tdp = float("nan")
+    if math.isnan(tdp):
+        tdp = param("tdp_w", name, default=float("nan"))
+    return 0.0 if math.isnan(tdp) else (param("server_to_chip_power_ratio") - 1) * tdp
 
 
 def tier_table(vintages: tuple[str, ...] = VINTAGES):
@@ -319,8 +372,6 @@ def tier_table(vintages: tuple[str, ...] = VINTAGES):
     """
     import pandas as pd
 
-    from .. import catalog
-
     df = _params()
     t = df[df["parameter"] == "cost_usd_per_chip_h"]
     t = t[t["as_of"].isin(vintages)]
@@ -329,8 +380,8 @@ def tier_table(vintages: tuple[str, ...] = VINTAGES):
     bu = []
     for hw in wide["hardware"]:
         try:
-            acc = catalog.accelerator(hw)
-            ci = CostInputs.for_hardware(acc)
+            acc = _chip_row(hw)
+            ci = CostInputs.for_hardware(hw)
             bu.append(float(ci.cost_usd_per_chip_h(power_at_typical(acc))))
         except Exception as exc:  # noqa: BLE001 -- a missing price leaves the cell empty
             if not isinstance(exc, (DataError, ValidationError)):
@@ -341,17 +392,124 @@ def tier_table(vintages: tuple[str, ...] = VINTAGES):
     return pd.DataFrame(wide)
 
 
+#: Inputs whose source range :func:`owning_cost_table` swings (towards a cheaper chip-hour):
+#: the other end of each ``tco_params.csv`` range.
+GAP_DRIVERS: tuple[tuple[str, str, str], ...] = (
+    ("wacc_frac", "wacc_frac", "lo"), ("residual_frac", "residual_frac", "hi"),
+    ("maintenance_frac_per_year", "maintenance_frac_per_year", "lo"),
+    ("network_capex_frac", "network_capex_frac", "lo"), ("life_years", "life_years", "hi"),
+    ("pue", "pue", "lo"), ("electricity_usd_per_kwh", "electricity_usd_per_kwh", "lo"),
+    ("colo_usd_per_kw_month", "colo_usd_per_kw_month", "lo"),
+)
+
+
+def _param_range(name: str, end: str) -> float:
+    df = _params()
+    sel = df[(df["parameter"] == name) & (df["hardware"] == "") & (df["tier"] == "")].sort_values("as_of")
+    return float(sel.iloc[-1][end])
+
+
+def owning_cost_table(hardware: Any = None, vintage: str = "2026-07"):
+    """Bottom-up owning cost per chip-hour beside the InferenceX tiers and rental rates, with the
+    inputs that drive the gap.
+
+    For each chip with a catalogued capex: the bottom-up cost at the typical draw (0.75 x TDP)
+    and its components; the InferenceX ``hyperscaler-owned``/``neocloud-owned``/``rental-3yr``
+    tiers of ``vintage``; the median of the other rental rates in ``datasets/gpu_rental.csv``
+    (on-demand and reserved listings, all dates); and, for each input of :data:`GAP_DRIVERS`,
+    the bottom-up cost with that input at the cheap end of its source range (the rest at
+    defaults) -- the drop says how much of the gap that input can explain.
+
+    Parameters
+    ----------
+    hardware : sequence of str, optional
+        Chips (default: every chip with an InferenceX tier or a capex).
+    vintage : str
+        InferenceX survey (``"2025-08"`` or ``"2026-07"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per chip: ``capex_usd``, ``bottom_up_usd_per_chip_h``, the four components,
+        ``hyperscaler_owned_usd_per_chip_h``, ``neocloud_owned_usd_per_chip_h``,
+        ``rental_3yr_usd_per_chip_h``, ``rental_median_usd_per_chip_h``, ``n_rentals``,
+        ``bottom_up_over_hyperscaler``, ``bottom_up_at_<input>_usd_per_chip_h`` per driver,
+        ``bottom_up_all_cheap_usd_per_chip_h`` (every driver at once), ``cost_basis``.
+    """
+    import pandas as pd
+
+    from .. import catalog
+
+    v.one_of(vintage, "vintage", VINTAGES)
+    df = _params()
+    tiers = df[df["parameter"] == "cost_usd_per_chip_h"]
+    rent = catalog.load("gpu_rental")
+    if hardware is None:
+        names = sorted(set(tiers["hardware"]) | {h for h in df["hardware"].unique() if h and has_capex(h)})
+    else:
+        names = [str(h) for h in hardware]
+    rows = []
+    for hw in names:
+        rec: dict[str, Any] = {"hardware": hw}
+        tv = tiers[(tiers["hardware"] == hw) & (tiers["as_of"] == vintage)].set_index("tier")["value"]
+        for t in ("hyperscaler-owned", "neocloud-owned", "rental-3yr"):
+            rec[t.replace("-", "_") + "_usd_per_chip_h"] = float(tv.get(t, np.nan))
+        other = rent[(rent["hardware"] == hw) & ~rent["kind"].astype(str).str.contains("costr")]
+        rec["rental_median_usd_per_chip_h"] = float(other["usd_per_chip_h"].median()) if len(other) else np.nan
+        rec["n_rentals"] = int(len(other))
+        if not has_capex(hw):
+            rec["cost_basis"] = "no capex catalogued: " + ", ".join(bases(hw))
+            rows.append(rec)
+            continue
+        chip = _chip_row(hw)
+        p = power_at_typical(chip)
+        ci = CostInputs.for_hardware(hw)
+        rec["capex_usd"] = float(ci.capex_usd)
+        rec["board_power_w"] = float(p)
+        rec.update({k: float(val) for k, val in ci.breakdown_usd_per_h(p).items()})
+        base = float(ci.cost_usd_per_chip_h(p))
+        rec["bottom_up_usd_per_chip_h"] = base
+        rec["bottom_up_over_hyperscaler"] = base / rec["hyperscaler_owned_usd_per_chip_h"]
+        cheap: dict[str, float] = {}
+        for label, name, end in GAP_DRIVERS:
+            val = _param_range(name, end)
+            if name == "network_capex_frac":
+                # the capex was divided by (1 - default share); redo it with the cheap share
+                kw = {"capex_usd": ci.capex_usd * (1 - param(name)) / (1 - val)} \
+                    if not math.isnan(param("server_price_usd_per_chip", hw, default=float("nan"))) else {}
+            else:
+                kw = {name: val}
+            cheap.update(kw)
+            rec[f"bottom_up_at_{label}_usd_per_chip_h"] = float(ci.replace(**kw).cost_usd_per_chip_h(p))
+        rec["bottom_up_all_cheap_usd_per_chip_h"] = float(ci.replace(**cheap).cost_usd_per_chip_h(p))
+        rec["cost_basis"] = "bottom-up"
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
 def power_at_typical(acc) -> float:
     """Average draw of 0.75 x TDP (Epoch AI ``server_avg_to_tdp_ratio``) [W]; for tables only."""
     return 0.75 * acc.tdp_w
 
 
 def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any = 1.0,
-                board_power_w: Any = 0.0):
+                board_power_w: Any = None):
     """Owning versus renting by the hour.
 
     An owned chip costs its full hourly cost whether busy or not, so per *used* hour it costs
-    ``own / utilization``; an on-demand rental is paid only for used hours.
+    ``own / utilization``; an on-demand rental is paid only for used hours. Rents and
+    utilizations broadcast against each other (one rent per utilization, or one for all).
+
+    Parameters
+    ----------
+    own : CostInputs or TierCost
+    rent_usd_per_chip_h : float or array
+        Rental price [USD/chip-hour], > 0.
+    utilization_frac : float or array
+        Share of hours used (0, 1].
+    board_power_w : float, optional
+        Board power of the owned chip [W]; default the typical draw, 0.75 x TDP (Epoch AI);
+        never 0 W (an owned chip pays electricity).
 
     Returns
     -------
@@ -363,10 +521,26 @@ def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any 
 
     v.fraction(utilization_frac, "utilization_frac", allow_zero=False)
     v.positive(rent_usd_per_chip_h, "rent_usd_per_chip_h")
-    u = np.atleast_1d(np.asarray(utilization_frac, float))
+    if board_power_w is None:
+
+        try:
+            tdp = _chip_row(own.hardware).tdp_w
+        except Exception:  # noqa: BLE001 -- an uncatalogued name
+            tdp = float("nan")
+        if math.isnan(tdp):
+            tdp = param("tdp_w", own.hardware, default=float("nan"))
+        if math.isnan(tdp) and isinstance(own, CostInputs):
+            raise DataError(f"no tdp_w for {own.hardware!r}; pass board_power_w= (W)")
+        board_power_w = 0.0 if math.isnan(tdp) else 0.75 * tdp
+    u_in = np.atleast_1d(np.asarray(utilization_frac, float))
+    r_in = np.atleast_1d(np.asarray(rent_usd_per_chip_h, float))
+    try:
+        u, rent = np.broadcast_arrays(u_in, r_in)
+    except ValueError:
+        raise ValidationError(f"give one rent or one per utilization: {r_in.size} rents for "
+                              f"{u_in.size} utilizations") from None
     own_h = float(np.asarray(own.cost_usd_per_chip_h(board_power_w)))
-    rent = np.broadcast_to(np.asarray(rent_usd_per_chip_h, float), u.shape)
     own_used = own_h / u
-    return pd.DataFrame({"utilization_frac": u, "own_usd_per_used_h": own_used,
-                         "rent_usd_per_used_h": rent, "breakeven_utilization_frac": own_h / rent,
+    return pd.DataFrame({"utilization_frac": u, "own_usd_per_used_h": own_used, "rent_usd_per_used_h": rent,
+                         "breakeven_utilization_frac": own_h / rent,
                          "cheaper": np.where(own_used <= rent, "own", "rent")})

@@ -63,6 +63,8 @@ def _pct(x: float) -> str:
 
 
 def _price_row(pw, fc) -> dict[str, Any]:
+    from .prices import FLOOR_MIN_TOK_PER_S_PER_USER
+
     ev = pw.events
     big = ev[(ev["region"] == "global") & ev["size_class"].astype(str).str.startswith("100b+")]
     last_date = big["date"].max()
@@ -90,7 +92,8 @@ def _price_row(pw, fc) -> dict[str, Any]:
         hr = pw.headroom.set_index("model")["headroom_x"]
         same = [m for m in hr.index if "DeepSeek-V3" in m or "deepseek" in m.lower()]
         status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({best['system']}, {best['model']}, "
-                  f"batch {int(best['batch'])}); headroom {np.nanmin(hr):.1f}-{np.nanmax(hr):.0f}x"
+                  f"batch {int(best['batch'])}, {best.get('cost_basis', '')} cost, "
+                  f">= {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user); headroom {np.nanmin(hr):.1f}-{np.nanmax(hr):.0f}x"
                   + (f" ({same[0]} {hr[same[0]]:.1f}x)" if same else "") + "; ")
         others = ok[ok.index != best.name]
         if len(others):

@@ -230,6 +230,10 @@ FLOOR_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: InferenceX quotes DeepSeek-R1 serving costs at about 35 tok/s/user
 #: (../shared/reference/economics_notes.md, A1).
 FLOOR_MIN_TOK_PER_S_PER_USER = 35.0
+#: Every floor and the lag base are priced on this one cost basis (bottom-up capex + opex; every
+#: floor system's chip has a sourced capex in ``datasets/tco_params.csv``), so a decline factor
+#: compares throughput and capex, not survey tiers against bottom-up estimates.
+FLOOR_COST_BASIS = "bottom-up"
 
 
 def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine",
@@ -260,7 +264,7 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
 
     rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
                            "year": np.nan, "model": model, "cost_usd_per_1k_tok": np.nan, "batch": np.nan,
-                           "tok_per_s_per_user": np.nan, "parallel": "", "status": PENDING}
+                           "tok_per_s_per_user": np.nan, "parallel": "", "cost_basis": "", "status": PENDING}
     try:
         sysrow = catalog.load("systems").loc[system]
         acc = str(sysrow["accelerator"])
@@ -276,7 +280,8 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         rec["parallel"] = f"tp{dep.parallel.tp}-ep{dep.parallel.ep}"
         # sequences per chip -> sequences of one model replica (the chips the plan spans)
         batches = np.asarray(batches, dtype=float) * dep.replica_chips
-        r = chain.price(deployment=dep, batch=batches, margin_frac=0.0, on_oom="mask")
+        r = chain.price(deployment=dep, batch=batches, margin_frac=0.0, on_oom="mask", cost=FLOOR_COST_BASIS)
+        rec["cost_basis"] = r.cost_basis
     except TokenomicsError as exc:
         rec["status"] = f"{PENDING} ({exc})"[:240]
         return rec
@@ -344,8 +349,10 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
     """Do observed 100B+ price declines lag the modelled cost decline?
 
     Modelled cost decline per year = (cost on ``base_system`` / cheapest floor cost) ** (1 / years
-    between their accelerators' launch years), same model and chain. ``lags`` is True when the
-    observed decline factor's upper CI bound is below the modelled factor.
+    between their accelerators' launch years), same model and chain, both on
+    :data:`FLOOR_COST_BASIS` at no less than :data:`FLOOR_MIN_TOK_PER_S_PER_USER` tokens/s per user
+    (a comparison across cost bases is refused). ``lags`` is True when the observed decline
+    factor's upper CI bound is below the modelled factor.
     """
     out = {"observed_decline_factor_per_year_100b": float(observed["decline_factor_per_year"]),
            "observed_lo": float(observed["decline_factor_lo"]), "observed_hi": float(observed["decline_factor_hi"]),
@@ -359,9 +366,15 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
             or best["year"] <= base["year"]:
         out["status"] = f"no modelled decline ({base['status']})"
         return out
+    if base.get("cost_basis") != best.get("cost_basis"):
+        out["status"] = (f"no modelled decline: cost bases differ ({base_system}: {base.get('cost_basis')}, "
+                         f"{best['system']}: {best.get('cost_basis')})")
+        return out
     f = (base["cost_usd_per_1k_tok"] / best["cost_usd_per_1k_tok"]) ** (1.0 / (best["year"] - base["year"]))
     out.update(modelled_cost_decline_factor_per_year=float(f), lags=bool(out["observed_hi"] < f),
-               status=f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} ({int(best['year'])})")
+               cost_basis=best["cost_basis"], min_tok_per_s_per_user=FLOOR_MIN_TOK_PER_S_PER_USER,
+               status=f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} ({int(best['year'])}), "
+                      f"{best['cost_basis']} cost, >= {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user")
     return out
 
 

@@ -1,0 +1,63 @@
+"""CLI command ``tokenomics market``: list prices beside modelled cost. Parses and formats only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from ._common import FORMAT_HELP, Format, emit
+from .econ import AutoscaleOpt, CacheHitOpt, OutputConventionOpt, UtilProfileOpt, utilization_of
+
+#: Columns of the table view (csv/json carry every column of ``tokenomics.market.market``).
+TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "tok_per_s_per_user",
+                 "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac", "flag"]
+#: Short headers of the table view.
+TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok": "list out",
+               "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
+               "cost_usd_per_m_output_tok": "cost out", "implied_margin_frac": "margin"}
+
+
+@app.command()
+def market(
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user) [default: the bundled datasets/market_prices.csv].")] = None,
+    system: Annotated[Optional[str], typer.Option("--system", "-s", help="Price every row on this system [default: dgx-h200, or gb200-nvl72 for a model that does not fit].")] = None,
+    default_speed: Annotated[float, typer.Option("--default-speed", help="Tokens/s per user priced where a provider publishes no speed [default 35: InferenceX's DeepSeek-R1 cost point].")] = 35.0,
+    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the margin: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
+    cost: Annotated[Optional[str], typer.Option("--cost", help="Cost basis [default bottom-up]: bottom-up, an InferenceX tier (hyperscaler-owned@2026-07, ...) or a flat USD per chip-hour.")] = None,
+    utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of chip-hours sold, 0-1 [default 1].")] = None,
+    utilization_profile: UtilProfileOpt = None,
+    autoscale: AutoscaleOpt = False,
+    cache_hit: CacheHitOpt = 0.0,
+    output_convention: OutputConventionOpt = "decode-only",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
+) -> None:
+    """Each sourced API list price beside the modelled cost to serve at the provider's speed, and the implied gross margin.
+
+    Example: tokenomics market --format json
+    """
+    from .. import market as mk
+
+    u = utilization_of(utilization, utilization_profile, autoscale)
+    df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
+                   output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit)
+    if fmt != Format.table:
+        emit(df, fmt)
+        return
+    s = mk.summary(df)
+    deps = "; ".join(sorted(d for d in df["deployment"].unique() if d))
+    basis = ", ".join(sorted(b for b in df["cost_basis"].unique() if b))
+    view = df[TABLE_COLUMNS].rename(columns=TABLE_NAMES)
+    view["flag"] = (df["flag"].str.replace(mk.FLAG_BELOW_COST, "BELOW COST", regex=False)
+                    .str.replace(r"speed unreachable: the fastest on this deployment is ([\d.]+) tok/s per user.*",
+                                 r"unreachable (max \1 tok/s/user)", regex=True)
+                    .str.replace(r"does not fit:.*", "does not fit", regex=True))
+    emit(view, fmt,
+         title=(f"{s['n_prices']} list prices, {s['n_models']} models (USD per M tokens): median implied margin "
+                f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
+                f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
+                f"{output_convention} output, {workload} mix"),
+         caption=(f"speed: published where the provider gives one, else {default_speed:g} tok/s/user "
+                  f"({s['n_default_speed']} rows); deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
