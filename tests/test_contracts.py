@@ -81,12 +81,12 @@ def test_scalar_equals_vectorised():
 
 def test_showdown_costs_equal_price_of_the_same_deployment():
     from tokenomics import showdown
-    from tokenomics.econ import cost_model
     from tokenomics.econ.power import power_model
 
     c = showdown.costs(batches=(1, 8))
     dep = showdown.scenario_deployment("tpu-v7-megakernel")
-    r = chain.price(deployment=dep, batch=np.array([1.0, 8.0]), context_tok=8192, cost=cost_model("tpu-v7"),
+    cm, _ = showdown._showdown_cost("tpu-v7")
+    r = chain.price(deployment=dep, batch=np.array([1.0, 8.0]), context_tok=8192, cost=cm,
                     power=power_model("tpu-v7"), margin_frac=0.0, utilization_frac=1.0)
     got = c[c["system"] == "tpu-v7-16"]["usd_per_m_output_tok"].to_numpy()
     assert np.allclose(got, r.usd_per_m_output_tok, rtol=1e-12)
@@ -105,9 +105,20 @@ def test_watch_floor_equals_price_of_the_resolved_deployment():
 def test_one_chip_deployment_equals_the_core():
     from tokenomics.perf import decode_step
 
-    dep = resolve("llama-3.1-8b", hardware="h200", execution="graph")
+    dep = resolve("llama-3.1-8b", hardware="h200", execution="graph", engine="none")
     assert dep.replica_chips == 1
     r = dep.decode(np.array([1, 32]), 1024)
     core = decode_step("h200", "llama-3.1-8b", "graph", batch=np.array([1, 32]), context_tok=1024)
     assert np.allclose(r.step_time_s, core.step_time_s, rtol=1e-12)
     assert np.allclose(r.tok_per_s_per_chip, core.tok_per_s_per_chip, rtol=1e-12)
+
+
+def test_engine_cost_is_added_once_per_iteration():
+    """A production engine adds its fitted per-layer iteration cost (datasets/engines.csv) to the
+    core's step: 32 layers x the vllm/nvidia value, and nothing else changes."""
+    from tokenomics.perf.serving import engine_params
+
+    bare = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="none").decode(32, 1024)
+    eng = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="vllm").decode(32, 1024)
+    per_layer = engine_params("vllm", "nvidia")["layer_overhead_s"]
+    assert float(eng.step_time_s - bare.step_time_s) == pytest.approx(32 * per_layer, rel=1e-9)

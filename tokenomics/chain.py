@@ -338,7 +338,13 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     if target_tok_per_s_per_user is not None:
         if batch is not None:
             raise ValidationError("give either batch or target_tok_per_s_per_user, not both")
-        batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
+        # the resolver picked the layout (the user did not): choose it for the target speed too
+        layout_free = (parallel is None and tp is None and ep is None
+                       and any(str(x).startswith("layout") for x in dep.picked))
+        if layout_free:
+            dep, batch = _cheapest_layout_for_target(dep, target_tok_per_s_per_user, context_tok)
+        else:
+            batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
     if batch is None:
         batch = 1
     v.count(batch, "batch")
@@ -427,7 +433,27 @@ _LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", 
                 "expert_precision", "kv_precision")
 
 
-def batch_grid(hardware: Any = None, model: Any = None, context_tok: Any = 2048, *, n_max: int = 4096,
+def _cheapest_layout_for_target(dep: Any, target: float, context_tok: Any):
+    """Among the layouts of :func:`tokenomics.deployment.layout_candidates`, the one whose cheapest
+    batch at the target speed serves the most tokens per chip (the lowest price per token)."""
+    from .deployment import layout_candidates
+
+    best, last = None, None
+    for cand in layout_candidates(dep):
+        try:
+            b = cand.batch_for_target(target, int(np.max(context_tok)))
+        except ValidationError as exc:
+            last = exc
+            continue
+        tps = float(np.max(cand.decode(b, int(np.max(context_tok)), check_memory=False).tok_per_s_per_chip))
+        if best is None or tps > best[2]:
+            best = (cand, b, tps)
+    if best is None:
+        raise last
+    return best[0], best[1]
+
+
+def batch_grid(hardware: Any = None, model: Any = None, context_tok: Any = 2048, *, n_max: int | None = None,
                execution: Any = None, **layout: Any) -> np.ndarray:
     """Batches 1, 2, 4, ... (and midpoints) up to the largest that fits (inclusive) [sequences]."""
     dep = deployment_of(hardware, model, execution, **layout)

@@ -209,8 +209,13 @@ class Deployment:
     # ---- physics ---------------------------------------------------------------------------
     @property
     def engine_step_s(self) -> float:
-        """The engine's own cost per iteration [s] (``datasets/engines.csv``; 0 for ``none``)."""
-        if self.engine == "none":
+        """The engine's own cost per iteration [s] (``datasets/engines.csv``).
+
+        Only a serving engine's plans (fusion ``engine``: the ``engine`` and ``eager-engine``
+        plans) carry it; plain PyTorch plans (the calibration runs), super operators and
+        megakernels run without an engine around them, and ``engine="none"`` removes it.
+        """
+        if self.engine == "none" or self.execution.fusion != "engine":
             return 0.0
         from .perf.serving import engine_step_s
 
@@ -264,8 +269,10 @@ class Deployment:
                                      expert_precision=self.expert_precision,
                                      kv_precision=self.kv_precision)
 
-    def batch_grid(self, context_tok: Any = 2048, n_max: int = 4096) -> np.ndarray:
-        """Batches 1, 2, 4, ... and the largest that fits (inclusive) [sequences]."""
+    def batch_grid(self, context_tok: Any = 2048, n_max: int | None = None) -> np.ndarray:
+        """Batches 1, 2, 4, ... (and midpoints) up to the largest that fits, at most ``n_max``
+        (default 512 sequences per chip of the replica) [sequences]."""
+        n_max = 512 * self.replica_chips if n_max is None else int(n_max)
         top = min(int(np.min(self.max_batch(context_tok))), n_max)
         if top < 1:
             raise DoesNotFitError(f"{self.label()}: not even one sequence of {int(np.max(context_tok))} "
@@ -292,10 +299,42 @@ class Deployment:
             raise ValidationError(
                 f"no batch reaches {tok_per_s_per_user:g} tok/s per user with {self.label()}; the "
                 f"fastest is {float(user.max()):.1f} tok/s per user at batch {int(b[int(np.argmax(user))])}")
-        return int(b[ok][int(np.argmax(chip[ok]))])
+        best = int(b[ok][int(np.argmax(chip[ok]))])
+        above = b[b > best]
+        if len(above):  # refine between the best grid point and the next one, every integer
+            fine = np.arange(best, int(above[0]) + 1)
+            r = self.decode(fine, context_tok, check_memory=False)
+            u = np.asarray(r.tok_per_s_per_user, float) * np.ones(fine.shape)
+            c = np.asarray(r.tok_per_s_per_chip, float) * np.ones(fine.shape)
+            good = u >= tok_per_s_per_user
+            best = int(fine[good][int(np.argmax(c[good]))])
+        return best
 
 
 # ---- resolver -----------------------------------------------------------------------------
+
+
+def layout_candidates(dep: Deployment) -> list[Deployment]:
+    """Other tensor-parallel layouts of a dense deployment on the same system (weights fit).
+
+    A production planner picks the layout with the target speed in mind: a wider ``tp`` serves
+    each user faster and leaves more memory for KV. MoE deployments keep their resolved layout.
+    """
+    from .perf.parallel import ParallelPlan
+
+    m, s = dep.model, dep.system
+    if m.is_moe or dep.parallel.pp != 1:
+        return [dep]
+    out = []
+    for t in _tp_candidates(m, min(s.domain_chips, s.n_chips)):
+        if not _weights_fit(m, dep.hardware, t, 1, dep.weight_precision, dep.expert_precision, 0.02):
+            continue
+        par = ParallelPlan(tp=t, ep=1, dp=max(1, s.n_chips // t))
+        out.append(dep if t == dep.parallel.tp else dep.replace(
+            parallel=par, picked=tuple(p for p in dep.picked if not p.startswith("layout"))
+            + (f"layout tp{t}-ep1 (cheapest layout meeting the target speed)",)))
+    return out or [dep]
+
 
 
 def _one_chip_system(hw: Accelerator):
@@ -408,7 +447,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             ep_ = 1
         chips = need_chips(tp_, ep_)
         if sys_ is None:
-            cands = [s for s in _systems_of(hw.name) if s.n_chips >= chips and s.n_chips % chips == 0]
+            cands = sorted([s for s in _systems_of(hw.name) if s.n_chips >= chips],
+                           key=lambda s: (s.n_chips % chips != 0, s.n_chips))
             if chips == 1:
                 sys_ = _one_chip_system(hw)
             elif cands:

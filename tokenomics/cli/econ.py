@@ -113,6 +113,7 @@ def price(
                     target_tok_per_s_per_user=target, output_convention=output_convention,
                     cache_hit_frac=cache_hit)
     df = r.to_frame()
+    dep = r.deployment  # a target speed may have picked another layout
     if fmt == Format.json:
         rec = {str(k): _jsonable(val) for k, val in df.iloc[0].to_dict().items()}
         rec["deployment"] = dep.label()

@@ -118,7 +118,7 @@ def h200_power_observations():
     Returns
     -------
     pandas.DataFrame
-        experiment, description, hbm_util_frac, flop_util_frac, board_power_w, tok_per_s.
+        experiment, description, hbm_util_frac, flop_util_frac, board_power_w, tok_per_s_per_chip.
     """
     import re
 
@@ -158,7 +158,7 @@ def h200_power_observations():
             n = 8192
             hbm = 3 * n * n * 2 / (2 * n**3 / tflops) / bw
         rows.append({"experiment": r["experiment"], "description": desc, "hbm_util_frac": hbm,
-                     "flop_util_frac": flop, "board_power_w": float(r["value"]), "tok_per_s": tok_s})
+                     "flop_util_frac": flop, "board_power_w": float(r["value"]), "tok_per_s_per_chip": tok_s})
     return pd.DataFrame(rows)
 
 

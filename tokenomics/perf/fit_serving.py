@@ -77,3 +77,31 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     out["note"] = [f"fitted on {n[(r.engine, r.vendor)]} serve rows" if (r.engine, r.vendor) in n
                    else "median of this vendor's fitted engines (no rows of its own)" for r in out.itertuples()]
     return out
+
+
+def leave_one_out(cases: Any, by: str = "hardware", *, profile: Any = None) -> "pd.DataFrame":  # noqa: F821
+    """Refit the engine parameters without each ``by`` group and predict that group's rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per held-out group: ``held_out``, ``n_cases``, ``median_abs_error_frac``,
+        ``p90_abs_error_frac``, ``median_ratio`` (predicted / measured output tokens/s per GPU).
+    """
+    import pandas as pd
+
+    from .serving import predict_cases, read_cases
+
+    df = read_cases(cases)
+    rows = []
+    for key, test in df.groupby(by):
+        train = df[df[by] != key]
+        if (train["phase"] == "serve").sum() == 0:
+            continue
+        table = fit_engines(train, source=f"leave-one-{by}-out ({key})", profile=profile)
+        p = predict_cases(test, profile, engines=table)
+        p = p[p["status"] == "predicted"]
+        e = p["error_frac"].abs()
+        rows.append({"held_out": key, "n_cases": len(p), "median_abs_error_frac": float(e.median()),
+                     "p90_abs_error_frac": float(e.quantile(0.9)), "median_ratio": float(p["ratio"].median())})
+    return pd.DataFrame(rows)

@@ -173,8 +173,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     isl, osl = float(isl_tok), float(osl_tok)
     chunk = float(dep.prefill_chunk_tok)
     if phase == "prefill":
-        toks = float(prefill_tok or chunk)
-        n = max(1, round(toks / isl))
+        n = int(np.max(dep.prefill_batch(int(round(isl))))) if prefill_tok is None else max(1, round(prefill_tok / isl))
         pre = dep.prefill(int(round(isl)), batch=n, profile=profile)
         t = float(np.max(pre.step_time_s)) + t_eng
         tok_s = n * isl / t / gpus
@@ -300,7 +299,11 @@ def case_deployment(row: Any):
     spec = str(row.get("spec_decode", "none") or "none").lower()
     kv = str(row["kv_precision"]).lower()
     kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
-    return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=str(row["engine"]),
+    from ..deployment import ENGINE_ALIASES, ENGINES
+
+    engine = ENGINE_ALIASES.get(str(row["engine"]), str(row["engine"]))
+    engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
+    return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec, **kw)
 
 
@@ -312,6 +315,12 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     frac = RANDOM_LENGTH_MEAN_FRAC if "0.8,1.0" in str(row.get("note", "")).replace(" ", "") else 1.0
     isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
     phase = str(row["phase"])
+    if phase in ("decode", "prefill") and not (isl > 0 and osl > 0):
+        # production rows without request lengths: decode at the published mean KV length;
+        # prefill of chunk-sized prompts (only the prompt-token throughput is compared)
+        ctx = _num(row.get("context_tok"))
+        isl = ctx if ctx > 0 else float(dep.prefill_chunk_tok)
+        osl = 1.0
     n_gpus = _num(row["n_gpus"]) or dep.replica_chips
     conc = _num(row["concurrency"])
     if phase in ("serve", "decode") and _num(row.get("disaggregated", 0)) == 1 and phase == "serve":
@@ -324,10 +333,14 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines)
     elif phase == "decode":
         ctx = _num(row.get("context_tok"))
+        user = _num(row.get("measured_tok_per_s_per_user"))
         if math.isfinite(conc):
             b = conc / max(1.0, (_num(row.get("n_decode_gpus")) or n_gpus) / dep.replica_chips)
+        elif math.isfinite(user):  # the batch that gives each user the measured speed
+            b = dep.batch_for_target(user, int(round(_num(row.get("context_tok")) or isl + osl / 2)))
         else:
-            raise TokenomicsError(f"serving case {row['case_id']}: a decode row needs its concurrency")
+            raise TokenomicsError(f"serving case {row['case_id']}: a decode row needs its concurrency "
+                                  f"or its tokens/s per user")
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=b,
                   context_tok=ctx if math.isfinite(ctx) else None, profile=profile, engines=engines)
     else:

@@ -77,7 +77,7 @@ class StepResult(Display):
     """
 
     _display_columns = ("phase", "batch", "context_tok", "prompt_tok", "step_time_s", "tok_per_s_per_user",
-                        "tok_per_s", "tok_per_s_per_chip", "bound", "hbm_util_frac", "fits")
+                        "tok_per_s_per_replica", "tok_per_s_per_chip", "bound", "hbm_util_frac", "fits")
 
     hardware: Accelerator
     model: ModelSpec
