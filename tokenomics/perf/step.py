@@ -30,7 +30,7 @@ from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, plan as _plan, precision_bytes
-from .ops import build_ops, expected_distinct_experts, step_kernels
+from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
 from .profile import Profile, load_profile
 from .roofline import OpTime, op_times
 
@@ -246,8 +246,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
 
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
+        k_time = kernels
     else:
         kernels = step_kernels(ops, m, p, phase)
+        k_time = timed_kernels(ops, m, p, phase)  # never falls as batch grows (split-K kept)
     op_sum = sum(x.time_s for x in times)
     mem_sum = sum(x.mem_s for x in times)
     comp_sum = sum(x.compute_s for x in times)
@@ -272,14 +274,17 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         kernels = 1.0 + 0 * gpu
         step = gpu
     else:
-        launch = kernels * prof.graph_kernel_s + tile_sum
-        gpu = op_sum + kernels * prof.graph_kernel_s
+        launch = k_time * prof.graph_kernel_s + tile_sum
+        gpu = op_sum + k_time * prof.graph_kernel_s
         if p.launch == "eager":
-            idle_host = kernels * prof.eager_kernel_s
-            work_s = (sum(x.bytes for x in times) / prof.eager_ref_bytes_per_s
-                      + sum(x.flop for x in times) / prof.eager_ref_flop_per_s)
-            busy = np.clip(work_s / np.maximum(idle_host, 1e-12), 0.0, 1.0)
-            host = kernels * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
+            # host cost per kernel: the idle rate, lowered toward the busy rate by the weights a
+            # kernel streams (the model's active weights per chip at the reference rate over the
+            # idle host time). Weights, not the step's work: a cost per kernel that fell with
+            # batch, context or prompt would make a bigger step faster (host = kernels x cost is
+            # then non-decreasing in the kernel count and constant in batch and context).
+            weight_work_s = m.active_params() * wb / tp / prof.eager_ref_bytes_per_s
+            busy = np.clip(weight_work_s / np.maximum(k_time * prof.eager_kernel_s, 1e-12), 0.0, 1.0)
+            host = k_time * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
             step = np.maximum(gpu, host) + syncs * prof.sync_s
         else:
             host = np.full_like(gpu, prof.eager_kernel_s)  # one graph launch
