@@ -16,13 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .errors import TokenomicsError
+from . import _validate as v
+from .errors import TokenomicsError, ValidationError
 
 DEFAULT_HARDWARE = ("h100-sxm", "h200", "b200", "mi300x")
 #: (model, weight precision): the 70B model is served in fp8 so that it fits on one chip.
 DEFAULT_MODELS = (("llama-3.1-8b", None), ("llama-3.1-70b", "fp8"))
 INTERACTIVITY_TARGETS = (20.0, 50.0, 100.0)
 REFERENCE_BATCH = 32
+#: Files :func:`write_report` writes (the directory is swapped whole when it holds only these).
+REPORT_FILES = ("report.md", "report.html", "price_vs_interactivity.png", "cost_breakdown.png", "tornado.png")
+#: Most Monte Carlo draws per configuration in a report.
+MAX_REPORT_SAMPLES = 1_000_000
 
 #: Measured H200 energy per token (datasets/h200_microbench.csv power_decode rows, dense-8b,
 #: CUDA graph, context 1024).
@@ -56,6 +61,47 @@ def _models(models, weight_precision):
     return [(m, weight_precision) for m in models]
 
 
+def _names(value, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+        raise ValidationError(f"{what} must be a list of names, got {value!r}")
+    if not value:
+        raise ValidationError(f"{what} is empty; give at least one name or None for the defaults")
+    return list(value)
+
+
+def _check_report_args(hardware, models, execution, workload, weight_precision, seed, n_samples) -> None:
+    """Resolve every name and check the numbers before any work: a typo is an error, not a
+    silently skipped configuration."""
+    from . import catalog
+    from .chain import workload_mix
+    from .specs import plan, precision_bytes
+
+    for h in _names(hardware, "hardware"):
+        catalog.accelerator(h)
+    for m in _names(models, "models"):
+        catalog.model(m)
+    if not isinstance(execution, str):
+        raise ValidationError(f"execution must be a plan name, got {execution!r}")
+    plan(execution)
+    if not isinstance(workload, str):
+        raise ValidationError(f"workload must be a name, got {workload!r}")
+    workload_mix(workload)
+    if weight_precision is not None:
+        precision_bytes(weight_precision)
+    for val, name in ((seed, "seed"), (n_samples, "n_samples")):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+            raise ValidationError(f"{name} must be a whole number, got {val!r}")
+    v.count(seed, "seed", minimum=0)
+    v.count(n_samples, "n_samples (Monte Carlo draws)", minimum=10)
+    if n_samples > MAX_REPORT_SAMPLES:
+        raise ValidationError(f"n_samples (Monte Carlo draws) must be at most {MAX_REPORT_SAMPLES:,} per "
+                              f"configuration, got {n_samples:,}")
+
+
 def build_report(hardware=None, models=None, execution: str = "graph", workload: str = "chat",
                  weight_precision: str | None = None, seed: int = 0, n_samples: int = 5000) -> Report:
     """Compute the report's tables. Configurations that cannot be priced are listed in ``skipped``."""
@@ -64,6 +110,7 @@ def build_report(hardware=None, models=None, execution: str = "graph", workload:
     from . import chain
     from .econ import tco, uncertainty
 
+    _check_report_args(hardware, models, execution, workload, weight_precision, seed, n_samples)
     hws = list(hardware or DEFAULT_HARDWARE)
     mods = _models(models, weight_precision)
     prices, inter, frontiers, skipped = [], [], {}, []
@@ -340,21 +387,25 @@ def write_report(out_dir: str | Path, report: "Report | None" = None, **kwargs: 
     """Build the report (or take a built one) and write ``report.md``, ``report.html`` and PNG
     figures into ``out_dir``; ``kwargs`` go to :func:`build_report`.
 
-    Every file is written atomically (temporary file renamed into place).
+    The directory is written atomically: built beside ``out_dir`` and swapped in, so an
+    interrupted run leaves the old report or the new one, never a mix (when ``out_dir`` holds
+    files of its own, the new files are moved in one by one, each atomically).
 
     Returns
     -------
     list of Path
         The files written.
     """
-    from .io import write_text
+    from .io import atomic_dir, check_output, write_text
 
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise TokenomicsError(f"--out must be a directory, got the file {str(out)!r}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output(out_dir, kind="dir")
+    if report is not None and not isinstance(report, Report):
+        raise ValidationError(f"report must be a Report from build_report, got {type(report).__name__}")
     rep = report if report is not None else build_report(**kwargs)
-    figs = _figures(rep, out)
-    md = render_markdown(rep, figs)
-    paths = [write_text(out / "report.md", md), write_text(out / "report.html", render_html(md, figs))]
-    return paths + list(figs.values())
+    with atomic_dir(out, owned=REPORT_FILES) as tmp:
+        figs = _figures(rep, tmp)
+        md = render_markdown(rep, figs)
+        write_text(tmp / "report.md", md)
+        write_text(tmp / "report.html", render_html(md, figs))
+        names = ["report.md", "report.html", *figs]
+    return [out / n for n in names]

@@ -219,11 +219,19 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
          kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1) -> StepResult:
     hw, m, p = _resolve(hardware, model, execution)
-    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
-    if phase == "prefill":
+    if phase == "prefill":  # named as the caller named it
         v.count(context_tok, "prompt_tok")
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
     if m.n_moe_layers and ep > m.n_experts:
         raise ValidationError(f"ep={ep} exceeds {m.name}'s {m.n_experts} experts")
+    if hbm_bytes_per_s is not None:
+        v.positive(hbm_bytes_per_s, "hbm_bytes_per_s")
+    if accepted_tok_per_step is not None:
+        v.positive(accepted_tok_per_step, "accepted_tok_per_step")
+        over = np.asarray(accepted_tok_per_step, dtype=float) > np.asarray(tokens_per_step, dtype=float)
+        if np.any(over):
+            raise ValidationError(f"accepted_tok_per_step cannot exceed tokens_per_step (tokens verified per "
+                                  f"step), got {np.max(accepted_tok_per_step):g} > {np.min(tokens_per_step):g}")
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
     wprec = weight_precision or m.native_precision
     wb = precision_bytes(wprec)
