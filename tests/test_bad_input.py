@@ -270,7 +270,10 @@ def _lib_cases(tmp: Path):
     from tokenomics.distributed import check_cluster_args
     from tokenomics.econ.tco import cost_model
     from tokenomics.perf import Profile, decode_step, load_profile
-    from tokenomics.perf.calibrate import fit_profile, predict_cases, read_cases
+    from tokenomics.econ.tco import tier_table
+    from tokenomics.econ.uncertainty import monte_carlo as econ_mc
+    from tokenomics.perf import max_batch
+    from tokenomics.perf.calibrate import fit_profile, leave_one_model_out, predict_cases, read_cases, summarize
     from tokenomics.perf.profile import Profile as P
     from tokenomics.watch import megakernels, supernodes
     from tokenomics.watch.dashboard import watch
@@ -321,6 +324,24 @@ def _lib_cases(tmp: Path):
         ("report hardware a number", lambda: rp.build_report(hardware=3)),
         ("write_report to a file", lambda: rp.write_report(CASES, report=None)),
         ("write_report report=3", lambda: rp.write_report(tmp / "r", report=3)),
+        ("render_markdown a number", lambda: rp.render_markdown(3, {})),
+        ("price_view a number", lambda: rp.price_view(3)),
+        ("sweep.run a number", lambda: sweep.run(3)),
+        ("sweep.evaluate a word", lambda: sweep.evaluate(str(tmp / "none.toml"))),
+        ("Grid hardware a number", lambda: sweep.Grid(hardware=3, model=("llama-3.1-8b",), batch=[1])),
+        ("Grid batch text", lambda: sweep.Grid(hardware=("h200",), model=("llama-3.1-8b",), batch="a")),
+        ("Grid chunk_configs text", lambda: sweep.Grid(hardware=("h200",), model=("llama-3.1-8b",), batch=[1],
+                                                       chunk_configs="x")),
+        ("summarize a number", lambda: summarize(3)),
+        ("summarize raw cases", lambda: summarize(catalog.load("h200_cases"))),
+        ("leave_one_model_out a number", lambda: leave_one_model_out(3)),
+        ("max_batch context text", lambda: max_batch("h200", "llama-3.1-8b", context_tok="a")),
+        ("weight precision a list", ds(weight_precision=["bf16"])),
+        ("execution a number", lambda: decode_step("h200", "llama-3.1-8b", 3)),
+        ("model a list", lambda: catalog.model([1])),
+        ("accelerator None", lambda: catalog.accelerator(None)),
+        ("tier_table a number", lambda: tier_table(3)),
+        ("monte_carlo cost a number", lambda: econ_mc(3, 500.0, 2000.0)),
     ]
 
 
@@ -338,7 +359,7 @@ def test_library_bad_arguments_raise_one_line_tokenomics_errors(tmp_path):
         else:
             failures.append(f"{label}: accepted")
     assert not failures, "\n".join(failures)
-    assert len(cases) >= 40
+    assert len(cases) >= 55
 
 
 # ---------------------------------------------------------------- defect classes
@@ -461,3 +482,40 @@ def test_sigterm_during_sweep_leaves_no_file_and_no_temporary(tmp_path):
     assert p.returncode == 143, err
     assert b"Traceback" not in err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["g.toml"]
+
+
+# ---------------------------------------------------------------- raw values, generated
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+RAW = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10**20), st.text(max_size=6),
+                st.booleans(), st.none(), st.lists(st.integers(-2, 3), max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(RAW)
+def test_batch_is_accepted_only_as_whole_positive_numbers(x):
+    from tokenomics.perf import decode_step
+
+    try:
+        decode_step("h200", "dense-1b", "graph", batch=x, on_oom="ignore")
+    except TokenomicsError as exc:
+        assert "\n" not in str(exc)
+        return
+    vals = np.ravel(np.asarray(x, dtype=float))  # accepted: every value a whole number >= 1
+    assert not isinstance(x, (str, bool)) and vals.size and np.all(vals >= 1) and np.all(vals == np.round(vals))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789.,-+einfaNx ", max_size=12))
+def test_cli_integer_lists_are_parsed_exactly_or_refused(text):
+    from tokenomics.cli.perf import _int_list
+    from tokenomics.errors import ValidationError
+
+    try:
+        vals = _int_list(text, "--batch")
+    except ValidationError as exc:
+        assert "\n" not in str(exc)
+        return
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    assert vals == [int(float(p)) for p in parts] and all(float(p) == int(float(p)) for p in parts)

@@ -27,7 +27,10 @@ def _arr(value: Any, name: str) -> np.ndarray:
             raise ValidationError(f"{name} must be numbers, got {value!r:.60}")
         if raw.dtype.kind == "b":
             raise ValidationError(f"{name} must be numbers, got booleans")
-        return np.asarray(value, dtype=float)
+        a = np.asarray(value, dtype=float)
+        if a.size == 0:
+            raise ValidationError(f"{name} is empty; give at least one value")
+        return a
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ValidationError):
             raise

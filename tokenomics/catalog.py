@@ -173,10 +173,19 @@ def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
         raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
 
 
+def _name(name, kind: str) -> None:
+    """Names are strings: a number or a list is a wrong type, not an unknown name."""
+    if not isinstance(name, str):
+        from .errors import ValidationError
+
+        raise ValidationError(f"{kind} must be a name (text) or a spec object, got {name!r:.60}")
+
+
 def accelerator(name: str) -> "Accelerator":
     """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions."""
     from .specs import Accelerator
 
+    _name(name, "accelerator")
     df = load("accelerators")
     if name not in df.index:
         raise unknown_name("accelerator", name, df.index)
@@ -187,6 +196,7 @@ def model(name: str) -> "ModelSpec":
     """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...)."""
     from .specs import ModelSpec
 
+    _name(name, "model")
     df = load("models")
     if name not in df.index:
         raise unknown_name("model", name, df.index)

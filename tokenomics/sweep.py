@@ -204,15 +204,23 @@ class Grid:
             vals = getattr(self, name)
             if isinstance(vals, str):
                 vals = (vals,)
-            vals = tuple(str(x) for x in vals)
+            if not isinstance(vals, (list, tuple)) or not all(isinstance(x, str) for x in vals):
+                raise ValidationError(f"{name} must be a name or a list of names, got {vals!r:.80}")
+            vals = tuple(vals)
             if not vals:
                 raise ValidationError(f"axis {name!r} is empty; give it at least one value")
             object.__setattr__(self, name, vals)
+        if self.batch is None:
+            raise ValidationError("batch is required: give the batch axis (a list or a range)")
         for name in NUMERIC:
             val = getattr(self, name)
             if val is None:
                 continue
+            if isinstance(val, (str, bytes, dict)):
+                raise ValidationError(f"{name} must be numbers, got {val!r:.80}")
             object.__setattr__(self, name, _numeric_axis(name, list(np.ravel(val))))
+        if isinstance(self.chunk_configs, (bool, str)):
+            raise ValidationError(f"chunk_configs must be a whole number, got {self.chunk_configs!r}")
         v.count(self.chunk_configs, "chunk_configs")
 
     # -- shape ------------------------------------------------------------------------------
@@ -628,6 +636,17 @@ class _Sink:
         self.writer.close()
 
 
+def _as_grid(grid: Any) -> Grid:
+    """A Grid, or one read from a TOML path or parsed from a dict; anything else is an error."""
+    if isinstance(grid, Grid):
+        return grid
+    if isinstance(grid, (str, Path)):
+        return load_grid(grid)
+    if isinstance(grid, dict):
+        return parse_grid(grid)
+    raise ValidationError(f"grid must be a Grid, a TOML path or a grid dict, got {type(grid).__name__}")
+
+
 def iter_chunks(grid: Grid, *, engine: str = "local", scheduler: str | None = None,
                 n_workers: int = 2, processes: bool = True,
                 dask_client: Any = None) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -635,6 +654,7 @@ def iter_chunks(grid: Grid, *, engine: str = "local", scheduler: str | None = No
 
     ``dask_client`` (a ``distributed.Client``) reuses a running cluster for the dask engine.
     """
+    grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
     chunks = grid.iter_chunks()
     fn = functools.partial(_evaluate_chunk, grid)
@@ -676,6 +696,7 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
 
     from .io import atomic_path
 
+    grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
     if engine == "dask" and dask_client is None:
         from .distributed import check_cluster_args
@@ -731,6 +752,7 @@ def evaluate(grid: Grid, *, engine: str = "local", scheduler: str | None = None,
     """Every configuration of a (small) grid as one DataFrame (at most :data:`IN_MEMORY_MAX_ROWS`)."""
     import pyarrow as pa
 
+    grid = _as_grid(grid)
     grid.check(in_memory=True)
     tables = [t for t, _ in iter_chunks(grid, engine=engine, scheduler=scheduler, n_workers=n_workers,
                                         processes=processes, dask_client=dask_client)]

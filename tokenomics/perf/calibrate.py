@@ -196,6 +196,11 @@ def summarize(pred: "pd.DataFrame") -> "pd.DataFrame":
     """Median and 90th-percentile absolute relative error per execution mode (and overall)."""
     import pandas as pd
 
+    if not isinstance(pred, pd.DataFrame):
+        raise DataError(f"summarize needs the DataFrame of predict_cases, got {type(pred).__name__}")
+    if not {"error_frac", "execution"} <= set(pred.columns):
+        raise DataError("summarize needs the DataFrame of predict_cases (columns error_frac, execution); "
+                        f"got columns {list(pred.columns)[:8]}")
     d = pred.dropna(subset=["error_frac"]).copy()
     d["abs_err"] = d["error_frac"].abs()
     out = []
@@ -337,6 +342,8 @@ def fit_profile(
     lo = np.array([FIT_BOUNDS[p][0] for p in params]) / scale
     hi = np.array([FIT_BOUNDS[p][1] for p in params]) / scale
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
+    if microbench is not None:
+        microbench = read_microbench(microbench)
     gemm_pts = _gemm_points(microbench)
     priors = {k: val for k, val in microbench_priors(microbench, hw).items() if k in params}
     meas = cases["measured_step_s"].to_numpy(float)
@@ -377,10 +384,15 @@ def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None"
     """Fit on all models but one, predict the held-out model's cases; repeat for each model."""
     import pandas as pd
 
+    cases = read_cases(cases, need_measured=True)
+    if "model" not in cases.columns:
+        raise DataError("leave_one_model_out needs a model column naming each case's model")
+    if microbench is not None:
+        microbench = read_microbench(microbench)
     outs = []
-    for label in sorted(set(cases["model"])):
-        train = cases[cases["model"] != label]
-        test = cases[cases["model"] == label]
+    for label in sorted(set(cases["model"].astype(str))):
+        train = cases[cases["model"].astype(str) != label]
+        test = cases[cases["model"].astype(str) == label]
         prof = fit_profile(train, microbench=microbench)
         p = predict_cases(test, prof)
         p["held_out"] = label

@@ -463,8 +463,8 @@ def max_batch(
     wb = precision_bytes(weight_precision or m.native_precision)
     kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
+    v.count(context_tok, "context_tok", minimum=0)
     ctx = np.asarray(context_tok, dtype=float)
-    v.count(ctx, "context_tok", minimum=0)
     weights, kv1 = _resident_bytes(m, wb, kvb, 1.0, ctx + 1, tp, ep)
     free = hw.hbm_bytes * prof.usable_mem_frac - weights
     out = np.floor(np.maximum(free, 0) / kv1) * attn_dp  # the group's sequences
