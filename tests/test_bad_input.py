@@ -519,3 +519,40 @@ def test_cli_integer_lists_are_parsed_exactly_or_refused(text):
         return
     parts = [p.strip() for p in text.split(",") if p.strip()]
     assert vals == [int(float(p)) for p in parts] and all(float(p) == int(float(p)) for p in parts)
+
+
+def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
+    """Tests run as root here, where chmod 000 does not stop a read: the denial is simulated."""
+    from tokenomics.errors import DataError
+    from tokenomics.io import read_text
+
+    p = tmp_path / "cases.csv"
+    p.write_text("a\n1\n")
+
+    def deny(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    with pytest.raises(DataError, match="is not readable") as exc:
+        read_text(p, "cases file")
+    assert "\n" not in str(exc.value)
+
+
+def test_huge_grid_with_one_config_per_chunk_is_refused_before_building_chunks():
+    """20 M configurations, chunk_configs = 1: 20 M chunk objects (~5.5 GB) were built before
+    the first row. Now the count is arithmetic, the limit is checked first, and chunks are
+    generated one at a time even with force."""
+    g = sweep.parse_grid({"grid": {"hardware": ["h200"], "model": ["llama-3.1-8b"],
+                                   "batch": {"start": 1, "stop": 20000, "num": 20000},
+                                   "context_tok": {"start": 1, "stop": 1000, "num": 1000}},
+                          "sweep": {"chunk_configs": 1}})
+    t0 = time.perf_counter()
+    assert g.n_chunks == 20_000_000
+    from tokenomics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="20,000,000 chunks"):
+        g.check()
+    it = g.iter_chunks()
+    first = next(it)
+    assert (first.b0, first.b1, first.c0, first.c1) == (0, 1, 0, 1)
+    assert time.perf_counter() - t0 < 2.0
