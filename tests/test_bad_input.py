@@ -556,3 +556,17 @@ def test_huge_grid_with_one_config_per_chunk_is_refused_before_building_chunks()
     first = next(it)
     assert (first.b0, first.b1, first.c0, first.c1) == (0, 1, 0, 1)
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_atomic_dir_never_renames_the_working_directory(tmp_path, monkeypatch):
+    """`report --out .` with only report files in the working directory: swapping the directory
+    would leave the shell in a deleted directory; the files are moved in one by one instead."""
+    from tokenomics.io import atomic_dir
+
+    monkeypatch.chdir(tmp_path)
+    for text in ("old", "new"):
+        with atomic_dir(".", owned=("report.md",)) as tmp:
+            (tmp / "report.md").write_text(text)
+    assert Path.cwd() == tmp_path and tmp_path.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    assert (tmp_path / "report.md").read_text() == "new"

@@ -181,19 +181,22 @@ def atomic_dir(path: str | os.PathLike, owned: Iterable[str] | None = None) -> I
     owned : iterable of str, optional
         Names of the files this writer produces. If ``path`` holds anything else (``--out .``),
         the directory is not swapped, so nothing foreign is ever removed: the new files are
-        moved in one by one instead, each atomically.
+        moved in one by one instead, each atomically. The same holds when ``path`` is the
+        working directory or holds it.
     """
-    path = Path(path)
+    path = Path(os.path.abspath(path))
     if path.exists() and not path.is_dir():
         raise ValidationError(f"{str(path)!r} is a file; expected a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temps(path)
+    cwd = Path(os.path.abspath(os.getcwd()))
+    in_use = cwd == path or path in cwd.parents  # never rename the working directory away
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmpdir", dir=path.parent))
     os.chmod(tmp, 0o777 & ~_umask())
     old = None
     try:
         yield tmp
-        foreign = path.exists() and (owned is None and any(path.iterdir())
+        foreign = path.exists() and (in_use or owned is None and any(path.iterdir())
                                      or owned is not None and any(p.name not in set(owned) for p in path.iterdir()))
         if foreign:
             for f in sorted(tmp.iterdir()):
