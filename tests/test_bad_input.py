@@ -424,10 +424,16 @@ def test_stale_temp_files_of_dead_writers_are_removed_and_reported(tmp_path):
     dead.write_bytes(b"x" * 1000)
     alive = tmp_path / f".out.csv.{os.getpid()}.def456.tmp"  # a live writer: left alone
     alive.write_bytes(b"y")
+    legacy_old = tmp_path / ".out.csv.k3j2h1g0.tmp"  # no pid (earlier versions), 2 days untouched
+    legacy_old.write_bytes(b"z")
+    os.utime(legacy_old, (time.time() - 2 * 86400, time.time() - 2 * 86400))
+    legacy_new = tmp_path / ".out.csv.a1b2c3d4.tmp"  # no pid, fresh: maybe a live writer
+    legacy_new.write_bytes(b"w")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         write_text(tmp_path / "out.csv", "a\n")
     assert not dead.exists() and alive.exists()
+    assert not legacy_old.exists() and legacy_new.exists()
     assert any(issubclass(x.category, TokenomicsWarning) and "interrupted write" in str(x.message) for x in w)
     assert (tmp_path / "out.csv").read_text() == "a\n"
 

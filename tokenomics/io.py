@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -37,6 +38,10 @@ def _umask() -> int:
     return mask
 
 
+#: A temporary file without a process id in its name is stale once untouched this long [s].
+STALE_AFTER_S = 86400.0
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -51,8 +56,10 @@ def clean_stale_temps(path: str | os.PathLike) -> list[Path]:
     """Remove temporary files of earlier writes to ``path`` whose process no longer exists.
 
     Temporary names carry the writer's process id (``.NAME.PID.XXXX.tmp``, or a directory
-    ``.NAME.PID.XXXX.tmpdir``); a live writer's files are left alone. Each removal is reported
-    with a :class:`~tokenomics.errors.TokenomicsWarning`.
+    ``.NAME.PID.XXXX.tmpdir``); a live writer's files are left alone. Names without an id
+    (``.NAME.XXXX.tmp``, from earlier versions) are removed once untouched for
+    :data:`STALE_AFTER_S` (a live writer streams into its file and keeps it fresh). Each removal
+    is reported with a :class:`~tokenomics.errors.TokenomicsWarning`.
 
     Returns
     -------
@@ -64,14 +71,26 @@ def clean_stale_temps(path: str | os.PathLike) -> list[Path]:
     if not path.parent.is_dir():
         return removed
     pat = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.[^.]+\.tmp(dir)?$")
+    # names without a process id (written before ids were added): stale once untouched for a day
+    old_pat = re.compile(rf"^\.{re.escape(path.name)}\.[^.]+\.tmp$")
     try:
         entries = list(path.parent.iterdir())
     except OSError:
         return removed
+    now = time.time()
     for p in entries:
         m = pat.match(p.name)
-        if not m or _pid_alive(int(m.group(1))):
+        if m:
+            if _pid_alive(int(m.group(1))):
+                continue
+        elif not old_pat.match(p.name):
             continue
+        else:
+            try:
+                if now - p.stat().st_mtime < STALE_AFTER_S:
+                    continue
+            except OSError:
+                continue
         try:
             size = p.stat().st_size
             shutil.rmtree(p) if p.is_dir() else p.unlink()
