@@ -171,12 +171,15 @@ def test_total_throughput_never_falls_as_batch_grows_until_memory_runs_out(m, p,
 # ---------------- calibration against the H200 measurements ---------------------------------
 def test_shipped_h200_profile_reproduces_measurements():
     """datasets/h200_cases.csv, measured on one H200; targets from the issue: graph median <= 6 %,
-    P90 <= 15 %; eager median <= 12 %, P90 <= 35 %."""
+    P90 <= 15 %; eager median <= 12 %, P90 <= 35 %, relaxed to 40 % by issue 13: eager step
+    time must not fall as the batch grows, and the measurements themselves do (dense-8b eager
+    29.6 ms at batch 1, 16.4 ms at batch 32; the 512-token eager prefill, 12.6 ms, is faster
+    than a one-token decode step). No monotone model fits those rows; the refit gives 39 %."""
     s = summarize(predict_cases(catalog.load("h200_cases"), "h200")).set_index("execution")
     assert s.loc["graph", "median_abs_error_frac"] <= 0.06
     assert s.loc["graph", "p90_abs_error_frac"] <= 0.15
     assert s.loc["eager", "median_abs_error_frac"] <= 0.12
-    assert s.loc["eager", "p90_abs_error_frac"] <= 0.35
+    assert s.loc["eager", "p90_abs_error_frac"] <= 0.40
 
 
 def test_estimated_kernel_counts_match_profiler_counts():

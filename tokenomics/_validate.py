@@ -13,12 +13,28 @@ import numpy as np
 
 from .errors import ValidationError
 
+#: Smallest out-of-range fraction that the error message reads as a percent (see :func:`fraction`).
+PERCENT_HINT_MIN = 2.0
+
 
 def _arr(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float array; text, bytes and booleans are wrong types, not numbers."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ValidationError(f"{name} must be a number, got {value!r:.60}")
     try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{name} must be a number, got {value!r}") from None
+        raw = np.asarray(value)
+        if raw.dtype.kind in "USbO" and raw.size and any(isinstance(x, (str, bytes, bool)) for x in raw.ravel()[:1000]):
+            raise ValidationError(f"{name} must be numbers, got {value!r:.60}")
+        if raw.dtype.kind == "b":
+            raise ValidationError(f"{name} must be numbers, got booleans")
+        a = np.asarray(value, dtype=float)
+        if a.size == 0:
+            raise ValidationError(f"{name} is empty; give at least one value")
+        return a
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            raise
+        raise ValidationError(f"{name} must be a number, got {value!r:.60}") from None
 
 
 def finite(value: Any, name: str) -> Any:
@@ -53,7 +69,9 @@ def non_negative(value: Any, name: str) -> Any:
 def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool = True) -> Any:
     """Check that ``value`` is a fraction in [0, 1] (bounds configurable).
 
-    A value in (1, 100] is almost certainly a percent; the message says so.
+    The percent hint rule: a value from :data:`PERCENT_HINT_MIN` (2) to 100 reads as a percent,
+    and the message suggests ``value / 100``. Values just above 1 (``1.5``) are more likely a
+    ratio or a typo than 1.5 %, so they get no hint.
     """
     a = _arr(value, name)
     lo_ok = (a >= 0) if allow_zero else (a > 0)
@@ -64,7 +82,7 @@ def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool 
         bad = a[~(np.isfinite(a) & lo_ok & hi_ok)] if a.ndim else a
         first = float(np.ravel(bad)[0]) if np.size(bad) else float("nan")
         hint = ""
-        if np.isfinite(first) and 1 < first <= 100:
+        if np.isfinite(first) and PERCENT_HINT_MIN <= first <= 100:
             hint = f" Fractions are 0-1; did you mean {first / 100:g}?"
         raise ValidationError(f"{name} must be in {lo}, {hi}, got {_show(value)}.{hint}")
     return value

@@ -202,11 +202,20 @@ def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
         raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
 
 
+def _name(name, kind: str) -> None:
+    """Names are strings: a number or a list is a wrong type, not an unknown name."""
+    if not isinstance(name, str):
+        from .errors import ValidationError
+
+        raise ValidationError(f"{kind} must be a name (text) or a spec object, got {name!r:.60}")
+
+
 def accelerator(name: str) -> "Accelerator":
     """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions.
 
     Specs are frozen, so lookups are cached per data directory (a scalar step costs microseconds).
     """
+    _name(name, "accelerator")
     return _accelerator_cached(str(name), str(data_dir()))
 
 
@@ -231,6 +240,7 @@ def model(name: str) -> "ModelSpec":
 
     Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
     """
+    _name(name, "model")
     name = MODEL_ALIASES.get(str(name), str(name))
     return _model_cached(name, str(data_dir()))
 

@@ -9,13 +9,16 @@ same order as a single-process run and memory stays bounded by the window.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .errors import TokenomicsError
+from .errors import TokenomicsError, ValidationError
 
 _DONE = object()
+#: Most LocalCluster workers (processes) one run starts.
+MAX_WORKERS = 256
 
 
 def _import_distributed():
@@ -27,16 +30,43 @@ def _import_distributed():
     return distributed
 
 
+_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?$")
+
+
+def check_cluster_args(scheduler: str | None, n_workers: Any) -> None:
+    """Check a scheduler address (``tcp://host:port`` or ``host:port``) and a worker count
+    before any cluster starts; raises a one-line :class:`TokenomicsError`.
+
+    A LocalCluster with zero workers would wait for one forever, so ``n_workers`` must be an
+    integer from 1 to :data:`MAX_WORKERS`.
+    """
+    from . import _validate as v
+
+    if scheduler is not None:
+        if not isinstance(scheduler, str):
+            raise ValidationError(f"scheduler must be an address string, got {type(scheduler).__name__}")
+        m = _ADDRESS.match(scheduler.strip())
+        if not m or not 0 < int(m.group(1)) < 65536:
+            raise ValidationError(f"scheduler address {scheduler!r} must look like tcp://host:8786 "
+                                  "(scheme optional, port required)")
+    if isinstance(n_workers, bool):
+        raise ValidationError(f"workers must be an integer >= 1, got {n_workers!r}")
+    v.count(n_workers, "workers", minimum=1)
+    if n_workers > MAX_WORKERS:
+        raise ValidationError(f"workers must be at most {MAX_WORKERS}, got {n_workers}")
+
+
 @contextlib.contextmanager
 def client(scheduler: str | None = None, *, n_workers: int = 2, threads_per_worker: int = 1,
            processes: bool = True) -> Iterator[Any]:
     """A ``distributed.Client``: connected to ``scheduler`` (e.g. ``tcp://10.0.0.5:8786``), or
     to a LocalCluster of ``n_workers`` workers started here and closed on exit."""
+    check_cluster_args(scheduler, n_workers)
     distributed = _import_distributed()
     if scheduler:
         try:
             c = distributed.Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise TokenomicsError(f"cannot reach dask scheduler {scheduler!r}: {exc}. "
                                   "Hint: start one with 'dask scheduler', or omit --scheduler") from None
         try:
@@ -71,7 +101,7 @@ def map_ordered(fn: Callable[[Any], Any], items: Iterable[Any], *, scheduler: st
     dask_client : distributed.Client, optional
         Reuse an existing client instead of making one.
     """
-    items = list(items)
+    check_cluster_args(scheduler, n_workers)
 
     def run(c) -> Iterator[Any]:
         nw = max(1, len(c.scheduler_info().get("workers", {})) or n_workers)

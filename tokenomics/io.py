@@ -1,20 +1,32 @@
-"""Atomic file output: nothing is ever half-written.
+"""File input and output: readers that fail in one line, writers that never half-write.
 
-Every file the package writes goes to a temporary file in the target directory first and is
-renamed into place (``os.replace`` is atomic on POSIX), so an interrupted run leaves either the
-old file or the new one, never a fragment.
+Output: every file the package writes goes to a temporary file ``.NAME.PID.XXXX.tmp`` in the
+target directory first and is renamed into place (``os.replace`` is atomic on POSIX), so an
+interrupted run leaves either the old file or the new one, never a fragment. A run killed
+outright (SIGKILL) cannot remove its temporary file; the next write to the same target removes
+such leftovers of processes that no longer exist and warns once about each
+(:func:`clean_stale_temps`). Report directories are built beside the target and swapped in
+(:func:`atomic_dir`). :func:`check_output` checks an output path before any work starts.
+
+Input: :func:`read_text` and :func:`read_csv` turn a missing file, a directory, an unreadable or
+non-UTF-8 file, an empty or ragged CSV into one-line :class:`~tokenomics.errors.DataError` errors;
+:func:`numeric_column` coerces a column with the row of the first bad value in the message.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Iterator
+import time
+import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
-from .errors import ValidationError
+from .errors import DataError, TokenomicsWarning, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -24,6 +36,126 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+#: A temporary file without a process id in its name is stale once untouched this long [s].
+STALE_AFTER_S = 86400.0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists but not ours, or cannot tell: leave it
+    return True
+
+
+def clean_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove temporary files of earlier writes to ``path`` whose process no longer exists.
+
+    Temporary names carry the writer's process id (``.NAME.PID.XXXX.tmp``, or a directory
+    ``.NAME.PID.XXXX.tmpdir``); a live writer's files are left alone. Names without an id
+    (``.NAME.XXXX.tmp``, from earlier versions) are removed once untouched for
+    :data:`STALE_AFTER_S` (a live writer streams into its file and keeps it fresh). Each removal
+    is reported with a :class:`~tokenomics.errors.TokenomicsWarning`.
+
+    Returns
+    -------
+    list of Path
+        The files removed.
+    """
+    path = Path(path)
+    removed: list[Path] = []
+    if not path.parent.is_dir():
+        return removed
+    pat = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.[^.]+\.tmp(dir)?$")
+    # names without a process id (written before ids were added): stale once untouched for a day
+    old_pat = re.compile(rf"^\.{re.escape(path.name)}\.[^.]+\.tmp$")
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    now = time.time()
+    for p in entries:
+        m = pat.match(p.name)
+        if m:
+            if _pid_alive(int(m.group(1))):
+                continue
+        elif not old_pat.match(p.name):
+            continue
+        else:
+            try:
+                if now - p.stat().st_mtime < STALE_AFTER_S:
+                    continue
+            except OSError:
+                continue
+        try:
+            size = p.stat().st_size
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+        except OSError:
+            continue
+        removed.append(p)
+        warnings.warn(f"removed {p} ({size:,} B), left by an interrupted write of {path.name}",
+                      TokenomicsWarning, stacklevel=3)
+    return removed
+
+
+def _check_parent_writable(path: Path, what: str) -> None:
+    parent = path.parent
+    probe = parent
+    while not probe.exists():  # the first existing ancestor must be a writable directory
+        if probe == probe.parent:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ValidationError(f"{what} {str(path)!r}: {str(probe)!r} is a file, not a directory")
+    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
+        raise ValidationError(f"{what} {str(path)!r}: directory {str(probe)!r} is not writable")
+
+
+def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Iterable[str] | None = None,
+                 what: str = "--out") -> Path:
+    """Check an output path before any work starts; return it as a Path.
+
+    Parameters
+    ----------
+    path : path
+        Where the output will go.
+    kind : {"file", "dir"}
+        A file is refused when the path is an existing directory; a directory when it is an
+        existing file. In both cases the nearest existing ancestor must be a writable directory.
+    suffixes : iterable of str, optional
+        Accepted file suffixes (``.csv``, ...), compared case-insensitively.
+    what : str
+        How messages name the path (an option name).
+
+    Raises
+    ------
+    ValidationError
+        With one line saying what is wrong.
+    """
+    if path is None or str(path).strip() == "":
+        raise ValidationError(f"{what} is empty; expected a {'directory' if kind == 'dir' else 'file'} path")
+    p = Path(path)
+    if kind == "file":
+        if p.is_dir():
+            raise ValidationError(f"{what} must be a file path, got the directory {str(p)!r}")
+        if suffixes is not None:
+            suffixes = tuple(s.lower() for s in suffixes)
+            if p.suffix.lower() not in suffixes:
+                listed = ", ".join(suffixes[:-1]) + " or " + suffixes[-1] if len(suffixes) > 1 else suffixes[0]
+                raise ValidationError(f"{what} must end in {listed}, got {p.name!r}")
+        if p.exists() and not os.access(p, os.W_OK) and not os.access(p.parent, os.W_OK):
+            raise ValidationError(f"{what} {str(p)!r} is not writable")
+    elif kind == "dir":
+        if p.exists() and not p.is_dir():
+            raise ValidationError(f"{what} must be a directory, got the file {str(p)!r}")
+    else:  # pragma: no cover - programming error
+        raise ValueError(kind)
+    _check_parent_writable(p, what)
+    return p
 
 
 @contextlib.contextmanager
@@ -36,8 +168,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     ...     fig.savefig(tmp, format="png")
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValidationError(f"{str(path)!r} is a directory; expected a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    clean_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
@@ -47,6 +182,55 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, owned: Iterable[str] | None = None) -> Iterator[Path]:
+    """Yield a temporary directory beside ``path``; swap it in for ``path`` if the block succeeds.
+
+    The old directory (if any) is renamed aside, the new one renamed into place, and the old one
+    removed: an interrupted run leaves the old directory untouched (or, killed between the two
+    renames, the old one under a ``.tmpdir`` name that the next write removes), never a mix of
+    old and new files.
+
+    Parameters
+    ----------
+    path : path
+        The directory to (re)place.
+    owned : iterable of str, optional
+        Names of the files this writer produces. If ``path`` holds anything else (``--out .``),
+        the directory is not swapped, so nothing foreign is ever removed: the new files are
+        moved in one by one instead, each atomically. The same holds when ``path`` is the
+        working directory or holds it.
+    """
+    path = Path(os.path.abspath(path))
+    if path.exists() and not path.is_dir():
+        raise ValidationError(f"{str(path)!r} is a file; expected a directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temps(path)
+    cwd = Path(os.path.abspath(os.getcwd()))
+    in_use = cwd == path or path in cwd.parents  # never rename the working directory away
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmpdir", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
+    old = None
+    try:
+        yield tmp
+        foreign = path.exists() and (in_use or owned is None and any(path.iterdir())
+                                     or owned is not None and any(p.name not in set(owned) for p in path.iterdir()))
+        if foreign:
+            for f in sorted(tmp.iterdir()):
+                os.replace(f, path / f.name)
+        else:
+            if path.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmpdir", dir=path.parent))
+                os.rmdir(old)
+                os.replace(path, old)
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -112,3 +296,176 @@ def save_png(fig, path: str | os.PathLike, dpi: int = 110, **savefig_kw) -> Path
         fig.savefig(tmp, format="png", dpi=dpi, **savefig_kw)
     plt.close(fig)
     return Path(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# input
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """Read a UTF-8 text file; every way it can fail is one :class:`DataError` line.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        How messages name the file (``"cases file"``, ``"grid file"``, ...).
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"{what} must be a path, got {type(path).__name__}")
+    p = Path(path)
+    if str(path).strip() == "":
+        raise DataError(f"{what} path is empty")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{what} {str(p)!r} not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{what} {str(p)!r} is a directory; expected a file") from None
+    except PermissionError:
+        raise DataError(f"{what} {str(p)!r} is not readable (permission denied)") from None
+    except OSError as exc:
+        raise DataError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"{what} {str(p)!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+                        "save it as UTF-8") from None
+
+
+def _check_rectangular(text: str, label: str) -> None:
+    """Every non-blank row has as many fields as the header (pandas would otherwise take extra
+    leading fields for an index, silently shifting every column)."""
+    import csv
+    import io as _io
+
+    rows = csv.reader(_io.StringIO(text))
+    try:
+        header = next(rows, None)
+        if header is None:
+            return
+        n = len(header)
+        for row in rows:
+            if row and any(c.strip() for c in row) and len(row) != n:
+                raise DataError(f"{label} is not a rectangular CSV: line {rows.line_num} has {len(row)} fields, "
+                                f"the header has {n}")
+    except csv.Error as exc:
+        raise DataError(f"{label} cannot be parsed as CSV: line {rows.line_num}: {exc}") from None
+
+
+def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (),
+             dtype: Any = None, allow_empty: bool = False) -> "pd.DataFrame":
+    """Read a CSV file (or take a DataFrame) and check its columns, in one-line errors.
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        The CSV file, or a DataFrame to check (copied).
+    what : str
+        How messages name it.
+    required : iterable of str
+        Columns that must be present.
+    dtype : optional
+        Passed to :func:`pandas.read_csv`.
+    allow_empty : bool
+        Accept a header without rows.
+
+    Raises
+    ------
+    DataError
+        Missing, directory, unreadable, not UTF-8, empty, ragged rows, missing columns, no rows.
+    ValidationError
+        ``source`` is neither a path nor a DataFrame.
+    """
+    import io as _io
+
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        df = source.copy()
+        label = what
+    elif isinstance(source, (str, os.PathLike)):
+        text = read_text(source, what)
+        label = f"{what} {str(source)!r}"
+        if not text.strip():
+            raise DataError(f"{label} is empty; expected a header line and rows")
+        _check_rectangular(text, label)
+        try:
+            df = pd.read_csv(_io.StringIO(text), dtype=dtype)
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{label} is empty; expected a header line and rows") from None
+        except pd.errors.ParserError as exc:
+            m = re.search(r"line (\d+), saw (\d+)", str(exc))
+            where = f"line {m.group(1)} has {m.group(2)} fields, more than the header" if m else str(exc).strip()
+            raise DataError(f"{label} is not a rectangular CSV: {where}") from None
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"{label} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
+    else:
+        raise ValidationError(f"{what} must be a path or a pandas DataFrame, got {type(source).__name__}")
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise DataError(f"{label} is missing columns {missing}; found {list(map(str, df.columns))}")
+    if df.empty and not allow_empty:
+        raise DataError(f"{label} has no rows")
+    return df
+
+
+def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float | None = None,
+                   maximum: float | None = None, strict_minimum: bool = False, integer: bool = False,
+                   required: bool = True, line_offset: int = 2) -> "pd.Series":
+    """Coerce ``df[column]`` to float and check it; the message names the first bad row.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows as read (row ``i`` is on file line ``i + line_offset``: header on line 1).
+    column : str
+        Column to check.
+    what : str
+        How messages name the table.
+    minimum, maximum : float, optional
+        Range (inclusive; ``strict_minimum`` makes the minimum exclusive).
+    integer : bool
+        Values must be whole numbers.
+    required : bool
+        Missing cells are errors (else they stay NaN).
+
+    Returns
+    -------
+    pandas.Series
+        The column as float.
+    """
+    import numpy as np
+    import pandas as pd
+
+    raw = df[column]
+    vals = pd.to_numeric(raw, errors="coerce").astype(float)
+    missing = raw.isna() | raw.astype(str).str.strip().eq("")
+    if raw.dtype == bool:
+        vals = vals.where(False)
+    bad_text = vals.isna() & ~missing
+    checks = [(bad_text, "is not a number")]
+    if required:
+        checks.append((missing, "is missing"))
+    fin = vals.notna()
+    checks.append((fin & ~np.isfinite(vals.fillna(0)), "is not finite"))
+    ok = fin & np.isfinite(vals.fillna(0))
+    if minimum is not None:
+        below = (vals <= minimum) if strict_minimum else (vals < minimum)
+        checks.append((ok & below, f"must be {'>' if strict_minimum else '>='} {minimum:g}"))
+    if maximum is not None:
+        checks.append((ok & (vals > maximum), f"must be <= {maximum:g}"))
+    if integer:
+        checks.append((ok & (vals != np.round(vals)), "must be a whole number"))
+    first = None
+    for mask, msg in checks:
+        idx = np.flatnonzero(np.asarray(mask))
+        if idx.size and (first is None or idx[0] < first[0]):
+            first = (int(idx[0]), msg)
+    if first is not None:
+        i, msg = first
+        val = raw.iloc[i]
+        val = val.item() if hasattr(val, "item") else val
+        raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} {msg}, got {val!r}")
+    return vals

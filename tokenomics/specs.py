@@ -35,6 +35,8 @@ PRECISION_BYTES: dict[str, float] = {
 
 def precision_bytes(name: str) -> float:
     """Bytes per element of a precision name (``'bf16'`` -> 2.0)."""
+    if not isinstance(name, str):
+        raise ValidationError(f"precision must be a name such as 'bf16', got {name!r:.60}")
     if name not in PRECISION_BYTES:
         raise unknown_name("precision", name, PRECISION_BYTES)
     return PRECISION_BYTES[name]
@@ -444,6 +446,8 @@ def plan(name: str | ExecutionPlan) -> ExecutionPlan:
     """Look up a named :class:`ExecutionPlan` (or pass one through)."""
     if isinstance(name, ExecutionPlan):
         return name
+    if not isinstance(name, str):
+        raise ValidationError(f"execution must be a plan name or an ExecutionPlan, got {name!r:.60}")
     if name not in PLANS:
         raise unknown_name("execution plan", name, PLANS)
     return PLANS[name]

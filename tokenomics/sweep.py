@@ -69,6 +69,14 @@ CSV_MAX_ROWS = 5_000_000
 IN_MEMORY_MAX_ROWS = 2_000_000
 #: Default configurations per chunk (one broadcast call each; ~200 MB of columns).
 CHUNK_CONFIGS = 1_000_000
+#: Most chunks a sweep runs without ``force=True`` (each costs ~1 ms of setup beyond its rows).
+MAX_CHUNKS = 100_000
+#: Most values on one numeric axis.
+MAX_AXIS_LEN = 1_000_000
+#: Most Monte Carlo draws of :func:`monte_carlo` (about 1.5 us a draw on one core: ~5 minutes).
+MC_MAX_SAMPLES = 200_000_000
+#: Most draws kept in memory (8 B each); beyond, percentiles are streamed from a histogram.
+MC_KEEP_SAMPLES = 20_000_000
 
 CATEGORICAL = ("hardware", "model", "execution", "workload", "cost", "weight_precision", "kv_precision")
 NUMERIC = ("batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh")
@@ -107,9 +115,18 @@ def _numeric_axis(name: str, spec: Any) -> np.ndarray:
         if missing:
             raise ValidationError(f"{name} range needs start, stop and num; missing {missing}")
         num = spec["num"]
+        if isinstance(num, bool) or not isinstance(num, (int, float)):
+            raise ValidationError(f"{name}.num must be a whole number, got {num!r}")
         v.count(num, f"{name}.num", minimum=0)
+        if num > MAX_AXIS_LEN:
+            raise ValidationError(f"{name}.num is {num:,}; an axis holds at most {MAX_AXIS_LEN:,} values")
         scale = spec.get("scale", "linear")
+        if not isinstance(scale, str):
+            raise ValidationError(f"{name}.scale must be \"linear\" or \"log\", got {scale!r}")
         v.one_of(scale, f"{name}.scale", ("linear", "log"))
+        for key in ("start", "stop"):
+            if isinstance(spec[key], bool) or not isinstance(spec[key], (int, float)):
+                raise ValidationError(f"{name}.{key} must be a number, got {spec[key]!r}")
         lo, hi = v.finite(float(spec["start"]), f"{name}.start"), v.finite(float(spec["stop"]), f"{name}.stop")
         if scale == "log":
             v.positive([lo, hi], f"{name} (log scale) start/stop")
@@ -117,12 +134,16 @@ def _numeric_axis(name: str, spec: Any) -> np.ndarray:
         else:
             arr = np.linspace(lo, hi, int(num))
     elif isinstance(spec, (list, tuple)):
+        if len(spec) > MAX_AXIS_LEN:
+            raise ValidationError(f"{name} has {len(spec):,} values; an axis holds at most {MAX_AXIS_LEN:,}")
+        if any(isinstance(x, (bool, str)) for x in spec):
+            raise ValidationError(f"{name} must be a list of numbers, got {spec!r:.80}")
         try:
             arr = np.asarray(spec, dtype=float)
         except (TypeError, ValueError):
             raise ValidationError(f"{name} must be a list of numbers, got {spec!r}") from None
         if arr.ndim != 1:
-            raise ValidationError(f"{name} must be a flat list of numbers, got {spec!r}")
+            raise ValidationError(f"{name} must be a flat list of numbers, got {spec!r:.80}")
     elif isinstance(spec, (int, float)) and not isinstance(spec, bool):
         arr = np.asarray([float(spec)])
     else:
@@ -184,15 +205,23 @@ class Grid:
             vals = getattr(self, name)
             if isinstance(vals, str):
                 vals = (vals,)
-            vals = tuple(str(x) for x in vals)
+            if not isinstance(vals, (list, tuple)) or not all(isinstance(x, str) for x in vals):
+                raise ValidationError(f"{name} must be a name or a list of names, got {vals!r:.80}")
+            vals = tuple(vals)
             if not vals:
                 raise ValidationError(f"axis {name!r} is empty; give it at least one value")
             object.__setattr__(self, name, vals)
+        if self.batch is None:
+            raise ValidationError("batch is required: give the batch axis (a list or a range)")
         for name in NUMERIC:
             val = getattr(self, name)
             if val is None:
                 continue
+            if isinstance(val, (str, bytes, dict)):
+                raise ValidationError(f"{name} must be numbers, got {val!r:.80}")
             object.__setattr__(self, name, _numeric_axis(name, list(np.ravel(val))))
+        if isinstance(self.chunk_configs, (bool, str)):
+            raise ValidationError(f"chunk_configs must be a whole number, got {self.chunk_configs!r}")
         v.count(self.chunk_configs, "chunk_configs")
 
     # -- shape ------------------------------------------------------------------------------
@@ -211,27 +240,46 @@ class Grid:
         """Configurations in the grid."""
         return len(self.combos) * int(np.prod(self.numeric_shape))
 
-    def chunks(self) -> list["Chunk"]:
-        """Deterministic chunks: slices of the batch axis (and of context when one batch row is
-        larger than ``chunk_configs``) within each categorical combination."""
+    @property
+    def n_chunks(self) -> int:
+        """Chunks :meth:`iter_chunks` yields (computed without building them)."""
+        nb, nc, *rest = self.numeric_shape
+        inner = int(np.prod(rest))
+        if nc * inner <= self.chunk_configs:
+            per_combo = -(-nb // max(1, self.chunk_configs // (nc * inner)))
+        else:
+            per_combo = nb * -(-nc // max(1, self.chunk_configs // inner))
+        n_combos = 1
+        for name in CATEGORICAL:
+            n_combos *= len(getattr(self, name))
+        return n_combos * per_combo
+
+    def iter_chunks(self) -> Iterator["Chunk"]:
+        """Deterministic chunks, one at a time: slices of the batch axis (and of context when
+        one batch row is larger than ``chunk_configs``) within each categorical combination."""
         nb, nc, *rest = self.numeric_shape
         inner = int(np.prod(rest))
         per_combo = nb * nc * inner
-        out: list[Chunk] = []
+        i = 0
         for ci in range(len(self.combos)):
             base = ci * per_combo
             if nc * inner <= self.chunk_configs:
                 step = max(1, self.chunk_configs // (nc * inner))
                 for b0 in range(0, nb, step):
                     b1 = min(nb, b0 + step)
-                    out.append(Chunk(len(out), ci, b0, b1, 0, nc, base + b0 * nc * inner))
+                    yield Chunk(i, ci, b0, b1, 0, nc, base + b0 * nc * inner)
+                    i += 1
             else:
                 cstep = max(1, self.chunk_configs // inner)
                 for b0 in range(nb):
                     for c0 in range(0, nc, cstep):
                         c1 = min(nc, c0 + cstep)
-                        out.append(Chunk(len(out), ci, b0, b0 + 1, c0, c1, base + (b0 * nc + c0) * inner))
-        return out
+                        yield Chunk(i, ci, b0, b0 + 1, c0, c1, base + (b0 * nc + c0) * inner)
+                        i += 1
+
+    def chunks(self) -> list["Chunk"]:
+        """Every chunk of :meth:`iter_chunks`, as a list (small grids)."""
+        return list(self.iter_chunks())
 
     def check(self, out: str | Path | None = None, *, force: bool = False, in_memory: bool = False) -> None:
         """Resolve every name and check the size limits; raises before any work starts."""
@@ -274,6 +322,11 @@ class Grid:
         if n > MAX_CONFIGS and not force:
             raise ValidationError(f"grid has {n:,} configurations, more than {MAX_CONFIGS:,}. "
                                   f"Hint: shrink an axis, or pass --force")
+        nch = self.n_chunks
+        if nch > MAX_CHUNKS and not force:
+            raise ValidationError(f"grid splits into {nch:,} chunks of at most {self.chunk_configs:,} configurations "
+                                  f"(more than {MAX_CHUNKS:,}, ~{nch / 1000 / 60:,.0f} min of chunk overhead). "
+                                  f"Hint: raise [sweep] chunk_configs, or pass --force")
 
     def to_dict(self) -> dict[str, Any]:
         """The grid as a TOML-like dict (numeric axes as lists)."""
@@ -322,8 +375,8 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
         if name in g:
             val = g[name]
             val = [val] if isinstance(val, (str, int, float)) else val
-            if not isinstance(val, (list, tuple)):
-                raise ValidationError(f"{name} must be a list of names, got {val!r}")
+            if not isinstance(val, (list, tuple)) or not all(isinstance(x, (str, int, float)) for x in val):
+                raise ValidationError(f"{name} must be a list of names, got {val!r:.80}")
             if not val:
                 raise ValidationError(f"axis {name!r} is empty; give it at least one value")
             kw[name] = tuple(str(x) for x in val)
@@ -331,7 +384,10 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
         if name in g:
             kw[name] = _numeric_axis(name, g[name])
     if "chunk_configs" in doc.get("sweep", {}):
-        kw["chunk_configs"] = doc["sweep"]["chunk_configs"]
+        cc = doc["sweep"]["chunk_configs"]
+        if isinstance(cc, bool) or not isinstance(cc, (int, float)):
+            raise ValidationError(f"[sweep] chunk_configs must be a whole number, got {cc!r}")
+        kw["chunk_configs"] = cc
     return Grid(**kw)
 
 
@@ -339,14 +395,18 @@ def load_grid(path: str | Path) -> Grid:
     """Read a TOML grid file (see the module docstring)."""
     import tomllib
 
+    from .io import read_text
+
+    if not isinstance(path, (str, Path)):
+        raise ValidationError(f"grid file must be a path, got {type(path).__name__}")
     p = Path(path)
     try:
-        text = p.read_bytes()
-    except FileNotFoundError:
-        raise ValidationError(f"grid file {str(p)!r} not found") from None
+        text = read_text(p, "grid file")
+    except TokenomicsError as exc:  # kept a ValidationError, as before
+        raise ValidationError(str(exc)) from None
     try:
-        doc = tomllib.loads(text.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ValidationError(f"grid file {p.name!r} is not valid TOML: {exc}") from None
     return parse_grid(doc)
 
@@ -577,6 +637,17 @@ class _Sink:
         self.writer.close()
 
 
+def _as_grid(grid: Any) -> Grid:
+    """A Grid, or one read from a TOML path or parsed from a dict; anything else is an error."""
+    if isinstance(grid, Grid):
+        return grid
+    if isinstance(grid, (str, Path)):
+        return load_grid(grid)
+    if isinstance(grid, dict):
+        return parse_grid(grid)
+    raise ValidationError(f"grid must be a Grid, a TOML path or a grid dict, got {type(grid).__name__}")
+
+
 def iter_chunks(grid: Grid, *, engine: str = "local", scheduler: str | None = None,
                 n_workers: int = 2, processes: bool = True,
                 dask_client: Any = None) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -584,8 +655,9 @@ def iter_chunks(grid: Grid, *, engine: str = "local", scheduler: str | None = No
 
     ``dask_client`` (a ``distributed.Client``) reuses a running cluster for the dask engine.
     """
+    grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
-    chunks = grid.chunks()
+    chunks = grid.iter_chunks()
     fn = functools.partial(_evaluate_chunk, grid)
     if engine == "local":
         return (fn(ch) for ch in chunks)
@@ -625,7 +697,16 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
 
     from .io import atomic_path
 
+    grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
+    if engine == "dask" and dask_client is None:
+        from .distributed import check_cluster_args
+
+        check_cluster_args(scheduler, n_workers)
+    if out is not None:
+        from .io import check_output
+
+        check_output(out, suffixes=(".parquet", ".csv"), what="sweep output")
     grid.check(out, force=force)
     total = grid.n_configs
     combos = grid.combos
@@ -672,6 +753,7 @@ def evaluate(grid: Grid, *, engine: str = "local", scheduler: str | None = None,
     """Every configuration of a (small) grid as one DataFrame (at most :data:`IN_MEMORY_MAX_ROWS`)."""
     import pyarrow as pa
 
+    grid = _as_grid(grid)
     grid.check(in_memory=True)
     tables = [t for t, _ in iter_chunks(grid, engine=engine, scheduler=scheduler, n_workers=n_workers,
                                         processes=processes, dask_client=dask_client)]
@@ -730,16 +812,20 @@ class MonteCarloSweep(Display):
 
     Attributes
     ----------
-    samples_usd_per_1k_tok : ndarray
-        Every draw, in chunk order [USD/1K tokens].
+    samples_usd_per_1k_tok : ndarray or None
+        Every draw, in chunk order [USD/1K tokens]; None beyond :data:`MC_KEEP_SAMPLES` draws
+        (the percentiles are then streamed).
     p5, p50, p95 : float
-        Percentiles [USD/1K tokens].
+        Percentiles [USD/1K tokens]: exact when the draws are kept, else from a streamed
+        histogram of 2^16 log-spaced bins (relative error below 1e-4).
     seed, n_chunks : int
     engine : str
     elapsed_s : float
+    n_samples : int
+        Draws made.
     """
 
-    samples_usd_per_1k_tok: np.ndarray = field(repr=False)
+    samples_usd_per_1k_tok: np.ndarray | None = field(repr=False)
     p5: float
     p50: float
     p95: float
@@ -747,11 +833,13 @@ class MonteCarloSweep(Display):
     n_chunks: int
     engine: str
     elapsed_s: float
+    n_samples: int = 0
 
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame([{"n_samples": self.samples_usd_per_1k_tok.size, "seed": self.seed,
+        n = self.n_samples or (0 if self.samples_usd_per_1k_tok is None else self.samples_usd_per_1k_tok.size)
+        return pd.DataFrame([{"n_samples": n, "seed": self.seed,
                               "n_chunks": self.n_chunks, "engine": self.engine,
                               "price_usd_per_1k_tok_p5": self.p5, "price_usd_per_1k_tok_p50": self.p50,
                               "price_usd_per_1k_tok_p95": self.p95}])
@@ -776,30 +864,101 @@ def monte_carlo(cost: Any, board_power_w: float, tok_per_s_per_chip: float, *, n
     ``n_samples``, ``chunk_samples`` and ``seed``, so the local and Dask engines return the
     same samples in the same order. (The stream differs from one unchunked call with ``seed``.)
     """
-    v.count(n_samples, "n_samples", minimum=10)
-    v.count(chunk_samples, "chunk_samples", minimum=10)
-    v.count(seed, "seed", minimum=0)
-    v.one_of(engine, "engine", ("local", "dask"))
-    n_chunks = math.ceil(int(n_samples) / int(chunk_samples))
-    sizes = [int(chunk_samples)] * (n_chunks - 1) + [int(n_samples) - int(chunk_samples) * (n_chunks - 1)]
-    if sizes[-1] < 10:  # fold a tiny tail into the previous chunk
-        sizes[-2] += sizes.pop()
+    n, cs = _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers)
+    n_chunks = math.ceil(n / cs)
+    sizes = [cs] * (n_chunks - 1) + [n - cs * (n_chunks - 1)]
+    if len(sizes) > 1 and sizes[-1] < 10:  # fold a tiny tail into the chunk before it
+        tail = sizes.pop()
+        sizes[-1] += tail
         n_chunks -= 1
     seeds = [int(s.generate_state(1, np.uint32)[0]) for s in np.random.SeedSequence(int(seed)).spawn(n_chunks)]
-    work = [(cost, board_power_w, tok_per_s_per_chip, utilization_frac, margin_frac, n, s)
-            for n, s in zip(sizes, seeds)]
+    work = ((cost, board_power_w, tok_per_s_per_chip, utilization_frac, margin_frac, k, s)
+            for k, s in zip(sizes, seeds))
     t0 = time.perf_counter()
     if engine == "local":
-        parts = [_mc_chunk(w) for w in work]
+        parts = (_mc_chunk(w) for w in work)
     else:
         from .distributed import map_ordered
 
-        parts = list(map_ordered(_mc_chunk, work, scheduler=scheduler, n_workers=n_workers, processes=processes,
-                                 dask_client=dask_client))
-    samples = np.concatenate(parts)
-    p5, p50, p95 = np.percentile(samples, [5, 50, 95])
+        parts = map_ordered(_mc_chunk, work, scheduler=scheduler, n_workers=n_workers, processes=processes,
+                            dask_client=dask_client)
+    if n <= MC_KEEP_SAMPLES:
+        samples = np.concatenate(list(parts))
+        p5, p50, p95 = np.percentile(samples, [5, 50, 95])
+    else:
+        samples = None
+        p5, p50, p95 = _streamed_percentiles(parts, (5, 50, 95))
     return MonteCarloSweep(samples, float(p5), float(p50), float(p95), int(seed), n_chunks, engine,
-                           time.perf_counter() - t0)
+                           time.perf_counter() - t0, n)
+
+
+#: Most draws in one chunk (about 100 B of working memory a draw).
+MC_MAX_CHUNK_SAMPLES = 5_000_000
+#: Most chunks of one Monte Carlo run.
+MC_MAX_CHUNKS = 100_000
+#: Measured cost of one draw on one core (econ.uncertainty.monte_carlo; 1.46 us on the dev box) [s].
+MC_S_PER_SAMPLE = 1.5e-6
+
+
+def _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers) -> tuple[int, int]:
+    """Check Monte Carlo sizes before any draw; returns (n_samples, chunk_samples) as ints."""
+    for val, name in ((n_samples, "n_samples"), (chunk_samples, "chunk_samples"), (seed, "seed")):
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)):
+            raise ValidationError(f"{name} must be a whole number, got {val!r}")
+    v.count(n_samples, "n_samples", minimum=10)
+    v.count(chunk_samples, "chunk_samples", minimum=10)
+    v.count(seed, "seed", minimum=0)
+    if seed >= 2**63:
+        raise ValidationError(f"seed must be below 2**63, got {seed}")
+    v.one_of(engine, "engine", ("local", "dask"))
+    n, cs = int(n_samples), int(chunk_samples)
+    if n > MC_MAX_SAMPLES:
+        raise ValidationError(f"n_samples {n:,} would take ~{n * MC_S_PER_SAMPLE / 3600:,.1f} h on one core; "
+                              f"at most {MC_MAX_SAMPLES:,} draws (~{MC_MAX_SAMPLES * MC_S_PER_SAMPLE / 60:.0f} min)")
+    if cs > MC_MAX_CHUNK_SAMPLES:
+        raise ValidationError(f"chunk_samples {cs:,} would need ~{cs * 100 / 1e9:.1f} GB per chunk; "
+                              f"at most {MC_MAX_CHUNK_SAMPLES:,}")
+    if math.ceil(n / cs) > MC_MAX_CHUNKS:
+        raise ValidationError(f"{n:,} draws in chunks of {cs:,} make {math.ceil(n / cs):,} chunks; at most "
+                              f"{MC_MAX_CHUNKS:,}. Hint: raise chunk_samples")
+    if engine == "dask":
+        from .distributed import check_cluster_args
+
+        check_cluster_args(scheduler, n_workers)
+    return n, cs
+
+
+def _streamed_percentiles(parts, qs) -> list[float]:
+    """Percentiles of every value of an iterable of arrays, holding one array at a time.
+
+    The first array sets 2^16 log-spaced bins over [min / 4, max x 4] (prices are positive);
+    later values outside fall into end bins counted at the range's edge. Within a bin the
+    value is interpolated linearly in log space.
+    """
+    counts = None
+    edges = None
+    for a in parts:
+        a = np.asarray(a, float)
+        a = a[np.isfinite(a) & (a > 0)]
+        if counts is None:
+            if a.size == 0:
+                continue
+            lo, hi = float(a.min()) / 4, float(a.max()) * 4
+            edges = np.geomspace(lo, hi, 2**16 + 1)
+            counts = np.zeros(2**16, np.int64)
+        idx = np.clip(np.searchsorted(edges, a, side="right") - 1, 0, counts.size - 1)
+        counts += np.bincount(idx, minlength=counts.size)
+    if counts is None:
+        return [float("nan")] * len(qs)
+    cum = np.cumsum(counts)
+    out = []
+    for q in qs:
+        target = q / 100 * (cum[-1] - 1) + 1
+        i = int(np.searchsorted(cum, target))
+        prev = cum[i - 1] if i else 0
+        frac = (target - prev) / max(counts[i], 1)
+        out.append(float(np.exp(np.log(edges[i]) + frac * (np.log(edges[i + 1]) - np.log(edges[i])))))
+    return out
 
 
 def price_monte_carlo(hardware: str, model: str, execution: str = "graph", *, batch: int = 32,
@@ -815,6 +974,7 @@ def price_monte_carlo(hardware: str, model: str, execution: str = "graph", *, ba
     from .chain import price
     from .econ.tco import cost_model
 
+    _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers)
     cm = cost_model(hardware, "bottom-up")
     r = price(hardware, model, execution, batch=batch, context_tok=context_tok, workload=workload, cost=cm)
     return monte_carlo(cm, float(np.asarray(r.board_power_w)), float(np.asarray(r.tok_per_s_per_chip)),

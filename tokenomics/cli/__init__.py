@@ -33,25 +33,102 @@ for _mod in ("econ", "forecast", "watch", "sweep", "showdown", "market"):
             raise
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``finally`` (temporary files) runs."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised in a subprocess test
+    raise Terminated()
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    text = " ".join(str(message).split())
+    print(f"Warning: {text}", file=sys.stderr if file is None else file)
+
+
+#: Commands whose ``--out`` is a directory (every other ``--out`` is a file).
+OUT_DIRS = {"report", "watch", "forecast"}
+
+
+def _check_out_callback(kind: str):
+    def check(ctx, param, value):
+        if value is not None:
+            from ..io import check_output
+
+            check_output(value, kind=kind, what="--out")
+        return value
+
+    return check
+
+
+def _install_out_checks(cmd) -> None:
+    """Check every ``--out`` while the command line is parsed, before a command body runs:
+    a directory where a file belongs (or the reverse), or an unwritable place, is one line and
+    exit 2 before any work."""
+    for name, sub in getattr(cmd, "commands", {}).items():
+        for param in sub.params:
+            if param.name == "out" and param.callback is None:
+                param.callback = _check_out_callback("dir" if name in OUT_DIRS else "file")
+
+
+def _usage_line(exc) -> str:
+    """A click usage error as one line: the message and where to get help."""
+    msg = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"Error: {msg}{where}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app; a :class:`TokenomicsError` becomes one line and exit code 2."""
+    """Entry point: run the app; a :class:`TokenomicsError` or a usage error becomes one line
+    on stderr and exit code 2; Ctrl-C and SIGTERM stop cleanly (exit 130 and 143) with no file
+    half-written."""
+    import signal
+    import warnings
+
+    old_show, old_term = warnings.showwarning, None
+    warnings.showwarning = _one_line_warning
     try:
-        rc = app(args=argv, standalone_mode=False)
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not in the main thread
+        pass
+    try:
+        _main(argv)
+    finally:  # embedders (tests) get their handlers back
+        warnings.showwarning = old_show
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+
+
+def _main(argv: list[str] | None) -> None:
+    cmd = typer.main.get_command(app)
+    _install_out_checks(cmd)
+    try:
+        rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except TokenomicsError as exc:
-        typer.echo(f"Error: {exc}", err=True)
+        typer.echo(f"Error: {_one(exc)}", err=True)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        typer.echo("Aborted.", err=True)
-        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt) as exc:
+        term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
+        typer.echo("Terminated: nothing half-written." if term else "Interrupted: nothing half-written.", err=True)
+        sys.exit(143 if term else 130)
     except Exception as exc:  # click usage errors (typer may vendor its own click)
         if _is_click_exception(exc):
-            exc.show()
-            sys.exit(exc.exit_code)
+            if isinstance(getattr(exc, "__context__", None), TokenomicsError):  # raised in a callback
+                typer.echo(f"Error: {_one(exc.__context__)}", err=True)
+            else:
+                typer.echo(_usage_line(exc) if hasattr(exc, "ctx") else f"Error: {_one(exc.format_message())}",
+                           err=True)
+            sys.exit(2 if getattr(exc, "exit_code", 1) in (1, 2) else exc.exit_code)
         raise
+
+
+def _one(msg) -> str:
+    return " ".join(str(msg).split())
 
 
 def _is_click_exception(exc: BaseException) -> bool:

@@ -63,15 +63,31 @@ def models(fmt: FormatOpt = Format.table) -> None:
         emit(df, fmt)
 
 
-def _int_list(text: str, name: str) -> list[int]:
+#: Most values one --batch or --context list may hold (each row is printed).
+MAX_LIST = 10_000
+
+
+def _int_list(text: str, name: str, minimum: int | None = None) -> list[int]:
+    """Parse ``"1,8,32"`` into whole numbers >= ``minimum``; ``1.5``, ``inf`` or words are one
+    line naming the option (never rounded silently)."""
     from ..errors import ValidationError
 
-    try:
-        vals = [int(float(x)) for x in str(text).split(",") if x.strip()]
-    except ValueError:
-        raise ValidationError(f"{name} must be an integer or a comma-separated list of integers, got {text!r}") from None
-    if not vals:
-        raise ValidationError(f"{name} is empty")
+    parts = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not parts:
+        raise ValidationError(f"{name} is empty; expected an integer or a comma-separated list like 1,8,32")
+    if len(parts) > MAX_LIST:
+        raise ValidationError(f"{name} lists {len(parts):,} values; at most {MAX_LIST:,}")
+    vals = []
+    for x in parts:
+        try:
+            f = float(x)
+        except ValueError:
+            raise ValidationError(f"{name} must be an integer or a comma-separated list of integers, got {x!r}") from None
+        if not (f == f and abs(f) != float("inf")) or f != int(f):
+            raise ValidationError(f"{name} must be an integer (whole number), got {x!r}")
+        if minimum is not None and f < minimum:
+            raise ValidationError(f"{name} must be an integer >= {minimum}, got {x!r}")
+        vals.append(int(f))
     return vals
 
 
@@ -112,8 +128,12 @@ def throughput(
 
     from ..perf import decode_step, prefill
 
-    b = np.array(_int_list(batch, "--batch"))[:, None]
+    b = np.array(_int_list(batch, "--batch"))[:, None]  # ranges: checked by decode_step
     c = np.array(_int_list(context, "--context"))[None, :]
+    if b.size * c.size > MAX_LIST:
+        from ..errors import ValidationError
+
+        raise ValidationError(f"--batch x --context make {b.size * c.size:,} rows; at most {MAX_LIST:,}")
     if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, deployment)):
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
@@ -181,13 +201,15 @@ def calibrate(
     import pandas as pd
 
     from ..catalog import load
-    from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
+    from ..io import check_output
+    from ..perf.calibrate import fit_profile, predict_cases, read_cases, read_microbench, summarize
 
+    check_output(out, suffixes=(".json",))
     if cases is None:
         cases = str(_bundled("h200_cases"))
-    df = read_cases(cases)
-    if microbench:
-        mb = pd.read_csv(microbench)
+    df = read_cases(cases, need_measured=True)
+    if microbench is not None:
+        mb = read_microbench(microbench)
     elif set(df["hardware"].astype(str)) == {"h200"}:
         mb = load("h200_microbench")
     else:

@@ -64,14 +64,20 @@ def sweep(
     """
     from ..sweep import load_grid, run
 
+    if engine == "dask":
+        from ..distributed import check_cluster_args
+
+        check_cluster_args(scheduler, workers)
     g = load_grid(grid)
     bar = _Bar(progress, "sweep")
     try:
         r = run(g, out, engine=engine, scheduler=scheduler, n_workers=workers, force=force, progress=bar)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tokenomics.cli.Terminated)
+        from . import Terminated
+
         bar.close()
         typer.echo("Interrupted: no output file written.", err=True)
-        raise typer.Exit(code=130) from None
+        raise typer.Exit(code=143 if isinstance(exc, Terminated) else 130) from None
     finally:
         bar.close()
     df = r.to_frame()

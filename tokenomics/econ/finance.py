@@ -40,9 +40,9 @@ def check_wacc(wacc_frac: Any) -> Any:
     if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(a > MAX_WACC_FRAC):
         first = float(np.ravel(a[~((a >= 0) & (a <= MAX_WACC_FRAC))] if a.ndim else a)[0])
         hint = ""
-        if np.isfinite(first) and first > MAX_WACC_FRAC:
-            hint = (f" Fractions are 0-1 per year; did you mean {first / 100:g} ({first:g} %)?"
-                    if first <= 1000 else "")
+        if np.isfinite(first) and first > MAX_WACC_FRAC and max(2.0, MAX_WACC_FRAC) <= first <= 100:
+            # the percent rule of tokenomics._validate.fraction: 2..100 reads as a percent
+            hint = f" Fractions are 0-1 per year; did you mean {first / 100:g} ({first:g} %)?"
         raise ValidationError(
             f"wacc_frac must be a fraction per year in [0, {MAX_WACC_FRAC:g}], got {first:g}.{hint}"
         )

@@ -372,6 +372,12 @@ def tier_table(vintages: tuple[str, ...] = VINTAGES):
     """
     import pandas as pd
 
+    from .. import catalog
+
+    if isinstance(vintages, str):
+        vintages = (vintages,)
+    if not isinstance(vintages, (list, tuple)) or not all(isinstance(x, str) for x in vintages):
+        raise ValidationError(f"vintages must be a list of dates such as '2026-07', got {vintages!r:.60}")
     df = _params()
     t = df[df["parameter"] == "cost_usd_per_chip_h"]
     t = t[t["as_of"].isin(vintages)]

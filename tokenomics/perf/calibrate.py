@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..catalog import accelerator, check_columns
+from ..catalog import accelerator
 from ..errors import DataError
 from ..specs import ExecutionPlan, ModelSpec
 from .profile import FIT_BOUNDS, Profile, load_profile
@@ -33,19 +33,89 @@ CASE_COLUMNS = (
 _PREC = {4.0: "fp32", 2.0: "bf16", 1.0: "fp8", 0.5: "int4"}
 
 
-def read_cases(path) -> "pd.DataFrame":
-    """Read a cases CSV and check its columns (``measured_step_s`` optional for prediction)."""
-    import pandas as pd
+_INT_COLUMNS = {  # column: (minimum, required)
+    "n_layers": (1, True), "hidden": (1, True), "ffn_hidden": (0, True), "n_q_heads": (1, True),
+    "n_kv_heads": (1, True), "head_dim": (1, True), "vocab": (0, True), "n_experts": (0, False),
+    "experts_per_token": (0, False), "expert_ffn_hidden": (0, False), "batch": (1, True),
+    "context_tok": (0, True), "tokens_per_step": (1, True), "n_chips": (1, False),
+}
+_CHOICES = {"phase": ("decode", "prefill"), "execution": ("eager", "graph", "megakernel"),
+            "fusion": ("unfused", "fused_qkv_gateup", "engine", "super")}
 
-    try:
-        df = pd.read_csv(path)
-    except FileNotFoundError:
-        raise DataError(f"cases file {path} not found") from None
-    except pd.errors.EmptyDataError:
-        raise DataError(f"cases file {path} is empty") from None
-    check_columns(df, CASE_COLUMNS, what=str(path))
-    if df.empty:
-        raise DataError(f"cases file {path} has no rows")
+
+def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
+    """Read a cases CSV (or check a DataFrame) in the schema of ``datasets/h200_cases.csv``.
+
+    Every column is checked with the row of the first bad value in the message: the required
+    columns are present; counts are whole numbers in range; ``weight_bytes_per_param`` and
+    ``kv_bytes_per_elem`` are 4, 2, 1 or 0.5; ``phase``, ``execution`` and ``fusion`` are known
+    words; ``kernels_per_step`` (optional) is positive; ``measured_step_s`` is positive and
+    finite where given (every row with ``need_measured``, as a fit needs).
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        The CSV file or its rows.
+    need_measured : bool
+        Require a ``measured_step_s`` in every row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A checked copy with numeric columns as numbers.
+
+    Raises
+    ------
+    DataError
+        One line naming the file, row and value.
+    """
+    import difflib
+
+    import numpy as np
+
+    from ..io import numeric_column, read_csv
+
+    what = "cases" if not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__") else "cases file"
+    req = CASE_COLUMNS + (("measured_step_s",) if need_measured else ())
+    df = read_csv(source, what, required=req)
+    label = what if what == "cases" else f"cases file {str(source)!r}"
+    for col, (lo, required) in _INT_COLUMNS.items():
+        if col in df.columns:
+            df[col] = numeric_column(df, col, label, minimum=lo, integer=True, required=required)
+    for col in ("weight_bytes_per_param", "kv_bytes_per_elem"):
+        vals = numeric_column(df, col, label, minimum=0.0, strict_minimum=True)
+        bad = np.flatnonzero(~vals.isin(list(_PREC)).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} must be one of 4, 2, 1, 0.5 "
+                            f"(fp32, bf16, fp8, int4), got {df[col].iloc[i]!r}")
+        df[col] = vals
+    for col, choices in _CHOICES.items():
+        vals = df[col].astype(str).str.strip()
+        bad = np.flatnonzero(~vals.isin(choices).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} must be one of "
+                            f"{', '.join(choices)}, got {df[col].iloc[i]!r}.{hint}")
+        df[col] = vals
+    pre = np.flatnonzero(((df["phase"] == "prefill") & (df["context_tok"] < 1)).to_numpy())
+    if pre.size:
+        i = int(pre[0])
+        raise DataError(f"{label} row {i + 1} (line {i + 2}): a prefill needs context_tok (the prompt) >= 1, got 0")
+    if "kernels_per_step" in df.columns:
+        df["kernels_per_step"] = numeric_column(df, "kernels_per_step", label, minimum=1.0, required=False)
+    if "measured_step_s" in df.columns:
+        df["measured_step_s"] = numeric_column(df, "measured_step_s", label, minimum=0.0, strict_minimum=True,
+                                               required=need_measured)
+    if "expert_compute" in df.columns:
+        ec = df["expert_compute"]
+        bad = np.flatnonzero((ec.notna() & ~ec.astype(str).str.strip().isin(("touched", "all", ""))).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"{label} row {i + 1} (line {i + 2}): expert_compute must be touched, all or "
+                            f"empty, got {ec.iloc[i]!r}")
     return df
 
 
@@ -81,7 +151,7 @@ def case_plan(row, use_measured_kernels: bool = True) -> ExecutionPlan:
 
 
 def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
-                  use_measured_kernels: bool = True) -> "pd.DataFrame":
+                  use_measured_kernels: bool = True, *, _checked: bool = False) -> "pd.DataFrame":
     """Predict every case; returns the per-case table.
 
     Columns: case_id, phase, model, execution, fusion, batch, context_tok, tokens_per_step,
@@ -92,6 +162,8 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
 
     from .step import decode_step, prefill
 
+    if not _checked:
+        cases = read_cases(cases)
     rows = []
     for _, row in cases.iterrows():
         hw = accelerator(str(row["hardware"]))
@@ -124,6 +196,11 @@ def summarize(pred: "pd.DataFrame") -> "pd.DataFrame":
     """Median and 90th-percentile absolute relative error per execution mode (and overall)."""
     import pandas as pd
 
+    if not isinstance(pred, pd.DataFrame):
+        raise DataError(f"summarize needs the DataFrame of predict_cases, got {type(pred).__name__}")
+    if not {"error_frac", "execution"} <= set(pred.columns):
+        raise DataError("summarize needs the DataFrame of predict_cases (columns error_frac, execution); "
+                        f"got columns {list(pred.columns)[:8]}")
     d = pred.dropna(subset=["error_frac"]).copy()
     d["abs_err"] = d["error_frac"].abs()
     out = []
@@ -133,6 +210,38 @@ def summarize(pred: "pd.DataFrame") -> "pd.DataFrame":
                     "p90_abs_error_frac": float(g["abs_err"].quantile(0.9)),
                     "max_abs_error_frac": float(g["abs_err"].max())})
     return pd.DataFrame(out)
+
+
+def read_microbench(source) -> "pd.DataFrame":
+    """Read a microbenchmark CSV (or check a DataFrame) in the schema of
+    ``datasets/h200_microbench.csv``: ``experiment``, ``value``, ``seconds``, ``note``; the rows
+    the fit uses (``gemm``, ``gemm_peak``, ``hbm_read_reduce``, ``launch_graph``) need positive
+    finite numbers, and ``gemm`` rows a note starting ``m=<rows>``."""
+    import numpy as np
+
+    from ..io import numeric_column, read_csv
+
+    what = "microbench" if not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__") else "microbench file"
+    df = read_csv(source, what, required=("experiment", "value", "seconds", "note"))
+    label = what if what == "microbench" else f"microbench file {str(source)!r}"
+    used = df["experiment"].astype(str).isin(("gemm", "gemm_peak", "hbm_read_reduce", "launch_graph")).to_numpy()
+    for col in ("value", "seconds"):
+        df[col] = numeric_column(df, col, label, minimum=0.0, strict_minimum=True, required=False)
+        gap = np.flatnonzero(used & df[col].isna().to_numpy())
+        if gap.size:
+            i = int(gap[0])
+            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} is missing in a "
+                            f"{df['experiment'].iloc[i]} row")
+    for i in np.flatnonzero((df["experiment"].astype(str) == "gemm").to_numpy()):
+        note = str(df["note"].iloc[i])
+        try:
+            m = int(note.split(";")[0].split("=")[1])
+            ok = note.startswith("m=") and m >= 1
+        except (IndexError, ValueError):
+            ok = False
+        if not ok:
+            raise DataError(f"{label} row {i + 1} (line {i + 2}): a gemm row needs a note 'm=<rows>;...', got {note!r}")
+    return df
 
 
 def _gemm_points(microbench: "pd.DataFrame | None"):
@@ -213,15 +322,15 @@ def fit_profile(
     """
     from scipy.optimize import least_squares
 
-    check_columns(cases, CASE_COLUMNS + ("measured_step_s",), what="cases")
+    cases = read_cases(cases, need_measured=True)
     hws = sorted(set(cases["hardware"].astype(str)))
     if hardware is None:
         if len(hws) != 1:
             raise DataError(f"cases mix hardware {hws}; fit one accelerator at a time (pass hardware=)")
         hardware = hws[0]
     cases = cases[cases["hardware"].astype(str) == hardware]
-    if (cases["measured_step_s"] <= 0).any() or cases["measured_step_s"].isna().any():
-        raise DataError("cases need positive measured_step_s in every row")
+    if cases.empty:
+        raise DataError(f"no cases for hardware {hardware!r}; the cases hold {hws}")
     hw = accelerator(hardware)
     base = start or Profile(name or hardware)
     unknown = [p for p in params if p not in FIT_BOUNDS]
@@ -233,6 +342,8 @@ def fit_profile(
     lo = np.array([FIT_BOUNDS[p][0] for p in params]) / scale
     hi = np.array([FIT_BOUNDS[p][1] for p in params]) / scale
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
+    if microbench is not None:
+        microbench = read_microbench(microbench)
     gemm_pts = _gemm_points(microbench)
     priors = {k: val for k, val in microbench_priors(microbench, hw).items() if k in params}
     meas = cases["measured_step_s"].to_numpy(float)
@@ -242,7 +353,7 @@ def fit_profile(
 
     def resid(x):
         prof = make(x)
-        pred = predict_cases(cases, prof)["predicted_step_s"].to_numpy(float)
+        pred = predict_cases(cases, prof, _checked=True)["predicted_step_s"].to_numpy(float)
         r = list(pred / meas - 1.0)
         r += [_gemm_time(m, k, n, hw, prof) / s - 1.0 for m, k, n, s in gemm_pts]
         r += [(getattr(prof, k) / val - 1.0) * (0.05 / sig) for k, (val, sig) in priors.items()]
@@ -250,7 +361,7 @@ def fit_profile(
 
     sol = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale="jac", max_nfev=200)
     prof = make(sol.x)
-    pred = predict_cases(cases, prof)
+    pred = predict_cases(cases, prof, _checked=True)
     summ = summarize(pred)
     metrics = {f"{r.execution}_median_abs_error_frac": round(r.median_abs_error_frac, 4) for r in summ.itertuples()}
     metrics.update({f"{r.execution}_p90_abs_error_frac": round(r.p90_abs_error_frac, 4) for r in summ.itertuples()})
@@ -273,10 +384,15 @@ def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None"
     """Fit on all models but one, predict the held-out model's cases; repeat for each model."""
     import pandas as pd
 
+    cases = read_cases(cases, need_measured=True)
+    if "model" not in cases.columns:
+        raise DataError("leave_one_model_out needs a model column naming each case's model")
+    if microbench is not None:
+        microbench = read_microbench(microbench)
     outs = []
-    for label in sorted(set(cases["model"])):
-        train = cases[cases["model"] != label]
-        test = cases[cases["model"] == label]
+    for label in sorted(set(cases["model"].astype(str))):
+        train = cases[cases["model"].astype(str) != label]
+        test = cases[cases["model"].astype(str) == label]
         prof = fit_profile(train, microbench=microbench)
         p = predict_cases(test, prof)
         p["held_out"] = label

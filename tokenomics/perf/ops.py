@@ -14,6 +14,7 @@ per chip.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +79,10 @@ class Op:
         GEMM kernels per occurrence (each pays the tiled-GEMM fixed cost when rows > 1).
     kernels : ndarray
         Kernel launches per occurrence under the plan's fusion level.
+    timing_extra_kernels : ndarray
+        Split-K reduction kernels a skinny GEMM has at one row but no longer at ``rows``; the
+        step timing charges them anyway (see :func:`timed_kernels`) so that a bigger batch
+        never makes a step faster. Zero for every op without split-K.
     """
 
     name: str
@@ -91,6 +96,7 @@ class Op:
     n_gemm: np.ndarray
     kernels: np.ndarray
     tile_always: bool = False  # n_gemm already counts only the tiled GEMMs
+    timing_extra_kernels: Any = 0.0
 
 
 def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
@@ -207,9 +213,11 @@ def build_ops(
         k = float(k)
         n = float(n)
         kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
+        # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
+        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - _splitk_extra(rows, k, n)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
-                      one * rows, one * n_gemm, one * kern))
+                      one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped))
 
     L = model.n_layers
     # ---------------- attention block ------------------------------------------------------
@@ -331,6 +339,9 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
     engine = plan.fusion in ("engine", "super")
     for op in ops:
         kern = op.kernels
+        dropped = op.timing_extra_kernels
+        if engine or op.name == "experts":
+            dropped = 0.0 * m
         if op.name == "experts":
             if engine:
                 kern = np.full_like(m, float(ENGINE_MOE))
@@ -356,7 +367,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
         elif engine and op.kind.startswith("attention"):
             kern = np.ones_like(m)
         out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
-                      op.rows, op.n_gemm, kern, op.tile_always))
+                      op.rows, op.n_gemm, kern, op.tile_always, dropped))
     return out
 
 
@@ -372,3 +383,18 @@ def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: st
     if plan.fusion == "super":
         total = total / plan.fusion_factor
     return total
+
+
+def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):
+    """Kernel boundaries the step *timing* charges: :func:`step_kernels` plus the split-K
+    reduction kernels a reference GEMM launches at one row but drops at more rows.
+
+    cuBLAS gives up split-K only when the plain kernel is at least as fast, so charging the
+    one-row count keeps the step time non-decreasing in batch, context and prompt (a dropped
+    kernel would otherwise make a bigger batch faster); the reported kernel count stays
+    :func:`step_kernels` (what a profiler counts).
+    """
+    extra = sum(op.count * op.timing_extra_kernels for op in ops)
+    if plan.fusion == "super":
+        extra = extra / plan.fusion_factor
+    return step_kernels(ops, model, plan, phase) + extra

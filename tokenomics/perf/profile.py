@@ -61,13 +61,17 @@ class Profile:
         launch) [s].
     eager_busy_kernel_s : float
         Host cost per eager kernel when kernels are large [s]. Measured on the H200, the host
-        cost per eager kernel falls as the work per kernel grows (31 us with tiny kernels, far
-        less at batch 128 of an 8B model). The host cost interpolates between the two by the
-        step's work expressed in seconds at the reference rates below, over the idle host time;
-        work, not time, so that faster hardware never makes a step slower.
-    eager_ref_bytes_per_s, eager_ref_flop_per_s : float
-        Reference rates that turn a step's bytes and FLOPs into work seconds (the H200's
-        achieved 4.0 TB/s read and 742 TFLOP/s bf16 from ``h200_microbench.csv``).
+        cost per eager kernel is lower for bigger models (fewer, heavier kernels). The host cost
+        interpolates between the two by the model's active weights per chip, in seconds at the
+        reference read rate, over the idle host time. Weights, not the step's work: the cost
+        per kernel must not fall as batch, context or prompt grow, or a bigger (padded) step
+        would be faster; and work, not time, so that faster hardware never makes a step slower.
+    eager_ref_bytes_per_s : float
+        Reference rate that turns weight bytes into work seconds (the H200's achieved 4.0 TB/s
+        read from ``h200_microbench.csv``) [B/s].
+    eager_ref_flop_per_s : float
+        No longer used (the host cost depends on weights only); kept so that profile files
+        written before still load [FLOP/s].
     sync_s : float
         Host-device synchronization round trip (MoE expert loops) [s].
     megakernel_layer_s : float
@@ -102,6 +106,8 @@ class Profile:
         for f in ("weight_bw_frac", "kv_bw_frac", "flop_frac", "attn_flop_frac", "usable_mem_frac"):
             v.fraction(getattr(self, f), f, allow_zero=False)
         v.positive(self.gemm_half_rows, "gemm_half_rows")
+        v.positive(self.eager_ref_bytes_per_s, "eager_ref_bytes_per_s")
+        v.positive(self.eager_ref_flop_per_s, "eager_ref_flop_per_s")
         for f in ("gemm_tile_s", "graph_kernel_s", "eager_kernel_s", "eager_busy_kernel_s", "sync_s",
                   "megakernel_layer_s"):
             v.non_negative(getattr(self, f), f)
@@ -124,13 +130,27 @@ class Profile:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"{origin} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        if not isinstance(d, dict):
+            raise DataError(f"{origin} must hold a JSON object of profile parameters, got a {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
             raise DataError(f"{origin} has unknown keys {unknown}; expected some of {sorted(known)}")
         if "name" not in d:
             raise DataError(f"{origin} lacks 'name'")
-        return cls(**d)
+        for k, val in d.items():
+            if k in ("name", "source", "fitted_on", "as_of"):
+                if not isinstance(val, str):
+                    raise DataError(f"{origin}: {k} must be a string, got {val!r}")
+            elif k == "metrics":
+                if not isinstance(val, dict):
+                    raise DataError(f"{origin}: metrics must be an object, got {val!r}")
+            elif isinstance(val, bool) or not isinstance(val, (int, float)):
+                raise DataError(f"{origin}: {k} must be a number, got {val!r}")
+        try:
+            return cls(**d)
+        except ValidationError as exc:
+            raise DataError(f"{origin}: {exc}") from None
 
     def save(self, path: str | Path) -> Path:
         """Write the profile as JSON, atomically."""
@@ -151,12 +171,14 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
     """
     if isinstance(profile, Profile):
         return profile
+    if profile is not None and not isinstance(profile, (str, Path)):
+        raise ValidationError(f"profile must be a Profile, a JSON path or a shipped name, got {type(profile).__name__}")
     if profile is None:
         return _default_profile(str(hardware), str(profiles_dir()))
     p = Path(str(profile))
+    if str(profile).strip() == "":
+        raise ValidationError("profile is empty; expected a shipped name or a JSON file")
     if p.suffix == ".json" or p.exists():
-        if not p.exists():
-            raise DataError(f"profile file {p} not found")
         return _read(p)
     shipped = profiles_dir() / f"{profile}.json"
     if shipped.exists():
@@ -237,10 +259,22 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
 
 
 def _read(path: Path) -> Profile:
-    st = path.stat()
+    try:
+        st = Path(path).stat()
+    except OSError:  # let the reader say what is wrong, in one line
+        from ..io import read_text
+
+        read_text(path, "profile file")
+        raise
+    if not Path(path).is_file():
+        from ..io import read_text
+
+        read_text(path, "profile file")
     return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=64)
 def _read_cached(path: str, _mtime_ns: int, _size: int) -> Profile:
-    return Profile.from_json(Path(path).read_text(), origin=path)
+    from ..io import read_text
+
+    return Profile.from_json(read_text(path, "profile file"), origin=f"profile file {path!r}")

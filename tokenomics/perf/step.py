@@ -33,7 +33,7 @@ from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, component_precisions, plan as _plan, precision_bytes
 from .memory import max_batch as _max_batch
 from .memory import resident_bytes, usable_hbm_bytes
-from .ops import build_ops, expected_distinct_experts, step_kernels
+from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
 from .profile import Profile, load_profile
 from .roofline import OpTime, op_times
 
@@ -213,11 +213,19 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
          kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1,
          expert_precision=None) -> StepResult:
     hw, m, p = _resolve(hardware, model, execution)
-    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
-    if phase == "prefill":
+    if phase == "prefill":  # named as the caller named it
         v.count(context_tok, "prompt_tok")
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
     if m.n_moe_layers and ep > m.n_experts:
         raise ValidationError(f"ep={ep} exceeds {m.name}'s {m.n_experts} experts")
+    if hbm_bytes_per_s is not None:
+        v.positive(hbm_bytes_per_s, "hbm_bytes_per_s")
+    if accepted_tok_per_step is not None:
+        v.positive(accepted_tok_per_step, "accepted_tok_per_step")
+        over = np.asarray(accepted_tok_per_step, dtype=float) > np.asarray(tokens_per_step, dtype=float)
+        if np.any(over):
+            raise ValidationError(f"accepted_tok_per_step cannot exceed tokens_per_step (tokens verified per "
+                                  f"step), got {np.max(accepted_tok_per_step):g} > {np.min(tokens_per_step):g}")
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
@@ -244,8 +252,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
 
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
+        k_time = kernels
     else:
         kernels = step_kernels(ops, m, p, phase)
+        k_time = timed_kernels(ops, m, p, phase)  # never falls as batch grows (split-K kept)
     op_sum = sum(x.time_s for x in times)
     mem_sum = sum(x.mem_s for x in times)
     comp_sum = sum(x.compute_s for x in times)
@@ -270,14 +280,17 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         kernels = 1.0 + 0 * gpu
         step = gpu
     else:
-        launch = kernels * prof.graph_kernel_s + tile_sum
-        gpu = op_sum + kernels * prof.graph_kernel_s
+        launch = k_time * prof.graph_kernel_s + tile_sum
+        gpu = op_sum + k_time * prof.graph_kernel_s
         if p.launch == "eager":
-            idle_host = kernels * prof.eager_kernel_s
-            work_s = (sum(x.bytes for x in times) / prof.eager_ref_bytes_per_s
-                      + sum(x.flop for x in times) / prof.eager_ref_flop_per_s)
-            busy = np.clip(work_s / np.maximum(idle_host, 1e-12), 0.0, 1.0)
-            host = kernels * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
+            # host cost per kernel: the idle rate, lowered toward the busy rate by the weights a
+            # kernel streams (the model's active weights per chip at the reference rate over the
+            # idle host time). Weights, not the step's work: a cost per kernel that fell with
+            # batch, context or prompt would make a bigger step faster (host = kernels x cost is
+            # then non-decreasing in the kernel count and constant in batch and context).
+            weight_work_s = m.active_params() * wb / tp / prof.eager_ref_bytes_per_s
+            busy = np.clip(weight_work_s / np.maximum(k_time * prof.eager_kernel_s, 1e-12), 0.0, 1.0)
+            host = k_time * (prof.eager_busy_kernel_s + (prof.eager_kernel_s - prof.eager_busy_kernel_s) * (1 - busy))
             step = np.maximum(gpu, host) + syncs * prof.sync_s
         else:
             host = np.full_like(gpu, prof.eager_kernel_s)  # one graph launch
@@ -454,6 +467,7 @@ def max_batch(
     """
     hw, m, _ = _resolve(hardware, model, "graph")
     prof = load_profile(profile, hw.name)
+    v.count(context_tok, "context_tok", minimum=0)
     ctx = np.asarray(context_tok, dtype=float)
     v.count(ctx, "context_tok", minimum=0)
     return _max_batch(m, usable_hbm_bytes(hw, prof), context_tok=ctx + 1, tp=tp, ep=ep, attn_dp=attn_dp,

@@ -116,6 +116,7 @@ def read_events(
     kind_column: str,
     known_kinds: tuple[str, ...],
     required: tuple[str, ...],
+    numeric: tuple[str, ...] = (),
 ) -> "pd.DataFrame":
     """Read and validate an events table.
 
@@ -131,6 +132,8 @@ def read_events(
         Accepted kinds.
     required : tuple of str
         Required columns.
+    numeric : tuple of str
+        Columns that must hold non-negative numbers where not empty (row named otherwise).
 
     Returns
     -------
@@ -151,12 +154,23 @@ def read_events(
         df = source.reset_index(drop=True).copy()
         what = f"{dataset} table"
     else:
+        from ..io import read_csv
+
+        if not isinstance(source, (str, os.PathLike)):
+            from ..errors import ValidationError
+
+            raise ValidationError(f"{dataset} must be a path or a pandas DataFrame, got {type(source).__name__}")
         what = os.fspath(source)
-        try:
-            df = pd.read_csv(source, dtype={"date": str})
-        except FileNotFoundError:
-            raise DataError(f"events file not found: {what}") from None
+        df = read_csv(source, f"{dataset} file", dtype={"date": str})
     catalog.check_columns(df, required, what=what)
+    if df.empty:
+        raise DataError(f"{what} has no rows")
+    if numeric:
+        from ..io import numeric_column
+
+        for col in numeric:
+            if col in df.columns:
+                df[col] = numeric_column(df, col, what, minimum=0.0, required=False)
     dates, precs = [], []
     text = df["date_text"] if "date_text" in df.columns else df["date"]
     for i, (d, k) in enumerate(zip(text, df[kind_column])):

@@ -185,6 +185,47 @@ def _supernode_row(yields, production, ramp, capacity) -> dict[str, Any]:
             "capacity_tok_per_day": float(c["tok_per_day_p50"])}
 
 
+#: Measured cost of one megakernel bootstrap resample (all families) and of one supernode ramp
+#: draw on the dev box [s]; they size the estimate :func:`check_sizes` refuses beyond.
+S_PER_BOOT = 0.035
+S_PER_DRAW = 0.018
+#: Longest estimated run :func:`watch` starts [s].
+MAX_WATCH_S = 600.0
+
+
+def check_sizes(n_boot: Any, n_draws: Any, seed: Any = 0, ci: Any = 0.9) -> float:
+    """Check the sizes of a watch run before any work; return the estimated time [s].
+
+    Raises a one-line :class:`~tokenomics.errors.ValidationError` for non-integers, negative
+    seeds, ``ci`` outside (0, 1), or an estimate above :data:`MAX_WATCH_S`.
+    """
+    from ..errors import ValidationError
+
+    for val, name in ((n_boot, "n_boot"), (n_draws, "n_draws"), (seed, "seed")):
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)):
+            raise ValidationError(f"{name} must be a whole number, got {val!r}")
+    v.count(n_boot, "n_boot", minimum=0)
+    v.count(n_draws, "n_draws", minimum=10)
+    v.count(seed, "seed", minimum=0)
+    if seed >= 2**63:
+        raise ValidationError(f"seed must be below 2**63, got {seed}")
+    v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    est = n_boot * S_PER_BOOT + n_draws * S_PER_DRAW
+    if est > MAX_WATCH_S:
+        raise ValidationError(f"n_boot {int(n_boot):,} and n_draws {int(n_draws):,} would take ~{_human_s(est)} "
+                              f"({S_PER_BOOT} s a resample, {S_PER_DRAW} s a draw); keep it under "
+                              f"{MAX_WATCH_S / 60:.0f} min (e.g. n_boot <= {int(MAX_WATCH_S / 2 / S_PER_BOOT):,}, "
+                              f"n_draws <= {int(MAX_WATCH_S / 2 / S_PER_DRAW):,})")
+    return est
+
+
+def _human_s(s: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if s >= size:
+            return f"{s / size:,.1f} {unit}"
+    return f"{s:.0f} s"
+
+
 def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
           megakernel_events: Any = None, supernode_events: Any = None) -> Dashboard:
     """Compute the three watch metrics from the bundled datasets.
@@ -209,12 +250,11 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     from . import prices as pr
     from . import supernodes as sn
 
-    v.count(n_boot, "n_boot", minimum=0)
-    v.count(n_draws, "n_draws", minimum=10)
+    check_sizes(n_boot, n_draws, seed, ci)
+    mke = mk.load_events(megakernel_events)  # the inputs first: a bad file fails before any work
+    sne = sn.load_events(supernode_events)
     pw = pr.price_watch(ci=ci)
     fc = pr.forecast_price(ci=ci)
-    mke = mk.load_events(megakernel_events)
-    sne = sn.load_events(supernode_events)
     index = mk.adoption_index(mke)
     import warnings
 
@@ -294,11 +334,25 @@ def _md_table(df: "pd.DataFrame", floatfmt: str = ".4g") -> str:
 
 
 def write_report(d: Dashboard, out_dir: "str | Path") -> list[Path]:
-    """Write the Markdown report and one PNG per metric into ``out_dir``; return the paths."""
+    """Write the Markdown report and one PNG per metric into ``out_dir``; return the paths.
+
+    The directory is written atomically (:func:`tokenomics.io.atomic_dir`): an interrupted run
+    leaves the old files or the new ones, never a mix."""
+    from ..io import atomic_dir, check_output
+
+    final = check_output(out_dir, kind="dir")
+    with atomic_dir(final, owned=WATCH_FILES) as tmp:
+        paths = _write_into(d, tmp)
+    return [final / p.name for p in paths]
+
+
+#: Files :func:`write_report` writes.
+WATCH_FILES = ("watch.md", "watch_price.png", "watch_megakernel.png", "watch_supernode.png")
+
+
+def _write_into(d: Dashboard, out: Path) -> list[Path]:
     from ..io import write_text
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     pngs = {"price": out / "watch_price.png", "megakernel": out / "watch_megakernel.png",
             "supernode": out / "watch_supernode.png"}
     _plot_price(d, pngs["price"])

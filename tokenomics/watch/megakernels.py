@@ -66,7 +66,10 @@ def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
 
     df = read_events(events, "megakernel_events", "kind", KINDS, REQUIRED)
     for r in df.itertuples(index=False):
-        lv = float(r.level) if str(r.level).strip() not in ("", "nan") else np.nan
+        try:
+            lv = float(r.level) if str(r.level).strip() not in ("", "nan") else np.nan
+        except ValueError:
+            lv = np.nan
         if not (np.isfinite(lv) and lv in (0, 1, 2, 3, 4)):
             raise DataError(f"megakernel events row {r.row} (line {r.row + 1}): level must be 0-4, got {r.level!r}")
         if r.track not in TRACKS:

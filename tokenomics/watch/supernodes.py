@@ -47,7 +47,8 @@ PLUS_SPREAD_FRAC = 0.5
 
 def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
     """Read and validate supernode events (default ``datasets/supernode_events.csv``)."""
-    return read_events(events, "supernode_events", "event", EVENTS, REQUIRED)
+    return read_events(events, "supernode_events", "event", EVENTS, REQUIRED,
+                       numeric=("units_low", "value", "chips_per_node"))
 
 
 def _precision_halfwidth_years(prec: str) -> float:
