@@ -133,8 +133,9 @@ class Accelerator:
         """
         order = {"fp4": ["peak_fp4_flop_per_s", "peak_int4_flop_per_s", "peak_fp8_flop_per_s"],
                  "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
-                 # MXFP4 without an FP4 tensor path (Hopper, MI300): dequantizing kernels in bf16
-                 "mxfp4": ["peak_fp4_flop_per_s"],
+                 # MXFP4 without an FP4 tensor path (Hopper, MI300): kernels dequantize the weights
+                 # and run FP8 tensor cores (TensorRT-LLM's W4A8 MXFP4 MoE on Hopper)
+                 "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
                  "nvfp4": ["peak_fp4_flop_per_s"],
                  "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"]}
         for f in order.get(precision, []):
