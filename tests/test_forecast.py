@@ -582,3 +582,10 @@ def test_realtime_backtest_scores_only_later_observations():
     cut = pd.PeriodIndex(d["fit_through"], freq="M").to_timestamp(how="end")
     assert (d["date"] > cut).all() and (d["horizon_year"] > 0).all()
     assert {"in_80", "in_95", "width_95_log10", "error_log10", "naive_error_log10"} <= set(d.columns)
+
+
+def test_series_of_the_wrong_type_is_a_one_line_error():
+    from tokenomics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="series must be"):
+        forecast(series=3)

@@ -30,6 +30,8 @@ True
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -213,6 +215,13 @@ def power_model(hardware: Any) -> PowerModel:
     from ..specs import Accelerator
 
     acc = hardware if isinstance(hardware, Accelerator) else catalog.accelerator(hardware)
+    return _power_model(acc, str(catalog.data_dir()))
+
+
+@functools.lru_cache(maxsize=128)
+def _power_model(acc: Any, _dir: str) -> PowerModel:
+    from .. import catalog
+
     df = catalog.load("power_model")
     if acc.name in df.index:
         r = df.loc[acc.name]

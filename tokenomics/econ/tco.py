@@ -21,6 +21,8 @@ Every default comes from ``datasets/tco_params.csv``.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Union
@@ -61,19 +63,31 @@ def param(name: str, hardware: str = "", tier: str = "", *, default: Any = None,
     default : float, optional
         Returned when no row matches; without it a :class:`DataError` is raised.
     """
-    df = _params()
-    sel = df[(df["parameter"] == name) & (df["hardware"] == hardware) & (df["tier"] == tier)]
+    from ..catalog import data_dir
+
+    index = _param_index(str(data_dir()))
+    rows = index.get((name, hardware, tier), [])
     if as_of is not None:
-        sel = sel[sel["as_of"] == str(as_of)]
-    if sel.empty:
+        rows = [r for r in rows if r[0] == str(as_of)]
+    if not rows:
         if default is not None:
             return default
-        known = sorted(df["parameter"].unique())
+        known = sorted({k[0] for k in index})
         if name not in known:
             raise unknown_name("tco parameter", name, known)
         raise DataError(f"datasets/tco_params.csv has no {name!r} for hardware={hardware!r} "
                         f"tier={tier!r} as_of={as_of!r}")
-    return float(sel.sort_values("as_of").iloc[-1]["value"])
+    return float(max(rows, key=lambda r: r[0])[1])  # the latest as_of
+
+
+@functools.lru_cache(maxsize=8)
+def _param_index(_dir: str) -> dict:
+    """``(parameter, hardware, tier) -> [(as_of, value), ...]`` of tco_params.csv, read once."""
+    df = _params()
+    out: dict = {}
+    for r in df[["parameter", "hardware", "tier", "as_of", "value"]].itertuples(index=False):
+        out.setdefault((str(r[0]), r[1], r[2]), []).append((r[3], r[4]))
+    return out
 
 
 def _chip_row(name: Any):

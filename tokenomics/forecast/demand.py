@@ -278,6 +278,11 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     from .history import check_history
     from .scenarios import SCENARIOS
 
+    from ..errors import ValidationError
+
+    if not (isinstance(series, str) or (isinstance(series, (list, tuple)) and series
+                                         and all(isinstance(x, str) for x in series))):
+        raise ValidationError(f"series must be a series name, a list of names or 'all', got {series!r:.60}")
     if scenario is not None:
         one_of(scenario, "scenario", SCENARIOS)
     hist = load_history() if history is None else check_history(history)

@@ -26,6 +26,7 @@ prompt tokens only.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -52,9 +53,21 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
     dict
         ``layer_overhead_s`` [s per layer per iteration], ``max_seqs`` [sequences], ``source``.
     """
+    if table is None:
+        from ..catalog import data_dir
+
+        return dict(_bundled_engine_params(str(engine), str(vendor), str(data_dir())))
+    return _engine_params(engine, vendor, table)
+
+
+@functools.lru_cache(maxsize=64)
+def _bundled_engine_params(engine: str, vendor: str, _dir: str) -> tuple:
     from ..catalog import load
 
-    df = load("engines") if table is None else table
+    return tuple(_engine_params(engine, vendor, load("engines")).items())
+
+
+def _engine_params(engine: str, vendor: str, df: Any) -> dict[str, Any]:
     eng = str(engine).split("-")[-1] if str(engine).startswith("dynamo-") else str(engine)
     vend = str(vendor).lower()
     for e, vd in ((eng, vend), (eng, "any"), ("default", vend), ("default", "any")):
