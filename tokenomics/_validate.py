@@ -126,3 +126,18 @@ def _show(value: Any) -> str:
             return str(int(v)) if not isinstance(value, float) else f"{v:g}"
         return f"{v:g}" if isinstance(v, float) else repr(v)
     return f"array with values {np.ravel(a)[:3].tolist()}..."
+
+
+def whole(value: Any, name: str, *, minimum: int = 0) -> Any:
+    """A whole number (not a bool, a string or an array) >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValidationError(f"{name} must be a whole number, got {value!r}")
+    return count(value, name, minimum=minimum)
+
+
+def seed(value: Any, name: str = "seed") -> Any:
+    """A random seed: a whole number in [0, 2**63)."""
+    whole(value, name, minimum=0)
+    if value >= 2**63:
+        raise ValidationError(f"{name} must be below 2**63, got {value}")
+    return value

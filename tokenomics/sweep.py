@@ -902,14 +902,9 @@ MC_S_PER_SAMPLE = 1.5e-6
 
 def _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers) -> tuple[int, int]:
     """Check Monte Carlo sizes before any draw; returns (n_samples, chunk_samples) as ints."""
-    for val, name in ((n_samples, "n_samples"), (chunk_samples, "chunk_samples"), (seed, "seed")):
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)):
-            raise ValidationError(f"{name} must be a whole number, got {val!r}")
-    v.count(n_samples, "n_samples", minimum=10)
-    v.count(chunk_samples, "chunk_samples", minimum=10)
-    v.count(seed, "seed", minimum=0)
-    if seed >= 2**63:
-        raise ValidationError(f"seed must be below 2**63, got {seed}")
+    v.whole(n_samples, "n_samples", minimum=10)
+    v.whole(chunk_samples, "chunk_samples", minimum=10)
+    v.seed(seed)
     v.one_of(engine, "engine", ("local", "dask"))
     n, cs = int(n_samples), int(chunk_samples)
     if n > MC_MAX_SAMPLES:

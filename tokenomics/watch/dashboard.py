@@ -201,14 +201,9 @@ def check_sizes(n_boot: Any, n_draws: Any, seed: Any = 0, ci: Any = 0.9) -> floa
     """
     from ..errors import ValidationError
 
-    for val, name in ((n_boot, "n_boot"), (n_draws, "n_draws"), (seed, "seed")):
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)):
-            raise ValidationError(f"{name} must be a whole number, got {val!r}")
-    v.count(n_boot, "n_boot", minimum=0)
-    v.count(n_draws, "n_draws", minimum=10)
-    v.count(seed, "seed", minimum=0)
-    if seed >= 2**63:
-        raise ValidationError(f"seed must be below 2**63, got {seed}")
+    v.whole(n_boot, "n_boot", minimum=0)
+    v.whole(n_draws, "n_draws", minimum=10)
+    v.seed(seed)
     v.fraction(ci, "ci", allow_zero=False, allow_one=False)
     est = n_boot * S_PER_BOOT + n_draws * S_PER_DRAW
     if est > MAX_WATCH_S:
