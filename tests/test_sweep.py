@@ -264,3 +264,21 @@ def test_monte_carlo_chunked_is_seeded_and_consistent():
 
     one = monte_carlo(cm, 500.0, 2000.0, n_samples=10_000, seed=3)
     assert a.p50 == pytest.approx(one.p50, rel=0.02)
+
+
+def test_system_and_layout_axes_price_through_the_deployment():
+    """A grid over systems and layouts prices each combination through chain.price on the
+    deployment it names: identical numbers to a direct call (path equivalence)."""
+    from tokenomics import chain
+    from tokenomics.deployment import resolve
+
+    g = sweep.Grid(hardware=("gb200",), model=("deepseek-v3",), execution=("engine",),
+                   system=("gb200-nvl72", "gb200-16"), ep=("auto", "8"), batch=[64, 512])
+    df = sweep.evaluate(g)
+    assert set(df["system"]) == {"gb200-nvl72", "gb200-16"} and set(df["ep"]) >= {8}
+    row = df[(df["system"] == "gb200-16") & (df["ep"] == 8) & (df["batch"] == 512)].iloc[0]
+    dep = resolve("deepseek-v3", system="gb200-16", ep=8, execution="engine")
+    want = chain.price(deployment=dep, batch=512, context_tok=int(row["context_tok"]))
+    assert row["price_usd_per_1k_output_tok"] == pytest.approx(float(want.price_usd_per_1k_output_tok), rel=1e-9)
+    with pytest.raises(sweep.ValidationError, match="built from gb200"):
+        sweep.Grid(hardware=("h200",), model=("deepseek-v3",), system=("gb200-nvl72",), batch=[1])

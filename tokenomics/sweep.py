@@ -78,7 +78,8 @@ MC_MAX_SAMPLES = 200_000_000
 #: Most draws kept in memory (8 B each); beyond, percentiles are streamed from a histogram.
 MC_KEEP_SAMPLES = 20_000_000
 
-CATEGORICAL = ("hardware", "model", "execution", "workload", "cost", "weight_precision", "kv_precision")
+CATEGORICAL = ("hardware", "model", "execution", "workload", "cost", "weight_precision", "kv_precision",
+               "system", "tp", "ep")
 NUMERIC = ("batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh")
 _CAT_DEFAULTS = {"execution": ("graph",), "workload": ("chat",), "cost": ("default",),
                  "weight_precision": ("native",), "kv_precision": ("bf16",)}
@@ -88,7 +89,7 @@ _RANGE_KEYS = ("start", "stop", "num", "scale")
 #: Output columns, in order (names as in :meth:`tokenomics.chain.PriceResult.to_frame`).
 RESULT_COLUMNS = (
     "config_id", "hardware", "model", "execution", "workload", "cost_model", "weight_precision",
-    "kv_precision", "batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh",
+    "kv_precision", "system", "tp", "ep", "cost_basis", "batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh",
     "fits", "bound", "tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
     "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
     "price_usd_per_1k_blended_tok", "energy_j_per_tok",
@@ -182,6 +183,11 @@ class Grid:
         Share of hours sold (0, 1] and gross margin [0, 1); None: ``tco_params.csv`` defaults.
     electricity_usd_per_kwh : ndarray or None
         Electricity price [USD/kWh] (bottom-up cost models only); None: the dataset default.
+    system : tuple of str
+        Multi-chip systems (``tokenomics systems``); ``none`` prices the bare accelerator. A
+        system must be built from the grid's hardware.
+    tp, ep : tuple of str
+        Layouts (``auto`` = what :func:`tokenomics.deployment.resolve` picks, or an integer).
     chunk_configs : int
         Configurations per chunk.
     """
@@ -194,6 +200,9 @@ class Grid:
     cost: tuple[str, ...] = ("default",)
     weight_precision: tuple[str, ...] = ("native",)
     kv_precision: tuple[str, ...] = ("bf16",)
+    system: tuple[str, ...] = ("none",)
+    tp: tuple[str, ...] = ("auto",)
+    ep: tuple[str, ...] = ("auto",)
     context_tok: np.ndarray | None = None
     utilization_frac: np.ndarray | None = None
     margin_frac: np.ndarray | None = None
@@ -211,6 +220,21 @@ class Grid:
             if not vals:
                 raise ValidationError(f"axis {name!r} is empty; give it at least one value")
             object.__setattr__(self, name, vals)
+        for name in ("tp", "ep"):
+            for x in getattr(self, name):
+                if x != "auto" and not (x.isdigit() and int(x) >= 1):
+                    raise ValidationError(f"{name} values must be 'auto' or whole numbers >= 1, got {x!r}")
+        if any(x != "none" for x in self.system):
+            from .perf.parallel import system as _system
+
+            for sy in self.system:
+                if sy == "none":
+                    continue
+                acc = _system(sy).accelerator.name
+                bad = [h for h in self.hardware if h != acc]
+                if bad:
+                    raise ValidationError(f"system {sy} is built from {acc}; the hardware axis holds {bad}: "
+                                          f"give hardware = [\"{acc}\"] with it (one grid per accelerator)")
         if self.batch is None:
             raise ValidationError("batch is required: give the batch axis (a list or a range)")
         for name in NUMERIC:
@@ -436,7 +460,10 @@ def _combo_setup(combo: tuple[str, ...], electricity: tuple | None) -> dict[str,
     from .perf import prefill
     from .specs import plan as _plan
 
-    h, m, e, w, c, wp, kp = combo
+    from .chain import cost_basis
+    from .deployment import resolve
+
+    h, m, e, w, c, wp, kp, sy, tp, ep = combo
     hw, mdl, pl = catalog.accelerator(h), catalog.model(m), _plan(e)
     wprec = None if wp == "native" else wp
     in_tok, out_tok = _workload(w)
@@ -445,11 +472,23 @@ def _combo_setup(combo: tuple[str, ...], electricity: tuple | None) -> dict[str,
         pm = power_model(hw)
     except TokenomicsError:
         pm = None
+    layout = {"tp": None if tp == "auto" else int(tp), "ep": None if ep == "auto" else int(ep)}
+    if sy == "none" and layout["tp"] is None and layout["ep"] is None:
+        from .perf.parallel import ParallelPlan
+        from .deployment import Deployment, _one_chip_system
+
+        # one chip, as the sweep has always priced a bare accelerator
+        dense, expert = (wprec or mdl.dense_precision or mdl.native_precision), (wprec or mdl.native_precision)
+        dep = Deployment(model=mdl, system=_one_chip_system(hw), parallel=ParallelPlan(), execution=pl,
+                         weight_precision=dense, expert_precision=expert, kv_precision=kp)
+    else:
+        dep = resolve(mdl, hardware=hw if sy == "none" else None, system=None if sy == "none" else sy,
+                      execution=pl, weight_precision=wprec, kv_precision=kp, **layout)
     pre = prefill(hw, mdl, pl, prompt_tok=in_tok, batch=1, weight_precision=wprec, kv_precision=kp,
-                  on_oom="mask")
+                  tp=dep.parallel.tp, ep=dep.parallel.ep, attn_dp=dep.parallel.attn_dp, on_oom="mask")
     return dict(hw=hw, model=mdl, plan=pl, wprec=wprec or mdl.native_precision, wprec_arg=wprec, kp=kp,
-                workload=w, in_tok=in_tok, out_tok=out_tok, cost=cm, power=pm,
-                prefill_fits=bool(np.all(pre.fits)),
+                workload=w, in_tok=in_tok, out_tok=out_tok, cost=cm, power=pm, deployment=dep,
+                cost_basis=cost_basis(cm), prefill_fits=bool(np.all(pre.fits)),
                 util_default=param("utilization_frac"), margin_default=param("margin_frac"))
 
 
@@ -482,9 +521,8 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
     U, M = u.reshape(1, 1, -1, 1, 1), mg.reshape(1, 1, 1, -1, 1)
     cols: dict[str, np.ndarray] = {}
     if s["prefill_fits"]:
-        r = price(s["hw"], s["model"], s["plan"], batch=B, context_tok=C, workload=s["workload"],
-                  cost=s["cost"], utilization_frac=U, margin_frac=M, weight_precision=s["wprec_arg"],
-                  kv_precision=s["kp"], power=s["power"], on_oom="mask")
+        r = price(deployment=s["deployment"], batch=B, context_tok=C, workload=s["workload"],
+                  cost=s["cost"], utilization_frac=U, margin_frac=M, power=s["power"], on_oom="mask")
         vals = {"tok_per_s_per_chip": r.tok_per_s_per_chip, "tok_per_s_per_user": r.tok_per_s_per_user,
                 "prefill_tok_per_s_per_chip": r.prefill_tok_per_s_per_chip, "ttft_s": r.ttft_s, "board_power_w": r.board_power_w,
                 "cost_usd_per_chip_h": r.cost_usd_per_chip_h,
@@ -511,8 +549,10 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
     cols["config_id"] = np.arange(chunk.first_id, chunk.first_id + n, dtype=np.int64)
     for name, value in (("hardware", combo[0]), ("model", combo[1]), ("execution", combo[2]),
                         ("workload", combo[3]), ("cost_model", cost_label), ("weight_precision", s["wprec"]),
-                        ("kv_precision", s["kp"])):
+                        ("kv_precision", s["kp"]), ("system", combo[7]), ("cost_basis", s["cost_basis"])):
         cols[name] = const(value)
+    cols["tp"] = np.full(n, s["deployment"].parallel.tp, np.int64)
+    cols["ep"] = np.full(n, s["deployment"].parallel.ep, np.int64)
     cols["batch"] = flat(B, np.int64)
     cols["context_tok"] = flat(C, np.int64)
     cols["utilization_frac"] = flat(U)
@@ -601,8 +641,10 @@ def result_schema():
     import pyarrow as pa
 
     d = pa.dictionary(pa.int8(), pa.string())
-    types = {"config_id": pa.int64(), "batch": pa.int64(), "context_tok": pa.int64(), "fits": pa.bool_()}
-    cat = {"hardware", "model", "execution", "workload", "cost_model", "weight_precision", "kv_precision", "bound"}
+    types = {"config_id": pa.int64(), "batch": pa.int64(), "context_tok": pa.int64(), "fits": pa.bool_(),
+             "tp": pa.int64(), "ep": pa.int64()}
+    cat = {"hardware", "model", "execution", "workload", "cost_model", "weight_precision", "kv_precision", "bound",
+           "system", "cost_basis"}
     return pa.schema([(c, d if c in cat else types.get(c, pa.float64())) for c in RESULT_COLUMNS])
 
 
@@ -791,9 +833,8 @@ def evaluate_loop(grid: Grid, config_ids) -> Any:
         row = {"config_id": int(cid), "batch": int(b), "context_tok": int(c), "utilization_frac": u,
                "margin_frac": m, "electricity_usd_per_kwh": float(getattr(cm, "electricity_usd_per_kwh", np.nan))}
         if s["prefill_fits"]:
-            r = price(s["hw"], s["model"], s["plan"], batch=int(b), context_tok=int(c), workload=s["workload"],
-                      cost=cm, utilization_frac=u, margin_frac=m, weight_precision=s["wprec_arg"],
-                      kv_precision=s["kp"], power=s["power"], on_oom="mask")
+            r = price(deployment=s["deployment"], batch=int(b), context_tok=int(c), workload=s["workload"],
+                      cost=cm, utilization_frac=u, margin_frac=m, power=s["power"], on_oom="mask")
             row.update({k: float(np.asarray(getattr(r, k))) for k in _PRICE_FIELDS})
             row["bound"] = str(np.asarray(r.bound))
         else:

@@ -105,6 +105,7 @@ def frontier(
     dp_attention: DpAttnOpt = None,
     spec: SpecOpt = None,
     deployment: DeploymentOpt = None,
+    serving: Annotated[Optional[Path], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep).
@@ -147,12 +148,33 @@ def frontier(
     else:
         res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
     df = res.to_frame()
+    measured = None
+    if serving is not None:
+        from ..catalog import model as _catalog_model
+        from ..perf.serving import HARDWARE_ALIASES, read_cases
+
+        cases = read_cases(serving)
+        hw_name = res_system_accelerator(res)
+        same = cases.apply(lambda r: _catalog_model(str(r["model"])).name == _catalog_model(res.model).name
+                           and HARDWARE_ALIASES.get(str(r["hardware"]), str(r["hardware"])) == hw_name, axis=1)
+        measured = cases[same & cases["measured_tok_per_s_per_user"].notna()]
     if out is not None:
-        res.plot(out)
+        res.plot(out, measured=measured)
     if fmt == Format.table:
         show = df[["parallel", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "tok_per_s_system"]].copy()
         show["ms/token"] = df["step_time_s"] * 1e3
         emit(show, fmt, title=f"{res.model} on {res.system} ({res.plan}, {context} tokens context): Pareto frontier",
              caption=f"PNG: {out}" if out else None)
+        if measured is not None:
+            emit(measured[["case_id", "engine", "tp", "ep", "concurrency", "measured_tok_per_s_per_user",
+                           "measured_output_tok_per_s_per_gpu"]], fmt,
+                 title=f"Measured points of {serving.name} for this model and chip ({len(measured)})")
     else:
         emit(df, fmt)
+
+
+def res_system_accelerator(res) -> str:
+    """The accelerator of a frontier result's system."""
+    from ..perf.parallel import system as lookup
+
+    return lookup(res.system).accelerator.name

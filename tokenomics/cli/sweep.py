@@ -85,7 +85,8 @@ def sweep(
                f"({r.configs_per_s:,.0f} configs/s, engine {r.engine})"
                + (f"; rows in {r.out}" if r.out else ""))
     if fmt == Format.table:
-        show = df[["hardware", "model", "execution", "cost", "n_fit", "best_price_usd_per_1k_output_tok",
+        layout = [c for c in ("system", "tp", "ep") if df[c].nunique() > 1 or set(df[c]) - {"none", "auto"}]
+        show = df[["hardware", "model", *layout, "execution", "cost", "n_fit", "best_price_usd_per_1k_output_tok",
                    "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:

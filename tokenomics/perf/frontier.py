@@ -125,14 +125,22 @@ class FrontierResult(Display):
         p = self.points[self.points["tok_per_s_per_user"] >= min_tok_per_s_per_user]
         return float(p["tok_per_s_system"].max()) if len(p) else float("nan")
 
-    def plot(self, path: "str | Path") -> Path:
-        """Write a PNG of all points and the frontier (atomically); drawn by :func:`tokenomics.plot.frontier`."""
+    def plot(self, path: "str | Path", measured: Any = None) -> Path:
+        """Write a PNG of all points and the frontier (atomically); drawn by :func:`tokenomics.plot.frontier`.
+
+        ``measured``: a frame with ``measured_tok_per_s_per_user`` and
+        ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier.
+        """
         from .. import plot
         from ..io import save_png
 
         _, ax = plot._pyplot().subplots(figsize=(7.5, 5.0), dpi=110)
         plot.frontier(self, y="tok_per_s_per_chip", ax=ax,
                       title=f"{self.model} on {self.system} ({self.plan}): latency-throughput frontier")
+        if measured is not None and len(measured):
+            ax.scatter(measured["measured_tok_per_s_per_user"], measured["measured_output_tok_per_s_per_gpu"],
+                       marker="x", color="black", s=30, zorder=5, label="measured (serving CSV)")
+            ax.legend(loc="lower left", fontsize=8)
         save_png(ax.figure, path, dpi=100, bbox_inches="tight")
         return Path(path)
 
