@@ -87,7 +87,7 @@ def op_times(
         if op.kind == "gemm":
             mem = (op.weight_bytes + op.act_bytes) / w_bw
             comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile))
-            tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)
+            tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
         elif op.kind == "attention":
             mem = op.kv_bytes / kv_bw + op.act_bytes / w_bw

@@ -232,9 +232,9 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     eb = precision_bytes(eprec)
     kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
-    b = np.asarray(batch, dtype=float)
-    ctx = np.asarray(context_tok, dtype=float)
-    t = np.asarray(tokens_per_step, dtype=float) if phase == "decode" else np.asarray(1.0)
+    b = np.asarray(batch, dtype=float)[()]  # 0-d -> numpy scalar: fast scalar arithmetic
+    ctx = np.asarray(context_tok, dtype=float)[()]
+    t = np.asarray(tokens_per_step, dtype=float)[()] if phase == "decode" else np.float64(1.0)
     n_chips = int(max(tp * attn_dp, ep))
 
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
