@@ -256,10 +256,20 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     else:
         kernels = step_kernels(ops, m, p, phase)
         k_time = timed_kernels(ops, m, p, phase)  # never falls as batch grows (split-K kept)
-    op_sum = sum(x.time_s for x in times)
-    mem_sum = sum(x.mem_s for x in times)
-    comp_sum = sum(x.compute_s for x in times)
-    tile_sum = sum(x.tile_s for x in times)
+    # every per-step total in one pass over the operators; an operator's own time (without its
+    # tile cost) counts as memory- or compute-bound by the larger of its two times
+    op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
+    for x in times:
+        op_sum = op_sum + x.time_s
+        mem_sum = mem_sum + x.mem_s
+        comp_sum = comp_sum + x.compute_s
+        tile_sum = tile_sum + x.tile_s
+        hbm = hbm + x.bytes
+        flop = flop + x.flop
+        own = x.time_s - x.tile_s  # finite: the inputs are validated
+        is_mem = x.mem_s >= x.compute_s
+        mem_bound_time = mem_bound_time + own * is_mem
+        comp_bound_time = comp_bound_time + own * ~is_mem
     syncs = 0.0
     if m.n_moe_layers and p.expert_compute == "touched" and p.fusion not in ("engine", "super") and not mega:
         # the reference expert loop syncs with the host once per touched expert (nonzero)
@@ -296,10 +306,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
             host = np.full_like(gpu, prof.eager_kernel_s)  # one graph launch
             step = gpu + syncs * prof.sync_s
 
-    hbm = sum(x.bytes for x in times)
-    flop = sum(x.flop for x in times)
-    mem_bound_time = sum(np.where(x.mem_s >= x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
-    comp_bound_time = sum(np.where(x.mem_s < x.compute_s, x.time_s - x.tile_s, 0.0) for x in times)
     overhead = step - (mem_bound_time + comp_bound_time)
     bound = np.where(mem_bound_time >= comp_bound_time, "memory", "compute")
     bound = np.where(overhead > np.maximum(mem_bound_time, comp_bound_time), "launch", bound)
