@@ -102,3 +102,16 @@ def test_example_runs():
 def test_help_lists_econ_commands():
     res = runner.invoke(app, ["--help"])
     assert "price" in res.stdout and "report" in res.stdout
+
+
+def test_report_prices_a_named_deployment(tmp_path):
+    """--system prices the system's chip with the resolver's layout, 32 sequences per attention
+    group: the same number as chain.price for that deployment."""
+    from tokenomics import chain
+    from tokenomics.report import build_report
+
+    rep = build_report(models=("deepseek-v3",), n_samples=100, layout={"system": "gb200-nvl72"})
+    row = rep.prices.iloc[0]
+    want = chain.price(system="gb200-nvl72", model="deepseek-v3", batch=32 * 72)
+    assert row["batch"] == 32 * 72
+    assert row["price_usd_per_1k_output_tok"] == pytest.approx(float(want.price_usd_per_1k_output_tok), rel=1e-12)

@@ -103,14 +103,28 @@ def _check_report_args(hardware, models, execution, workload, weight_precision, 
 
 
 def build_report(hardware=None, models=None, execution: str = "engine", workload: str = "chat",
-                 weight_precision: str | None = None, seed: int = 0, n_samples: int = 5000) -> Report:
-    """Compute the report's tables. Configurations that cannot be priced are listed in ``skipped``."""
+                 weight_precision: str | None = None, seed: int = 0, n_samples: int = 5000,
+                 layout: dict | None = None) -> Report:
+    """Compute the report's tables. Configurations that cannot be priced are listed in ``skipped``.
+
+    ``layout``: deployment keywords applied to every configuration (``system``, ``tp``, ``ep``,
+    ``dp_attention``, ``engine``, ``spec``, ``prefill_chunk_tok``; see
+    :func:`tokenomics.deployment.resolve`); with ``system`` the hardware is the system's chip.
+    """
     import pandas as pd
 
     from . import chain
     from .econ import tco, uncertainty
 
     _check_report_args(hardware, models, execution, workload, weight_precision, seed, n_samples)
+    lay = {k: val for k, val in (layout or {}).items() if val is not None}
+    if "system" in lay:
+        from .perf.parallel import system as _system
+
+        chip = _system(lay["system"]).accelerator.name
+        if hardware and any(h != chip for h in hardware):
+            raise ValidationError(f"--system {lay['system']} is built from {chip}; drop --hardware or give {chip}")
+        hardware = [chip]
     hws = list(hardware or DEFAULT_HARDWARE)
     mods = _models(models, weight_precision)
     prices, inter, frontiers, skipped = [], [], {}, []
@@ -118,16 +132,17 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
         for hw in hws:
             key = f"{hw} / {m}" + (f" ({wp})" if wp else "")
             try:
-                f = chain.frontier(hw, m, execution, workload=workload, weight_precision=wp)
+                f = chain.frontier(hw, m, execution, workload=workload, weight_precision=wp, **lay)
                 ok = np.isfinite(f.price_usd_per_1k_output_tok)
                 fr = f.to_frame()[ok]
                 frontiers[key] = fr
-                b = int(min(REFERENCE_BATCH, fr["batch"].max()))
-                ref = chain.price(hw, m, execution, batch=b, workload=workload, weight_precision=wp).to_frame()
+                # 32 sequences per attention group (per replica on plain TP layouts)
+                b = int(min(REFERENCE_BATCH * int(f.deployment.parallel.attn_dp), fr["batch"].max()))
+                ref = chain.price(hw, m, execution, batch=b, workload=workload, weight_precision=wp, **lay).to_frame()
                 ref.insert(0, "config", key)
                 prices.append(ref)
                 pai = chain.price_at_interactivity(hw, m, execution, tok_per_s_per_user=list(INTERACTIVITY_TARGETS),
-                                                   workload=workload, weight_precision=wp)
+                                                   workload=workload, weight_precision=wp, **lay)
                 row = {"config": key}
                 for t, p in zip(INTERACTIVITY_TARGETS, pai["price_usd_per_1k_output_tok"]):
                     row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p * 1e3

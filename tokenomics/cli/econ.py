@@ -142,13 +142,22 @@ def report(
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Weight precision for every model [default: per model].")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Monte Carlo seed.")] = 0,
     n_samples: Annotated[int, typer.Option("--samples", help="Monte Carlo draws.")] = 5000,
+    system: SystemOpt = None,
+    tp: TpOpt = None,
+    ep: EpOpt = None,
+    dp_attention: DpAttnOpt = None,
+    engine: EngineOpt = None,
+    spec: SpecOpt = None,
+    prefill_chunk: PrefillChunkOpt = None,
 ) -> None:
     """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out."""
     from ..report import build_report, price_view, write_report
 
     rep = build_report(hardware=tuple(hardware) if hardware else None,
                        models=tuple(model) if model else None, execution=execution or "engine", workload=workload,
-                       weight_precision=weight_precision, seed=seed, n_samples=n_samples)
+                       weight_precision=weight_precision, seed=seed, n_samples=n_samples,
+                       layout={"system": system, "tp": tp, "ep": ep, "dp_attention": dp_attention, "engine": engine,
+                               "spec": spec, "prefill_chunk_tok": prefill_chunk})
     paths = write_report(out, report=rep)
     head = price_view(rep.prices)[["config", "batch", "tok_per_s_per_chip", "usd_per_m_input_tok",
                                    "usd_per_m_output_tok", "energy_j_per_tok"]]
