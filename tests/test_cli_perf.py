@@ -134,3 +134,26 @@ def test_usage_errors_exit_2_without_traceback(capsys, args):
 def test_array_errors_name_the_bad_element(capsys):
     code, _, err = run_main(["throughput", "--batch", "1,0,8"], capsys)
     assert code == 2 and "batch must be an integer >= 1, got 0 (element of an array)" in err
+
+
+def test_validate_serving_json_has_the_issue_fields():
+    """Issue 11's schema: one object per case with the predicted figures; every bundled row predicted."""
+    r = runner.invoke(app, ["validate-serving", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert len(rows) == 37  # ../shared/calibration/serving_public.csv
+    for k in ("case_id", "predicted_output_tok_per_s_per_gpu", "predicted_total_tok_per_s_per_gpu",
+              "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s"):
+        assert k in rows[0]
+    assert all(x["status"] == "predicted" for x in rows)
+
+
+def test_validate_serving_bad_csv_is_one_line(tmp_path, capsys):
+    from tokenomics.cli import main
+
+    bad = tmp_path / "cases.csv"
+    bad.write_text("case_id,phase\nX,serve\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["validate-serving", str(bad)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "missing columns" in err and len(err.splitlines()) == 1

@@ -19,7 +19,7 @@ def _f(x: Any) -> float:
 def headline_numbers() -> dict[str, float]:
     """Flat ``{name: value}`` of every pinned figure (names say the unit)."""
     from . import chain, showdown
-    from .perf.calibrate import predict_cases, summarize
+    from .perf.calibrate import predict_cases as predict_steps, summarize
     from .perf.frontier import mlperf_check
     from .catalog import load
     from .watch.prices import cost_floor
@@ -60,8 +60,16 @@ def headline_numbers() -> dict[str, float]:
     f = cost_floor()
     for _, row in f.iterrows():
         out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_1k_tok"])
+    # ---- serving fidelity: the fit set and the held-out published rows ----------------------
+    from .perf.serving import predict_cases, summarize as summarize_serving
+
+    for name in ("serving_public", "serving_holdout"):
+        srv = summarize_serving(predict_cases(load(name))).iloc[0]
+        out[f"serving.{name}.median_abs_error_frac"] = float(srv["median_abs_error_frac"])
+        out[f"serving.{name}.p90_abs_error_frac"] = float(srv["p90_abs_error_frac"])
+        out[f"serving.{name}.median_ratio"] = float(srv["median_ratio"])
     # ---- calibration accuracy of the shipped H200 profile ------------------------------------
-    s = summarize(predict_cases(load("h200_cases")))
+    s = summarize(predict_steps(load("h200_cases")))
     for _, row in s.iterrows():
         out[f"validate.{row['execution']}.median_abs_error_frac"] = float(row["median_abs_error_frac"])
     return out
