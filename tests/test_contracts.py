@@ -122,3 +122,17 @@ def test_engine_cost_is_added_once_per_iteration():
     eng = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="vllm").decode(32, 1024)
     per_layer = engine_params("vllm", "nvidia")["layer_overhead_s"]
     assert float(eng.step_time_s - bare.step_time_s) == pytest.approx(32 * per_layer, rel=1e-9)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: __import__("tokenomics").decode_step("h200", "llama-3.1-8b", tp=3), "attention heads"),
+    (lambda: __import__("tokenomics").decode_step("h200", "llama-3.1-8b", tp=64), "attention heads"),
+    (lambda: __import__("tokenomics").decode_step("h200", "llama-3.1-8b", ep=8), "dense"),
+    (lambda: __import__("tokenomics.perf", fromlist=["max_batch"]).max_batch("h200", "llama-3.1-8b", tp=0), "tp must"),
+])
+def test_one_layout_check_on_every_path(call, match):
+    """Issue 13: the single-chip core rejects layouts the system path rejects (one check_layout)."""
+    from tokenomics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=match):
+        call()

@@ -287,9 +287,13 @@ class ParallelPlan:
         return {"tp": self.tp, "ep": self.ep, "pp": self.pp, "dp": self.dp}
 
 
-def check_plan(model: ModelSpec, parallel: ParallelPlan, sys: System | None = None) -> None:
-    """Raise a one-line :class:`ValidationError` if the plan does not divide the model or chips."""
-    tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
+def check_layout(model: ModelSpec, tp: int = 1, ep: int = 1, pp: int = 1) -> None:
+    """Raise a one-line :class:`ValidationError` if ``tp``/``ep``/``pp`` do not divide the model.
+
+    The one check every path uses (single-chip steps, systems, deployments).
+    """
+    for name, val in (("tp", tp), ("ep", ep), ("pp", pp)):
+        v.count(val, name)
     if model.n_q_heads % tp:
         raise ValidationError(
             f"tp={tp} does not divide {model.name}'s {model.n_q_heads} attention heads; "
@@ -306,6 +310,12 @@ def check_plan(model: ModelSpec, parallel: ParallelPlan, sys: System | None = No
             f"ep={ep} exceeds {model.name}'s {model.n_experts} routed experts; pick ep <= {model.n_experts}")
     if pp > model.n_layers:
         raise ValidationError(f"pp={pp} exceeds {model.name}'s {model.n_layers} layers")
+
+
+def check_plan(model: ModelSpec, parallel: ParallelPlan, sys: System | None = None) -> None:
+    """Raise a one-line :class:`ValidationError` if the plan does not divide the model or chips."""
+    tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
+    check_layout(model, tp, ep, pp)
     if sys is not None:
         if parallel.n_chips > sys.n_chips:
             raise ValidationError(

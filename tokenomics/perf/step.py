@@ -33,6 +33,7 @@ from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, component_precisions, plan as _plan, precision_bytes
 from .memory import max_batch as _max_batch
 from .memory import resident_bytes, usable_hbm_bytes
+from .parallel import check_layout
 from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
 from .profile import Profile, load_profile
 from .roofline import OpTime, op_times
@@ -216,8 +217,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     if phase == "prefill":  # named as the caller named it
         v.count(context_tok, "prompt_tok")
     _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
-    if m.n_moe_layers and ep > m.n_experts:
-        raise ValidationError(f"ep={ep} exceeds {m.name}'s {m.n_experts} experts")
+    check_layout(m, tp, ep)  # the heads, KV heads and experts a layout must divide
     if hbm_bytes_per_s is not None:
         v.positive(hbm_bytes_per_s, "hbm_bytes_per_s")
     if accepted_tok_per_step is not None:
@@ -472,6 +472,8 @@ def max_batch(
     the whole group's sequences.
     """
     hw, m, _ = _resolve(hardware, model, "graph")
+    check_layout(m, tp, ep)
+    v.count(attn_dp, "attn_dp")
     prof = load_profile(profile, hw.name)
     v.count(context_tok, "context_tok", minimum=0)
     ctx = np.asarray(context_tok, dtype=float)

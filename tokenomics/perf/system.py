@@ -361,8 +361,8 @@ def system_step(
     comm.impl(a2a_impl)
     if parallel is None:
         parallel = ParallelPlan(tp=1, ep=1)
-    v.positive(batch, "batch")
-    v.positive(context_tok, "context_tok")
+    v.count(batch, "batch")
+    v.count(context_tok, "context_tok", minimum=0)
     check_plan(m, parallel, sys_)
     if check_memory:
         mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
