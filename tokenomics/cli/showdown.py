@@ -115,6 +115,11 @@ def frontier(
     from ..errors import ValidationError
     from ..perf import frontier as fr
 
+    cases = None
+    if serving is not None:  # read before any work: a bad file is one line, nothing computed
+        from ..perf.serving import read_cases
+
+        cases = read_cases(serving)
     if mlperf:
         df = fr.mlperf_check()
         if fmt == Format.table:
@@ -149,11 +154,10 @@ def frontier(
         res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
     df = res.to_frame()
     measured = None
-    if serving is not None:
+    if cases is not None:
         from ..catalog import model as _catalog_model
-        from ..perf.serving import HARDWARE_ALIASES, read_cases
+        from ..perf.serving import HARDWARE_ALIASES
 
-        cases = read_cases(serving)
         hw_name = res_system_accelerator(res)
         same = cases.apply(lambda r: _catalog_model(str(r["model"])).name == _catalog_model(res.model).name
                            and HARDWARE_ALIASES.get(str(r["hardware"]), str(r["hardware"])) == hw_name, axis=1)
