@@ -219,7 +219,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     for _ in range(int(n_iter)):
         d = float(np.max(dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile).step_time_s))
         t_it = d + b * (isl / osl) / tps * t_pre_tok
-        ttft = n_chunks * (d + min(isl, chunk) * t_pre_tok)
+        # a new request waits for the running iteration (half of one on average), then its prompt
+        # rides ceil(isl / chunk) iterations
+        ttft = 0.5 * t_it + n_chunks * (d + min(isl, chunk) * t_pre_tok)
         life = ttft + osl / tps * t_it
         b_new = c * (osl / tps * t_it) / life
         if abs(b_new - b) <= 1e-3 * b:
