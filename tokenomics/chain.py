@@ -453,13 +453,6 @@ def _cheapest_layout_for_target(dep: Any, target: float, context_tok: Any):
     return best[0], best[1]
 
 
-def batch_grid(hardware: Any = None, model: Any = None, context_tok: Any = 2048, *, n_max: int | None = None,
-               execution: Any = None, **layout: Any) -> np.ndarray:
-    """Batches 1, 2, 4, ... (and midpoints) up to the largest that fits (inclusive) [sequences]."""
-    dep = deployment_of(hardware, model, execution, **layout)
-    return dep.batch_grid(context_tok, n_max=n_max)
-
-
 def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,
              workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
     """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""

@@ -41,7 +41,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -568,8 +568,3 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
         raise DataError(f"deployment file {p} names no model")
     model = merged.pop("model")
     return resolve(model, **merged)
-
-
-def field_names() -> tuple[str, ...]:
-    """The :class:`Deployment` fields."""
-    return tuple(f.name for f in fields(Deployment))
