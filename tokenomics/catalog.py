@@ -53,6 +53,9 @@ class DatasetInfo:
     required: tuple[str, ...] = ()
 
 
+#: Columns every serving-results dataset has (the schema of ../shared/calibration/serving_public.csv).
+_SERVING_COLUMNS = ("case_id", "phase", "hardware", "model", "engine", "measured_output_tok_per_s_per_gpu", "source")
+
 #: Registered datasets. Areas of the package add their entries here.
 REGISTRY: dict[str, DatasetInfo] = {
     "accelerators": DatasetInfo(
@@ -99,13 +102,13 @@ REGISTRY: dict[str, DatasetInfo] = {
         "serving_public.csv",
         "37 published serving results (gpt-oss-120b on six chips, Llama-3.1 offline): the engine fit set.",
         index=None,
-        required=("case_id", "phase", "hardware", "model", "engine", "measured_output_tok_per_s_per_gpu", "source"),
+        required=_SERVING_COLUMNS,
     ),
     "serving_holdout": DatasetInfo(
         "serving_holdout.csv",
         "Published serving results kept out of every fit (DeepSeek-R1, Llama-3.1 on other chips/engines).",
         index=None,
-        required=("case_id", "phase", "hardware", "model", "engine", "measured_output_tok_per_s_per_gpu", "source"),
+        required=_SERVING_COLUMNS,
     ),
     "engines": DatasetInfo(
         "engines.csv",

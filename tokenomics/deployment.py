@@ -89,9 +89,12 @@ def _spec(spec: Any):
     if text in ("", "none", "off"):
         return None
     if text == "dspark":
-        from .showdown import _common, _spec as showdown_spec, plan_params
+        from .catalog import load
 
-        return showdown_spec("dspark", _common(plan_params()))
+        df = load("plan_params")
+        c = dict(zip(df.loc[df["scenario"] == "common", "param"], df.loc[df["scenario"] == "common", "value"]))
+        return SpecDecode("dspark", int(float(c["dspark_gamma"])), float(c["dspark_alpha"]),
+                          int(float(c["dspark_draft_layers"])))
     if text in SPEC_PRESETS:
         m, g, a, layers = SPEC_PRESETS[text]
         return SpecDecode(m, g, a, layers)
@@ -226,8 +229,10 @@ class Deployment:
                     kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl)
 
     def decode(self, batch: Any = 1, context_tok: Any = 2048, *, check_memory: bool = True,
-               profile: Any = None):
+               profile: Any = None, engine_step_s: float | None = None):
         """One decode step of ``batch`` sequences per replica (communication included).
+
+        ``engine_step_s`` overrides the engine's fitted iteration cost (fitting only) [s].
 
         Returns
         -------
@@ -237,7 +242,8 @@ class Deployment:
 
         return system_step(self.system, self.model, self.execution, self.parallel, batch=batch,
                            context_tok=context_tok, spec=self.spec, overlap=self.overlap,
-                           check_memory=check_memory, profile=profile, engine_step_s=self.engine_step_s,
+                           check_memory=check_memory, profile=profile,
+                           engine_step_s=self.engine_step_s if engine_step_s is None else engine_step_s,
                            **self._kw())
 
     def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
@@ -443,8 +449,6 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     if tp is not None or ep is not None:
         tp_ = tp if tp is not None else 1
         ep_ = ep if ep is not None else 1
-        if m.is_moe and ep is None and tp is None:
-            ep_ = 1
         chips = need_chips(tp_, ep_)
         if sys_ is None:
             cands = sorted([s for s in _systems_of(hw.name) if s.n_chips >= chips],

@@ -96,15 +96,15 @@ def scenarios() -> dict[str, Scenario]:
 
 
 def _spec(name: str, common: dict[str, str], alpha: float | None = None):
-    from .perf.speculative import SpecDecode
-
+    """A scenario's speculative decoding: none, or the DSpark preset of plan_params.csv."""
     if name == "none":
         return None
     if name != "dspark":
         raise unknown_name("speculative method", name, ("none", "dspark"))
-    return SpecDecode("dspark", int(float(common["dspark_gamma"])),
-                      float(common["dspark_alpha"]) if alpha is None else alpha,
-                      int(float(common["dspark_draft_layers"])))
+    from .deployment import _spec as preset
+
+    s = preset("dspark")
+    return s if alpha is None else s.replace(alpha=alpha)
 
 
 def run_scenario(sc: "str | Scenario", **overrides: Any):

@@ -113,33 +113,6 @@ class ServingResult:
     engine_step_s: float
 
 
-class _EngineOverride:
-    """A deployment whose engine cost comes from a given engines table (fitting only)."""
-
-    def __init__(self, dep, engines):
-        self._dep, self._engines = dep, engines
-
-    def __getattr__(self, name):
-        return getattr(self._dep, name)
-
-    @property
-    def engine_step_s(self) -> float:
-        return engine_params(self._dep.engine, self._dep.hardware.vendor, self._engines)["layer_overhead_s"] * \
-            self._dep.model.n_layers
-
-    def decode(self, batch=1, context_tok=2048, *, check_memory=True, profile=None):
-        from .system import system_step
-
-        d = self._dep
-        return system_step(d.system, d.model, d.execution, d.parallel, batch=batch, context_tok=context_tok,
-                           spec=d.spec, overlap=d.overlap, check_memory=check_memory, profile=profile,
-                           engine_step_s=self.engine_step_s, **d._kw())
-
-
-def _with_engine_table(dep, engines):
-    return _EngineOverride(dep, engines)
-
-
 def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
     """Compute time per prompt token inside a mixed iteration [s/token]: a chunk of ``chunk``
     tokens of ``isl``-token prompts, less the weight read the decode part already pays."""
@@ -177,10 +150,10 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
     dep = deployment
-    if engines is not None and dep.engine != "none":  # fitting: an engines table other than the bundled one
-        dep = _with_engine_table(dep, engines)
     ep = engine_params(dep.engine if dep.engine != "none" else "default", dep.hardware.vendor, engines)
     t_eng = dep.engine_step_s  # inside every decode step of the deployment
+    if engines is not None and t_eng > 0:  # fitting: an engines table other than the bundled one
+        t_eng = ep["layer_overhead_s"] * dep.model.n_layers
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
@@ -197,7 +170,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if phase == "decode":
         b = float(batch if batch is not None else concurrency)
         v.positive(b, "batch")
-        r = dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile)
+        r = dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile, engine_step_s=t_eng)
         t_it = float(np.max(r.step_time_s))
         out = b * tps / t_it / gpus
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
@@ -217,7 +190,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     t_it = ttft = float("nan")
     n_chunks = math.ceil(isl / chunk)
     for _ in range(int(n_iter)):
-        d = float(np.max(dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile).step_time_s))
+        d = float(np.max(dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile,
+                                    engine_step_s=t_eng).step_time_s))
         t_it = d + b * (isl / osl) / tps * t_pre_tok
         # a new request waits for the running iteration (half of one on average), then its prompt
         # rides ceil(isl / chunk) iterations
