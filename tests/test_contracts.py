@@ -114,14 +114,24 @@ def test_one_chip_deployment_equals_the_core():
 
 
 def test_engine_cost_is_added_once_per_iteration():
-    """A production engine adds its fitted per-layer iteration cost (datasets/engines.csv) to the
-    core's step: 32 layers x the vllm/nvidia value, and nothing else changes."""
+    """A production engine adds its fitted per-kernel iteration cost (datasets/engines.csv) to the
+    core's step: the kernels the step launches x the vllm/nvidia value, and nothing else changes."""
     from tokenomics.perf.serving import engine_params
 
     bare = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="none").decode(32, 1024)
-    eng = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="vllm").decode(32, 1024)
-    per_layer = engine_params("vllm", "nvidia")["layer_overhead_s"]
-    assert float(eng.step_time_s - bare.step_time_s) == pytest.approx(32 * per_layer, rel=1e-9)
+    dep = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="vllm")
+    eng = dep.decode(32, 1024)
+    per_kernel = engine_params("vllm", "nvidia")["kernel_overhead_s"]
+    assert dep.engine_kernels == float(bare.core.n_kernels)  # the same count the core reports
+    assert float(eng.step_time_s - bare.step_time_s) == pytest.approx(dep.engine_kernels * per_kernel, rel=1e-9)
+
+
+def test_engine_cost_follows_kernels_not_layers():
+    """Issue 11: an MLA + MoE layer (DeepSeek-V3) launches more kernels than a GQA dense layer
+    (Llama), so the engine costs it more per layer."""
+    ds = resolve("deepseek-v3", system="dgx-h200", execution="engine", engine="vllm", tp=8, ep=1)
+    ll = resolve("llama-3.1-70b", system="dgx-h200", execution="engine", engine="vllm", tp=8)
+    assert ds.engine_step_s / ds.model.n_layers > 1.5 * ll.engine_step_s / ll.model.n_layers
 
 
 @pytest.mark.parametrize("call, match", [

@@ -114,7 +114,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         "engines.csv",
         "Serving engines: fitted per-iteration cost (scheduler, sampling, output) and sequence cap.",
         index=None,
-        required=("engine", "vendor", "layer_overhead_s", "max_seqs", "source", "as_of"),
+        required=("engine", "vendor", "kernel_overhead_s", "max_seqs", "source", "as_of"),
     ),
     # --- econ datasets ---
     "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),

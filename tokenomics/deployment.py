@@ -40,6 +40,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -222,7 +223,14 @@ class Deployment:
             return 0.0
         from .perf.serving import engine_step_s
 
-        return engine_step_s(self.engine, self.hardware.vendor, self.model.n_layers)
+        return engine_step_s(self.engine, self.hardware.vendor, self.engine_kernels)
+
+    @functools.cached_property
+    def engine_kernels(self) -> float:
+        """Kernels one decode iteration of this deployment launches per chip (the core's count
+        for the execution plan; it sets the engine's per-iteration cost) [kernels]."""
+        r = self.decode(1, 1024, check_memory=False, engine_step_s=0.0)
+        return float(np.max(r.core.n_kernels))
 
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,

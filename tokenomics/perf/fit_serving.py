@@ -1,6 +1,6 @@
 """Fit serving-engine parameters on published serving results (``tokenomics.perf.serving``).
 
-Only engine parameters are fitted: the per-layer iteration cost of each (engine, vendor) seen in
+Only engine parameters are fitted: the per-kernel iteration cost of each (engine, vendor) seen in
 the fit set. Hardware efficiencies come from microbenchmarks (``perf.profile.transfer_profile``),
 never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
 their vendor: the median of that vendor's fitted engines.
@@ -20,7 +20,7 @@ def _table(values: dict[tuple[str, str], float], max_seqs: dict[str, float], sou
 
     rows = []
     for (eng, vend), val in sorted(values.items()):
-        rows.append({"engine": eng, "vendor": vend, "layer_overhead_s": float(val),
+        rows.append({"engine": eng, "vendor": vend, "kernel_overhead_s": float(val),
                      "max_seqs": max_seqs.get(eng, 1024.0), "kind": "fitted", "source": source,
                      "as_of": as_of, "note": ""})
     return pd.DataFrame(rows)
@@ -33,10 +33,10 @@ MAX_SEQS = {"vllm": 256.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
 
 
 def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any = None):
-    """Fit each (engine, vendor)'s per-layer iteration cost on ``cases`` (serve rows).
+    """Fit each (engine, vendor)'s per-kernel iteration cost on ``cases`` (serve rows).
 
     Least squares on log(predicted / measured) output tokens/s per GPU, one parameter per
-    (engine, vendor) group, bounded to [0, 2 ms] per layer.
+    (engine, vendor) group, bounded to [0, 200 us] per kernel.
 
     Returns
     -------
@@ -69,8 +69,8 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
         r = np.log(p["predicted_output_tok_per_s_per_gpu"].astype(float) / p["measured_output_tok_per_s_per_gpu"].astype(float))
         return np.nan_to_num(r.to_numpy(), nan=3.0)
 
-    x0 = np.full(len(groups), 4e-5)
-    fit = least_squares(resid, x0, bounds=(0.0, 2e-3), x_scale=1e-5, loss="soft_l1", f_scale=0.1,
+    x0 = np.full(len(groups), 3e-6)
+    fit = least_squares(resid, x0, bounds=(0.0, 2e-4), x_scale=1e-6, loss="soft_l1", f_scale=0.1,
                         diff_step=0.05, max_nfev=60)
     out = table(fit.x)
     n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}

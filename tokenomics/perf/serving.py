@@ -44,14 +44,16 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
 
     The cost of an iteration beyond the kernels the core times (scheduling, sampling over the
     vocabulary, output processing, and the gaps between a graph's kernels) is modelled as
-    ``layer_overhead_s`` per transformer layer: it grows with the kernels an iteration launches.
+    ``kernel_overhead_s`` per kernel the iteration launches (the engine plan's kernel count of
+    the deployment, :attr:`tokenomics.deployment.Deployment.engine_kernels`): a model with more
+    kernels per layer (MLA, shared experts) pays more per layer than one with fewer (dense GQA).
     Rows are matched on (engine, vendor) first, then (engine, any vendor), then the ``default``
     engine of that vendor.
 
     Returns
     -------
     dict
-        ``layer_overhead_s`` [s per layer per iteration], ``max_seqs`` [sequences], ``source``.
+        ``kernel_overhead_s`` [s per kernel per iteration], ``max_seqs`` [sequences], ``source``.
     """
     if table is None:
         from ..catalog import data_dir
@@ -74,14 +76,14 @@ def _engine_params(engine: str, vendor: str, df: Any) -> dict[str, Any]:
         sel = df[(df["engine"] == e) & (df["vendor"] == vd)]
         if len(sel):
             r = sel.iloc[0]
-            return {"layer_overhead_s": float(r["layer_overhead_s"]), "max_seqs": float(r["max_seqs"]),
+            return {"kernel_overhead_s": float(r["kernel_overhead_s"]), "max_seqs": float(r["max_seqs"]),
                     "source": str(r["source"]), "engine": e, "vendor": vd}
     raise ValidationError(f"no engine parameters for {engine!r}; known: {sorted(set(df['engine']))}")
 
 
-def engine_step_s(engine: str, vendor: str, n_layers: int) -> float:
-    """Per-iteration engine cost of a model of ``n_layers`` layers [s]."""
-    return engine_params(engine, vendor)["layer_overhead_s"] * int(n_layers)
+def engine_step_s(engine: str, vendor: str, n_kernels: float) -> float:
+    """Per-iteration engine cost of an iteration launching ``n_kernels`` kernels [s]."""
+    return engine_params(engine, vendor)["kernel_overhead_s"] * float(n_kernels)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     ep = engine_params(dep.engine if dep.engine != "none" else "default", dep.hardware.vendor, engines)
     t_eng = dep.engine_step_s  # inside every decode step of the deployment
     if engines is not None and t_eng > 0:  # fitting: an engines table other than the bundled one
-        t_eng = ep["layer_overhead_s"] * dep.model.n_layers
+        t_eng = ep["kernel_overhead_s"] * dep.engine_kernels
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
