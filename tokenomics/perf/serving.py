@@ -19,7 +19,8 @@ iterations solve the pair. Then
 * output tokens/s per GPU ``B * tokens_per_step / t_it / gpus``; total adds the prompt tokens.
 
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
-engine's maximum number of sequences). A ``decode`` deployment (disaggregated decode workers)
+engine's maximum number of sequences and, when the benchmark states it, by the number of
+requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A ``decode`` deployment (disaggregated decode workers)
 decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
 prompt tokens only.
 """
@@ -128,7 +129,7 @@ def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
 def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float | None = None,
           phase: str = "serve", context_tok: float | None = None, batch: float | None = None,
           prefill_tok: float | None = None, profile: Any = None, n_iter: int = 12,
-          engines: Any = None) -> ServingResult:
+          engines: Any = None, n_requests: float | None = None) -> ServingResult:
     """Steady-state serving of ``deployment`` (module docstring).
 
     Parameters
@@ -147,6 +148,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         ``prefill``: prompt tokens per instance per prefill batch (default: the chunk).
     engines : pandas.DataFrame, optional
         An engines table in the schema of ``datasets/engines.csv`` (fitting); default the bundled one.
+    n_requests : float, optional
+        ``offline``: requests the benchmark queued (caps the batch); default unbounded.
     """
     v.one_of(phase, "phase", PHASES)
     v.positive(isl_tok, "isl_tok")
@@ -181,6 +184,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         c = min(fit, ep["max_seqs"]) if batch is None else float(batch)
+        if n_requests is not None and math.isfinite(float(n_requests)):
+            v.positive(n_requests, "n_requests")
+            c = min(c, float(n_requests))
         if c < 1:
             raise ValidationError(f"{dep.label()}: not one request of {isl:.0f}+{osl:.0f} tokens fits")
     else:
@@ -217,6 +223,11 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
 CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_precision", "engine",
                 "n_gpus", "tp", "ep", "dp_attention", "disaggregated", "spec_decode", "isl_tok", "osl_tok",
                 "concurrency", "measured_output_tok_per_s_per_gpu")
+
+#: Optional columns read when present: ``context_tok`` and ``prefill_tok_per_gpu`` (decode-only /
+#: prefill-only rows), ``n_prefill_gpus``/``n_decode_gpus``/``prefill_tp``/``prefill_ep``
+#: (disaggregated rows), ``measured_tok_per_s_per_user``, ``n_requests`` (offline rows: requests
+#: queued by the benchmark), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -321,7 +332,9 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     if phase == "serve":
         r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines)
     elif phase == "offline":
-        r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines)
+        n_req = _num(row.get("n_requests"))
+        r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
+                  n_requests=n_req / replicas if math.isfinite(n_req) else None)
     elif phase == "decode":
         ctx = _num(row.get("context_tok"))
         user = _num(row.get("measured_tok_per_s_per_user"))
