@@ -133,8 +133,9 @@ class Deployment:
     ar_impl, a2a_impl : str
         All-reduce / all-gather and expert all-to-all implementations (``auto``: the faster
         of NCCL and one-shot per message size).
-    overlap : {"none", "prefetch", "tile"}
-        Communication overlap rule (:func:`tokenomics.perf.system.system_step`).
+    overlap : {"none", "prefetch", "tile", "two-batch"}
+        Communication overlap rule (:func:`tokenomics.perf.system.system_step`); ``two-batch``
+        also applies to prefill.
     prefill_chunk_tok : int
         Prompt tokens per prefill step [tokens].
     picked : tuple of str
@@ -272,7 +273,7 @@ class Deployment:
 
         b = self.prefill_batch(prompt_tok) if batch is None else batch
         return system_prefill(self.system, self.model, self.execution, self.parallel,
-                              prompt_tok=prompt_tok, batch=b, profile=profile, **self._kw())
+                              prompt_tok=prompt_tok, batch=b, profile=profile, overlap=self.overlap, **self._kw())
 
     def max_batch(self, context_tok: Any = 2048) -> Any:
         """Largest batch per replica whose weights and KV fit every chip [sequences]."""

@@ -18,6 +18,7 @@ PrefillBatchOpt = Annotated[Optional[int], typer.Option("--prefill-batch", help=
 DeploymentOpt = Annotated[Optional[Path], typer.Option("--deployment", help="TOML file describing the deployment (flags override it).")]
 TargetOpt = Annotated[Optional[float], typer.Option("--target-tok-s-user", help="Price the cheapest batch that still gives each user this many tokens/s.")]
 ExpertPrecOpt = Annotated[Optional[str], typer.Option("--expert-precision", help="Routed/shared expert weights precision [default: the weights'].")]
+OverlapOpt = Annotated[Optional[str], typer.Option("--overlap", help="Communication overlap: none, two-batch (two micro-batches, wide EP), tile, prefetch [default none].")]
 KvPrecOpt = Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache precision [default bf16].")]
 
 

@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, SpecOpt, SystemOpt, TpOpt, describe,
+from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt, describe,
                       resolve_deployment)
 
 
@@ -116,6 +116,7 @@ def throughput(
     dp_attention: DpAttnOpt = None,
     engine: EngineOpt = None,
     spec: SpecOpt = None,
+    overlap: OverlapOpt = None,
     deployment: DeploymentOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -134,10 +135,10 @@ def throughput(
         from ..errors import ValidationError
 
         raise ValidationError(f"--batch x --context make {b.size * c.size:,} rows; at most {MAX_LIST:,}")
-    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, deployment)):
+    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, deployment)):
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
-                                 dp_attention=dp_attention, engine=engine, spec=spec,
+                                 dp_attention=dp_attention, engine=engine, spec=spec, overlap=overlap,
                                  weight_precision=weight_precision, kv_precision=kv_precision)
         rs = dep.decode(b, c, profile=profile)
         df = rs.to_frame()

@@ -227,7 +227,9 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: Optional columns read when present: ``context_tok`` and ``prefill_tok_per_gpu`` (decode-only /
 #: prefill-only rows), ``n_prefill_gpus``/``n_decode_gpus``/``prefill_tp``/``prefill_ep``
 #: (disaggregated rows), ``measured_tok_per_s_per_user``, ``n_requests`` (offline rows: requests
-#: queued by the benchmark), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: queued by the benchmark), ``cache_hit_frac`` (prefill rows: share of the input tokens served
+#: from a KV/prefix cache, counted in the measured input rate), ``overlap`` (``two-batch`` where the run used two-batch overlap;
+#: empty = none), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -305,8 +307,10 @@ def case_deployment(row: Any):
 
     engine = ENGINE_ALIASES.get(str(row["engine"]), str(row["engine"]))
     engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
+    overlap = str(row.get("overlap", "") or "").strip().lower()
+    overlap = "none" if overlap in ("", "nan") else overlap  # engines' default: collectives wait
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
-                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, **kw)
+                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap, **kw)
 
 
 def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str, float]:
@@ -317,7 +321,8 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     frac = RANDOM_LENGTH_MEAN_FRAC if "0.8,1.0" in str(row.get("note", "")).replace(" ", "") else 1.0
     isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
     phase = str(row["phase"])
-    if phase in ("decode", "prefill") and not (isl > 0 and osl > 0):
+    no_lengths = phase in ("decode", "prefill") and not (isl > 0 and osl > 0)
+    if no_lengths:
         # production rows without request lengths: decode at the published mean KV length;
         # prefill of chunk-sized prompts (only the prompt-token throughput is compared)
         ctx = _num(row.get("context_tok"))
@@ -352,8 +357,14 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="prefill",
                   prefill_tok=tok * dep.replica_chips if math.isfinite(tok) else None, profile=profile, engines=engines)
     f = lambda a: float(np.asarray(a, float).ravel()[0])  # noqa: E731
+    total = f(r.total_tok_per_s_per_gpu) if not (no_lengths and phase == "decode") else float("nan")
+    hit = _num(row.get("cache_hit_frac"))
+    if phase == "prefill" and math.isfinite(hit):
+        # prompt tokens served from a prefix/KV cache count as input but need no compute
+        v.fraction(hit, "cache_hit_frac", allow_one=False)
+        total = total / (1.0 - hit)
     return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),
-            "predicted_total_tok_per_s_per_gpu": f(r.total_tok_per_s_per_gpu),
+            "predicted_total_tok_per_s_per_gpu": total,
             "predicted_tok_per_s_per_user": f(r.tok_per_s_per_user), "predicted_tpot_s": f(r.tpot_s),
             "predicted_ttft_s": f(r.ttft_s), "predicted_batch": f(r.batch), "deployment": dep.label()}
 

@@ -13,7 +13,11 @@
   ``"prefetch"`` (megakernel: the next layer's weights stream into on-chip memory while the
   collectives of this layer are in flight, bounded per layer by on-chip capacity / HBM rate),
   ``"tile"`` (super operators: communication fused into tile-pipelined compute, bounded by the
-  layer's memory time), ``"none"`` (a serving engine: a collective waits for the kernel before);
+  layer's memory time), ``"two-batch"`` (two-batch overlap, as DeepSeek's and SGLang's
+  expert-parallel serving: the batch runs as two micro-batches whose compute and communication
+  alternate, so a step costs ``2 * max(compute, communication)`` of one half-batch; each
+  micro-batch reads the weights again, so it only pays where communication is large),
+  ``"none"`` (a serving engine: a collective waits for the kernel before);
 * speculative decoding (:mod:`tokenomics.perf.speculative`): a ``gamma + 1``-token verify step
   plus ``gamma`` steps of the draft module on the same chips.
 
@@ -40,7 +44,7 @@ from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
 from .speculative import SpecDecode
 
-OVERLAP_MODES = ("none", "prefetch", "tile")
+OVERLAP_MODES = ("none", "prefetch", "tile", "two-batch")
 
 #: Bytes per element of the expert-parallel dispatch (fp8, as DeepEP's low-latency dispatch) and
 #: of every other activation message (bf16 combine, all-reduce, all-gather, p2p).
@@ -325,7 +329,7 @@ def system_step(
     ar_impl, a2a_impl : str
         Fitted collective implementations (:func:`tokenomics.perf.comm.impls`) for all-reduce /
         all-gather and for the expert all-to-all (defaults to ``ar_impl``).
-    overlap : {"none", "prefetch", "tile"}
+    overlap : {"none", "prefetch", "tile", "two-batch"}
         Communication/memory overlap rule (module docstring).
     weight_precision, kv_precision, profile
         Passed to the single-chip core.
@@ -356,6 +360,11 @@ def system_step(
     m = model if isinstance(model, ModelSpec) else _model_lookup(model)
     p = _plan(plan)
     v.one_of(overlap, "overlap", OVERLAP_MODES)
+    if overlap == "two-batch":
+        return _two_batch_step(sys_, m, p, parallel, batch, context_tok, spec, ar_impl=ar_impl,
+                               a2a_impl=a2a_impl, weight_precision=weight_precision,
+                               kv_precision=kv_precision, profile=profile, check_memory=check_memory,
+                               expert_precision=expert_precision, engine_step_s=engine_step_s)
     a2a_impl = a2a_impl or ar_impl
     comm.impl(ar_impl)
     comm.impl(a2a_impl)
@@ -448,6 +457,34 @@ def system_step(
     )
 
 
+def _two_batch_step(sys_, m, p, parallel, batch, context_tok, spec, *, engine_step_s: float, **kw):
+    """Decode step under two-batch overlap (module docstring): micro-batches of ``ceil(batch / 2)``
+    sequences alternate compute and communication; a batch of one runs without it."""
+    import dataclasses
+
+    full = system_step(sys_, m, p, parallel, batch, context_tok, spec, overlap="none",
+                       engine_step_s=engine_step_s, **kw)
+    b = np.asarray(batch, dtype=float)
+    kw["check_memory"] = False
+    half = system_step(sys_, m, p, parallel, np.maximum(np.ceil(b / 2), 1), context_tok, spec, overlap="none",
+                       engine_step_s=0.0, **kw)
+    use = b >= 2
+    pick = lambda two, one: np.where(use, two, one)  # noqa: E731
+    compute = pick(2 * half.compute_s, full.compute_s)
+    comm_s = pick(2 * half.comm_s, full.comm_s)
+    exposed = pick(2 * np.maximum(half.comm_s - half.compute_s, 0.0), full.comm_exposed_s)
+    step = compute + exposed + full.draft_s + engine_step_s
+    e = full.tokens_per_step
+    tok = b * e / step
+    return dataclasses.replace(
+        full, overlap="two-batch", step_time_s=step, compute_s=compute, comm_s=comm_s,
+        imbalance_s=pick(2 * half.imbalance_s, full.imbalance_s),
+        allreduce_s=pick(2 * half.allreduce_s, full.allreduce_s), all_to_all_s=pick(2 * half.all_to_all_s, full.all_to_all_s),
+        overlap_s=comm_s - exposed, comm_exposed_s=exposed, tok_per_s_per_user=e / step, tok_per_s_per_replica=tok,
+        tok_per_s_per_chip=tok / parallel.replica_chips,
+        hbm_bytes_per_chip=pick(2 * half.hbm_bytes_per_chip, full.hbm_bytes_per_chip))
+
+
 def system_prefill(
     system: "str | System",
     model: "str | ModelSpec",
@@ -462,6 +499,7 @@ def system_prefill(
     ar_impl: str = "nccl",
     a2a_impl: str | None = None,
     expert_precision: str | None = None,
+    overlap: str = "none",
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -469,7 +507,10 @@ def system_prefill(
     attention data parallelism, plus the collectives of the forward pass over every prompt
     token: the tensor-parallel all-reduces (``collective_counts``) of each attention group's
     tokens and the expert-parallel dispatch and combine all-to-alls. Prefill communication is
-    counted as exposed (not overlapped), an upper bound on its cost.
+    counted as exposed (not overlapped), an upper bound on its cost, except under
+    ``overlap="two-batch"``: two micro-batches of ``ceil(batch / 2)`` prompts alternate compute and
+    communication (``2 * max`` of one half's; a single prompt runs without it). Other overlap
+    modes describe decode kernels and leave prefill unchanged.
 
     Returns
     -------
@@ -498,6 +539,15 @@ def system_prefill(
                             logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl)["total_s"]
     compute = np.asarray(core.step_time_s, dtype=float)
     step = compute + comm_s
+    v.one_of(overlap, "overlap", OVERLAP_MODES)
+    if overlap == "two-batch":
+        half = system_prefill(sys_, m, p, parallel, prompt_tok=prompt_tok, batch=np.maximum(np.ceil(b / 2), 1),
+                              weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
+                              ar_impl=ar_impl, a2a_impl=a2a_impl, expert_precision=expert_precision)
+        use = b >= 2
+        compute = np.where(use, 2 * half.compute_s, compute)
+        step = np.where(use, 2 * np.maximum(half.compute_s, half.comm_s), step)
+        comm_s = np.where(use, 2 * half.comm_s, comm_s)
     share = compute / step
     tok = b * s / step
     return SimpleNamespace(

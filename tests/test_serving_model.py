@@ -1,0 +1,132 @@
+"""Serving-model pieces of issue 11: two-batch overlap, request-capped offline runs, cache hits,
+per-kernel engine cost. Expected values are hand identities of the model's own definitions."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tokenomics.deployment import resolve
+from tokenomics.errors import TokenomicsError
+from tokenomics.perf import serving
+from tokenomics.perf.system import system_prefill, system_step
+
+
+def _ds(overlap="none"):
+    return resolve("deepseek-v3", system="h800-ib-144", tp=1, ep=144, execution="engine", engine="none",
+                   overlap=overlap)
+
+
+def test_two_batch_overlap_is_twice_the_slower_half():
+    """Two micro-batches of B/2 alternate compute and communication: the step is
+    2 * max(compute, communication) of one half-batch (hand identity)."""
+    dep, none = _ds("two-batch"), _ds()
+    b = np.array([64, 1024, 8192])
+    two = dep.decode(b, 4096, check_memory=False)
+    half = none.decode(b // 2, 4096, check_memory=False)
+    assert np.allclose(two.step_time_s, 2 * np.maximum(half.compute_s, half.comm_s), rtol=1e-12)
+    assert np.allclose(two.comm_exposed_s + two.overlap_s, two.comm_s, rtol=1e-12)
+
+
+def test_two_batch_overlap_needs_two_sequences():
+    """A batch of one cannot be split: the step is the plain one."""
+    a = _ds("two-batch").decode(1, 4096, check_memory=False)
+    b = _ds().decode(1, 4096, check_memory=False)
+    assert float(a.step_time_s) == pytest.approx(float(b.step_time_s), rel=1e-12)
+
+
+def test_two_batch_overlap_hides_wide_ep_communication_but_not_at_small_batch():
+    """Over InfiniBand (EP144) the all-to-alls dominate a large batch, so overlap wins there; at a
+    small batch each micro-batch re-reads the weights and overlap loses (why engines gate it)."""
+    big = 8192
+    assert float(_ds("two-batch").decode(big, 4096, check_memory=False).step_time_s) < \
+        float(_ds().decode(big, 4096, check_memory=False).step_time_s)
+    assert float(_ds("two-batch").decode(64, 4096, check_memory=False).step_time_s) > \
+        float(_ds().decode(64, 4096, check_memory=False).step_time_s)
+
+
+def test_two_batch_prefill_hand():
+    dep = resolve("deepseek-v3", system="h800-ib-144", tp=1, ep=32, execution="engine", engine="none")
+    kw = dict(prompt_tok=4096, weight_precision=dep.weight_precision, expert_precision=dep.expert_precision,
+              kv_precision=dep.kv_precision, ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl)
+    two = system_prefill(dep.system, dep.model, dep.execution, dep.parallel, batch=64, overlap="two-batch", **kw)
+    half = system_prefill(dep.system, dep.model, dep.execution, dep.parallel, batch=32, **kw)
+    assert float(two.step_time_s) == pytest.approx(2 * max(float(half.compute_s), float(half.comm_s)), rel=1e-12)
+
+
+def test_unknown_overlap_is_one_line():
+    with pytest.raises(TokenomicsError, match="overlap"):
+        system_step("dgx-h200", "llama-3.1-8b", overlap="three-batch")
+
+
+def _row(**kw):
+    base = dict(case_id="T1", phase="offline", hardware="h200", model="llama-3.1-8b", weight_precision="fp8",
+                kv_precision="fp8", engine="trt", n_gpus=1, tp=1, ep=1, dp_attention=0, disaggregated=0,
+                spec_decode="none", isl_tok=128, osl_tok=128, concurrency=float("nan"),
+                measured_output_tok_per_s_per_gpu=1000.0)
+    base.update(kw)
+    return pd.Series(base)
+
+
+def test_offline_batch_is_capped_by_the_requests_queued():
+    """1,000 queued requests run at most 1,000 at a time, however many would fit."""
+    free = serving.predict_case(_row())
+    capped = serving.predict_case(_row(n_requests=1000))
+    assert free["predicted_batch"] > 1000
+    assert capped["predicted_batch"] <= 1000
+    assert capped["predicted_output_tok_per_s_per_gpu"] < free["predicted_output_tok_per_s_per_gpu"]
+
+
+def test_prefill_cache_hits_count_as_input_without_compute():
+    """A measured input rate that includes cache hits h is the computed rate / (1 - h)."""
+    row = _row(phase="prefill", model="deepseek-v3", hardware="h800", n_gpus=32, tp=1, ep=32, dp_attention=1,
+               isl_tok=float("nan"), osl_tok=float("nan"), engine="deepseek-internal")
+    plain = serving.predict_case(row)
+    hit = serving.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 0.563}))
+    assert hit["predicted_total_tok_per_s_per_gpu"] == pytest.approx(
+        plain["predicted_total_tok_per_s_per_gpu"] / (1 - 0.563), rel=1e-12)
+    with pytest.raises(TokenomicsError, match="cache_hit_frac"):
+        serving.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 56.3}))
+
+
+def test_every_holdout_row_is_predicted():
+    """Issue 11: every case predicted (bundled holdout)."""
+    p = serving.predict_cases(serving.read_cases(_holdout()))
+    assert (p["status"] == "predicted").all(), p.loc[p["status"] != "predicted", ["case_id", "status"]]
+    assert p["predicted_output_tok_per_s_per_gpu"].notna().sum() >= len(p) - 1  # prefill-only rows may have no output
+
+
+def _holdout():
+    from tokenomics.catalog import data_dir
+
+    return data_dir() / "serving_holdout.csv"
+
+
+def test_decode_rows_without_lengths_report_no_total():
+    """A production decode row with only a mean KV length has no prompt-token rate to report."""
+    p = serving.predict_cases(serving.read_cases(_holdout()))
+    r = p[p["case_id"] == "S321"].iloc[0]
+    assert math.isnan(r["predicted_total_tok_per_s_per_gpu"])
+
+
+def test_cli_overlap_flag():
+    """`price --overlap two-batch` prices more tokens per chip on wide EP over InfiniBand; a bad
+    mode is one line, exit 2."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tokenomics.cli import app
+
+    args = ["price", "--system", "h800-ib-144", "-m", "deepseek-v3", "--tp", "1", "--ep", "144", "--cost", "2.0",
+            "--batch", "8192", "--format", "json"]
+    r = CliRunner().invoke(app, args + ["--overlap", "two-batch"])
+    n = CliRunner().invoke(app, args)
+    assert r.exit_code == 0 and n.exit_code == 0, r.output
+    assert json.loads(r.output)["tok_per_s_per_chip"] > json.loads(n.output)["tok_per_s_per_chip"]
+    from tokenomics.cli import main
+
+    with pytest.raises(SystemExit) as ex:
+        main(args + ["--overlap", "three-batch"])
+    assert ex.value.code == 2
