@@ -130,3 +130,19 @@ def test_cli_overlap_flag():
     with pytest.raises(SystemExit) as ex:
         main(args + ["--overlap", "three-batch"])
     assert ex.value.code == 2
+
+
+def test_ttft_adds_the_engines_fitted_request_overhead():
+    """TTFT = queue + prompt iterations + the engine's per-request overhead (datasets/engines.csv):
+    zeroing that column lowers TTFT by exactly the fitted value and nothing else changes much."""
+    from tokenomics.catalog import load
+
+    table = load("engines").copy()
+    dep = resolve("llama-3.1-70b", system="dgx-h200", tp=8, execution="engine", engine="vllm")
+    a = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=table)
+    zero = table.assign(ttft_overhead_s=0.0)
+    b = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=zero)
+    want = serving.engine_params("vllm", "nvidia")["ttft_overhead_s"]
+    assert want > 0
+    assert float(a.ttft_s - b.ttft_s) == pytest.approx(want, rel=0.05)  # Little's law moves B slightly
+    assert float(a.output_tok_per_s_per_gpu) == pytest.approx(float(b.output_tok_per_s_per_gpu), rel=0.02)

@@ -36,7 +36,9 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     """Fit each (engine, vendor)'s per-kernel iteration cost on ``cases`` (serve rows).
 
     Least squares on log(predicted / measured) output tokens/s per GPU, one parameter per
-    (engine, vendor) group, bounded to [0, 200 us] per kernel.
+    (engine, vendor) group, bounded to [0, 200 us] per kernel; then each group's per-request
+    TTFT overhead as the median of measured - predicted TTFT of its rows (0 where none is
+    measured; ``default`` rows take the medians).
 
     Returns
     -------
@@ -73,6 +75,26 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     fit = least_squares(resid, x0, bounds=(0.0, 2e-4), x_scale=1e-6, loss="soft_l1", f_scale=0.1,
                         diff_step=0.05, max_nfev=60)
     out = table(fit.x)
+    # per-request TTFT overhead: the median gap between measured and predicted TTFT of each group
+    # (robust to the queueing collapses some rows show), never negative
+    out["ttft_overhead_s"] = 0.0
+    p = predict_cases(df, profile, engines=out)
+    gap = (p["measured_ttft_s"].astype(float) - p["predicted_ttft_s"].astype(float)) if "measured_ttft_s" in p else None
+    ttft = {}
+    for i, g in enumerate(groups):
+        sel = (engine == g[0]) & (vendor == g[1])
+        gg = gap[sel].dropna() if gap is not None else []
+        ttft[g] = max(0.0, float(np.median(gg))) if len(gg) else float("nan")
+    for vd in {g[1] for g in groups}:
+        vals = [ttft[g] for g in groups if g[1] == vd and np.isfinite(ttft[g])]
+        ttft[("default", vd)] = float(np.median(vals)) if vals else 0.0
+    known = [x for x in ttft.values() if np.isfinite(x)]
+    ttft[("default", "any")] = float(np.median(known)) if known else 0.0
+    out["ttft_overhead_s"] = [ttft.get((r.engine, r.vendor), 0.0) for r in out.itertuples()]
+    out["ttft_overhead_s"] = out["ttft_overhead_s"].fillna(0.0)
+    cols = list(out.columns)
+    cols.insert(cols.index("kernel_overhead_s") + 1, cols.pop(cols.index("ttft_overhead_s")))
+    out = out[cols]
     n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}
     out["note"] = [f"fitted on {n[(r.engine, r.vendor)]} serve rows" if (r.engine, r.vendor) in n
                    else "median of this vendor's fitted engines (no rows of its own)" for r in out.itertuples()]

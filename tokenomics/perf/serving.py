@@ -9,8 +9,10 @@ decoding, an iteration takes
 
     t_it = t_decode(B) + B * (isl / osl) * t_prefill_per_token + t_engine
 
-and a request lives ``TTFT + osl * t_it``, where ``TTFT`` is the iterations its own prompt takes
-(``ceil(isl / chunk)`` iterations carrying up to a chunk of prompt tokens). Little's law gives the
+and a request lives ``TTFT + osl * t_it``, where ``TTFT`` is half a running iteration, the
+iterations its own prompt takes (``ceil(isl / chunk)`` iterations carrying up to a chunk of prompt
+tokens) and the engine's fitted per-request overhead outside the iterations (API server,
+tokenization, streaming the first token; :func:`engine_params`). Little's law gives the
 sequences decoding, ``B = concurrency * osl * t_it / (TTFT + osl * t_it)``; a few fixed-point
 iterations solve the pair. Then
 
@@ -54,7 +56,9 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
     Returns
     -------
     dict
-        ``kernel_overhead_s`` [s per kernel per iteration], ``max_seqs`` [sequences], ``source``.
+        ``kernel_overhead_s`` [s per kernel per iteration], ``max_seqs`` [sequences],
+        ``ttft_overhead_s`` [s per request: API server, tokenization, scheduling and streaming of
+        the first token, outside the iterations], ``source``.
     """
     if table is None:
         from ..catalog import data_dir
@@ -77,7 +81,9 @@ def _engine_params(engine: str, vendor: str, df: Any) -> dict[str, Any]:
         sel = df[(df["engine"] == e) & (df["vendor"] == vd)]
         if len(sel):
             r = sel.iloc[0]
+            ttft0 = float(r["ttft_overhead_s"]) if "ttft_overhead_s" in r.index else 0.0
             return {"kernel_overhead_s": float(r["kernel_overhead_s"]), "max_seqs": float(r["max_seqs"]),
+                    "ttft_overhead_s": ttft0 if math.isfinite(ttft0) else 0.0,
                     "source": str(r["source"]), "engine": e, "vendor": vd}
     raise ValidationError(f"no engine parameters for {engine!r}; known: {sorted(set(df['engine']))}")
 
@@ -203,7 +209,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         t_it = d + b * (isl / osl) / tps * t_pre_tok
         # a new request waits for the running iteration (half of one on average), then its prompt
         # rides ceil(isl / chunk) iterations
-        ttft = 0.5 * t_it + n_chunks * (d + min(isl, chunk) * t_pre_tok)
+        ttft = 0.5 * t_it + n_chunks * (d + min(isl, chunk) * t_pre_tok) + ep["ttft_overhead_s"]
         life = ttft + osl / tps * t_it
         b_new = c * (osl / tps * t_it) / life
         if abs(b_new - b) <= 1e-3 * b:
