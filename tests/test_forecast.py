@@ -46,7 +46,8 @@ def test_dataset_rows_have_provenance_and_positive_volumes():
 
 
 @pytest.mark.parametrize("period,days", [("day", 1.0), ("week", 7.0), ("month", 365.25 / 12),
-                                         ("quarter", 365.25 / 4), ("year", 365.25)])
+                                         ("quarter", 365.25 / 4), ("half-year", 365.25 / 2),
+                                         ("year", 365.25)])
 def test_tokens_per_day_is_tokens_over_period_days(period, days):
     from tokenomics.catalog import load
 
@@ -54,6 +55,31 @@ def test_tokens_per_day_is_tokens_over_period_days(period, days):
     sub = df[df["period"] == period]
     assert len(sub)
     np.testing.assert_allclose(sub["tokens_per_day"], sub["tokens"] / days, rtol=1e-5)
+
+
+def test_holdout_flag_is_per_series():
+    """Every row of a held-out series carries holdout = 1 (the designation is a whole series)."""
+    from tokenomics.catalog import load
+
+    df = load("token_demand")
+    per_series = df.groupby("series")["holdout"].agg(["min", "max"])
+    assert (per_series["min"] == per_series["max"]).all()
+    assert {"openrouter", "microsoft", "china-enterprise"} <= set(df.loc[df["holdout"] == 1, "series"])
+    assert not {"google", "china", "doubao", "google-gemini-api"} & set(df.loc[df["holdout"] == 1, "series"])
+
+
+@pytest.mark.parametrize("name,date,tokens_per_day", [
+    # Morgan Stanley chart (wallstreetcn): Doubao 16.4 T/day at end-May 2025 (was derived 30 / 1.8)
+    ("doubao", "2025-05-31", 16.4e12),
+    # Microsoft FY2025 (Jul 2024-Jun 2025): >500 T tokens through Foundry, a year average
+    ("microsoft", "2024-12-31", 500e12 / 365.25),
+    # OpenRouter: about 13 T tokens in the week ended 2026-02-09
+    ("openrouter", "2026-02-06", 13e12 / 7),
+])
+def test_published_figures_enter_as_tokens_per_day(name, date, tokens_per_day):
+    s = series(name)
+    row = s[s["date"] == pd.Timestamp(date)]
+    assert row["tokens_per_day"].iloc[0] == pytest.approx(tokens_per_day, rel=1e-5)
 
 
 def test_google_may_2024_is_9_7T_per_month_over_30_4375_days():
@@ -209,7 +235,7 @@ def test_backtest_naive_is_one_decade_low_and_drift_exact_on_toy_series():
 
 def test_backtest_table_columns_and_weights():
     bt = run_backtest()
-    df = bt.to_frame()
+    df = bt.to_frame("tuning")
     assert {"model", "n_points", "mae_log10", "mae_vs_naive", "mae_vs_drift", "coverage_80",
             "coverage_95", "weight"} <= set(df.columns)
     assert set(df["model"]) >= {"naive", "drift", "loglinear", "local_trend", "damped"}
@@ -220,10 +246,13 @@ def test_backtest_table_columns_and_weights():
 
 
 def test_backtest_weights_follow_out_of_sample_error():
-    df = run_backtest().to_frame().set_index("model")
+    df = run_backtest().to_frame("tuning").set_index("model")
     weighted = df[df["weight"] > 0]
-    # the lowest-error weighted model carries the largest weight
-    assert weighted["weight"].idxmax() == weighted["mae_log10"].idxmin()
+    # among models shrunk alike (same number of errors), weight falls as squared error rises
+    # (w = (1 - l) / M + l v / sum(v), v = 1 / MSE): compare only those
+    same = weighted[weighted["n_points"] == weighted["n_points"].max()]
+    assert len(same) >= 3
+    assert list(same.sort_values("weight").index) == list(same.sort_values("rmse_log10", ascending=False).index)
 
 
 def test_fit_through_backtest_uses_no_later_data():
@@ -457,7 +486,7 @@ def test_fit_calibration_recovers_scale_and_covers_nominally_on_synthetic_errors
     rng = np.random.default_rng(3)
     h = rng.uniform(0.05, 1.0, 400)
     sd = np.sqrt(0.05**2 + (0.4 * h) ** 2)
-    cal = fit_calibration(rng.normal(0, sd), h, np.zeros_like(h))
+    cal = fit_calibration(rng.normal(0, sd), h, np.zeros_like(h), s0_floor_log10=0.0)
     assert cal.s1_log10_per_year == pytest.approx(0.4, rel=0.1)
     h2 = rng.uniform(0.05, 1.0, 4000)
     e2 = rng.normal(0, np.sqrt(0.05**2 + (0.4 * h2) ** 2))
@@ -466,13 +495,66 @@ def test_fit_calibration_recovers_scale_and_covers_nominally_on_synthetic_errors
         assert cover == pytest.approx(lev, abs=0.03)
 
 
-def test_backtest_coverage_table_is_leave_one_series_out_by_horizon():
-    cov = run_backtest().coverage_by_horizon()
-    assert {"horizon", "n_points", "coverage_80", "coverage_95", "median_width_95_log10",
+def test_fit_calibration_s0_never_below_the_observation_noise_floor():
+    """Errors with no horizon-0 noise at all: maximum likelihood alone would put s0 near 0;
+    the floor keeps s0 at OBS_NOISE_LOG10 (0.1 decades) exactly (s0^2 = floor^2 + a^2, a -> 0)."""
+    from tokenomics.forecast.backtest import OBS_NOISE_LOG10, fit_calibration
+
+    h = np.array([0.5, 1.0, 1.5, 2.0])
+    cal = fit_calibration(0.3 * h * np.array([1, -1, 1, -1]), h, np.zeros_like(h))
+    assert cal.s0_log10 == pytest.approx(OBS_NOISE_LOG10, abs=1e-3)
+    assert cal.s0_log10 >= OBS_NOISE_LOG10
+
+
+@pytest.mark.parametrize("sample", ["tuning", "holdout"])
+def test_backtest_coverage_table_by_sample_and_horizon(sample):
+    cov = run_backtest().coverage_by_horizon(sample)
+    assert {"sample", "horizon", "n_points", "coverage_80", "coverage_95", "median_width_95_log10",
             "mae_log10", "mae_naive_log10", "mae_vs_naive"} <= set(cov.columns)
+    assert (cov["sample"] == sample).all()
     assert cov["horizon"].iloc[-1] == "all"
     assert cov["n_points"].iloc[:-1].sum() == cov["n_points"].iloc[-1]
     assert ((cov["coverage_95"] >= cov["coverage_80"]) & (cov["coverage_95"] <= 1)).all()
+
+
+def test_holdout_series_are_scored_never_tuned_on():
+    """Dropping the held-out series from the history changes neither the damping, the weights
+    nor the calibration: they are only scored."""
+    from tokenomics.forecast.backtest import holdout_series
+
+    hist = load_history()
+    held = holdout_series(hist)
+    assert {"openrouter", "microsoft"} <= held
+    full = run_backtest()
+    tuned = run_backtest(history=hist[~hist["series"].isin(held)])
+    assert tuned.damping_per_year == full.damping_per_year
+    assert tuned.weights == pytest.approx(full.weights)
+    assert tuned.calibration.s1_log10_per_year == pytest.approx(full.calibration.s1_log10_per_year)
+    assert tuned.calibration.q == pytest.approx(full.calibration.q)
+    assert set(full.points.loc[full.points["sample"] == "holdout", "series"]) <= held
+
+
+def test_holdout_interval_is_the_tuning_calibration_by_hand():
+    """A held-out ensemble point is inside its 95 % interval iff |e| <= q95 sqrt(s0^2 + (s1 h)^2)
+    with the calibration fitted on the tuning series (hand formula, k_spread = 0)."""
+    bt = run_backtest()
+    c = bt.calibration
+    p = bt.points
+    ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
+    assert len(ens) >= 9  # OpenRouter (6 points) and Microsoft (5 points)
+    half = c.q[0.95] * np.sqrt(c.s0_log10**2 + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
+    np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
+    np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
+
+
+def test_history_without_holdout_column_holds_nothing_out_and_added_rows_stay_held_out():
+    from tokenomics.forecast.backtest import holdout_series
+    from tokenomics.forecast.history import add_history
+
+    assert holdout_series(_toy_history()) == set()
+    extra = pd.DataFrame({"series": ["openrouter"], "date": ["2026-06-15"],
+                          "tokens_per_day": [4e12], "source": ["test"]})
+    assert "openrouter" in holdout_series(add_history(load_history(), extra))
 
 
 def test_three_point_series_interval_is_labelled_wide_but_finite():

@@ -162,5 +162,6 @@ def test_show_backtest_reports_coverage_and_width_by_horizon():
     res = runner.invoke(app, ["forecast", "--show", "backtest", "--format", "csv"])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(io.StringIO(res.stdout))
-    assert {"horizon", "coverage_80", "coverage_95", "median_width_95_log10"} <= set(df.columns)
-    assert df["horizon"].iloc[-1] == "all"
+    assert {"sample", "horizon", "coverage_80", "coverage_95", "median_width_95_log10"} <= set(df.columns)
+    assert list(df["sample"].unique()) == ["tuning", "holdout"]
+    assert (df.groupby("sample", sort=False)["horizon"].last() == "all").all()

@@ -124,9 +124,9 @@ REGISTRY: dict[str, DatasetInfo] = {
     # --- forecast datasets ---
     "token_demand": DatasetInfo(
         "token_demand.csv",
-        "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day.",
+        "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day; holdout = 1 marks series only scored, never tuned on.",
         index=None,
-        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note"),
+        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout"),
     ),
     "demand_scenarios": DatasetInfo(
         "demand_scenarios.csv",

@@ -68,14 +68,16 @@ def forecast(
         bt = result.backtest
         cal = bt.calibration
         df = bt.coverage_by_horizon()
-        title = ("Rolling-origin backtest: calibrated 80/95 % intervals scored out of sample "
-                 "(leave one series out), by horizon")
+        title = ("Rolling-origin backtest: calibrated 80/95 % intervals scored out of sample, by "
+                 "horizon; sample tuning = leave one tuning series out, holdout = series never "
+                 "tuned on")
         spread = f" + ({cal.k_spread:.3g} d)^2" if cal.k_spread else ""
-        caption = (f"{cal.n_points} pooled errors from {cal.n_series} series (calibration: "
+        caption = (f"calibration from {cal.n_points} pooled errors of {cal.n_series} tuning series ("
                    f"{cal.source}); scale = sqrt({cal.s0_log10:.3g}^2 + ({cal.s1_log10_per_year:.3g}"
                    f" h)^2{spread}) decades at horizon h years, x{cal.q[0.8]:.2f} (80 %), "
                    f"x{cal.q[0.95]:.2f} (95 %); widths in decades; mae_vs_naive < 1 beats a random "
-                   "walk in logs. Per model: --format csv --out DIR (backtest.csv)")
+                   "walk in logs. Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
+                   "calibration. Per model: --format csv --out DIR (backtest.csv)")
     elif show == Show.scenarios:
         df, title = scenario_table(), "Agentic scenarios (datasets/demand_scenarios.csv)"
     elif show == Show.references:

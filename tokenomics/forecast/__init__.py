@@ -6,7 +6,8 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`forecast` -> :class:`ForecastResult` (``.to_frame("annual"|"monthly")``, ``.write``,
   ``.fan_chart``)
 - :func:`run_backtest` -> :class:`BacktestResult` (``.to_frame()``: errors vs naive/drift, coverage,
-  weights; ``.coverage_by_horizon()``: calibrated intervals scored leaving one series out)
+  weights; ``.coverage_by_horizon()``: calibrated intervals scored on the tuning series leaving
+  one series out, and on the held-out series (``holdout = 1``) never tuned on)
 - :func:`realtime_backtest`: forecasts as of each past month-end scored on later observations
 - :func:`load_history`, :func:`series`, :func:`series_names`
 - :func:`scenario`, :func:`scenario_table`, :func:`reference_lines`, :func:`bass_share`
