@@ -73,6 +73,19 @@ def test_little_law_closes_the_loop(deps):
         assert x * (float(r.ttft_s) + OSL * float(r.tpot_s)) == pytest.approx(c, rel=0.01)
 
 
+def test_decode_memory_caps_the_batch(deps, monkeypatch):
+    """A decode instance holding 10 sequences decodes 10; the rest of the concurrency queues (TTFT)."""
+    from tokenomics.deployment import Deployment
+
+    pre, dec = deps
+    _fake_prefill(monkeypatch, 1e-9)
+    monkeypatch.setattr(Deployment, "max_batch", lambda self, context_tok=2048: 10)
+    r = serve_disaggregated(pre, dec, n_prefill_gpus=4, n_decode_gpus=8, isl_tok=ISL, osl_tok=OSL, concurrency=100)
+    assert float(r.batch) == pytest.approx(10)
+    x = float(r.output_tok_per_s_per_decode_gpu) * 8 / OSL
+    assert float(r.ttft_s) == pytest.approx(100 / x - OSL * float(r.tpot_s), rel=1e-6)
+
+
 def test_per_decode_gpu_vs_per_gpu(deps):
     pre, dec = deps
     r = serve_disaggregated(pre, dec, n_prefill_gpus=4, n_decode_gpus=32, isl_tok=ISL, osl_tok=OSL, concurrency=144)

@@ -32,7 +32,8 @@ phase above); each prompt's KV cache (:func:`tokenomics.perf.memory.kv_bytes_per
 then crosses the fabric to a decode GPU (scale-up link inside one NVLink/UB domain, scale-out NIC
 across domains). ``TTFT = wait + t_prefill + t_kv``; Little's law closes the loop,
 ``C = X * TTFT + n_decode * B``. The prefill capacity ``X <= n_prefill * n_max / t_prefill(n_max)``
-caps the request rate; once it binds, the surplus requests queue in front of prefill and
+caps the request rate, and the decode batch ``B`` is at most what a decode instance's memory holds;
+once either binds, the surplus requests queue in front of prefill and
 ``TTFT = C / X - osl * t_it / tokens_per_step``. Output tokens/s are reported per decode GPU (the
 InferenceMAX convention for disaggregated runs) and per GPU of the whole deployment (what a
 GPU-hour buys).
@@ -324,14 +325,18 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         return float(serve(decode_dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=max(b, 1e-9),
                            context_tok=ctx, profile=profile, engines=engines).iteration_s)
 
-    # decode-bound steady state (prefill not saturated): C = X * TTFT + n_decode * B
-    b = c / n_di
+    # decode-bound steady state (prefill not saturated): C = X * TTFT + n_decode * B, B at most what
+    # the decode instance's memory holds at the longest context (the rest waits for a slot)
+    b_cap = float(np.min(decode_dep.max_batch(int(round(isl + osl)))))
+    if b_cap < 1:
+        raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
+    b = min(c / n_di, b_cap)
     x = t_it = ttft = float("nan")
     for _ in range(int(n_iter)):
         t_it = decode_it(b)
         x = n_di * b * tps / (osl * t_it)
         ttft = ttft_free(min(x, x_cap))
-        b_new = max(c - x * ttft, 1e-3 * c) / n_di
+        b_new = min(max(c - x * ttft, 1e-3 * c) / n_di, b_cap)
         if abs(b_new - b) <= 1e-4 * b:
             b = b_new
             break
@@ -348,9 +353,8 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
             b = b_new
             t_it = decode_it(b)
         t_it = decode_it(b)
-        ttft = max(c / x - osl * t_it / tps, ttft_free(x))
-    else:
-        ttft = ttft_free(x)
+    # Little's law: what is not decoding is waiting for (or in) prefill; at least the queue-free TTFT
+    ttft = max(c / x - osl * t_it / tps, ttft_free(x))
     out_tok_s = x * osl  # [tokens/s] of the whole deployment
     n_gpus = float(n_prefill_gpus) + float(n_decode_gpus)
     return ServingResult("disaggregated", np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
