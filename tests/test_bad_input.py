@@ -44,6 +44,20 @@ def _cases_with(**changes) -> str:
     return HEADER + "\n" + buf.getvalue()
 
 
+SERVING = catalog.data_dir() / "serving_holdout.csv"
+
+
+def _disagg_without(*cols: str) -> bytes:
+    """The header of the held-out serving cases and its first disaggregated serve row with
+    ``cols`` emptied."""
+    import pandas as pd
+
+    df = pd.read_csv(SERVING)
+    row = df[(df["disaggregated"] == 1) & (df["phase"] == "serve")].head(1).copy()
+    row.loc[:, list(cols)] = float("nan")
+    return row.to_csv(index=False).encode()
+
+
 MK_HEADER = "date,project,hardware_family,kind,track,level,source,as_of"
 SN_HEADER = "date,vendor,product,chips_per_node,event,units_low,units_text,value,unit,source,as_of,note"
 
@@ -86,6 +100,8 @@ FILES: dict[str, bytes] = {
     "mk_header.csv": (MK_HEADER + "\n").encode(),
     "mk_baddate.csv": (MK_HEADER + "\nsoon,p,nvidia,research_paper,megakernel,1,s,2025-01\n").encode(),
     "sn_words.csv": (SN_HEADER + "\n2025-01,v,p,,deliveries,many,,lots,chips,s,2025-01,\n").encode(),
+    "disagg_nosplit.csv": _disagg_without("n_prefill_gpus", "n_decode_gpus"),
+    "disagg_nodecode.csv": _disagg_without("n_decode_gpus"),
     "adir/keep": b"",
     "afile": b"not a directory",
 }
@@ -174,6 +190,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     ([V, "inf_measured.csv"], "measured_step_s is not finite"),
     ([V, "phase_decod.csv"], "phase must be one of"),
     ([V, "--profile", "number.json"], "JSON object"),
+    # -- validate-serving: a disaggregated row without its P:D split
+    (["validate-serving", "disagg_nosplit.csv"], "missing n_prefill_gpus, n_decode_gpus"),
+    (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
     # -- sweep: the grid reader, sizes, --out, engines
     (["sweep", "missing.toml"], "not found"),
     (["sweep", "adir"], "is a directory"),

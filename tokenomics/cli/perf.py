@@ -261,8 +261,9 @@ def validate_serving(
     """Predict published serving results (tokens/s per GPU and per user, TPOT, TTFT) and score them.
 
     Each row becomes a deployment (chips, tp/ep/attention DP, engine, precisions, MTP) served in
-    steady-state continuous batching at its concurrency (serve), at the largest batch that fits
-    (offline), or as a decode-only / prefill-only deployment.
+    steady-state continuous batching at its concurrency (serve), as prefill and decode instances
+    with KV transfer (a disaggregated serve row: output tokens/s per decode GPU, as published),
+    at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
     """
     from ..perf.serving import predict_cases, summarize
 
@@ -271,8 +272,9 @@ def validate_serving(
     pred = predict_cases(cases, profile)
     if fmt != Format.table:
         keep = ["case_id", "phase", "hardware", "model", "engine", "n_gpus", "tp", "ep", "dp_attention",
-                "spec_decode", "isl_tok", "osl_tok", "concurrency", "deployment", "status",
-                "predicted_output_tok_per_s_per_gpu", "predicted_total_tok_per_s_per_gpu",
+                "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",
+                "concurrency", "deployment", "status", "predicted_output_tok_per_s_per_gpu",
+                "predicted_output_tok_per_s_per_deployment_gpu", "predicted_total_tok_per_s_per_gpu",
                 "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s", "predicted_batch",
                 "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
                 "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac"]

@@ -25,10 +25,26 @@ engine's maximum number of sequences and, when the benchmark states it, by the n
 requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A ``decode`` deployment (disaggregated decode workers)
 decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
 prompt tokens only.
+
+Disaggregated serving (:func:`serve_disaggregated`) splits the GPUs into prefill instances and
+decode instances. At a total concurrency ``C``, ``X`` requests/s flow through both: a decode
+instance runs ``B`` sequences with no prompt tokens in its iterations (``t_it(B)`` from the
+``decode`` phase above), so ``X = n_decode * B * tokens_per_step / (osl * t_it)``; a prefill
+instance prefills batches of the prompts arriving while the previous batch ran (``prefill``
+phase above); each prompt's KV cache (:func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip`)
+then crosses the fabric to a decode GPU (scale-up link inside one NVLink/UB domain, scale-out NIC
+across domains). ``TTFT = wait + t_prefill + t_kv``; Little's law closes the loop,
+``C = X * TTFT + n_decode * B``. The prefill capacity ``X <= n_prefill * n_max / t_prefill(n_max)``
+caps the request rate, and the decode batch ``B`` is at most what a decode instance's memory holds;
+once either binds, the surplus requests queue in front of prefill and
+``TTFT = C / X - osl * t_it / tokens_per_step``. Output tokens/s are reported per decode GPU (the
+InferenceMAX convention for disaggregated runs) and per GPU of the whole deployment (what a
+GPU-hour buys).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -108,7 +124,13 @@ class ServingResult:
     tok_per_s_per_user : ndarray
         ``1 / tpot_s`` [tokens/s].
     output_tok_per_s_per_gpu, total_tok_per_s_per_gpu : ndarray
-        Output (and input + output) tokens/s per GPU of the instance [tokens/s].
+        Output (and input + output) tokens/s per GPU of the instance [tokens/s]; disaggregated:
+        per GPU of the whole deployment, prefill and decode GPUs together.
+    output_tok_per_s_per_decode_gpu : ndarray or None
+        Disaggregated only: output tokens/s per decode GPU [tokens/s].
+    kv_transfer_s : float
+        Disaggregated only: moving one prompt's KV cache from its prefill to its decode GPUs, part
+        of ``ttft_s`` [s] (0 otherwise).
     """
 
     phase: str
@@ -120,6 +142,24 @@ class ServingResult:
     output_tok_per_s_per_gpu: np.ndarray
     total_tok_per_s_per_gpu: np.ndarray
     engine_step_s: float
+    output_tok_per_s_per_decode_gpu: np.ndarray | None = None
+    kv_transfer_s: float = 0.0
+
+
+def _engine_cost_s(dep, engines: Any = None) -> tuple[dict[str, Any], float]:
+    """The engine's parameters and its cost per iteration of ``dep`` [s] (``engines``: fitting)."""
+    ep = engine_params(dep.engine if dep.engine != "none" else "default", dep.hardware.vendor, engines)
+    t_eng = dep.engine_step_s  # inside every decode step of the deployment
+    if engines is not None and t_eng > 0:  # fitting: an engines table other than the bundled one
+        t_eng = ep["kernel_overhead_s"] * dep.engine_kernels
+    return ep, t_eng
+
+
+def _prefill_iteration_s(dep, isl: float, batch: Any, t_eng: float, profile=None) -> np.ndarray:
+    """One prefill-only iteration of ``batch`` prompts of ``isl`` tokens per replica, engine cost
+    included [s] (array over ``batch``)."""
+    pre = dep.prefill(int(round(isl)), batch=batch, profile=profile)
+    return np.asarray(pre.step_time_s, dtype=float) + t_eng
 
 
 def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
@@ -161,18 +201,14 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
     dep = deployment
-    ep = engine_params(dep.engine if dep.engine != "none" else "default", dep.hardware.vendor, engines)
-    t_eng = dep.engine_step_s  # inside every decode step of the deployment
-    if engines is not None and t_eng > 0:  # fitting: an engines table other than the bundled one
-        t_eng = ep["kernel_overhead_s"] * dep.engine_kernels
+    ep, t_eng = _engine_cost_s(dep, engines)
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
     chunk = float(dep.prefill_chunk_tok)
     if phase == "prefill":
         n = int(np.max(dep.prefill_batch(int(round(isl))))) if prefill_tok is None else max(1, round(prefill_tok / isl))
-        pre = dep.prefill(int(round(isl)), batch=n, profile=profile)
-        t = float(np.max(pre.step_time_s)) + t_eng
+        t = float(np.max(_prefill_iteration_s(dep, isl, n, t_eng, profile)))
         tok_s = n * isl / t / gpus
         z = np.asarray(float("nan"))
         return ServingResult(phase, np.asarray(n), np.asarray(t), z, np.asarray(t), z, np.asarray(0.0),
@@ -219,6 +255,128 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     out = b * tps / t_it / gpus
     return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
                          np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+
+
+def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: float) -> float:
+    """Time to move one prompt's KV cache from its prefill GPUs to its decode GPUs [s].
+
+    Each prefill GPU that holds a shard of the sequence's cache sends it over its own link, in
+    parallel: the shard is :func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip` at the prefill
+    layout (split by KV head for GQA, whole for MLA), the bandwidth the decode system's scale-up
+    link when the ``n_gpus`` of the deployment fit one scale-up domain, else its scale-out NIC
+    (the scale-up link where no NIC is catalogued), plus one hop of latency.
+    """
+    from .memory import kv_bytes_per_seq_per_chip
+
+    sys_ = decode_dep.system
+    link = sys_.link_bytes_per_s
+    if sys_.crosses_scaleout(int(math.ceil(n_gpus))) and sys_.scaleout_bytes_per_s > 0:
+        link = sys_.scaleout_bytes_per_s
+    p = prefill_dep.parallel
+    shard = float(kv_bytes_per_seq_per_chip(prefill_dep.model, float(isl_tok), tp=p.tp, pp=p.pp,
+                                            kv_precision=prefill_dep.kv_precision))
+    return shard / float(link) + float(sys_.hop_latency_s)
+
+
+def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
+                        isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
+                        profile: Any = None, n_iter: int = 30, engines: Any = None) -> ServingResult:
+    """Steady-state disaggregated prefill/decode serving at a total concurrency (module docstring).
+
+    Parameters
+    ----------
+    prefill_dep, decode_dep : Deployment
+        One prefill instance and one decode instance (their ``replica_chips`` GPUs each).
+    n_prefill_gpus, n_decode_gpus : float
+        GPUs of all prefill and of all decode instances [GPUs].
+    isl_tok, osl_tok : float
+        Mean input and output tokens per request [tokens].
+    concurrency : float
+        Requests in flight over the whole deployment (closed loop) [requests].
+    context_tok : float, optional
+        Mean KV length a decode step attends to [tokens] (default ``isl + osl / 2``).
+    profile, engines
+        As :func:`serve`.
+
+    Returns
+    -------
+    ServingResult
+        ``batch`` sequences per decode instance, ``iteration_s`` one decode iteration, ``ttft_s``
+        including the prefill queue and :func:`kv_transfer_s`; ``output_tok_per_s_per_gpu`` and
+        ``total_tok_per_s_per_gpu`` per GPU of the whole deployment,
+        ``output_tok_per_s_per_decode_gpu`` per decode GPU.
+    """
+    v.positive(isl_tok, "isl_tok")
+    v.positive(osl_tok, "osl_tok")
+    v.positive(concurrency, "concurrency")
+    for name, n, dep in (("n_prefill_gpus", n_prefill_gpus, prefill_dep), ("n_decode_gpus", n_decode_gpus, decode_dep)):
+        v.positive(n, name)
+        if float(n) < dep.replica_chips:
+            raise ValidationError(f"{name}={float(n):g} is fewer than one instance of {dep.replica_chips} GPUs "
+                                  f"({dep.label()})")
+    isl, osl, c = float(isl_tok), float(osl_tok), float(concurrency)
+    n_pi = float(n_prefill_gpus) / prefill_dep.replica_chips  # prefill instances
+    n_di = float(n_decode_gpus) / decode_dep.replica_chips  # decode instances
+    tps = decode_dep.spec.tokens_per_step if decode_dep.spec else 1.0
+    ctx = isl + osl / 2.0 if context_tok is None else float(context_tok)
+
+    # prefill instance: iteration time of every batch size up to its prefill budget
+    ep_p, t_eng_p = _engine_cost_s(prefill_dep, engines)
+    n_arr = np.arange(1, int(np.max(prefill_dep.prefill_batch(int(round(isl))))) + 1)
+    t_arr = _prefill_iteration_s(prefill_dep, isl, n_arr, t_eng_p, profile) * np.ones(n_arr.shape)
+    x_cap = n_pi * n_arr[-1] / t_arr[-1]  # prefill capacity [requests/s]
+    t_kv = kv_transfer_s(prefill_dep, decode_dep, isl, float(n_prefill_gpus) + float(n_decode_gpus))
+
+    def ttft_free(x: float) -> float:
+        """TTFT with no prefill queue: a batch holds the prompts that arrive while one runs (plus
+        the engine's per-request overhead)."""
+        lam = x / n_pi
+        ok = n_arr >= lam * t_arr
+        i = int(np.argmax(ok)) if ok.any() else len(n_arr) - 1
+        busy = min(1.0, lam * t_arr[i] / n_arr[i])  # share of time the instance prefills
+        return 0.5 * busy * t_arr[i] + t_arr[i] + t_kv + ep_p["ttft_overhead_s"]
+
+    def decode_it(b: float) -> float:
+        return float(serve(decode_dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=max(b, 1e-9),
+                           context_tok=ctx, profile=profile, engines=engines).iteration_s)
+
+    # decode-bound steady state (prefill not saturated): C = X * TTFT + n_decode * B, B at most what
+    # the decode instance's memory holds at the longest context (the rest waits for a slot)
+    b_cap = float(np.min(decode_dep.max_batch(int(round(isl + osl)))))
+    if b_cap < 1:
+        raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
+    b = min(c / n_di, b_cap)
+    x = t_it = ttft = float("nan")
+    for _ in range(int(n_iter)):
+        t_it = decode_it(b)
+        x = n_di * b * tps / (osl * t_it)
+        ttft = ttft_free(min(x, x_cap))
+        b_new = min(max(c - x * ttft, 1e-3 * c) / n_di, b_cap)
+        if abs(b_new - b) <= 1e-4 * b:
+            b = b_new
+            break
+        b = 0.5 * (b + b_new)
+    t_it = decode_it(b)
+    x = n_di * b * tps / (osl * t_it)
+    if x > x_cap:  # prefill-bound: decode runs what prefill delivers, the rest waits for prefill
+        x = x_cap
+        for _ in range(int(n_iter)):
+            b_new = x * osl * t_it / (tps * n_di)
+            if abs(b_new - b) <= 1e-4 * b:
+                b = b_new
+                break
+            b = b_new
+            t_it = decode_it(b)
+        t_it = decode_it(b)
+    # Little's law: what is not decoding is waiting for (or in) prefill; at least the queue-free TTFT
+    ttft = max(c / x - osl * t_it / tps, ttft_free(x))
+    out_tok_s = x * osl  # [tokens/s] of the whole deployment
+    n_gpus = float(n_prefill_gpus) + float(n_decode_gpus)
+    return ServingResult("disaggregated", np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
+                         np.asarray(tps / t_it), np.asarray(out_tok_s / n_gpus),
+                         np.asarray(out_tok_s * (1 + isl / osl) / n_gpus), _engine_cost_s(decode_dep, engines)[1],
+                         output_tok_per_s_per_decode_gpu=np.asarray(out_tok_s / float(n_decode_gpus)),
+                         kv_transfer_s=t_kv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,7 +431,33 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     if bad.any():
         r = df[bad].iloc[0]
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
+    for _, r in df.iterrows():
+        check_split(r)
     return df
+
+
+#: Columns a disaggregated ``serve`` row needs: its prefill/decode split.
+SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
+
+
+def _is_disaggregated_serve(row: Any) -> bool:
+    return str(row.get("phase")) == "serve" and _num(row.get("disaggregated", 0)) == 1
+
+
+def check_split(row: Any) -> None:
+    """A disaggregated ``serve`` row must give its prefill/decode split (:data:`SPLIT_COLUMNS`).
+
+    Raises
+    ------
+    ValidationError
+        One line naming the case and the missing columns.
+    """
+    if not _is_disaggregated_serve(row):
+        return
+    missing = [c for c in SPLIT_COLUMNS if not _num(row.get(c)) > 0]
+    if missing:
+        raise ValidationError(f"serving case {row['case_id']}: a disaggregated serve row needs its prefill/decode "
+                              f"split; missing {', '.join(missing)}")
 
 
 def _num(x: Any) -> float:
@@ -319,8 +503,27 @@ def case_deployment(row: Any):
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap, **kw)
 
 
+def case_prefill_deployment(row: Any):
+    """The prefill instance of a disaggregated row: ``prefill_tp`` / ``prefill_ep`` (``prefill_tp``
+    1 or empty with ``prefill_ep`` > 1: attention data-parallel, as :func:`case_deployment` reads
+    ``dp_attention``); with neither given, the decode instance's layout."""
+    t, e = _num(row.get("prefill_tp")), _num(row.get("prefill_ep"))
+    if not (t > 0 or e > 0):
+        return case_deployment(row)
+    r = dict(row)
+    r.update(tp=int(t) if t > 0 else 1, ep=int(e) if e > 0 else 1, dp_attention=0)
+    return case_deployment(r)
+
+
 def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str, float]:
-    """Predicted serving figures of one published row (see :func:`serve`)."""
+    """Predicted serving figures of one published row (see :func:`serve`, :func:`serve_disaggregated`).
+
+    ``predicted_output_tok_per_s_per_gpu`` uses the denominator of the published figure: for a
+    disaggregated ``serve`` row the decode GPUs (InferenceMAX divides output throughput by the
+    decode GPUs, input throughput by the prefill GPUs and total throughput by all GPUs);
+    ``predicted_output_tok_per_s_per_deployment_gpu`` divides by every GPU of the deployment
+    (what a GPU-hour buys), and ``predicted_total_tok_per_s_per_gpu`` too.
+    """
     from ..errors import TokenomicsError
 
     dep = case_deployment(row)
@@ -336,11 +539,17 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         osl = 1.0
     n_gpus = _num(row["n_gpus"]) or dep.replica_chips
     conc = _num(row["concurrency"])
-    if phase in ("serve", "decode") and _num(row.get("disaggregated", 0)) == 1 and phase == "serve":
-        raise ValidationError(f"serving case {row['case_id']}: a disaggregated serve row needs its prefill/decode "
-                              f"split as decode rows (n_prefill_gpus, n_decode_gpus); not given")
+    check_split(row)
     replicas = max(1.0, n_gpus / dep.replica_chips)
-    if phase == "serve":
+    per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
+    if _is_disaggregated_serve(row):
+        n_pre, n_dec = _num(row["n_prefill_gpus"]), _num(row["n_decode_gpus"])
+        r = serve_disaggregated(case_prefill_deployment(row), dep, n_prefill_gpus=n_pre, n_decode_gpus=n_dec,
+                                isl_tok=isl, osl_tok=osl, concurrency=conc, profile=profile, engines=engines)
+        # the published per-GPU output of a disaggregated run counts decode GPUs (InferenceMAX)
+        per_all = r.output_tok_per_s_per_gpu
+        r = dataclasses.replace(r, output_tok_per_s_per_gpu=r.output_tok_per_s_per_decode_gpu)
+    elif phase == "serve":
         r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines)
     elif phase == "offline":
         n_req = _num(row.get("n_requests"))
@@ -369,7 +578,9 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         # prompt tokens served from a prefix/KV cache count as input but need no compute
         v.fraction(hit, "cache_hit_frac", allow_one=False)
         total = total / (1.0 - hit)
+    per_all = r.output_tok_per_s_per_gpu if per_all is None else per_all
     return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),
+            "predicted_output_tok_per_s_per_deployment_gpu": f(per_all),
             "predicted_total_tok_per_s_per_gpu": total,
             "predicted_tok_per_s_per_user": f(r.tok_per_s_per_user), "predicted_tpot_s": f(r.tpot_s),
             "predicted_ttft_s": f(r.ttft_s), "predicted_batch": f(r.batch), "deployment": dep.label()}
