@@ -116,6 +116,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("engine", "vendor", "kernel_overhead_s", "max_seqs", "source", "as_of"),
     ),
+    "expert_skew": DatasetInfo(
+        "expert_skew.csv",
+        "Measured expert-parallel load imbalance (busiest GPU's routed tokens over the mean), without and with EPLB.",
+        index=None,
+        required=("balancing", "ep_ref", "slots_per_rank_ref", "imbalance_ratio", "used", "source", "as_of"),
+    ),
     # --- econ datasets ---
     "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),
     "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),

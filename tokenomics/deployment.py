@@ -136,6 +136,10 @@ class Deployment:
     overlap : {"none", "prefetch", "tile", "two-batch"}
         Communication overlap rule (:func:`tokenomics.perf.system.system_step`); ``two-batch``
         also applies to prefill.
+    expert_balance : {"none", "eplb"}
+        Expert-parallel load balancing: ``none`` (the engines' default: the busiest chip gets the
+        measured skew of real routing) or ``eplb`` (EPLB with redundant experts;
+        :func:`tokenomics.perf.system.expert_skew_frac`).
     prefill_chunk_tok : int
         Prompt tokens per prefill step [tokens].
     picked : tuple of str
@@ -155,11 +159,12 @@ class Deployment:
     a2a_impl: str = "auto"
     overlap: str = "none"
     prefill_chunk_tok: int = DEFAULT_PREFILL_CHUNK_TOK
+    expert_balance: str = "none"
     picked: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         from .perf.parallel import check_plan
-        from .perf.system import OVERLAP_MODES
+        from .perf.system import EXPERT_BALANCING, OVERLAP_MODES
 
         object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
@@ -169,6 +174,7 @@ class Deployment:
         for f in ("ar_impl", "a2a_impl"):
             v.one_of(getattr(self, f), f, COLLECTIVES)
         v.one_of(self.overlap, "overlap", OVERLAP_MODES)
+        v.one_of(self.expert_balance, "expert_balance", EXPERT_BALANCING)
         v.count(self.prefill_chunk_tok, "prefill_chunk_tok")
         check_plan(self.model, self.parallel, self.system)
 
@@ -204,7 +210,7 @@ class Deployment:
             "weight_precision": self.weight_precision, "expert_precision": self.expert_precision,
             "kv_precision": self.kv_precision, "spec": self.spec.method if self.spec else "none",
             "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl, "overlap": self.overlap,
-            "prefill_chunk_tok": int(self.prefill_chunk_tok),
+            "prefill_chunk_tok": int(self.prefill_chunk_tok), "expert_balance": self.expert_balance,
         }
 
     def replace(self, **changes: Any) -> "Deployment":
@@ -235,7 +241,8 @@ class Deployment:
 
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
-                    kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl)
+                    kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl,
+                    expert_balance=self.expert_balance)
 
     def decode(self, batch: Any = 1, context_tok: Any = 2048, *, check_memory: bool = True,
                profile: Any = None, engine_step_s: float | None = None):
@@ -395,7 +402,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             execution: Any = None, engine: str | None = None, weight_precision: str | None = None,
             expert_precision: str | None = None, kv_precision: str | None = None, spec: Any = None,
             ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
-            prefill_chunk_tok: int | None = None) -> Deployment:
+            prefill_chunk_tok: int | None = None, expert_balance: str | None = None) -> Deployment:
     """Build a :class:`Deployment`, filling what was not given as a production engine would.
 
     Parameters
@@ -412,7 +419,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
         attention data parallelism; False = one TP group over the chips with TP-sharded experts.
     execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
-    a2a_impl, overlap, prefill_chunk_tok
+    a2a_impl, overlap, prefill_chunk_tok, expert_balance
         As :class:`Deployment` (defaults in the module docstring).
 
     Raises
@@ -539,14 +546,15 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
         ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", overlap=overlap or "none",
-        prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK), picked=tuple(picked))
+        prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK),
+        expert_balance=expert_balance or "none", picked=tuple(picked))
     return dep
 
 
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
 FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
              "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "overlap", "prefill_chunk_tok")
+             "overlap", "prefill_chunk_tok", "expert_balance")
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:

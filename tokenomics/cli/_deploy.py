@@ -19,6 +19,7 @@ DeploymentOpt = Annotated[Optional[Path], typer.Option("--deployment", help="TOM
 TargetOpt = Annotated[Optional[float], typer.Option("--target-tok-s-user", help="Price the cheapest batch that still gives each user this many tokens/s.")]
 ExpertPrecOpt = Annotated[Optional[str], typer.Option("--expert-precision", help="Routed/shared expert weights precision [default: the weights'].")]
 OverlapOpt = Annotated[Optional[str], typer.Option("--overlap", help="Communication overlap: none, two-batch (two micro-batches, wide EP), tile, prefetch [default none].")]
+BalanceOpt = Annotated[Optional[str], typer.Option("--expert-balance", help="Expert-parallel load balancing: none (measured routing skew on the busiest chip) or eplb [default none].")]
 KvPrecOpt = Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache precision [default bf16].")]
 
 

@@ -9,7 +9,8 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, OverlapOpt, PrefillBatchOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, OverlapOpt,
+                      PrefillBatchOpt,
                       PrefillChunkOpt, SpecOpt, SystemOpt, TargetOpt, TpOpt, describe, resolve_deployment)
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
@@ -89,6 +90,7 @@ def price(
     expert_precision: ExpertPrecOpt = None,
     kv_precision: KvPrecOpt = None,
     overlap: OverlapOpt = None,
+    expert_balance: BalanceOpt = None,
     output_convention: OutputConventionOpt = "decode-only",
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -105,7 +107,8 @@ def price(
                              default_model="llama-3.1-8b", default_hardware="h200", execution=execution,
                              tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, spec=spec,
                              prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
-                             expert_precision=expert_precision, kv_precision=kv_precision, overlap=overlap)
+                             expert_precision=expert_precision, kv_precision=kv_precision, overlap=overlap,
+                             expert_balance=expert_balance)
     utilization = utilization_of(utilization, utilization_profile, autoscale)
     if batch is None and target is None:
         batch = 32 * int(dep.parallel.attn_dp)

@@ -9,7 +9,8 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt, describe,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
+                      describe,
                       resolve_deployment)
 
 
@@ -117,6 +118,7 @@ def throughput(
     engine: EngineOpt = None,
     spec: SpecOpt = None,
     overlap: OverlapOpt = None,
+    expert_balance: BalanceOpt = None,
     deployment: DeploymentOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -135,11 +137,11 @@ def throughput(
         from ..errors import ValidationError
 
         raise ValidationError(f"--batch x --context make {b.size * c.size:,} rows; at most {MAX_LIST:,}")
-    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, deployment)):
+    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, expert_balance, deployment)):
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
                                  dp_attention=dp_attention, engine=engine, spec=spec, overlap=overlap,
-                                 weight_precision=weight_precision, kv_precision=kv_precision)
+                                 expert_balance=expert_balance, weight_precision=weight_precision, kv_precision=kv_precision)
         rs = dep.decode(b, c, profile=profile)
         df = rs.to_frame()
         if prompt:

@@ -393,7 +393,8 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: (disaggregated rows), ``measured_tok_per_s_per_user``, ``n_requests`` (offline rows: requests
 #: queued by the benchmark), ``cache_hit_frac`` (prefill rows: share of the input tokens served
 #: from a KV/prefix cache, counted in the measured input rate), ``overlap`` (``two-batch`` where the run used two-batch overlap;
-#: empty = none), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: empty = none), ``expert_balance`` (``eplb`` where the run balanced experts; empty = none),
+#: ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -499,8 +500,11 @@ def case_deployment(row: Any):
     engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
     overlap = str(row.get("overlap", "") or "").strip().lower()
     overlap = "none" if overlap in ("", "nan") else overlap  # engines' default: collectives wait
+    balance = str(row.get("expert_balance", "") or "").strip().lower()
+    balance = "none" if balance in ("", "nan") else balance  # engines' default: no EPLB
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
-                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap, **kw)
+                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap,
+                   expert_balance=balance, **kw)
 
 
 def case_prefill_deployment(row: Any):

@@ -29,6 +29,8 @@ group, at least one sequence) while the experts still see the whole batch.
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,6 +229,84 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     return per * q, emax
 
 
+EXPERT_BALANCING = ("none", "eplb")
+
+
+#: The model whose measured skew stands in for models without their own (the DeepSeek-R1
+#: measurement; same architecture as deepseek-v3).
+SKEW_REFERENCE_MODEL = "deepseek-v3"
+
+
+@functools.lru_cache(maxsize=None)
+def _skew_reference(balancing: str, model_name: str, _dir: str) -> tuple[float, float, float, float]:
+    """(imbalance ratio, EP size, slots per rank, reference experts) of the measured row used: the
+    model's own where one is catalogued, else :data:`SKEW_REFERENCE_MODEL`'s."""
+    from ..catalog import load
+
+    df = load("expert_skew")
+    df = df[(df["balancing"] == balancing) & (df["used"] == 1)]
+    own = df[df["model"] == model_name]
+    r = (own if len(own) else df[df["model"] == SKEW_REFERENCE_MODEL]).iloc[0]
+    n_ref = _model_lookup(str(r["model"])).n_experts
+    return float(r["imbalance_ratio"]), float(r["ep_ref"]), float(r["slots_per_rank_ref"]), float(n_ref)
+
+
+def _expected_max_normal(n: float) -> float:
+    """Expected maximum of ``n`` standard normal draws (Blom's approximation)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf((n - 0.375) / (n + 0.25))) if n > 1 else 0.0
+
+
+def expert_skew_frac(model: ModelSpec, ep: int, balancing: str = "none") -> float:
+    """Routed tokens of the busiest of ``ep`` expert-parallel chips over the mean, minus one.
+
+    Real routing is skewed (hot experts): NVIDIA measured DeepSeek-R1 at EP32 with 8 experts per
+    GPU at 2.56x the mean without balancing and 1.11x with EPLB and 32 redundant experts
+    (``datasets/expert_skew.csv``; a model with its own measured row, Kimi K3, uses that, every
+    other model DeepSeek-R1's, an ASSUMPTION). Other layouts scale that figure by the statistics of a sum of
+    independent expert loads: a chip's coefficient of variation falls as ``1 / sqrt(slots per
+    chip)`` and the expected maximum over ``ep`` chips grows as the expected maximum of ``ep``
+    normal draws. EPLB keeps the reference's redundancy (288 slots for 256 experts).
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import model
+    >>> round(expert_skew_frac(model("deepseek-v3"), 32), 3)    # the measured point
+    1.564
+    >>> round(expert_skew_frac(model("deepseek-v3"), 8), 2)     # 32 experts per GPU
+    0.54
+    """
+    v.one_of(balancing, "expert_balance", EXPERT_BALANCING)
+    if ep <= 1 or not model.is_moe:
+        return 0.0
+    from ..catalog import data_dir
+
+    r_ref, ep_ref, slots_ref, n_ref = _skew_reference(balancing, model.name, str(data_dir()))
+    redundancy = slots_ref * ep_ref / n_ref  # slots per expert of the reference layout
+    slots = max(model.n_experts * redundancy / ep, 1.0)
+    return r_ref * math.sqrt(slots_ref / slots) * _expected_max_normal(ep) / _expected_max_normal(ep_ref)
+
+
+def expert_skew_s(core: Any, model: ModelSpec, ep: int, balancing: str = "none") -> np.ndarray:
+    """Extra time of the busiest expert-parallel chip's expert GEMMs [s]: its routed tokens are
+    ``1 + expert_skew_frac`` times the mean the core timed, which costs where the experts op is
+    compute-bound (its weight read does not grow). In a megakernel the weights stream in behind
+    the other operators' compute, so the extra GEMM work is exposed in full."""
+    frac = expert_skew_frac(model, ep, balancing)
+    zero = 0 * np.asarray(core.step_time_s, dtype=float)
+    if frac <= 0:
+        return zero
+    extra = zero
+    for x in core.op_times:
+        if x.name == "experts":
+            if core.plan.launch == "megakernel":
+                extra = extra + frac * x.compute_s
+            else:
+                extra = extra + np.maximum(x.mem_s, x.compute_s * (1 + frac)) - np.maximum(x.mem_s, x.compute_s)
+    return extra
+
+
 def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any = 4096,
                       tokens_per_step: Any = 1, weight_precision: str | None = None,
                       kv_precision: str = "bf16") -> np.ndarray:
@@ -308,6 +388,7 @@ def system_step(
     check_memory: bool = True,
     expert_precision: str | None = None,
     engine_step_s: float = 0.0,
+    expert_balance: str = "none",
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -364,7 +445,8 @@ def system_step(
         return _two_batch_step(sys_, m, p, parallel, batch, context_tok, spec, ar_impl=ar_impl,
                                a2a_impl=a2a_impl, weight_precision=weight_precision,
                                kv_precision=kv_precision, profile=profile, check_memory=check_memory,
-                               expert_precision=expert_precision, engine_step_s=engine_step_s)
+                               expert_precision=expert_precision, engine_step_s=engine_step_s,
+                               expert_balance=expert_balance)
     a2a_impl = a2a_impl or ar_impl
     comm.impl(ar_impl)
     comm.impl(a2a_impl)
@@ -402,6 +484,10 @@ def system_step(
         wbytes = precision_bytes(component_precisions(m, weight_precision, expert_precision)[1])
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
         imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() * wbytes / rate
+    # ... and, routing being skewed, more routed tokens than the mean (compute of its experts)
+    skew_s = expert_skew_s(core, m, ep, expert_balance)
+    read_imbalance_s = imbalance_s  # memory time (what overlap can hide behind)
+    imbalance_s = imbalance_s + skew_s
     compute = np.asarray(core.step_time_s, dtype=float) + imbalance_s
     if p.launch == "eager":  # device work hides behind host launches until it exceeds them
         gpu, host = np.asarray(core.gpu_time_s, float), np.asarray(core.host_time_s, float)
@@ -415,7 +501,7 @@ def system_step(
     allreduce_s, a2a_s, comm_s = c["allreduce_s"], c["all_to_all_s"], c["total_s"]
 
     # overlap of communication with the chip's memory traffic, per layer
-    mem_layer = (np.asarray(core.mem_time_s, dtype=float) + imbalance_s) / m.n_layers
+    mem_layer = (np.asarray(core.mem_time_s, dtype=float) + read_imbalance_s) / m.n_layers
     comm_layer = (allreduce_s + a2a_s) / m.n_layers
     if overlap == "none":
         hidden_layer = 0 * comm_layer
@@ -434,7 +520,8 @@ def system_step(
         d = system_step(sys_, spec.draft_model(m), p, parallel, batch, context_tok, None,
                         ar_impl=ar_impl, a2a_impl=a2a_impl, overlap=overlap,
                         weight_precision=weight_precision, kv_precision=kv_precision,
-                        profile=profile, check_memory=False, expert_precision=expert_precision)
+                        profile=profile, check_memory=False, expert_precision=expert_precision,
+                        expert_balance=expert_balance)
         draft_s = spec.gamma * d.step_time_s
 
     v.non_negative(engine_step_s, "engine_step_s")
@@ -500,6 +587,7 @@ def system_prefill(
     a2a_impl: str | None = None,
     expert_precision: str | None = None,
     overlap: str = "none",
+    expert_balance: str = "none",
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -537,13 +625,14 @@ def system_prefill(
                     expert_precision=expert_precision)
     comm_s = forward_comm_s(m, parallel, sys_, attn_group_tok=np.ceil(b / adp) * s, stage_tok=b * s,
                             logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl)["total_s"]
-    compute = np.asarray(core.step_time_s, dtype=float)
+    compute = np.asarray(core.step_time_s, dtype=float) + expert_skew_s(core, m, parallel.ep, expert_balance)
     step = compute + comm_s
     v.one_of(overlap, "overlap", OVERLAP_MODES)
     if overlap == "two-batch":
         half = system_prefill(sys_, m, p, parallel, prompt_tok=prompt_tok, batch=np.maximum(np.ceil(b / 2), 1),
                               weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
-                              ar_impl=ar_impl, a2a_impl=a2a_impl, expert_precision=expert_precision)
+                              ar_impl=ar_impl, a2a_impl=a2a_impl, expert_precision=expert_precision,
+                              expert_balance=expert_balance)
         use = b >= 2
         compute = np.where(use, 2 * half.compute_s, compute)
         step = np.where(use, 2 * np.maximum(half.compute_s, half.comm_s), step)
