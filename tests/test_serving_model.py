@@ -178,3 +178,12 @@ def test_expert_skew_slows_only_compute_bound_expert_work():
     assert pre[0] > pre[1]
     with pytest.raises(TokenomicsError, match="expert_balance"):
         none.replace(expert_balance="perfect")
+
+
+def test_case_rows_may_name_their_all_to_all_kernels():
+    """A row that states DeepEP low-latency all-to-alls (Dynamo-SGLang recipe) is timed with the
+    DeepEP fit; an empty cell leaves the resolver's choice."""
+    row = _row(phase="serve", model="deepseek-v3", hardware="b200", n_gpus=8, tp=8, ep=8, dp_attention=1,
+               engine="sglang", isl_tok=1024, osl_tok=1024, concurrency=64)
+    assert serving.case_deployment(row).a2a_impl == "auto"
+    assert serving.case_deployment(_row(**{**row.to_dict(), "a2a_impl": "deepep_rdma"})).a2a_impl == "deepep_rdma"

@@ -394,6 +394,8 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: queued by the benchmark), ``cache_hit_frac`` (prefill rows: share of the input tokens served
 #: from a KV/prefix cache, counted in the measured input rate), ``overlap`` (``two-batch`` where the run used two-batch overlap;
 #: empty = none), ``expert_balance`` (``eplb`` where the run balanced experts; empty = none),
+#: ``a2a_impl`` (the expert all-to-all kernels where the run names them, e.g. ``deepep_rdma`` for
+#: DeepEP low-latency; empty = the resolver's choice),
 #: ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
@@ -502,9 +504,11 @@ def case_deployment(row: Any):
     overlap = "none" if overlap in ("", "nan") else overlap  # engines' default: collectives wait
     balance = str(row.get("expert_balance", "") or "").strip().lower()
     balance = "none" if balance in ("", "nan") else balance  # engines' default: no EPLB
+    a2a = str(row.get("a2a_impl", "") or "").strip().lower()
+    a2a = None if a2a in ("", "nan") else a2a  # default: the resolver's (NCCL or one-shot by size)
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap,
-                   expert_balance=balance, **kw)
+                   expert_balance=balance, a2a_impl=a2a, **kw)
 
 
 def case_prefill_deployment(row: Any):
