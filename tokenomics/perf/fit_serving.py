@@ -15,13 +15,34 @@ import numpy as np
 from ..errors import ValidationError
 
 
-def _table(values: dict[tuple[str, str], float], max_seqs: dict[str, float], source: str, as_of: str):
+Group = tuple[str, str]  # (engine, vendor)
+
+
+def _with_defaults(values: dict[Group, float]) -> dict[Group, float]:
+    """``values`` plus a ``default`` row per vendor (the median of its fitted engines) and
+    ``(default, any)`` (the median of all); non-finite values are skipped, 0 where none is left."""
+    def med(xs):
+        xs = [x for x in xs if np.isfinite(x)]
+        return float(np.median(xs)) if xs else 0.0
+
+    out = dict(values)
+    for vd in {g[1] for g in values}:
+        out[("default", vd)] = med([x for g, x in values.items() if g[1] == vd])
+    out[("default", "any")] = med(list(values.values()))
+    return out
+
+
+def _table(kernel_s: dict[Group, float], ttft_s: dict[Group, float], source: str, as_of: str):
+    """An engines table (schema of ``datasets/engines.csv``) from per-group parameters with defaults."""
     import pandas as pd
 
+    kernel_s, ttft_s = _with_defaults(kernel_s), _with_defaults(ttft_s)
     rows = []
-    for (eng, vend), val in sorted(values.items()):
+    for (eng, vend), val in sorted(kernel_s.items()):
+        ttft = ttft_s.get((eng, vend), 0.0)
         rows.append({"engine": eng, "vendor": vend, "kernel_overhead_s": float(val),
-                     "max_seqs": max_seqs.get(eng, 1024.0), "kind": "fitted", "source": source,
+                     "ttft_overhead_s": float(ttft) if np.isfinite(ttft) else 0.0,
+                     "max_seqs": MAX_SEQS.get(eng, 1024.0), "kind": "fitted", "source": source,
                      "as_of": as_of, "note": ""})
     return pd.DataFrame(rows)
 
@@ -59,12 +80,8 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     engine = df["engine"].map(lambda e: str(e).split("-")[-1] if str(e).startswith("dynamo-") else str(e))
     groups = sorted(set(zip(engine, vendor)))
 
-    def table(x):
-        vals = {g: x[i] for i, g in enumerate(groups)}
-        for vd in {g[1] for g in groups}:
-            vals[("default", vd)] = float(np.median([x[i] for i, g in enumerate(groups) if g[1] == vd]))
-        vals[("default", "any")] = float(np.median(x))
-        return _table(vals, MAX_SEQS, source, as_of)
+    def table(x, ttft=None):
+        return _table(dict(zip(groups, x)), ttft or {}, source, as_of)
 
     def resid(x):
         p = predict_cases(df, profile, engines=table(x))
@@ -74,27 +91,15 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     x0 = np.full(len(groups), 3e-6)
     fit = least_squares(resid, x0, bounds=(0.0, 2e-4), x_scale=1e-6, loss="soft_l1", f_scale=0.1,
                         diff_step=0.05, max_nfev=60)
-    out = table(fit.x)
     # per-request TTFT overhead: the median gap between measured and predicted TTFT of each group
     # (robust to the queueing collapses some rows show), never negative
-    out["ttft_overhead_s"] = 0.0
-    p = predict_cases(df, profile, engines=out)
-    gap = (p["measured_ttft_s"].astype(float) - p["predicted_ttft_s"].astype(float)) if "measured_ttft_s" in p else None
+    p = predict_cases(df, profile, engines=table(fit.x))
+    gap = p["measured_ttft_s"].astype(float) - p["predicted_ttft_s"].astype(float) if "measured_ttft_s" in p else None
     ttft = {}
-    for i, g in enumerate(groups):
-        sel = (engine == g[0]) & (vendor == g[1])
-        gg = gap[sel].dropna() if gap is not None else []
+    for g in groups:
+        gg = gap[(engine == g[0]) & (vendor == g[1])].dropna() if gap is not None else []
         ttft[g] = max(0.0, float(np.median(gg))) if len(gg) else float("nan")
-    for vd in {g[1] for g in groups}:
-        vals = [ttft[g] for g in groups if g[1] == vd and np.isfinite(ttft[g])]
-        ttft[("default", vd)] = float(np.median(vals)) if vals else 0.0
-    known = [x for x in ttft.values() if np.isfinite(x)]
-    ttft[("default", "any")] = float(np.median(known)) if known else 0.0
-    out["ttft_overhead_s"] = [ttft.get((r.engine, r.vendor), 0.0) for r in out.itertuples()]
-    out["ttft_overhead_s"] = out["ttft_overhead_s"].fillna(0.0)
-    cols = list(out.columns)
-    cols.insert(cols.index("kernel_overhead_s") + 1, cols.pop(cols.index("ttft_overhead_s")))
-    out = out[cols]
+    out = table(fit.x, ttft)
     n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}
     out["note"] = [f"fitted on {n[(r.engine, r.vendor)]} serve rows" if (r.engine, r.vendor) in n
                    else "median of this vendor's fitted engines (no rows of its own)" for r in out.itertuples()]

@@ -22,8 +22,8 @@ iterations solve the pair. Then
 
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
-requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A ``decode`` deployment (disaggregated decode workers)
-decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
+requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A
+``decode`` deployment (disaggregated decode workers) decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
 prompt tokens only.
 
 Disaggregated serving (:func:`serve_disaggregated`) splits the GPUs into prefill instances and
@@ -500,15 +500,18 @@ def case_deployment(row: Any):
 
     engine = ENGINE_ALIASES.get(str(row["engine"]), str(row["engine"]))
     engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
-    overlap = str(row.get("overlap", "") or "").strip().lower()
-    overlap = "none" if overlap in ("", "nan") else overlap  # engines' default: collectives wait
-    balance = str(row.get("expert_balance", "") or "").strip().lower()
-    balance = "none" if balance in ("", "nan") else balance  # engines' default: no EPLB
-    a2a = str(row.get("a2a_impl", "") or "").strip().lower()
-    a2a = None if a2a in ("", "nan") else a2a  # default: the resolver's (NCCL or one-shot by size)
+    # optional cells; empty = the engines' defaults (collectives wait, no EPLB, the resolver's
+    # all-to-all: NCCL or one-shot by message size)
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
-                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec, overlap=overlap,
-                   expert_balance=balance, a2a_impl=a2a, **kw)
+                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
+                   overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance"),
+                   a2a_impl=_cell(row, "a2a_impl"), **kw)
+
+
+def _cell(row: Any, name: str) -> str | None:
+    """An optional text cell of a serving row, lower-cased; ``None`` when absent or empty."""
+    text = str(row.get(name, "") or "").strip().lower()
+    return None if text in ("", "nan") else text
 
 
 def case_prefill_deployment(row: Any):
