@@ -99,3 +99,24 @@ def test_more_link_bandwidth_never_slows_a_collective(bw, factor, n, impl):
     fast = base.replace(link_bytes_per_s=bw * factor)
     for coll in ("allreduce", "all_to_all"):
         assert comm.collective_time_s(coll, n, 8, fast, impl) <= comm.collective_time_s(coll, n, 8, slow, impl)
+
+
+def test_deployment_collectives_are_the_fitted_implementations():
+    # one list of names: every fitted implementation (datasets/collectives.csv) can be named by a
+    # deployment, and a deployment names nothing unfitted
+    from tokenomics.deployment import COLLECTIVES
+
+    assert set(COLLECTIVES) == {"auto"} | set(comm.impls())
+
+
+def test_ici_xla_fit_reproduces_the_tpu7x_all_gathers():
+    # XLA all-gather on a TPU7x 2x2x1 slice (Google accelerator-microbenchmarks, Ironwood guide):
+    # 1 MiB gathered output took 0.001572864 GB / 71.77 GB/s = 21.9 us, 256 MiB 2.25 ms; the 2x2 mesh
+    # has a diameter of 2 hops (1 us each, assumed)
+    t = comm.calibration_table()
+    rows = t[t["impl"] == "ici_xla"]
+    assert len(rows) == 5
+    assert rows["error_frac"].abs().max() < 0.02
+    f = comm.impl("ici_xla")
+    assert 8e-6 < f.alpha_s < 14e-6          # fixed cost ~11 us: two-point slope/intercept of the guide
+    assert f.allreduce_algo == "twoshot"     # XLA all-reduce on ICI = reduce-scatter + all-gather

@@ -24,6 +24,9 @@ custom_oneshot  one-shot    SGLang (TensorRT-LLM-derived) custom all-reduce, H10
 vllm_custom     one-shot    vLLM custom all-reduce, H100 TP6/TP8 (PRs 2904, 24111)
 symm_mem        two-shot    torch symmetric-memory multimem / NCCL symmetric, H100 (PRs 24111, 24532)
 deepep_rdma     direct a2a  DeepEP V1 low-latency dispatch/combine over 400 Gb/s IB, EP8-256
+ici_xla         two-shot    XLA all-gather on a TPU7x (Ironwood) 2x2x1 ICI mesh (Google's
+                            accelerator-microbenchmarks); all-reduce as reduce-scatter +
+                            all-gather, as XLA runs it on ICI
 ==============  ==========  =================================================================
 
 ``symm_mem`` is the symmetric-memory (one-sided load/store) variant with the lower latency; it is
@@ -50,7 +53,7 @@ ALGOS = ("ring", "tree", "oneshot", "twoshot", "direct")
 
 #: The all-reduce algorithm of each implementation (how its measured bytes are counted).
 IMPL_ALLREDUCE_ALGO = {"nccl": "ring", "custom_oneshot": "oneshot", "vllm_custom": "oneshot",
-                       "symm_mem": "twoshot", "deepep_rdma": "ring"}
+                       "symm_mem": "twoshot", "deepep_rdma": "ring", "ici_xla": "twoshot"}
 
 
 def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
@@ -130,6 +133,14 @@ class CollectiveImpl:
     fitted_on: str
 
 
+def _diameters(df) -> np.ndarray:
+    """Hop diameter of each measurement's group: the ``diameter_hops`` column where given (mesh
+    and torus fabrics), else 1 (a switch)."""
+    if "diameter_hops" not in df:
+        return np.ones(len(df))
+    return df["diameter_hops"].astype(float).fillna(1.0).to_numpy()
+
+
 def _fit_one(name: str, df) -> CollectiveImpl:
     from scipy.optimize import nnls
 
@@ -142,8 +153,8 @@ def _fit_one(name: str, df) -> CollectiveImpl:
     colls = df["collective"].tolist()
     algos = df["algo"].tolist()
     wire = np.array([float(wire_bytes(c, a, ni, pi)) for c, a, ni, pi in zip(colls, algos, n, p)])
-    # switch fabrics (all calibration rows): diameter 1
-    steps = np.array([float(latency_steps(c, a, pi, 1.0)) for c, a, pi in zip(colls, algos, p)])
+    diam = _diameters(df)
+    steps = np.array([float(latency_steps(c, a, pi, d)) for c, a, pi, d in zip(colls, algos, p, diam)])
     y = t - steps * hop
     spans_p = len(np.unique(p)) > 2
     cols = [np.ones_like(t)] + ([np.log2(p)] if spans_p else []) + [wire / link]
@@ -211,10 +222,11 @@ def calibration_table() -> "pd.DataFrame":  # noqa: F821
     from ..catalog import load
 
     df = load("collectives").copy()
+    df["_diameter"] = _diameters(df)
     pred = []
     for _, r in df.iterrows():
         f = impl(r["impl"])
-        steps = float(latency_steps(r["collective"], r["algo"], r["n_chips"], 1.0))
+        steps = float(latency_steps(r["collective"], r["algo"], r["n_chips"], r["_diameter"]))
         wire = float(wire_bytes(r["collective"], r["algo"], r["message_bytes"], r["n_chips"]))
         pred.append(f.alpha_s + f.alpha_log2_s * math.log2(r["n_chips"]) + steps * r["hop_latency_s"]
                     + wire / (f.bw_frac * r["link_bytes_per_s"]))
