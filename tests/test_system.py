@@ -93,11 +93,27 @@ def test_max_batch_hand():
     assert max_batch_per_replica(K3, s, par, 8192) == math.floor(free / float(mem["kv_bytes_per_seq"]))
 
 
-def test_collective_counts_kimi_k3():
-    # 93 layers: one all-reduce after attention each + one more in the dense first layer;
-    # dispatch + combine in each of 92 MoE layers (the article: 'more than 120 all-to-alls')
-    c = collective_counts(K3, ParallelPlan(tp=16, ep=16, pp=2))
+def test_collective_counts_kimi_k3_attention_dp():
+    # tp8 inside ep128 (attention data-parallel over 16 groups): 93 layers with one all-reduce
+    # after attention each + one more in the dense first layer; dispatch + combine in each of the
+    # 92 MoE layers (the article: 'more than 120 all-to-alls')
+    c = collective_counts(K3, ParallelPlan(tp=8, ep=128, pp=2))
     assert c == {"allreduce": 94, "all_to_all": 184, "allgather": 1, "p2p": 1}
+
+
+def test_collective_counts_replicated_tokens():
+    # attention TP over the whole EP group: every chip holds every token after the attention
+    # all-reduce, so a MoE layer is a local expert pass + one all-reduce of the outputs (TensorRT-LLM
+    # min-latency DeepSeek-R1: 'localReduction, oneshotAllReduce', tech blog 1): 93 x 2 all-reduces,
+    # no all-to-all; TP-sharded experts (ep 1) reduce the same way
+    c = collective_counts(K3, ParallelPlan(tp=16, ep=16, pp=2))
+    assert c == {"allreduce": 186, "all_to_all": 0, "allgather": 1, "p2p": 1}
+    assert collective_counts(K3, ParallelPlan(tp=16, ep=1)) == {"allreduce": 186, "all_to_all": 0,
+                                                                 "allgather": 1, "p2p": 0}
+    # a dense model: attention + MLP all-reduce per layer, whatever ep says
+    from tokenomics.catalog import model
+    m = model("llama-3.1-70b")
+    assert collective_counts(m, ParallelPlan(tp=8, ep=1))["allreduce"] == 2 * m.n_layers
 
 
 def test_expert_load_hand():
@@ -134,7 +150,7 @@ def test_system_step_parts_add_up_and_spec_counts_draft():
     assert float(r.step_time_s) == pytest.approx(float(r.compute_s + r.comm_s - r.overlap_s + r.draft_s))
     assert float(r.draft_s) > 0 and r.tokens_per_step == pytest.approx(spec.tokens_per_step)
     assert float(r.tok_per_s_per_user) == pytest.approx(r.tokens_per_step / float(r.step_time_s))
-    assert r.n_all_to_all == 184 and r.n_collectives > 120
+    assert r.n_all_to_all == 0 and r.n_allreduce == 186 and r.n_collectives == 187  # replicated tokens: no dispatch
     assert 0 <= float(r.overlap_s) <= float(r.comm_s)
     df = r.to_frame()
     assert len(df) == 1 and {"step_time_s", "tok_per_s_per_chip", "n_collectives"} <= set(df.columns)

@@ -167,23 +167,35 @@ class SystemStepResult(Display):
 def collective_counts(model: ModelSpec, parallel: ParallelPlan) -> dict[str, int]:
     """Collectives per forward pass of ``model`` under ``parallel``.
 
+    Where attention is tensor-parallel over the whole stage (no attention data parallelism),
+    every chip holds every token after the attention all-reduce, so a MoE layer needs no
+    dispatch: each chip runs its own experts (or its shard of every expert) on the tokens routed
+    to them and one all-reduce sums the outputs, as vLLM and SGLang run TP + EP without DP
+    attention. With attention data parallelism (``ep > tp``) each attention group holds only its
+    own tokens, which an all-to-all dispatches to the experts' chips and another combines back.
+
     Returns
     -------
     dict
-        ``allreduce`` (one per layer for attention, one more per dense layer, when ``tp > 1``),
-        ``all_to_all`` (dispatch + combine per MoE layer when ``ep > 1``), ``allgather`` (logits,
-        when ``tp > 1``), ``p2p`` (``pp - 1``).
+        ``allreduce`` (when ``tp > 1``: one per layer after attention and one per MLP or MoE
+        layer, except MoE layers under attention data parallelism), ``all_to_all`` (dispatch +
+        combine per MoE layer under attention data parallelism), ``allgather`` (logits, when
+        ``tp > 1``), ``p2p`` (``pp - 1``).
 
     Examples
     --------
     >>> from tokenomics.catalog import model
-    >>> collective_counts(model("kimi-k3"), ParallelPlan(tp=16, ep=16))["all_to_all"]   # 92 x 2
+    >>> collective_counts(model("kimi-k3"), ParallelPlan(tp=8, ep=128))["all_to_all"]   # 92 x 2
     184
+    >>> collective_counts(model("kimi-k3"), ParallelPlan(tp=16, ep=16))["allreduce"]    # 93 x 2
+    186
     """
     tp1 = parallel.tp > 1
+    dispatch = parallel.ep > 1 and parallel.attn_dp > 1 and model.is_moe
+    mlp_allreduce = model.n_dense_layers + (0 if dispatch else model.n_moe_layers)
     return {
-        "allreduce": (model.n_layers + model.n_dense_layers) if tp1 else 0,
-        "all_to_all": 2 * model.n_moe_layers if parallel.ep > 1 else 0,
+        "allreduce": (model.n_layers + mlp_allreduce) if tp1 else 0,
+        "all_to_all": 2 * model.n_moe_layers if dispatch else 0,
         "allgather": 1 if tp1 else 0,
         "p2p": parallel.pp - 1,
     }
@@ -353,7 +365,7 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     allreduce = (counts["allreduce"] * comm.collective_time_s("allreduce", rows * m.hidden * ACT_BYTES, tp, sys_,
                                                                ar_impl) if tp > 1 else zero)
     a2a = zero
-    if ep > 1 and m.is_moe:
+    if counts["all_to_all"]:
         k = max(m.experts_per_token, 1)
         tok_chip = stage / parallel.stage_chips
         a2a = m.n_moe_layers * (
