@@ -289,6 +289,7 @@ def test_fit_through_uses_only_observations_up_to_that_month():
 @pytest.mark.parametrize("name,month,observed", [
     ("google", "2026-05", 3.2e15 / DPM),  # Google I/O 2026: >3.2 quadrillion tokens/month
     ("china", "2026-03", 140e12),          # NDA: >140 trillion tokens/day by March 2026
+    ("doubao", "2026-06", 180e12),         # Volcano Engine FORCE 2026 (dn.com): ~180 T/day
 ])
 def test_holdout_2026_observation_inside_95pct_interval_at_most_1_5_decades_wide(name, month,
                                                                                   observed):
@@ -541,7 +542,10 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    assert len(ens) >= 9  # OpenRouter (6 points) and Microsoft (5 points)
+    # OpenRouter (6 points), Microsoft (5) and OpenRouter's Chinese models (4 since the
+    # 2026-02-12 week was added): 6 + 3 + 1 rolling-origin errors
+    assert len(ens) == 10
+    assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china"}
     half = c.q[0.95] * np.sqrt(c.s0_log10**2 + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
     np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
     np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
