@@ -64,7 +64,8 @@ def test_holdout_flag_is_per_series():
     df = load("token_demand")
     per_series = df.groupby("series")["holdout"].agg(["min", "max"])
     assert (per_series["min"] == per_series["max"]).all()
-    assert {"openrouter", "microsoft", "china-enterprise"} <= set(df.loc[df["holdout"] == 1, "series"])
+    held = set(df.loc[df["holdout"] == 1, "series"])
+    assert {"openrouter", "microsoft", "china-enterprise", "fireworks"} <= held
     assert not {"google", "china", "doubao", "google-gemini-api"} & set(df.loc[df["holdout"] == 1, "series"])
 
 
@@ -542,10 +543,11 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    # OpenRouter (6 points), Microsoft (5) and OpenRouter's Chinese models (4 since the
-    # 2026-02-12 week was added): 6 + 3 + 1 rolling-origin errors
-    assert len(ens) == 10
-    assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china"}
+    # OpenRouter (6 points), Microsoft (5), OpenRouter's Chinese models (4 since the
+    # 2026-02-12 week was added) and Fireworks AI (4, added in stop 18): 6 + 3 + 1 + 1
+    # rolling-origin errors
+    assert len(ens) == 11
+    assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
     half = c.q[0.95] * np.sqrt(c.s0_log10**2 + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
     np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
     np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
