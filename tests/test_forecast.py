@@ -64,7 +64,8 @@ def test_holdout_flag_is_per_series():
     df = load("token_demand")
     per_series = df.groupby("series")["holdout"].agg(["min", "max"])
     assert (per_series["min"] == per_series["max"]).all()
-    assert {"openrouter", "microsoft", "china-enterprise"} <= set(df.loc[df["holdout"] == 1, "series"])
+    held = set(df.loc[df["holdout"] == 1, "series"])
+    assert {"openrouter", "microsoft", "china-enterprise", "fireworks"} <= held
     assert not {"google", "china", "doubao", "google-gemini-api"} & set(df.loc[df["holdout"] == 1, "series"])
 
 
@@ -289,6 +290,7 @@ def test_fit_through_uses_only_observations_up_to_that_month():
 @pytest.mark.parametrize("name,month,observed", [
     ("google", "2026-05", 3.2e15 / DPM),  # Google I/O 2026: >3.2 quadrillion tokens/month
     ("china", "2026-03", 140e12),          # NDA: >140 trillion tokens/day by March 2026
+    ("doubao", "2026-06", 180e12),         # Volcano Engine FORCE 2026 (dn.com): ~180 T/day
 ])
 def test_holdout_2026_observation_inside_95pct_interval_at_most_1_5_decades_wide(name, month,
                                                                                   observed):
@@ -541,7 +543,11 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    assert len(ens) >= 9  # OpenRouter (6 points) and Microsoft (5 points)
+    # OpenRouter (6 points), Microsoft (5), OpenRouter's Chinese models (4 since the
+    # 2026-02-12 week was added) and Fireworks AI (4, added in stop 18): 6 + 3 + 1 + 1
+    # rolling-origin errors
+    assert len(ens) == 11
+    assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
     half = c.q[0.95] * np.sqrt(c.s0_log10**2 + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
     np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
     np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
