@@ -76,7 +76,8 @@ def headline_numbers() -> dict[str, float]:
     from .perf.calibrate import leave_regime_out
     from .perf.kernels import predict_kernel_microbench, summarize_kernel_microbench
 
-    ro = summarize(leave_regime_out(load("h200_cases"), load("h200_microbench")), by=("held_out",))
+    ro = summarize(leave_regime_out(load("h200_cases"), load("h200_microbench"), kernel_bench=load("kernel_microbench")),
+                   by=("held_out",))
     for _, row in ro.iterrows():
         key = f"regime_out.{row['held_out']}.{row['execution']}"
         out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])

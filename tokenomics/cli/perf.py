@@ -200,7 +200,11 @@ def calibrate(
     name: Annotated[str | None, typer.Option(help="Profile name (default: the hardware).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Fit hardware and execution-plan parameters to measured steps; write a profile."""
+    """Fit hardware and execution-plan parameters to measured steps; write a profile.
+
+    The KV read curve of decode attention comes from the bundled kernel_microbench.csv where it
+    has that chip's decode-attention kernels (the H200), and is held in the fit.
+    """
     import pandas as pd
 
     from ..catalog import load
@@ -217,7 +221,8 @@ def calibrate(
         mb = load("h200_microbench")
     else:
         mb = None
-    prof = fit_profile(df, microbench=mb, name=name, source=f"fitted on {cases} by `tokenomics calibrate`")
+    prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
+                       source=f"fitted on {cases} by `tokenomics calibrate`")
     prof.save(out)
     params = pd.DataFrame([{"parameter": k, "value": val} for k, val in prof.params().items()])
     if fmt == Format.table:
@@ -289,10 +294,11 @@ def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microben
         mb = load("h200_microbench")
     else:
         mb = None
+    kb = load("kernel_microbench")
     if holdout == "regime":
-        pred = leave_regime_out(df, mb, regime)
+        pred = leave_regime_out(df, mb, regime, kernel_bench=kb)
     else:
-        pred = leave_one_model_out(df, mb)
+        pred = leave_one_model_out(df, mb, kernel_bench=kb)
     summ = summarize(pred, by=("held_out",))
     if fmt != Format.table:
         emit(summ, fmt)

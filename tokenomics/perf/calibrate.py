@@ -315,6 +315,7 @@ def fit_profile(
     *,
     hardware: str | None = None,
     microbench: "pd.DataFrame | None" = None,
+    kernel_bench: "pd.DataFrame | None" = None,
     start: Profile | None = None,
     params: tuple[str, ...] = tuple(FIT_BOUNDS),
     name: str | None = None,
@@ -330,6 +331,13 @@ def fit_profile(
         Accelerator; default: the cases' ``hardware`` (must be one).
     microbench : DataFrame, optional
         ``h200_microbench.csv``-style rows; its large-GEMM points join the fit.
+    kernel_bench : DataFrame or path, optional
+        Published kernel timings (``kernel_microbench.csv`` schema). With >= 6 measured bf16
+        decode-attention rows of the hardware, the KV read curve (``kv_bw_frac``,
+        ``kv_bw_small_frac``, ``kv_bw_half_bytes``) is fitted on them first
+        (:func:`tokenomics.perf.kernels.fit_kv_read_curve`) and held: the measured steps only
+        read KV caches of up to ~0.5 GB per layer and cannot place the curve's large-read end.
+        Without such rows the KV bandwidth stays one fitted fraction.
     start : Profile, optional
         Starting point (default: the profile defaults).
     params : tuple of str
@@ -356,6 +364,16 @@ def fit_profile(
     unknown = [p for p in params if p not in FIT_BOUNDS]
     if unknown:
         raise DataError(f"cannot fit {unknown}; fittable: {sorted(FIT_BOUNDS)}")
+    curve_note = ""
+    if kernel_bench is not None:
+        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+
+        kb = read_kernel_microbench(kernel_bench)
+        if len(kv_curve_rows(kb, hw.name)) >= 6:
+            curve = fit_kv_read_curve(kb, hw.name, profile=base)
+            base = base.replace(**{k: curve[k] for k in KV_CURVE_PARAMS})
+            params = tuple(p for p in params if p != "kv_bw_frac")
+            curve_note = f" + KV read curve fitted on {curve['n_rows']} decode-attention rows of kernel_microbench.csv"
     # scale parameters to O(1) for the optimizer
     scale = np.array([1e-6 if p.endswith("_s") else (100.0 if p == "gemm_half_rows" else 1.0) for p in params])
     x0 = np.array([getattr(base, p) for p in params]) / scale
@@ -394,7 +412,7 @@ def fit_profile(
         name=name or hardware,
         source=source or "fitted by tokenomics.perf.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
         fitted_on=",".join(map(str, cases["case_id"])) + (
-            " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else ""),
+            " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else "") + curve_note,
         as_of=_dt.date.today().isoformat(),
         metrics=metrics,
     )
@@ -416,19 +434,32 @@ REGIMES: dict[str, tuple[str, Callable[["pd.DataFrame"], "pd.Series"]]] = {
 }
 
 
-def _leave_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None",
+def _leave_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None", kernel_bench: "pd.DataFrame | None",
                groups: list[tuple[str, np.ndarray]]) -> "pd.DataFrame":
     """Fit on the cases outside each group and predict the group's cases; one table for all.
 
-    Returns the columns of :func:`predict_cases` plus ``held_out`` (the group's label) and
-    ``n_fit`` (cases the fit saw).
+    The KV read curve (from ``kernel_bench``, independent of the cases) is fitted once and held
+    in every fit. Returns the columns of :func:`predict_cases` plus ``held_out`` (the group's
+    label) and ``n_fit`` (cases the fit saw).
     """
     import pandas as pd
 
+    start, params = None, tuple(FIT_BOUNDS)
+    hws = sorted(set(cases["hardware"].astype(str)))
+    if kernel_bench is not None and len(hws) == 1:
+        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+
+        kernel_bench = read_kernel_microbench(kernel_bench)
+        hw = accelerator(hws[0]).name
+        if len(kv_curve_rows(kernel_bench, hw)) >= 6:
+            base = Profile(hws[0])
+            curve = fit_kv_read_curve(kernel_bench, hw, profile=base)
+            start = base.replace(**{k: curve[k] for k in KV_CURVE_PARAMS})
+            params = tuple(p for p in params if p != "kv_bw_frac")
     outs = []
     for label, mask in groups:
         train, test = cases[~mask], cases[mask]
-        prof = fit_profile(train, microbench=microbench)
+        prof = fit_profile(train, microbench=microbench, start=start, params=params)
         p = predict_cases(test, prof, _checked=True)
         p["held_out"] = label
         p["n_fit"] = len(train)
@@ -436,10 +467,12 @@ def _leave_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None",
     return pd.concat(outs, ignore_index=True)
 
 
-def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None" = None,
+                        kernel_bench: "pd.DataFrame | None" = None) -> "pd.DataFrame":
     """Fit on all models but one, predict the held-out model's cases; repeat for each model.
 
-    Returns the table of :func:`predict_cases` with ``held_out`` (the model label) and ``n_fit``.
+    ``microbench`` and ``kernel_bench`` join every fit as in :func:`fit_profile`. Returns the
+    table of :func:`predict_cases` with ``held_out`` (the model label) and ``n_fit``.
     """
     cases = read_cases(cases, need_measured=True)
     if "model" not in cases.columns:
@@ -447,13 +480,14 @@ def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None"
     if microbench is not None:
         microbench = read_microbench(microbench)
     labels = cases["model"].astype(str)
-    return _leave_out(cases, microbench, [(m, (labels == m).to_numpy()) for m in sorted(set(labels))])
+    return _leave_out(cases, microbench, kernel_bench, [(m, (labels == m).to_numpy()) for m in sorted(set(labels))])
 
 
 def leave_regime_out(
     cases: "pd.DataFrame",
     microbench: "pd.DataFrame | None" = None,
     regimes: "tuple[str, ...] | list[str] | str | None" = None,
+    kernel_bench: "pd.DataFrame | None" = None,
 ) -> "pd.DataFrame":
     """Regime-out validation: fit without one regime of the cases, predict it; for each regime.
 
@@ -464,6 +498,9 @@ def leave_regime_out(
     microbench : DataFrame, optional
         ``h200_microbench.csv``-style ceilings and GEMM points; they join every fit (they are
         not a regime of the cases).
+    kernel_bench : DataFrame or path, optional
+        Published kernel timings; the KV read curve fitted on them joins every fit (see
+        :func:`fit_profile`).
     regimes : sequence of str or comma-separated str, optional
         Names from :data:`REGIMES`; default all of them. Without a name, a regime that selects
         no case or every case of ``cases`` is skipped (nothing to predict or to fit on), and its
@@ -512,6 +549,6 @@ def leave_regime_out(
             skipped.append(n)
     if not groups:
         raise DataError(f"no regime splits these {len(cases)} cases into a fit set and a held-out set")
-    out = _leave_out(cases, microbench, groups)
+    out = _leave_out(cases, microbench, kernel_bench, groups)
     out.attrs["skipped"] = skipped
     return out

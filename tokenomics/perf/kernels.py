@@ -224,3 +224,83 @@ def summarize_kernel_microbench(pred: "pd.DataFrame") -> "pd.DataFrame":
                         "p90_abs_error_frac": float(e.abs().quantile(0.9)),
                         "max_abs_error_frac": float(e.abs().max()), "median_ratio": float((1 + e).median())})
     return pd.DataFrame(out)
+
+
+#: The KV read curve's parameters fitted by :func:`fit_kv_read_curve`.
+KV_CURVE_PARAMS = ("kv_bw_frac", "kv_bw_small_frac", "kv_bw_half_bytes")
+
+
+def kv_curve_rows(bench: "pd.DataFrame", hardware: str, kernel_contains: str | None = None) -> "pd.DataFrame":
+    """The rows a KV read curve is fitted on: measured decode-attention latencies of ``hardware``
+    with a bf16 KV cache and one query token per sequence; optionally only kernels whose name
+    contains ``kernel_contains``."""
+    hw = accelerator(hardware)
+    d = bench[(bench["hardware"].astype(str) == hw.name) & (bench["op"] == "decode_attention")
+              & (bench["kind"] == "measured") & (bench["metric"] == "latency_s")
+              & (bench["kv_precision"].fillna("bf16").astype(str) == "bf16")
+              & (bench["q_tok_per_seq"].fillna(1).astype(int) == 1)]
+    if kernel_contains is not None:
+        d = d[d["kernel"].astype(str).str.contains(kernel_contains, regex=False)]
+    return d
+
+
+def fit_kv_read_curve(bench=None, hardware: str = "h200", *, profile: "Profile | str | None" = None,
+                      kernel_contains: str | None = None) -> dict[str, float]:
+    """Fit the KV read curve (:func:`tokenomics.perf.roofline.kv_read_efficiency`) of one chip on
+    published decode-attention kernel timings.
+
+    Each row of :func:`kv_curve_rows` is predicted as :func:`kernel_op_time` (the op's roofline
+    time plus its graph kernel boundary) plus ``harness_s``, one constant per fit for what the
+    benchmark adds around the kernel (its graph launch, a KV-cache write); least squares on the
+    relative error of the latency. The large-read fraction is capped at the best bandwidth any
+    row reached (KV bytes / latency / datasheet): the asymptote is not identified beyond the
+    largest read. The other profile parameters stay at ``profile``'s.
+
+    Parameters
+    ----------
+    bench : path or DataFrame, optional
+        Default: ``datasets/kernel_microbench.csv``.
+    hardware : str
+        The chip.
+    profile : Profile or str, optional
+        The other parameters (default: the chip's shipped or transferred profile).
+    kernel_contains : str, optional
+        Fit only on kernels whose name contains this (to hold other kernels out).
+
+    Returns
+    -------
+    dict
+        ``kv_bw_frac`` and ``kv_bw_small_frac`` [fraction], ``kv_bw_half_bytes`` [B],
+        ``harness_s`` [s], ``n_rows`` and ``median_abs_error_frac`` of the fit.
+
+    Raises
+    ------
+    DataError
+        Fewer than 6 rows to fit on.
+    """
+    from scipy.optimize import least_squares
+
+    df = read_kernel_microbench(bench)
+    rows = kv_curve_rows(df, hardware, kernel_contains)
+    if len(rows) < 6:
+        raise DataError(f"{len(rows)} measured bf16 decode-attention rows for {hardware!r}; a KV read curve needs >= 6")
+    hw = accelerator(hardware)
+    base = load_profile(profile, hw.name)
+    meas = rows["value"].to_numpy(float)
+    recs = [r for _, r in rows.iterrows()]
+    kv = np.array([kernel_op_time(r, base)["kv_bytes"] for r in recs])
+    cap = float(np.max(kv / meas)) / hw.hbm_bytes_per_s
+
+    def make(x) -> Profile:
+        return base.replace(kv_bw_frac=float(x[0]), kv_bw_small_frac=float(x[1]), kv_bw_half_bytes=float(x[2]) * 1e8)
+
+    def resid(x):
+        prof = make(x)
+        return (np.array([kernel_op_time(r, prof)["time_s"] for r in recs]) + x[3] * 1e-6) / meas - 1.0
+
+    sol = least_squares(resid, [0.9 * cap, 0.5 * cap, 1.0, 5.0], bounds=([0.05, 0.02, 1e-3, 0.0], [cap, cap, 1e3, 50.0]),
+                        x_scale="jac")
+    prof = make(sol.x)
+    return {"kv_bw_frac": prof.kv_bw_frac, "kv_bw_small_frac": prof.kv_bw_small_frac,
+            "kv_bw_half_bytes": prof.kv_bw_half_bytes, "harness_s": float(sol.x[3]) * 1e-6, "n_rows": len(rows),
+            "median_abs_error_frac": float(np.median(np.abs(resid(sol.x))))}
