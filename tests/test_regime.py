@@ -52,7 +52,7 @@ def test_every_regime_out(cases, microbench):
     """All regimes: graph steps generalize across verify, batch and model size (median <= 6 %);
     what does not generalize is pinned as found: without prefill rows the prefill attention
     efficiency is unidentified (the fit drives it to its bound) and prefills come out 1.7x slow;
-    without graph rows the per-kernel graph cost is set by its weak prior only (0.6x)."""
+    without graph rows the per-kernel graph cost is set by eager runs and a weak prior (0.6x)."""
     out = leave_regime_out(cases, microbench)
     s = summarize(out, by=("held_out",)).set_index(["held_out", "execution"])
     for r in ("verify", "large-batch", "small-model", "large-model"):
