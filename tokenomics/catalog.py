@@ -82,6 +82,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("experiment", "value", "unit"),
     ),
+    "kernel_microbench": DatasetInfo(
+        "kernel_microbench.csv",
+        "Published attention and fused-MoE kernel timings (H200 decode/prefill attention of vLLM and TensorRT-LLM, FlashMLA, FlashAttention-3) for checking the core's per-operator times.",
+        index=None,
+        required=("bench_id", "hardware", "op", "batch", "kv_len_tok", "metric", "value", "unit", "kind", "source", "as_of"),
+    ),
     "measured_public": DatasetInfo(
         "measured_public.csv",
         "Published multi-chip measurements (MLPerf Llama-2-70B / Llama-3.1-405B, NCCL, DeepEP, vendor claims).",

@@ -72,4 +72,21 @@ def headline_numbers() -> dict[str, float]:
     s = summarize(predict_steps(load("h200_cases")))
     for _, row in s.iterrows():
         out[f"validate.{row['execution']}.median_abs_error_frac"] = float(row["median_abs_error_frac"])
+    # ---- regime-out validation: each regime predicted by a fit without it --------------------
+    from .perf.calibrate import leave_regime_out
+    from .perf.kernels import predict_kernel_microbench, summarize_kernel_microbench
+
+    ro = summarize(leave_regime_out(load("h200_cases"), load("h200_microbench"), kernel_bench=load("kernel_microbench")),
+                   by=("held_out",))
+    for _, row in ro.iterrows():
+        key = f"regime_out.{row['held_out']}.{row['execution']}"
+        out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])
+        out[key + ".p90_abs_error_frac"] = float(row["p90_abs_error_frac"])
+        out[key + ".median_ratio"] = float(row["median_ratio"])
+    # ---- the core's per-operator times against published kernel microbenchmarks ---------------
+    km = summarize_kernel_microbench(predict_kernel_microbench())
+    for _, row in km.iterrows():
+        key = f"kernels.{row['op']}.{row['size']}"
+        out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])
+        out[key + ".median_ratio"] = float(row["median_ratio"])
     return out

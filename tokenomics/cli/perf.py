@@ -200,7 +200,11 @@ def calibrate(
     name: Annotated[str | None, typer.Option(help="Profile name (default: the hardware).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Fit hardware and execution-plan parameters to measured steps; write a profile."""
+    """Fit hardware and execution-plan parameters to measured steps; write a profile.
+
+    The KV read curve of decode attention comes from the bundled kernel_microbench.csv where it
+    has that chip's decode-attention kernels (the H200), and is held in the fit.
+    """
     import pandas as pd
 
     from ..catalog import load
@@ -217,7 +221,8 @@ def calibrate(
         mb = load("h200_microbench")
     else:
         mb = None
-    prof = fit_profile(df, microbench=mb, name=name, source=f"fitted on {cases} by `tokenomics calibrate`")
+    prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
+                       source=f"fitted on {cases} by `tokenomics calibrate`")
     prof.save(out)
     params = pd.DataFrame([{"parameter": k, "value": val} for k, val in prof.params().items()])
     if fmt == Format.table:
@@ -227,18 +232,42 @@ def calibrate(
         emit(params, fmt)
 
 
+HOLDOUT_HELP = ("none: predict every case with the profile (in sample for the bundled cases); regime: for each "
+                "regime (see --regime), fit on the other cases and predict it; model: leave one model out.")
+
+
 @app.command()
 def validate(
     cases: Annotated[Optional[str], typer.Argument(help="CSV of steps in the schema of the bundled h200_cases.csv (default: that file).")] = None,
     profile: ProfileOpt = None,
+    holdout: Annotated[str, typer.Option("--holdout", "--leave-out", help=HOLDOUT_HELP)] = "none",
+    regime: Annotated[str | None, typer.Option("--regime", help="With --holdout regime: regimes to hold out, comma-separated (default: all): verify, large-batch, prefill, long-context, small-model, large-model, graph, unfused.")] = None,
+    microbench: Annotated[str | None, typer.Option(help="With --holdout: microbenchmark CSV joining every fit; default: the bundled H200 one for h200 cases.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Predict every case of a CSV and compare with its measured step time."""
+    """Predict every case of a CSV and compare with its measured step time.
+
+    With --holdout regime|model the profile is refitted without each regime (or model) and
+    the held-out cases are predicted: the table shows every held-out case and the error by
+    held-out regime and execution mode; csv and json give that summary, one row per regime and
+    execution mode (median, p90, max absolute error, median predicted/measured).
+    """
+    from ..errors import ValidationError, unknown_name
     from ..perf.calibrate import predict_cases, read_cases, summarize
 
+    modes = ("none", "regime", "model")
+    if holdout not in modes:
+        raise unknown_name("--holdout mode", holdout, modes)
+    if regime is not None and holdout != "regime":
+        raise ValidationError("--regime needs --holdout regime")
+    if profile is not None and holdout != "none":
+        raise ValidationError("--profile and --holdout exclude each other: a hold-out fits its own profiles")
     if cases is None:
         cases = str(_bundled("h200_cases"))
-    df = read_cases(cases)
+    df = read_cases(cases, need_measured=holdout != "none")
+    if holdout != "none":
+        _validate_holdout(df, cases, holdout, regime, microbench, fmt)
+        return
     pred = predict_cases(df, profile)
     if fmt != Format.table:
         emit(pred, fmt)
@@ -252,6 +281,39 @@ def validate(
                                 "error_frac": "error"})
     emit(show, fmt, title=f"Predicted vs measured ({Path(cases).name})")
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
+
+
+def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microbench: str | None, fmt: Format) -> None:
+    """The --holdout branch of ``validate``: refit without each regime or model, score it."""
+    from ..catalog import load
+    from ..perf.calibrate import leave_one_model_out, leave_regime_out, read_microbench, summarize
+
+    if microbench is not None:
+        mb = read_microbench(microbench)
+    elif set(df["hardware"].astype(str)) == {"h200"}:
+        mb = load("h200_microbench")
+    else:
+        mb = None
+    kb = load("kernel_microbench")
+    if holdout == "regime":
+        pred = leave_regime_out(df, mb, regime, kernel_bench=kb)
+    else:
+        pred = leave_one_model_out(df, mb, kernel_bench=kb)
+    summ = summarize(pred, by=("held_out",))
+    if fmt != Format.table:
+        emit(summ, fmt)
+        return
+    show = pred[["held_out", "case_id", "phase", "model", "execution", "batch", "context_tok", "tokens_per_step",
+                 "predicted_step_s", "measured_step_s", "error_frac"]].copy()
+    show["predicted_step_s"] *= 1e3
+    show["measured_step_s"] *= 1e3
+    show = show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
+                                "tokens_per_step": "tok/step", "error_frac": "error"})
+    what = "regime" if holdout == "regime" else "model"
+    emit(show, fmt, title=f"Held-out predictions ({Path(cases).name}): each {what} predicted by a fit without it")
+    skipped = pred.attrs.get("skipped") or []
+    cap = f"skipped (hold out no case or every case): {', '.join(skipped)}" if skipped else None
+    emit(summ, fmt, title=f"Absolute relative error by held-out {what} and execution mode", caption=cap)
 
 
 @app.command("validate-serving")

@@ -12,7 +12,7 @@ Cases follow the schema of ``datasets/h200_cases.csv`` (see ``../shared/calibrat
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -192,23 +192,43 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
     return pd.DataFrame(rows)
 
 
-def summarize(pred: "pd.DataFrame") -> "pd.DataFrame":
-    """Median and 90th-percentile absolute relative error per execution mode (and overall)."""
+def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ()) -> "pd.DataFrame":
+    """Absolute relative error and bias per execution mode (and overall).
+
+    Parameters
+    ----------
+    pred : DataFrame
+        The table of :func:`predict_cases` (or of :func:`leave_regime_out`).
+    by : tuple of str
+        Columns to group by before the execution mode (``("held_out",)`` for a hold-out table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and execution mode plus an ``all`` row per group: ``n_cases``,
+        ``median_abs_error_frac``, ``p90_abs_error_frac``, ``max_abs_error_frac`` [fraction] and
+        ``median_ratio`` (median predicted / measured).
+    """
     import pandas as pd
 
     if not isinstance(pred, pd.DataFrame):
         raise DataError(f"summarize needs the DataFrame of predict_cases, got {type(pred).__name__}")
-    if not {"error_frac", "execution"} <= set(pred.columns):
-        raise DataError("summarize needs the DataFrame of predict_cases (columns error_frac, execution); "
+    need = {"error_frac", "execution", *by}
+    if not need <= set(pred.columns):
+        raise DataError(f"summarize needs the DataFrame of predict_cases (columns {', '.join(sorted(need))}); "
                         f"got columns {list(pred.columns)[:8]}")
     d = pred.dropna(subset=["error_frac"]).copy()
     d["abs_err"] = d["error_frac"].abs()
+    groups = list(d.groupby(list(by), sort=False)) if by else [((), d)]
     out = []
-    for mode, g in list(d.groupby("execution")) + [("all", d)]:
-        out.append({"execution": mode, "n_cases": len(g),
-                    "median_abs_error_frac": float(g["abs_err"].median()),
-                    "p90_abs_error_frac": float(g["abs_err"].quantile(0.9)),
-                    "max_abs_error_frac": float(g["abs_err"].max())})
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for mode, g in list(part.groupby("execution")) + [("all", part)]:
+            out.append({**dict(zip(by, key)), "execution": mode, "n_cases": len(g),
+                        "median_abs_error_frac": float(g["abs_err"].median()),
+                        "p90_abs_error_frac": float(g["abs_err"].quantile(0.9)),
+                        "max_abs_error_frac": float(g["abs_err"].max()),
+                        "median_ratio": float((1.0 + g["error_frac"]).median())})
     return pd.DataFrame(out)
 
 
@@ -295,6 +315,7 @@ def fit_profile(
     *,
     hardware: str | None = None,
     microbench: "pd.DataFrame | None" = None,
+    kernel_bench: "pd.DataFrame | None" = None,
     start: Profile | None = None,
     params: tuple[str, ...] = tuple(FIT_BOUNDS),
     name: str | None = None,
@@ -310,6 +331,13 @@ def fit_profile(
         Accelerator; default: the cases' ``hardware`` (must be one).
     microbench : DataFrame, optional
         ``h200_microbench.csv``-style rows; its large-GEMM points join the fit.
+    kernel_bench : DataFrame or path, optional
+        Published kernel timings (``kernel_microbench.csv`` schema). With >= 6 measured bf16
+        decode-attention rows of the hardware, the KV read curve (``kv_bw_frac``,
+        ``kv_bw_small_frac``, ``kv_bw_half_bytes``) is fitted on them first
+        (:func:`tokenomics.perf.kernels.fit_kv_read_curve`) and held: the measured steps only
+        read KV caches of up to ~0.5 GB per layer and cannot place the curve's large-read end.
+        Without such rows the KV bandwidth stays one fitted fraction.
     start : Profile, optional
         Starting point (default: the profile defaults).
     params : tuple of str
@@ -336,6 +364,16 @@ def fit_profile(
     unknown = [p for p in params if p not in FIT_BOUNDS]
     if unknown:
         raise DataError(f"cannot fit {unknown}; fittable: {sorted(FIT_BOUNDS)}")
+    curve_note = ""
+    if kernel_bench is not None:
+        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+
+        kb = read_kernel_microbench(kernel_bench)
+        if len(kv_curve_rows(kb, hw.name)) >= 6:
+            curve = fit_kv_read_curve(kb, hw.name, profile=base)
+            base = base.replace(**{k: curve[k] for k in KV_CURVE_PARAMS})
+            params = tuple(p for p in params if p != "kv_bw_frac")
+            curve_note = f" + KV read curve fitted on {curve['n_rows']} decode-attention rows of kernel_microbench.csv"
     # scale parameters to O(1) for the optimizer
     scale = np.array([1e-6 if p.endswith("_s") else (100.0 if p == "gemm_half_rows" else 1.0) for p in params])
     x0 = np.array([getattr(base, p) for p in params]) / scale
@@ -374,27 +412,143 @@ def fit_profile(
         name=name or hardware,
         source=source or "fitted by tokenomics.perf.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
         fitted_on=",".join(map(str, cases["case_id"])) + (
-            " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else ""),
+            " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else "") + curve_note,
         as_of=_dt.date.today().isoformat(),
         metrics=metrics,
     )
 
 
-def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None" = None) -> "pd.DataFrame":
-    """Fit on all models but one, predict the held-out model's cases; repeat for each model."""
+#: Regimes of :func:`leave_regime_out`: name -> (what it holds out, test on the cases' columns).
+#: Every test reads only case columns, so any cases CSV of the schema can be split the same way.
+REGIMES: dict[str, tuple[str, Callable[["pd.DataFrame"], "pd.Series"]]] = {
+    "verify": ("decode steps of several new tokens per sequence (tokens_per_step > 1)",
+               lambda d: (d["phase"] == "decode") & (d["tokens_per_step"] > 1)),
+    "large-batch": ("steps of batch >= 128", lambda d: d["batch"] >= 128),
+    "prefill": ("prefills (phase prefill)", lambda d: d["phase"] == "prefill"),
+    "long-context": ("steps attending to >= 4096 positions (context_tok; a prefill's prompt)",
+                     lambda d: d["context_tok"] >= 4096),
+    "small-model": ("models of hidden size <= 2048", lambda d: d["hidden"] <= 2048),
+    "large-model": ("models of hidden size >= 4096", lambda d: d["hidden"] >= 4096),
+    "graph": ("CUDA-graph steps (fit on eager runs only)", lambda d: d["execution"] == "graph"),
+    "unfused": ("unfused plans (separate q/k/v and gate/up GEMMs)", lambda d: d["fusion"] == "unfused"),
+}
+
+
+def _leave_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None", kernel_bench: "pd.DataFrame | None",
+               groups: list[tuple[str, np.ndarray]]) -> "pd.DataFrame":
+    """Fit on the cases outside each group and predict the group's cases; one table for all.
+
+    The KV read curve (from ``kernel_bench``, independent of the cases) is fitted once and held
+    in every fit. Returns the columns of :func:`predict_cases` plus ``held_out`` (the group's
+    label) and ``n_fit`` (cases the fit saw).
+    """
     import pandas as pd
 
+    start, params = None, tuple(FIT_BOUNDS)
+    hws = sorted(set(cases["hardware"].astype(str)))
+    if kernel_bench is not None and len(hws) == 1:
+        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+
+        kernel_bench = read_kernel_microbench(kernel_bench)
+        hw = accelerator(hws[0]).name
+        if len(kv_curve_rows(kernel_bench, hw)) >= 6:
+            base = Profile(hws[0])
+            curve = fit_kv_read_curve(kernel_bench, hw, profile=base)
+            start = base.replace(**{k: curve[k] for k in KV_CURVE_PARAMS})
+            params = tuple(p for p in params if p != "kv_bw_frac")
+    outs = []
+    for label, mask in groups:
+        train, test = cases[~mask], cases[mask]
+        prof = fit_profile(train, microbench=microbench, start=start, params=params)
+        p = predict_cases(test, prof, _checked=True)
+        p["held_out"] = label
+        p["n_fit"] = len(train)
+        outs.append(p)
+    return pd.concat(outs, ignore_index=True)
+
+
+def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None" = None,
+                        kernel_bench: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Fit on all models but one, predict the held-out model's cases; repeat for each model.
+
+    ``microbench`` and ``kernel_bench`` join every fit as in :func:`fit_profile`. Returns the
+    table of :func:`predict_cases` with ``held_out`` (the model label) and ``n_fit``.
+    """
     cases = read_cases(cases, need_measured=True)
     if "model" not in cases.columns:
         raise DataError("leave_one_model_out needs a model column naming each case's model")
     if microbench is not None:
         microbench = read_microbench(microbench)
-    outs = []
-    for label in sorted(set(cases["model"].astype(str))):
-        train = cases[cases["model"].astype(str) != label]
-        test = cases[cases["model"].astype(str) == label]
-        prof = fit_profile(train, microbench=microbench)
-        p = predict_cases(test, prof)
-        p["held_out"] = label
-        outs.append(p)
-    return pd.concat(outs, ignore_index=True)
+    labels = cases["model"].astype(str)
+    return _leave_out(cases, microbench, kernel_bench, [(m, (labels == m).to_numpy()) for m in sorted(set(labels))])
+
+
+def leave_regime_out(
+    cases: "pd.DataFrame",
+    microbench: "pd.DataFrame | None" = None,
+    regimes: "tuple[str, ...] | list[str] | str | None" = None,
+    kernel_bench: "pd.DataFrame | None" = None,
+) -> "pd.DataFrame":
+    """Regime-out validation: fit without one regime of the cases, predict it; for each regime.
+
+    Parameters
+    ----------
+    cases : DataFrame or path
+        Measured steps in the ``h200_cases.csv`` schema (``measured_step_s`` in every row).
+    microbench : DataFrame, optional
+        ``h200_microbench.csv``-style ceilings and GEMM points; they join every fit (they are
+        not a regime of the cases).
+    kernel_bench : DataFrame or path, optional
+        Published kernel timings; the KV read curve fitted on them joins every fit (see
+        :func:`fit_profile`).
+    regimes : sequence of str or comma-separated str, optional
+        Names from :data:`REGIMES`; default all of them. Without a name, a regime that selects
+        no case or every case of ``cases`` is skipped (nothing to predict or to fit on), and its
+        name is listed in ``attrs["skipped"]``; a named one is an error.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table of :func:`predict_cases` for every held-out case, with ``held_out`` (the
+        regime) and ``n_fit`` (cases the fit saw); a case in several regimes appears once per
+        regime. ``summarize(table, by=("held_out",))`` gives the errors by regime.
+
+    Raises
+    ------
+    UnknownNameError
+        An unknown regime (one line, with the closest names).
+    DataError
+        A named regime that holds out no case or every case.
+    """
+    from ..errors import unknown_name
+
+    named = regimes is not None
+    if regimes is None:
+        names = list(REGIMES)
+    else:
+        names = [x.strip() for x in regimes.split(",")] if isinstance(regimes, str) else [str(x).strip() for x in regimes]
+        names = [x for x in names if x]
+        if not names:
+            raise DataError(f"no regime named; choose from {', '.join(REGIMES)}")
+    for n in names:
+        if n not in REGIMES:
+            raise unknown_name("regime", n, REGIMES)
+    cases = read_cases(cases, need_measured=True)
+    if microbench is not None:
+        microbench = read_microbench(microbench)
+    groups, skipped = [], []
+    for n in dict.fromkeys(names):
+        mask = np.asarray(REGIMES[n][1](cases), dtype=bool)
+        if 0 < mask.sum() < len(cases):
+            groups.append((n, mask))
+        elif named:
+            what = "no case" if mask.sum() == 0 else "every case"
+            raise DataError(f"regime {n!r} ({REGIMES[n][0]}) holds out {what} of the {len(cases)}; "
+                            "nothing to " + ("predict" if mask.sum() == 0 else "fit on"))
+        else:
+            skipped.append(n)
+    if not groups:
+        raise DataError(f"no regime splits these {len(cases)} cases into a fit set and a held-out set")
+    out = _leave_out(cases, microbench, kernel_bench, groups)
+    out.attrs["skipped"] = skipped
+    return out

@@ -44,7 +44,16 @@ class Profile:
     weight_bw_frac : float
         Achieved / datasheet HBM bandwidth when streaming weights and activations [fraction].
     kv_bw_frac : float
-        Achieved / datasheet bandwidth of decode attention reading the KV cache [fraction].
+        Achieved / datasheet bandwidth of decode attention reading the KV cache, for large reads
+        (the asymptote of the KV read curve; every read when ``kv_bw_half_bytes`` is 0) [fraction].
+    kv_bw_small_frac : float
+        Achieved / datasheet bandwidth of decode attention for tiny KV reads (a kernel reading a
+        few MB cannot fill the chip: launch ramp, tail, split-KV combine) [fraction]; used when
+        ``kv_bw_half_bytes`` > 0.
+    kv_bw_half_bytes : float
+        KV bytes one attention kernel reads at which its bandwidth fraction is halfway from
+        ``kv_bw_small_frac`` to ``kv_bw_frac``: fraction = small + (large - small) x W / (W + half)
+        for a read of W bytes; 0 = one fraction for every read [B].
     flop_frac : float
         Achieved / datasheet dense peak of large GEMMs [fraction].
     gemm_half_rows : float
@@ -85,6 +94,8 @@ class Profile:
     name: str
     weight_bw_frac: float = 0.83
     kv_bw_frac: float = 0.65
+    kv_bw_small_frac: float = 0.0
+    kv_bw_half_bytes: float = 0.0
     flop_frac: float = 0.75
     gemm_half_rows: float = 110.0
     attn_flop_frac: float = 0.45
@@ -106,6 +117,9 @@ class Profile:
         for f in ("weight_bw_frac", "kv_bw_frac", "flop_frac", "attn_flop_frac", "usable_mem_frac"):
             v.fraction(getattr(self, f), f, allow_zero=False)
         v.positive(self.gemm_half_rows, "gemm_half_rows")
+        v.non_negative(self.kv_bw_half_bytes, "kv_bw_half_bytes")
+        if self.kv_bw_half_bytes > 0:
+            v.fraction(self.kv_bw_small_frac, "kv_bw_small_frac", allow_zero=False)
         v.positive(self.eager_ref_bytes_per_s, "eager_ref_bytes_per_s")
         v.positive(self.eager_ref_flop_per_s, "eager_ref_flop_per_s")
         for f in ("gemm_tile_s", "graph_kernel_s", "eager_kernel_s", "eager_busy_kernel_s", "sync_s",
@@ -237,8 +251,8 @@ def _default_profile(hardware: str, directory: str) -> Profile:
 def transfer_profile(base: Profile, hardware: str) -> Profile:
     """The H200 profile carried to another chip by its measured ceilings.
 
-    Achievable bandwidth fractions scale with the chip's measured HBM read fraction over the
-    H200's, GEMM and attention compute fractions with its measured large-GEMM fraction over the
+    Achievable bandwidth fractions (the KV read curve's both ends) scale with the chip's measured
+    HBM read fraction over the H200's, the curve's half-way read size stays the H200's, GEMM and attention compute fractions with its measured large-GEMM fraction over the
     H200's (:func:`measured_fracs`); per-kernel costs stay the H200's (a transfer assumption).
     """
     import math
@@ -252,6 +266,7 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
     clip = lambda x: min(max(x, 0.05), 1.0)  # noqa: E731
     return base.replace(
         name=hardware, weight_bw_frac=clip(base.weight_bw_frac * kb), kv_bw_frac=clip(base.kv_bw_frac * kb),
+        kv_bw_small_frac=clip(base.kv_bw_small_frac * kb) if base.kv_bw_half_bytes > 0 else base.kv_bw_small_frac,
         flop_frac=clip(base.flop_frac * kf), attn_flop_frac=clip(base.attn_flop_frac * kf),
         source=(f"H200 profile scaled to {hardware} by measured ceilings (datasets/chip_microbench.csv): "
                 f"bandwidth x{kb:.3f} (HBM read, from {mine['read_from']}), compute x{kf:.3f} "

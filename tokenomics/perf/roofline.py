@@ -3,8 +3,10 @@
 Each operator takes the longer of its memory time and its compute time (roofline), with
 achievable rather than datasheet ceilings:
 
-* memory time = bytes / (``hbm_bytes_per_s`` x ``weight_bw_frac``), or ``kv_bw_frac`` for the
-  KV-cache reads of decode attention;
+* memory time = bytes / (``hbm_bytes_per_s`` x ``weight_bw_frac``); the KV-cache reads of decode
+  attention at the KV read curve's fraction (:func:`kv_read_efficiency`): a kernel reading a few
+  MB reaches a small share of the bandwidth, one reading GBs nearly all of it, as published
+  decode-attention kernels measure (``datasets/kernel_microbench.csv``);
 * GEMM compute time = FLOPs / (peak x ``flop_frac`` x m / (m + ``gemm_half_rows``)): small GEMMs
   (few rows m) cannot fill the tensor cores, as the measured H200 GEMM curve shows;
 * a tiled GEMM (m > 1) pays ``gemm_tile_s`` over a GEMV.
@@ -51,6 +53,29 @@ def gemm_efficiency(rows, profile: Profile):
     return profile.flop_frac * m / (m + profile.gemm_half_rows)
 
 
+def kv_read_efficiency(read_bytes, profile: Profile):
+    """Achieved / datasheet bandwidth of a decode-attention kernel reading ``read_bytes`` of KV cache.
+
+    ``small + (large - small) * W / (W + half)`` with ``small = kv_bw_small_frac``,
+    ``large = kv_bw_frac`` and ``half = kv_bw_half_bytes``; ``kv_bw_frac`` for every read when
+    ``half`` is 0.
+
+    Examples
+    --------
+    >>> from tokenomics.perf.profile import Profile
+    >>> p = Profile("x", kv_bw_frac=0.9, kv_bw_small_frac=0.3, kv_bw_half_bytes=1e8)
+    >>> float(kv_read_efficiency(1e8, p))
+    0.6
+    >>> float(kv_read_efficiency(1e8, Profile("y", kv_bw_frac=0.8)))
+    0.8
+    """
+    w = np.asarray(read_bytes, dtype=float)
+    if profile.kv_bw_half_bytes <= 0:
+        return profile.kv_bw_frac + 0.0 * w
+    lo, hi = profile.kv_bw_small_frac, profile.kv_bw_frac
+    return lo + (hi - lo) * w / (w + profile.kv_bw_half_bytes)
+
+
 def op_times(
     ops: list[Op],
     hw: Accelerator,
@@ -79,7 +104,6 @@ def op_times(
     """
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
-    kv_bw = bw * profile.kv_bw_frac
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
     out = []
     for op in ops:
@@ -90,7 +114,7 @@ def op_times(
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
         elif op.kind == "attention":
-            mem = op.kv_bytes / kv_bw + op.act_bytes / w_bw
+            mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile)) + op.act_bytes / w_bw
             comp = op.flop / attn_peak
             tile = 0.0 * mem
         elif op.kind == "attention_prefill":

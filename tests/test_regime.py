@@ -1,0 +1,192 @@
+"""Regime-out validation of the step model (perf.calibrate.leave_regime_out), its CLI, and the
+external check against published kernel microbenchmarks (perf.kernels)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import catalog
+from tokenomics.cli import app, main
+from tokenomics.errors import DataError, UnknownNameError
+from tokenomics.perf.calibrate import REGIMES, leave_one_model_out, leave_regime_out, read_cases, summarize
+from tokenomics.perf.kernels import predict_kernel_microbench, read_kernel_microbench, summarize_kernel_microbench
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return read_cases(catalog.load("h200_cases"), need_measured=True)
+
+
+@pytest.fixture(scope="module")
+def microbench():
+    return catalog.load("h200_microbench")
+
+
+def test_regimes_are_defined_from_case_columns(cases):
+    """Each regime selects what its description says in the bundled 32 cases."""
+    n = {name: int(np.sum(test(cases))) for name, (_, test) in REGIMES.items()}
+    assert n["verify"] == 4 and n["large-batch"] == 6 and n["prefill"] == 3
+    assert n["long-context"] == 1  # the 8192-token prefill: no decode step beyond 1024 was measured
+    assert n["small-model"] + n["large-model"] == len(cases)
+    assert n["graph"] == 13 and n["unfused"] == 8
+
+
+def test_verify_regime_out_predicts_verify_steps(cases, microbench):
+    """Fit without the 4 verify steps (2-16 tokens per step), predict them: graph error <= 5 %."""
+    out = leave_regime_out(cases, microbench, regimes="verify")
+    assert set(out["held_out"]) == {"verify"} and len(out) == 4
+    assert (out["n_fit"] == len(cases) - 4).all()
+    assert (out["tokens_per_step"] > 1).all()
+    s = summarize(out, by=("held_out",)).set_index(["held_out", "execution"])
+    assert s.loc[("verify", "graph"), "median_abs_error_frac"] <= 0.05
+    assert 0.95 <= s.loc[("verify", "graph"), "median_ratio"] <= 1.05
+
+
+@pytest.mark.slow
+def test_every_regime_out(cases, microbench):
+    """All regimes: graph steps generalize across verify, batch and model size (median <= 6 %);
+    what does not generalize is pinned as found: without prefill rows the prefill attention
+    efficiency is unidentified (the fit drives it to its bound) and prefills come out 1.7x slow;
+    without graph rows the per-kernel graph cost is set by eager runs and a weak prior (0.6x)."""
+    out = leave_regime_out(cases, microbench)
+    s = summarize(out, by=("held_out",)).set_index(["held_out", "execution"])
+    for r in ("verify", "large-batch", "small-model", "large-model"):
+        assert s.loc[(r, "graph"), "median_abs_error_frac"] <= 0.06, r
+    assert s.loc[("prefill", "all"), "median_ratio"] > 1.5
+    assert s.loc[("graph", "graph"), "median_ratio"] < 0.7
+
+
+def test_leave_one_model_out_keeps_its_shape(cases, microbench):
+    sub = cases[cases["model"].isin(["dense-1b", "dense-8b"]) & (cases["execution"] == "graph")]
+    out = leave_one_model_out(sub, microbench)
+    assert set(out["held_out"]) == {"dense-1b", "dense-8b"}
+    assert {"case_id", "predicted_step_s", "measured_step_s", "error_frac", "n_fit"} <= set(out.columns)
+
+
+def test_summarize_has_median_ratio(cases):
+    from tokenomics.perf.calibrate import predict_cases
+
+    s = summarize(predict_cases(cases, "h200"))
+    assert "median_ratio" in s.columns and set(s["execution"]) == {"eager", "graph", "all"}
+
+
+def test_unknown_regime_is_one_line_with_suggestion(cases):
+    with pytest.raises(UnknownNameError, match="Did you mean 'verify'"):
+        leave_regime_out(cases, regimes="verfy")
+    with pytest.raises(DataError, match="holds out no case"):
+        leave_regime_out(cases[cases["phase"] == "decode"], regimes="prefill")
+
+
+def test_cli_holdout_regime_json(tmp_path):
+    r = runner.invoke(app, ["validate", "--holdout", "regime", "--regime", "verify,large-batch", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert {x["held_out"] for x in rows} == {"verify", "large-batch"}
+    for k in ("execution", "n_cases", "median_abs_error_frac", "p90_abs_error_frac", "max_abs_error_frac",
+              "median_ratio"):
+        assert k in rows[0]
+
+
+def test_cli_holdout_table_and_model():
+    r = runner.invoke(app, ["validate", "--leave-out", "model", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    df = pd.read_csv(pd.io.common.StringIO(r.stdout))
+    assert set(df["held_out"]) == {"dense-1b", "dense-8b", "dense-8b-layers"}
+
+
+def _run(args, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out = capsys.readouterr()
+    return exc.value.code, out.err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["validate", "--holdout", "regime", "--regime", "verfy"], "Unknown regime 'verfy'. Did you mean 'verify'?"),
+    (["validate", "--holdout", "regim"], "Did you mean 'regime'?"),
+    (["validate", "--regime", "verify"], "--regime needs --holdout regime"),
+    (["validate", "--holdout", "regime", "--profile", "h200"], "exclude each other"),
+])
+def test_cli_holdout_bad_input_exit_2(args, needle, capsys):
+    code, err = _run(args, capsys)
+    assert code == 2
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- published kernel microbenchmarks
+def test_kernel_microbench_rows_are_sourced():
+    d = read_kernel_microbench()
+    assert len(d) >= 60
+    assert d["source"].str.startswith("https://").all()
+    assert set(d["kind"]) <= {"measured", "claimed"} and (d["kind"] == "claimed").sum() >= 1
+    assert pd.to_datetime(d["as_of"], errors="coerce").notna().all()
+    assert d["note"].str.len().min() > 40  # every row says what was timed and how sure it is
+    assert set(d["op"]) == {"decode_attention", "prefill_attention", "mla_decode_attention", "moe_experts"}
+
+
+def test_core_attention_against_kernel_microbench():
+    """The core's per-operator times against the published kernels (shipped profiles).
+
+    Large decode-attention reads (>= 10 us at datasheet bandwidth): median error <= 12 %
+    (17 % with one KV bandwidth fraction for every read, before the KV read curve); prefill
+    attention at long prompts within 10 %; FlashMLA's H100 runs and its 3000 GB/s H800 claim
+    (never fitted; H200 curve carried to those chips) within 15 %; fused MoE median <= 15 %.
+    Launch-latency-sized kernels are ~2x faster in the core than timed: each benchmark replays
+    one kernel in its own CUDA graph, ~9 us per call the core does not charge an operator."""
+    p = predict_kernel_microbench()
+    assert p["predicted"].notna().all() and np.isfinite(p["error_frac"]).all()
+    s = summarize_kernel_microbench(p).set_index(["op", "size"])
+    assert s.loc[("decode_attention", "large"), "median_abs_error_frac"] <= 0.12
+    assert s.loc[("decode_attention", "small"), "median_ratio"] < 0.6
+    long_prefill = p[(p["op"] == "prefill_attention") & (p["kv_len_tok"] >= 8192)]
+    assert (long_prefill["error_frac"].abs() <= 0.10).all()
+    mla = p[p["op"] == "mla_decode_attention"]
+    assert (mla["error_frac"].abs() <= 0.15).all()
+    assert s.loc[("moe_experts", "all"), "median_abs_error_frac"] <= 0.15
+
+
+def test_kv_read_curve_fits_kernels_and_agrees_with_the_calibration():
+    """The KV read curve fitted on the H200 decode-attention kernels (vLLM FA3 and TensorRT-LLM,
+    batch 1-256, KV 1k-64k) fits them to <= 7 % median; fitted on one engine it predicts the
+    other to <= 12 %; and at the calibration's largest per-layer read (dense-8b, batch 128,
+    context 1024: 537 MB) it gives within 0.05 the fraction the 32 measured steps alone fit
+    with one fraction for every read (0.777)."""
+    from tokenomics.perf.kernels import fit_kv_read_curve
+    from tokenomics.perf.profile import load_profile
+    from tokenomics.perf.roofline import kv_read_efficiency
+
+    c = fit_kv_read_curve()
+    assert c["n_rows"] == 40 and c["median_abs_error_frac"] <= 0.07
+    assert 0.0 < c["kv_bw_small_frac"] < c["kv_bw_frac"] <= 0.92
+    for fit_on, test in (("vLLM", "TensorRT"), ("TensorRT", "vLLM")):
+        h = fit_kv_read_curve(kernel_contains=fit_on)
+        prof = load_profile(None, "h200").replace(**{k: h[k] for k in ("kv_bw_frac", "kv_bw_small_frac",
+                                                                         "kv_bw_half_bytes")})
+        p = predict_kernel_microbench(profile=prof)
+        m = (p["hardware"] == "h200") & (p["op"] == "decode_attention") & p["kernel"].str.contains(test) \
+            & ~p["bench_id"].str.contains("fp8")
+        e = (p.loc[m, "predicted"] + h["harness_s"]) / p.loc[m, "measured"] - 1
+        assert e.abs().median() <= 0.12, (fit_on, test)
+    shipped = load_profile(None, "h200")
+    assert shipped.kv_bw_half_bytes > 0  # the shipped profile carries the curve
+    assert abs(float(kv_read_efficiency(128 * 1024 * 8 * 128 * 2 * 2, shipped)) - 0.777) <= 0.05
+
+
+def test_kernel_microbench_bad_rows(tmp_path):
+    d = read_kernel_microbench()
+    bad = d.head(3).copy()
+    bad.loc[bad.index[0], "op"] = "softmax"
+    f = tmp_path / "k.csv"
+    bad.to_csv(f, index=False)
+    with pytest.raises(DataError, match="op must be one of"):
+        read_kernel_microbench(f)
+    bad = d.head(2).copy()
+    bad["hardware"] = "h2000"
+    bad.to_csv(f, index=False)
+    with pytest.raises(UnknownNameError, match="h200"):
+        read_kernel_microbench(f)

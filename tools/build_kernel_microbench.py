@@ -1,0 +1,181 @@
+"""Build tokenomics/datasets/kernel_microbench.csv: published attention and MoE kernel timings.
+
+    python tools/build_kernel_microbench.py /path/to/ai-dynamo/aiconfigurator  (a git checkout)
+
+Rows from NVIDIA aiconfigurator's per-operation timing databases (Apache-2.0), read at commit
+AIC_COMMIT: H200 decode ("generation") attention of vLLM 0.24.0 (FlashAttention-3) and of
+TensorRT-LLM 1.3.0rc20, H200 prefill ("context") attention of TensorRT-LLM 1.3.0rc20, and
+H200 fused-MoE layers of vLLM 0.24.0 (unquantized Triton experts, balanced routing), at a grid
+of shapes chosen here. Each collector times one call replayed in a CUDA graph (CUDA events,
+collector/helper.py benchmark_with_power), so a row includes one graph launch and, for
+vLLM decode, the KV-cache write kernel. The hand-curated rows (FlashMLA, FlashAttention-3 on
+H100) are appended from MANUAL below; each says where it was published.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+AIC_COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+AIC_DATA = "aic-core/src/aiconfigurator_core/systems/data/h200_sxm"
+AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{AIC_DATA}"
+OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "kernel_microbench.csv"
+
+COLUMNS = ["bench_id", "hardware", "op", "kernel", "precision", "kv_precision", "batch", "kv_len_tok",
+           "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v", "hidden", "expert_ffn_hidden",
+           "n_experts", "experts_per_token", "metric", "value", "unit", "kind", "source", "as_of", "note"]
+
+AIC_NOTE = ("MEASURED by NVIDIA's aiconfigurator collector: mean of 6 CUDA-graph replays of one call after 3 "
+            "warm-ups; includes one graph launch (a few us) {extra}; L2 (50 MB) may hold small KV caches; "
+            "collection date not recorded (as_of = the file's last commit)")
+
+
+def _parquet(repo: Path, rel: str) -> pd.DataFrame:
+    blob = subprocess.run(["git", "-C", str(repo), "show", f"{AIC_COMMIT}:{AIC_DATA}/{rel}"], check=True,
+                          capture_output=True).stdout
+    return pd.read_parquet(io.BytesIO(blob))
+
+
+def _as_of(repo: Path, rel: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cs", AIC_COMMIT, "--", f"{AIC_DATA}/{rel}"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def decode_rows(repo: Path) -> list[dict]:
+    rows = []
+    grid = [  # (q heads, kv heads, head dim, batches, KV lengths, kv precision, shape label)
+        (32, 8, 128, (1, 8, 32, 128), (1024, 4096, 16384, 65536), "bfloat16", "Llama-3.1-8B"),
+        (8, 1, 128, (8, 64, 256), (1024, 8192, 32768), "bfloat16", "Llama-3.1-70B at TP8"),
+        (32, 8, 128, (32,), (4096, 16384), "fp8", "Llama-3.1-8B, FP8 KV"),
+    ]
+    for rel, kernel, extra in (
+            ("attention/vllm/0.24.0/generation_attention_perf.parquet", "vLLM 0.24.0 FlashAttention-3 (vllm_flash_attn_fa3)",
+             "and vLLM's KV-cache write kernel"),
+            ("attention/trtllm/1.3.0rc20/generation_attention_perf.parquet", "TensorRT-LLM 1.3.0rc20 attention (torch_flow)",
+             "and TensorRT-LLM's attention-op glue")):
+        d = _parquet(repo, rel)
+        as_of = _as_of(repo, rel)
+        if "kernel_source" in d and "vllm_flash_attn_fa3" in set(d["kernel_source"]):
+            d = d[d["kernel_source"] == "vllm_flash_attn_fa3"]
+        for nq, nkv, hd, batches, kvs, kvp, label in grid:
+            for b in batches:
+                for kv in kvs:
+                    sel = d[(d.num_heads == nq) & (d.num_key_value_heads == nkv) & (d.head_dim == hd)
+                            & (d.kv_cache_dtype == kvp) & (d.window_size == 0) & (d.batch_size == b)
+                            & (d.step == kv - 1) & (d.attn_dtype == "bfloat16")]
+                    if sel.empty:
+                        continue
+                    eng = "vllm" if "vllm" in rel else "trtllm"
+                    rows.append({
+                        "bench_id": f"h200-decode-{eng}-q{nq}kv{nkv}d{hd}-{'fp8kv-' if kvp == 'fp8' else ''}b{b}-kv{kv}",
+                        "hardware": "h200", "op": "decode_attention", "kernel": kernel, "precision": "bf16",
+                        "kv_precision": "fp8" if kvp == "fp8" else "bf16", "batch": b, "kv_len_tok": kv,
+                        "q_tok_per_seq": 1, "n_q_heads": nq, "n_kv_heads": nkv, "head_dim": hd, "head_dim_v": hd,
+                        "metric": "latency_s", "value": float(sel["latency"].mean()) * 1e-3, "unit": "s",
+                        "kind": "measured", "source": f"{AIC_URL}/{rel}", "as_of": as_of,
+                        "note": f"{label} attention shape; KV length = step + 1 (step cached positions and the new "
+                                f"token); " + AIC_NOTE.format(extra=extra)})
+    return rows
+
+
+def prefill_rows(repo: Path) -> list[dict]:
+    rel = "attention/trtllm/1.3.0rc20/context_attention_perf.parquet"
+    d = _parquet(repo, rel)
+    as_of = _as_of(repo, rel)
+    rows = []
+    for b, isls in ((1, (1024, 4096, 8192, 16384)), (8, (1024, 4096))):
+        for isl in isls:
+            sel = d[(d.num_heads == 32) & (d.num_key_value_heads == 8) & (d.head_dim == 128) & (d.batch_size == b)
+                    & (d.isl == isl) & (d.kv_cache_dtype == "bfloat16") & (d.attn_dtype == "bfloat16")
+                    & (d.window_size == 0)]
+            if sel.empty:
+                continue
+            rows.append({
+                "bench_id": f"h200-prefill-trtllm-q32kv8d128-b{b}-isl{isl}", "hardware": "h200",
+                "op": "prefill_attention", "kernel": "TensorRT-LLM 1.3.0rc20 context attention (torch_flow)",
+                "precision": "bf16", "kv_precision": "bf16", "batch": b, "kv_len_tok": isl, "q_tok_per_seq": isl,
+                "n_q_heads": 32, "n_kv_heads": 8, "head_dim": 128, "head_dim_v": 128, "metric": "latency_s",
+                "value": float(sel["latency"].mean()) * 1e-3, "unit": "s", "kind": "measured",
+                "source": f"{AIC_URL}/{rel}", "as_of": as_of,
+                "note": "Llama-3.1-8B attention shape, causal prompt of kv_len_tok tokens; "
+                        + AIC_NOTE.format(extra="and the KV-cache write")})
+    return rows
+
+
+def moe_rows(repo: Path) -> list[dict]:
+    rel = "moe/vllm/0.24.0/moe_perf.parquet"
+    d = _parquet(repo, rel)
+    as_of = _as_of(repo, rel)
+    d = d[(d.kernel_source == "vllm_unquantizedfusedmoe_triton_tritonexperts") & (d.moe_dtype == "bfloat16")
+          & (d.distribution == "balanced") & (d.moe_tp_size == 1) & (d.moe_ep_size == 1)]
+    rows = []
+    for h, f, k, e, label in ((2048, 768, 8, 128, "Qwen3-30B-A3B"), (4096, 14336, 2, 8, "Mixtral-8x7B")):
+        for n in (1, 16, 128, 1024, 8192):
+            sel = d[(d.hidden_size == h) & (d.inter_size == f) & (d.topk == k) & (d.num_experts == e) & (d.num_tokens == n)]
+            if sel.empty:
+                continue
+            rows.append({
+                "bench_id": f"h200-moe-vllm-h{h}f{f}e{e}k{k}-t{n}", "hardware": "h200", "op": "moe_experts",
+                "kernel": "vLLM 0.24.0 fused MoE, unquantized Triton experts", "precision": "bf16",
+                "kv_precision": "", "batch": n, "kv_len_tok": 0, "q_tok_per_seq": 1, "hidden": h,
+                "expert_ffn_hidden": f, "n_experts": e, "experts_per_token": k, "metric": "latency_s",
+                "value": float(sel["latency"].mean()) * 1e-3, "unit": "s", "kind": "measured",
+                "source": f"{AIC_URL}/{rel}", "as_of": as_of,
+                "note": f"{label} expert shape, one MoE layer (batch = tokens), balanced routing, no TP/EP; "
+                        + AIC_NOTE.format(extra="and top-k routing, alignment and combine kernels")})
+    return rows
+
+
+FLASHMLA_H100 = "https://github.com/deepseek-ai/FlashMLA/issues/19"
+MANUAL = [
+    # DeepSeek's FlashMLA README: "up to 3000 GB/s in memory-bound configuration ... on H800 SXM5"
+    {"bench_id": "h800-flashmla-claim-bandwidth", "hardware": "h800", "op": "mla_decode_attention",
+     "kernel": "DeepSeek FlashMLA (BF16, paged KV, block 64)", "precision": "bf16", "kv_precision": "bf16",
+     "batch": 128, "kv_len_tok": 4096, "q_tok_per_seq": 1, "n_q_heads": 16, "n_kv_heads": 1, "head_dim": 576,
+     "head_dim_v": 512, "metric": "kv_bandwidth_bytes_per_s", "value": 3.0e12, "unit": "B/s", "kind": "claimed",
+     "source": "https://github.com/deepseek-ai/FlashMLA/blob/b31bfe72a83ea205467b3271a5845440a03ed7cb/README.md",
+     "as_of": "2025-02-24",
+     "note": "CLAIMED by the authors: 'up to 3000 GB/s in memory-bound configuration' on H800 SXM5 (3.35 TB/s "
+             "datasheet), CUDA 12.6-12.8; 'up to' = the best shape of their test grid; shape columns are that "
+             "grid's memory-bound corner (b=128, s_k=4096, h_q=16), not stated with the claim"},
+    # FlashMLA's own benchmark run by a third party on an H100 (Modal), CUDA 12.6
+    *[{"bench_id": f"h100-flashmla-b128-sk4096-hq{hq}", "hardware": "h100-sxm", "op": "mla_decode_attention",
+       "kernel": "DeepSeek FlashMLA (BF16, paged KV, block 64)", "precision": "bf16", "kv_precision": "bf16",
+       "batch": 128, "kv_len_tok": 4096, "q_tok_per_seq": 1, "n_q_heads": hq, "n_kv_heads": 1, "head_dim": 576,
+       "head_dim_v": 512, "metric": "latency_s", "value": ms * 1e-3, "unit": "s", "kind": "measured",
+       "source": FLASHMLA_H100, "as_of": "2025-02-24",
+       "note": f"MEASURED by a user with FlashMLA's tests/test_flash_mla.py on a Modal H100 (PyTorch 2.6, CUDA 12.6), "
+               f"causal, fixed length; reported {ms} ms, {gbs} GB/s; GPU variant (SXM/PCIe) inferred from the "
+               f"reported bandwidth; one run, no spread given"}
+      for hq, ms, gbs in ((16, 0.215, 2826), (32, 0.218, 2813), (64, 0.223, 2789))],
+    # FlashAttention-3 paged decode on an H100, from a GitHub issue
+    *[{"bench_id": f"h100-fa3-decode-q32kv32d128-b16-kv{kv}", "hardware": "h100-sxm", "op": "decode_attention",
+       "kernel": "FlashAttention-3 flash_attn_with_kvcache (paged KV, page 8)", "precision": "bf16",
+       "kv_precision": "bf16", "batch": 16, "kv_len_tok": kv, "q_tok_per_seq": 1, "n_q_heads": 32, "n_kv_heads": 32,
+       "head_dim": 128, "head_dim_v": 128, "metric": "latency_s", "value": us * 1e-6, "unit": "s",
+       "kind": "measured", "source": "https://github.com/Dao-AILab/flash-attention/issues/1572", "as_of": "2025-04-11",
+       "note": f"MEASURED by a user (comment of 2025-04-11) with CUDA graphs: {us} us; page size 8 is small for FA3 "
+               f"(the thread reports the gap to ideal grows with length); MHA, 32 KV heads"}
+      for kv, us in ((128, 27.6), (2000, 292.0), (4000, 567.2))],
+]
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    repo = Path(argv[1])
+    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + MANUAL, columns=COLUMNS)
+    for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",
+              "hidden", "expert_ffn_hidden", "n_experts", "experts_per_token"):
+        df[c] = df[c].astype("Int64")
+    df.to_csv(OUT, index=False, float_format="%.6g")
+    print(f"wrote {OUT}: {len(df)} rows")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
