@@ -759,8 +759,9 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
     -------
     pandas.DataFrame
         The input columns plus ``predicted_*`` figures, ``deployment``, ``status`` (``predicted``
-        or why not) and ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
-        (for prefill rows: of the total, i.e. input, tokens/s per GPU).
+        or why not), ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
+        (for prefill rows: of the total, i.e. input, tokens/s per GPU) and ``ratio``, and
+        ``ttft_error_frac`` / ``ttft_ratio`` of the TTFT where it is measured (NaN elsewhere).
     """
     import pandas as pd
 
@@ -784,22 +785,34 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
         pred = pred.where(~pre, out.get("predicted_total_tok_per_s_per_gpu", pred).astype(float))
     out["error_frac"] = pred / meas - 1
     out["ratio"] = pred / meas
+    ttft = out.get("predicted_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
+    meas_ttft = out.get("measured_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
+    out["ttft_ratio"] = ttft / meas_ttft
+    out["ttft_error_frac"] = out["ttft_ratio"] - 1
     return out
 
 
-def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase")) -> "pd.DataFrame":  # noqa: F821
-    """Median and 90th-percentile absolute error and median predicted/measured, overall and by group."""
+def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase"),  # noqa: F821
+              quantity: str = "output") -> "pd.DataFrame":  # noqa: F821
+    """Median and 90th-percentile absolute error and median predicted/measured, overall and by group.
+
+    ``quantity`` ``output``: output tokens/s per GPU (``error_frac``); ``ttft``: time to first
+    token, over the rows that measured it (``ttft_error_frac``).
+    """
     import pandas as pd
 
+    v.one_of(quantity, "quantity", ("output", "ttft"))
+    err, ratio = ("error_frac", "ratio") if quantity == "output" else ("ttft_error_frac", "ttft_ratio")
     ok = pred[pred["status"] == "predicted"]
+    ok = ok[np.isfinite(ok[err].astype(float))] if quantity == "ttft" else ok
     rows = []
 
     def add(group: str, key: str, d):
-        e = d["error_frac"].abs()
+        e = d[err].abs()
         rows.append({"group": group, "value": key, "n_cases": int(len(d)),
                      "median_abs_error_frac": float(e.median()) if len(d) else float("nan"),
                      "p90_abs_error_frac": float(e.quantile(0.9)) if len(d) else float("nan"),
-                     "median_ratio": float(d["ratio"].median()) if len(d) else float("nan")})
+                     "median_ratio": float(d[ratio].median()) if len(d) else float("nan")})
 
     add("all", "all", ok)
     for col in by:
