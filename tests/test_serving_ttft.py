@@ -39,15 +39,17 @@ def test_queue_wait_is_pollaczek_khinchine():
 
 
 def test_adp_gate_hand_calc():
-    """8 attention-DP ranks, 2.4 requests/s, timeout 60 x 27.8 ms = 1.668 s. Filling all 8 ranks
-    takes 8 x H(7) = 20.74 arrivals = 8.64 s > timeout, so the window is the timeout; it holds
-    n = 1 + 2.4 x 1.668 = 5.0 requests, waiting 1.668 x (n + 1) / (2 n) = 1.001 s on average.
-    At 100 requests/s the ranks fill in 0.207 s (n = 21.7): 0.207 x 22.7 / 43.5 = 0.108 s.
+    """8 attention-DP ranks, 2.4 requests/s, timeout 60 x 27.8 ms = 1.668 s (B200 TRT-LLM DeepSeek-R1
+    at 64 users). Filling all 8 ranks takes 8 x H(7) = 20.74 arrivals = 8.64 s > timeout, so a
+    rank's window is the timeout; n = 1 + 2.4 / 8 x 1.668 = 1.5004 prompts reach it, waiting
+    1.668 x (n + 1) / (2 n) = 1.390 s on average (measured TTFT 1.23 s). At 100 requests/s the
+    ranks fill in 0.207 s (n = 1 + 12.5 x 0.207 = 3.59): 0.207 x 4.59 / 7.18 = 0.133 s.
     One rank: no gate."""
     t_o = 60 * 0.0278
-    assert float(serving.adp_gate_s(2.4, 8, t_o)) == pytest.approx(t_o * 6.0032 / 10.0064, rel=1e-9)
+    assert float(serving.adp_gate_s(2.4, 8, t_o)) == pytest.approx(t_o * 2.5004 / 3.0008, rel=1e-9)
+    assert float(serving.adp_gate_s(2.4, 8, t_o)) == pytest.approx(1.390, rel=1e-3)
     fill = 8 * sum(1 / k for k in range(1, 8)) / 100.0
-    n = 1 + 100.0 * fill
+    n = 1 + 100.0 / 8 * fill
     assert float(serving.adp_gate_s(100.0, 8, t_o)) == pytest.approx(fill * (n + 1) / (2 * n), rel=1e-12)
     assert float(serving.adp_gate_s(2.4, 1, t_o)) == 0.0
 

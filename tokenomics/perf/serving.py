@@ -208,11 +208,14 @@ def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
 
     With ``attention_dp_config.enable_balance`` a rank holding a new prompt waits until every
     attention-DP rank holds one, at most ``timeout_iters`` iterations (TensorRT-LLM tech blog 10,
-    "ADP Balance Strategy": context synchronization). The first waiting request opens a window
-    that closes when all ``n_ranks`` ranks hold a prompt -- new requests go to the rank a request
-    just left, i.e. a random rank, so that takes ``n_ranks * H(n_ranks - 1)`` arrivals (coupon
-    collector) -- or at the timeout. The ``n = 1 + X * window`` requests of a window wait from the
-    whole window (the first) down to nothing (the last): ``window * (n + 1) / (2 n)`` on average.
+    "ADP Balance Strategy": "when a rank becomes available for context processing while others
+    remain in generation phases, it waits up to timeout_iters iterations until all other ranks
+    have context tasks"). A rank's first waiting prompt opens its window, which closes when all
+    ``n_ranks`` ranks hold a prompt -- new requests go to the rank a request just left, i.e. a
+    random rank, so that takes ``n_ranks * H(n_ranks - 1)`` arrivals (coupon collector) -- or at
+    the timeout. The ``n = 1 + (X / n_ranks) * window`` prompts that reach that rank in its window
+    wait from the whole window (the first) down to nothing (the last): ``window * (n + 1) / (2 n)``
+    on average (the whole timeout when prompts reach a rank more rarely than once per window).
 
     Parameters
     ----------
@@ -229,7 +232,7 @@ def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
     arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
     with np.errstate(divide="ignore"):
         window = np.minimum(np.asarray(timeout_s, float), arrivals / x)
-    n = 1.0 + x * window
+    n = 1.0 + x / n_ranks * window
     return window * (n + 1.0) / (2.0 * n)
 
 
