@@ -287,7 +287,7 @@ def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profi
     return np.asarray(t, dtype=float) * np.ones(b.shape)
 
 
-def _closed_loop_batch(excess: Any, b_max: float, n_grid: int = 48, n_zoom: int = 2) -> tuple[float, bool]:
+def _closed_loop_batch(excess: Any, b_max: float, n_grid: int = 32, n_zoom: int = 2) -> tuple[float, bool]:
     """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
     (increasing in ``b``) on ``(0, b_max]``; ``(b_max, True)`` when even ``b_max`` holds fewer
     requests than the concurrency (the rest queue for a slot).
