@@ -24,7 +24,7 @@ budget, each iteration (each attention-DP rank) admitting up to a chunk of promp
 ``rho = B / ranks * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
 :func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
 prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
-B + X * TTFT``, solved for ``B`` on vectorized grids (:func:`_closed_loop_batch`). Sequences beyond
+B + X * TTFT``, solved for ``B`` by regula falsi (:func:`_closed_loop_batch`). Sequences beyond
 what the replica's paged KV cache holds at their mean length (``isl + osl / 2``) wait for a slot:
 then ``B`` is that cap and ``TTFT = (C - B) / X``. Then
 
@@ -287,28 +287,43 @@ def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profi
     return np.asarray(t, dtype=float) * np.ones(b.shape)
 
 
-def _closed_loop_batch(excess: Any, b_max: float, n_grid: int = 32, n_zoom: int = 2) -> tuple[float, bool]:
+def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
+                       max_eval: int = 40) -> tuple[float, bool]:
     """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
-    (increasing in ``b``) on ``(0, b_max]``; ``(b_max, True)`` when even ``b_max`` holds fewer
-    requests than the concurrency (the rest queue for a slot).
+    (increasing in ``b``, ``-C`` at ``b = 0``) on ``(0, b_max]``; ``(b_max, True)`` when even
+    ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
 
-    A vectorized geometric grid brackets the root, ``n_zoom`` vectorized linear grids inside the
-    bracket narrow it (each by ``n_grid``), and the last bracket is interpolated linearly.
+    Safeguarded regula falsi (Illinois) on the bracket ``[0, b_max]``: ``excess`` is nearly
+    linear in ``b`` (``b + X(b) TTFT(b) - C``), so a few evaluations reach ``|excess| <= rtol C``;
+    an infinite excess (a saturated prefill queue) bisects.
     """
-    grid = float(b_max) * np.geomspace(1e-4, 1.0, int(n_grid))
-    for k in range(int(n_zoom) + 1):
-        f = np.asarray(excess(grid), dtype=float)
-        if k == 0 and f[-1] < 0:
-            return float(b_max), True
-        i = int(np.argmax(f >= 0))
-        if i == 0:
-            return float(grid[0]), False
-        lo, hi, f_lo, f_hi = float(grid[i - 1]), float(grid[i]), float(f[i - 1]), float(f[i])
-        if k < int(n_zoom):
-            grid = np.linspace(lo, hi, int(n_grid))
-    if not math.isfinite(f_hi):
-        return lo, False
-    return lo - f_lo * (hi - lo) / (f_hi - f_lo), False
+    def f(b: float) -> float:
+        return float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0])
+
+    c = float(concurrency)
+    lo, f_lo = 0.0, -c
+    hi, f_hi = float(b_max), f(float(b_max))
+    if f_hi < 0:
+        return hi, True
+    side = 0
+    for _ in range(int(max_eval)):
+        m = 0.5 * (lo + hi) if not math.isfinite(f_hi) else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < m < hi:
+            m = 0.5 * (lo + hi)
+        fm = f(m)
+        if abs(fm) <= rtol * c or hi - lo <= rtol * hi:
+            return m, False
+        if fm > 0:
+            hi, f_hi = m, fm
+            if side == -1 and math.isfinite(f_lo):
+                f_lo *= 0.5
+            side = -1
+        else:
+            lo, f_lo = m, fm
+            if side == 1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = 1
+    return 0.5 * (lo + hi), False
 
 
 def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float | None = None,
@@ -410,7 +425,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         t_it, ttft, x = state(b)
         return b + x * ttft - c  # Little's law: C = X (TTFT + osl t_it / tps) = B + X TTFT
 
-    b, slot_bound = _closed_loop_batch(excess, b_slots)
+    b, slot_bound = _closed_loop_batch(excess, b_slots, c)
     t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
     if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
         ttft = (c - b) / x
@@ -519,7 +534,7 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
     b_cap = float(np.min(decode_dep.max_batch(int(round(isl + osl)))))
     if b_cap < 1:
         raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
-    b, slot_bound = _closed_loop_batch(excess, min(c / n_di, b_cap))
+    b, slot_bound = _closed_loop_batch(excess, min(c / n_di, b_cap), c)
     t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
     if slot_bound:  # what is not decoding waits (for a decode slot): Little's law
         ttft = c / x - osl * t_it / tps
