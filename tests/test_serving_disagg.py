@@ -166,3 +166,25 @@ def test_recovered_split_matches_the_published_denominators():
     ratio = (total - out) / out  # input / output tokens
     assert ratio.between(0.8 * dis["isl_tok"] / dis["osl_tok"], 1.25 * dis["isl_tok"] / dis["osl_tok"]).all()
     assert not math.isnan(float(dis["concurrency"].min()))
+
+
+def test_disaggregated_ttft_hand_calc(deps, monkeypatch):
+    """Every prefill batch takes 0.2 s, no KV transfer, no per-request overhead. At rate X over n_pi
+    instances a batch holds the lam * 0.2 s prompts arriving while one runs (the smallest batch
+    n >= lam * t); the instance is busy lam * t / n of the time, so an arrival finds the residual
+    0.5 * busy * t, inflated by the queue 1 / (1 - X / X_cap), X_cap = n_pi * n_max / t; then its
+    own batch: TTFT = 0.5 busy t / (1 - rho) + t (the same ttft_s as co-located serving)."""
+    pre, dec = deps
+    _fake_prefill(monkeypatch, 0.2)
+    eng = catalog.load("engines").assign(ttft_overhead_s=0.0)
+    n_max = int(np.max(pre.prefill_batch(int(ISL))))
+    n_pi = 4.0 / pre.replica_chips
+    for c in (16.0, 512.0, 2048.0):
+        r = serve_disaggregated(pre, dec, n_prefill_gpus=4, n_decode_gpus=32, isl_tok=ISL, osl_tok=OSL,
+                                concurrency=c, engines=eng)
+        x = float(r.output_tok_per_s_per_decode_gpu) * 32 / OSL
+        lam = x / n_pi
+        n = min(max(1, math.ceil(lam * 0.2 - 1e-12)), n_max)
+        busy = min(1.0, lam * 0.2 / n)
+        rho = x / (n_pi * n_max / 0.2)
+        assert float(r.ttft_s) == pytest.approx(0.5 * busy * 0.2 / (1 - rho) + 0.2, rel=1e-6), c
