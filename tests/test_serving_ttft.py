@@ -151,3 +151,26 @@ def test_scheduler_columns_come_from_the_launch_scripts():
     assert (amd["recv_interval_iters"] == 4).all()
     trt = df[(df["engine"] == "trt") & (df["phase"] == "serve")]
     assert (trt["adp_timeout_iters"].fillna(0) == np.where(trt["dp_attention"] == 1, 60, 0)).all()
+
+
+def test_engine_batch_cap_is_per_attention_dp_rank(dep, flat):
+    """A run's max_batch_size caps each attention-DP rank: 8 per rank on a DP8 replica holds 64 of
+    100 users, the other 36 wait for a slot, TTFT = (C - B) / X (co-located and disaggregated)."""
+    ds = resolve("deepseek-r1", hardware="b200", tp=1, ep=8, execution="engine", engine="trt", kv_precision="fp8")
+    assert ds.parallel.attn_dp == 8
+    r = serving.serve(ds, isl_tok=1024, osl_tok=1024, concurrency=100, engines=flat, max_batch_per_rank=8)
+    assert float(r.batch) == pytest.approx(64)
+    x = 64 / (1024 * float(r.iteration_s))
+    assert float(r.ttft_s) == pytest.approx(36 / x, rel=1e-9)
+    free = serving.serve(ds, isl_tok=1024, osl_tok=1024, concurrency=100, engines=flat)
+    assert float(free.batch) > 99
+
+
+def test_dynamo_trt_rows_carry_their_generation_batch():
+    """Every Dynamo TensorRT-LLM GB200 row matches one launch_gb200-nv.sh configuration; most DEP runs
+    set the concurrency ~5 % above the slots (4300 users for 8 ranks x 512 or 16 x 256)."""
+    df = pd.read_csv(catalog.data_dir() / "serving_holdout.csv")
+    dyn = df[df["engine"] == "dynamo-trt"]
+    assert len(dyn) == 34 and dyn["max_batch_size"].notna().all()
+    s334 = dyn[dyn["case_id"] == "S334"].iloc[0]
+    assert s334["max_batch_size"] * s334["n_decode_gpus"] == 4096 and s334["concurrency"] == 4300

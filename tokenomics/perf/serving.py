@@ -287,6 +287,18 @@ def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profi
     return np.asarray(t, dtype=float) * np.ones(b.shape)
 
 
+def _slot_cap(dep, context_tok: float, max_batch_per_rank: float | None = None) -> float:
+    """Sequences one instance of ``dep`` runs at most [sequences]: what its paged KV cache holds at
+    the sequences' mean length ``context_tok`` (steady state: half the output generated), and the
+    engine's ``max_batch_size`` per attention-DP rank where the run set one (TensorRT-LLM
+    ``max_batch_size``, SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``)."""
+    cap = float(np.min(dep.max_batch(int(round(context_tok)))))
+    if max_batch_per_rank is not None:
+        v.positive(max_batch_per_rank, "max_batch_per_rank")
+        cap = min(cap, float(max_batch_per_rank) * int(dep.parallel.attn_dp))
+    return cap
+
+
 def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
                        max_eval: int = 40) -> tuple[float, bool]:
     """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
@@ -330,7 +342,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
           phase: str = "serve", context_tok: float | None = None, batch: float | None = None,
           prefill_tok: float | None = None, profile: Any = None,
           engines: Any = None, n_requests: float | None = None, recv_interval_iters: float = 1.0,
-          adp_timeout_iters: float | None = None) -> ServingResult:
+          adp_timeout_iters: float | None = None, max_batch_per_rank: float | None = None) -> ServingResult:
     """Steady-state serving of ``deployment`` (module docstring).
 
     Parameters
@@ -357,6 +369,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     adp_timeout_iters : float, optional
         TensorRT-LLM attention-DP balance ``timeout_iters`` where the run enabled it
         (:func:`adp_gate_s`); default no gate [iterations].
+    max_batch_per_rank : float, optional
+        ``serve``: the engine's batch cap per attention-DP rank where the run set one
+        (:func:`_slot_cap`); default memory only [sequences].
     """
     v.one_of(phase, "phase", PHASES)
     v.positive(isl_tok, "isl_tok")
@@ -398,9 +413,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
             raise ValidationError("serve needs a concurrency (requests in flight)")
         c = float(concurrency)
         v.positive(c, "concurrency")
-        # sequences the replica's paged KV cache holds at their mean length (steady state: half the
-        # output generated); the rest wait for a slot
-        b_slots = min(c, max(1.0, float(np.min(dep.max_batch(ctx_mean)))))
+        b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
     n_ranks = int(dep.parallel.attn_dp)
     n_chunks = math.ceil(isl / chunk)
     prompt_per_seq = isl / osl / tps  # prompt tokens per decoding sequence per iteration
@@ -457,7 +470,8 @@ def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: flo
 
 def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
                         isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
-                        profile: Any = None, engines: Any = None) -> ServingResult:
+                        profile: Any = None, engines: Any = None,
+                        max_batch_per_rank: float | None = None) -> ServingResult:
     """Steady-state disaggregated prefill/decode serving at a total concurrency (module docstring).
 
     Parameters
@@ -474,6 +488,9 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         Mean KV length a decode step attends to [tokens] (default ``isl + osl / 2``).
     profile, engines
         As :func:`serve`.
+    max_batch_per_rank : float, optional
+        The decode engine's batch cap per attention-DP rank (TensorRT-LLM generation workers'
+        ``max_batch_size``) where the run set one; default memory only [sequences].
 
     Returns
     -------
@@ -530,8 +547,8 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         _, ttft, x = state(b)
         return n_di * b + x * ttft - c  # Little's law: C = X TTFT + n_decode B
 
-    # B at most what a decode instance's memory holds at the longest context (the rest wait)
-    b_cap = float(np.min(decode_dep.max_batch(int(round(isl + osl)))))
+    # B at most the slots of a decode instance (memory at the mean context, the engine's batch cap)
+    b_cap = _slot_cap(decode_dep, ctx, max_batch_per_rank)
     if b_cap < 1:
         raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
     b, slot_bound = _closed_loop_batch(excess, min(c / n_di, b_cap), c)
@@ -567,7 +584,9 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: ``recv_interval_iters`` (iterations between the scheduler's polls for new requests where the
 #: run set one: SGLang ``--scheduler-recv-interval`` or ``--num-continuous-decode-steps``; empty = 1),
 #: ``adp_timeout_iters`` (TensorRT-LLM ``attention_dp_config`` with ``enable_balance``: its
-#: ``timeout_iters``; empty = no balance gate), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: ``timeout_iters``; empty = no balance gate), ``max_batch_size`` (the engine's batch cap per
+#: attention-DP rank where the run set one: the Dynamo TensorRT-LLM generation workers'
+#: ``gen_batch_size``; empty = memory only), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -724,17 +743,21 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     check_split(row)
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
+    max_batch = _num(row.get("max_batch_size"))
+    max_batch = max_batch if max_batch > 0 else None
     if _is_disaggregated_serve(row):
         n_pre, n_dec = _num(row["n_prefill_gpus"]), _num(row["n_decode_gpus"])
         r = serve_disaggregated(case_prefill_deployment(row), dep, n_prefill_gpus=n_pre, n_decode_gpus=n_dec,
-                                isl_tok=isl, osl_tok=osl, concurrency=conc, profile=profile, engines=engines)
+                                isl_tok=isl, osl_tok=osl, concurrency=conc, profile=profile, engines=engines,
+                                max_batch_per_rank=max_batch)
         # the published per-GPU output of a disaggregated run counts decode GPUs (InferenceMAX)
         per_all = r.output_tok_per_s_per_gpu
         r = dataclasses.replace(r, output_tok_per_s_per_gpu=r.output_tok_per_s_per_decode_gpu)
     elif phase == "serve":
         recv, adp = _num(row.get("recv_interval_iters")), _num(row.get("adp_timeout_iters"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines,
-                  recv_interval_iters=recv if recv > 0 else 1.0, adp_timeout_iters=adp if adp > 0 else None)
+                  recv_interval_iters=recv if recv > 0 else 1.0, adp_timeout_iters=adp if adp > 0 else None,
+                  max_batch_per_rank=max_batch)
     elif phase == "offline":
         n_req = _num(row.get("n_requests"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
