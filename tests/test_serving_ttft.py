@@ -174,3 +174,12 @@ def test_dynamo_trt_rows_carry_their_generation_batch():
     assert len(dyn) == 34 and dyn["max_batch_size"].notna().all()
     s334 = dyn[dyn["case_id"] == "S334"].iloc[0]
     assert s334["max_batch_size"] * s334["n_decode_gpus"] == 4096 and s334["concurrency"] == 4300
+
+
+@pytest.mark.parametrize("kw", [dict(recv_interval_iters=0), dict(adp_timeout_iters=-1), dict(max_batch_per_rank=0)])
+def test_scheduler_settings_must_be_positive(dep, kw):
+    from tokenomics.errors import TokenomicsError
+
+    with pytest.raises(TokenomicsError) as exc:
+        serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=8, **kw)
+    assert list(kw)[0] in str(exc.value) and "\n" not in str(exc.value)

@@ -377,6 +377,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
     v.positive(recv_interval_iters, "recv_interval_iters")
+    if adp_timeout_iters is not None:
+        v.positive(adp_timeout_iters, "adp_timeout_iters")
     dep = deployment
     ep, t_eng = _engine_cost_s(dep, engines)
     gpus = dep.replica_chips
