@@ -25,8 +25,9 @@ budget, each iteration (each attention-DP rank) admitting up to a chunk of promp
 :func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
 prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
 B + X * TTFT``, solved for ``B`` by regula falsi (:func:`_closed_loop_batch`). Sequences beyond
-what the replica's paged KV cache holds at their mean length (``isl + osl / 2``) wait for a slot:
-then ``B`` is that cap and ``TTFT = (C - B) / X``. Then
+a replica's slots (:func:`_slot_cap`: what its paged KV cache holds at their mean length
+``isl + osl / 2``, and the engine's batch cap where the run set one) wait for a slot: then ``B``
+is that cap and ``TTFT = (C - B) / X``. Then
 
 * time per output token ``TPOT = t_it / tokens_per_step`` (speculative decoding emits
   ``tokens_per_step`` tokens per iteration), tokens/s per user ``1 / TPOT``;
@@ -49,8 +50,8 @@ across domains). ``TTFT`` is the same :func:`ttft_s`: the residual of the prefil
 on arrival, inflated by ``1 / (1 - X / X_cap)`` as the rate nears the prefill capacity
 ``X_cap = n_prefill * n_max / t_prefill(n_max)`` (the queue in front of prefill), plus the prompt's
 own batch and the KV transfer; Little's law closes the loop, ``C = X * TTFT + n_decode * B``. The
-decode batch ``B`` is at most what a decode instance's memory holds; once that binds the surplus
-requests wait and ``TTFT = C / X - osl * t_it / tokens_per_step``. Output tokens/s are reported
+decode batch ``B`` is at most a decode instance's slots (:func:`_slot_cap`); once that binds the
+surplus requests wait and ``TTFT = (C - n_decode * B) / X``. Output tokens/s are reported
 per decode GPU (the InferenceMAX convention for disaggregated runs) and per GPU of the whole
 deployment (what a GPU-hour buys).
 """
@@ -555,8 +556,8 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
     b, slot_bound = _closed_loop_batch(excess, min(c / n_di, b_cap), c)
     t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
-    if slot_bound:  # what is not decoding waits (for a decode slot): Little's law
-        ttft = c / x - osl * t_it / tps
+    if slot_bound:  # what is not decoding waits (for a decode slot): Little's law, as in serve
+        ttft = (c - n_di * b) / x
     out_tok_s = x * osl  # [tokens/s] of the whole deployment
     n_gpus = float(n_prefill_gpus) + float(n_decode_gpus)
     return ServingResult("disaggregated", np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
