@@ -64,10 +64,15 @@ def headline_numbers() -> dict[str, float]:
     from .perf.serving import predict_cases, summarize as summarize_serving
 
     for name in ("serving_public", "serving_holdout"):
-        srv = summarize_serving(predict_cases(load(name))).iloc[0]
+        pred = predict_cases(load(name))
+        srv = summarize_serving(pred).iloc[0]
         out[f"serving.{name}.median_abs_error_frac"] = float(srv["median_abs_error_frac"])
         out[f"serving.{name}.p90_abs_error_frac"] = float(srv["p90_abs_error_frac"])
         out[f"serving.{name}.median_ratio"] = float(srv["median_ratio"])
+        ttft = summarize_serving(pred, quantity="ttft").iloc[0]
+        out[f"serving.{name}.ttft_median_abs_error_frac"] = float(ttft["median_abs_error_frac"])
+        out[f"serving.{name}.ttft_p90_abs_error_frac"] = float(ttft["p90_abs_error_frac"])
+        out[f"serving.{name}.ttft_median_ratio"] = float(ttft["median_ratio"])
     # ---- calibration accuracy of the shipped H200 profile ------------------------------------
     s = summarize(predict_steps(load("h200_cases")))
     for _, row in s.iterrows():

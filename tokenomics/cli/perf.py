@@ -341,7 +341,8 @@ def validate_serving(
                 "predicted_output_tok_per_s_per_deployment_gpu", "predicted_total_tok_per_s_per_gpu",
                 "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s", "predicted_batch",
                 "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
-                "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac"]
+                "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac",
+                "ttft_error_frac"]
         emit(pred[[c for c in keep if c in pred.columns]], fmt)
         return
     show = pred[["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
@@ -356,3 +357,5 @@ def validate_serving(
     s = summarize(pred)
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=f"{s.attrs['n_not_predicted']} rows not predicted")
+    t = summarize(pred, by=("engine", "disaggregated"), quantity="ttft")
+    emit(t, fmt, title="Absolute error of TTFT (median, p90) and median predicted/measured, rows that measured it")

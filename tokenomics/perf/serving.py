@@ -9,12 +9,25 @@ decoding, an iteration takes
 
     t_it = t_decode(B) + B * (isl / osl) * t_prefill_per_token + t_engine
 
-and a request lives ``TTFT + osl * t_it``, where ``TTFT`` is half a running iteration, the
-iterations its own prompt takes (``ceil(isl / chunk)`` iterations carrying up to a chunk of prompt
-tokens) and the engine's fitted per-request overhead outside the iterations (API server,
-tokenization, streaming the first token; :func:`engine_params`). Little's law gives the
-sequences decoding, ``B = concurrency * osl * t_it / (TTFT + osl * t_it)``; a few fixed-point
-iterations solve the pair. Then
+and a request lives ``TTFT + osl * t_it``. A closed-loop benchmark client (InferenceMAX, vLLM
+``benchmark_serving``: ``concurrency`` users, each sending a new request when its last one ends)
+sends ``X = B * tokens_per_step / (osl * t_it)`` requests/s in steady state, and a new request's
+TTFT (:func:`ttft_s`) is
+
+    TTFT = overhead + 0.5 * recv_interval * t_it + gate + R / (1 - rho) + ceil(isl / chunk) * t_chunk
+
+the engine's fitted per-request overhead outside the iterations (API server, tokenization,
+streaming the first token; :func:`engine_params`); the wait for the scheduler to admit it (half an
+iteration, or half its polling interval: SGLang ``--scheduler-recv-interval``); TensorRT-LLM's
+attention-DP balance gate where the run enabled it (:func:`adp_gate_s`); the queue for the prefill
+budget, each iteration (each attention-DP rank) admitting up to a chunk of prompt tokens, loaded
+``rho = B / ranks * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
+:func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
+prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
+B + X * TTFT``, solved for ``B`` by regula falsi (:func:`_closed_loop_batch`). Sequences beyond
+a replica's slots (:func:`_slot_cap`: what its paged KV cache holds at their mean length
+``isl + osl / 2``, and the engine's batch cap where the run set one) wait for a slot: then ``B``
+is that cap and ``TTFT = (C - B) / X``. Then
 
 * time per output token ``TPOT = t_it / tokens_per_step`` (speculative decoding emits
   ``tokens_per_step`` tokens per iteration), tokens/s per user ``1 / TPOT``;
@@ -23,8 +36,8 @@ iterations solve the pair. Then
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
 requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A
-``decode`` deployment (disaggregated decode workers) decodes ``B`` sequences at a given context with no prefill; a ``prefill`` deployment processes
-prompt tokens only.
+``decode`` deployment (disaggregated decode workers) decodes ``B`` sequences at a given context with
+no prefill; a ``prefill`` deployment processes prompt tokens only.
 
 Disaggregated serving (:func:`serve_disaggregated`) splits the GPUs into prefill instances and
 decode instances. At a total concurrency ``C``, ``X`` requests/s flow through both: a decode
@@ -33,13 +46,14 @@ instance runs ``B`` sequences with no prompt tokens in its iterations (``t_it(B)
 instance prefills batches of the prompts arriving while the previous batch ran (``prefill``
 phase above); each prompt's KV cache (:func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip`)
 then crosses the fabric to a decode GPU (scale-up link inside one NVLink/UB domain, scale-out NIC
-across domains). ``TTFT = wait + t_prefill + t_kv``; Little's law closes the loop,
-``C = X * TTFT + n_decode * B``. The prefill capacity ``X <= n_prefill * n_max / t_prefill(n_max)``
-caps the request rate, and the decode batch ``B`` is at most what a decode instance's memory holds;
-once either binds, the surplus requests queue in front of prefill and
-``TTFT = C / X - osl * t_it / tokens_per_step``. Output tokens/s are reported per decode GPU (the
-InferenceMAX convention for disaggregated runs) and per GPU of the whole deployment (what a
-GPU-hour buys).
+across domains). ``TTFT`` is the same :func:`ttft_s`: the residual of the prefill batch running
+on arrival, inflated by ``1 / (1 - X / X_cap)`` as the rate nears the prefill capacity
+``X_cap = n_prefill * n_max / t_prefill(n_max)`` (the queue in front of prefill), plus the prompt's
+own batch and the KV transfer; Little's law closes the loop, ``C = X * TTFT + n_decode * B``. The
+decode batch ``B`` is at most a decode instance's slots (:func:`_slot_cap`); once that binds the
+surplus requests wait and ``TTFT = (C - n_decode * B) / X``. Output tokens/s are reported
+per decode GPU (the InferenceMAX convention for disaggregated runs) and per GPU of the whole
+deployment (what a GPU-hour buys).
 """
 
 from __future__ import annotations
@@ -172,10 +186,164 @@ def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
     return float(np.max(pre.step_time_s)) / tokens
 
 
+def queue_wait_s(utilization_frac: Any, residual_s: Any) -> np.ndarray:
+    """Mean wait before service in a single-server queue with Poisson arrivals [s] (array).
+
+    Pollaczek-Khinchine: ``W = R / (1 - rho)``, ``R`` the mean residual work an arrival finds
+    (M/D/1, one request's service ``S``: ``R = rho S / 2``); infinite once ``rho >= 1``.
+
+    Parameters
+    ----------
+    utilization_frac : array_like
+        Offered load over capacity ``rho`` [fraction].
+    residual_s : array_like
+        Mean residual work found on arrival [s].
+    """
+    rho = np.asarray(utilization_frac, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1.0, np.asarray(residual_s, float) / (1.0 - np.minimum(rho, 1.0)), np.inf)
+
+
+def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
+    """Mean wait of a new request at TensorRT-LLM's attention-DP balance gate [s] (array).
+
+    With ``attention_dp_config.enable_balance`` a rank holding a new prompt waits until every
+    attention-DP rank holds one, at most ``timeout_iters`` iterations (TensorRT-LLM tech blog 10,
+    "ADP Balance Strategy": "when a rank becomes available for context processing while others
+    remain in generation phases, it waits up to timeout_iters iterations until all other ranks
+    have context tasks"). A rank's first waiting prompt opens its window, which closes when all
+    ``n_ranks`` ranks hold a prompt -- new requests go to the rank a request just left, i.e. a
+    random rank, so that takes ``n_ranks * H(n_ranks - 1)`` arrivals (coupon collector) -- or at
+    the timeout. The ``n = 1 + (X / n_ranks) * window`` prompts that reach that rank in its window
+    wait from the whole window (the first) down to nothing (the last): ``window * (n + 1) / (2 n)``
+    on average (the whole timeout when prompts reach a rank more rarely than once per window).
+
+    Parameters
+    ----------
+    rate_req_s : array_like
+        Requests/s reaching the instance [requests/s].
+    n_ranks : int
+        Attention data-parallel ranks (1: no gate).
+    timeout_s : array_like
+        ``timeout_iters`` x the iteration time [s].
+    """
+    x = np.asarray(rate_req_s, dtype=float)
+    if int(n_ranks) <= 1:
+        return np.zeros(np.broadcast(x, np.asarray(timeout_s)).shape)
+    arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
+    with np.errstate(divide="ignore"):
+        window = np.minimum(np.asarray(timeout_s, float), arrivals / x)
+    n = 1.0 + x / n_ranks * window
+    return window * (n + 1.0) / (2.0 * n)
+
+
+def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_frac: Any, residual_s: Any,
+           busy_frac: Any = 1.0, recv_interval_iters: float = 1.0, gate_s: Any = 0.0,
+           transfer_s: float = 0.0) -> np.ndarray:
+    """Time to first token of a request reaching a running engine [s] (arrays broadcast).
+
+    The one TTFT of :func:`serve` and :func:`serve_disaggregated`, the sum of what a closed-loop
+    benchmark client waits for:
+
+    * the engine's per-request overhead outside the iterations (API server, tokenization,
+      streaming the first token; fitted, :func:`engine_params`);
+    * the next admission point: half an iteration if the engine is busy (``busy_frac``), times
+      the scheduler's polling interval (SGLang ``--scheduler-recv-interval``; 1 = every iteration);
+    * an admission gate (:func:`adp_gate_s`; 0 without one);
+    * the queue for prefill (:func:`queue_wait_s`): co-located, each iteration admits up to a
+      budget of prompt tokens, ``utilization_frac`` of which the arriving prompts use, one prompt
+      holding it for ``isl / budget`` iterations (M/D/1 residual); disaggregated, the prefill
+      instance's load and the residual of the batch running on arrival;
+    * its own prefill iterations (``prefill_s``) and, disaggregated, the KV transfer.
+
+    Parameters
+    ----------
+    overhead_s : float
+        Per-request engine overhead [s].
+    iteration_s : array_like
+        The iteration the request arrives during [s].
+    prefill_s : array_like
+        The iterations that carry its prompt [s].
+    utilization_frac, residual_s : array_like
+        Load on the prefill server [fraction] and the residual work an arrival finds there [s].
+    busy_frac : array_like
+        Share of time the engine runs an iteration [fraction] (1 for a co-located engine).
+    recv_interval_iters : float
+        Iterations between the scheduler's polls for new requests [iterations].
+    gate_s : array_like
+        Admission gate wait [s].
+    transfer_s : float
+        KV-cache transfer to the decode GPUs (disaggregated) [s].
+    """
+    admit_s = 0.5 * np.asarray(busy_frac, float) * float(recv_interval_iters) * np.asarray(iteration_s, float)
+    return (float(overhead_s) + admit_s + np.asarray(gate_s, float) + queue_wait_s(utilization_frac, residual_s)
+            + np.asarray(prefill_s, float) + float(transfer_s))
+
+
+def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profile=None) -> np.ndarray:
+    """Decode iteration of ``batch`` sequences per replica (rounded, at least 1), engine cost
+    included [s] (array over ``batch``)."""
+    b = np.maximum(1, np.round(np.asarray(batch, dtype=float))).astype(int)
+    t = dep.decode(b, context_tok, check_memory=False, profile=profile, engine_step_s=t_eng).step_time_s
+    return np.asarray(t, dtype=float) * np.ones(b.shape)
+
+
+def _slot_cap(dep, context_tok: float, max_batch_per_rank: float | None = None) -> float:
+    """Sequences one instance of ``dep`` runs at most [sequences]: what its paged KV cache holds at
+    the sequences' mean length ``context_tok`` (steady state: half the output generated), and the
+    engine's ``max_batch_size`` per attention-DP rank where the run set one (TensorRT-LLM
+    ``max_batch_size``, SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``)."""
+    cap = float(np.min(dep.max_batch(int(round(context_tok)))))
+    if max_batch_per_rank is not None:
+        v.positive(max_batch_per_rank, "max_batch_per_rank")
+        cap = min(cap, float(max_batch_per_rank) * int(dep.parallel.attn_dp))
+    return cap
+
+
+def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
+                       max_eval: int = 40) -> tuple[float, bool]:
+    """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
+    (increasing in ``b``, ``-C`` at ``b = 0``) on ``(0, b_max]``; ``(b_max, True)`` when even
+    ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
+
+    Safeguarded regula falsi (Illinois) on the bracket ``[0, b_max]``: ``excess`` is nearly
+    linear in ``b`` (``b + X(b) TTFT(b) - C``), so a few evaluations reach ``|excess| <= rtol C``;
+    an infinite excess (a saturated prefill queue) bisects.
+    """
+    def f(b: float) -> float:
+        return float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0])
+
+    c = float(concurrency)
+    lo, f_lo = 0.0, -c
+    hi, f_hi = float(b_max), f(float(b_max))
+    if f_hi < 0:
+        return hi, True
+    side = 0
+    for _ in range(int(max_eval)):
+        m = 0.5 * (lo + hi) if not math.isfinite(f_hi) else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < m < hi:
+            m = 0.5 * (lo + hi)
+        fm = f(m)
+        if abs(fm) <= rtol * c or hi - lo <= rtol * hi:
+            return m, False
+        if fm > 0:
+            hi, f_hi = m, fm
+            if side == -1 and math.isfinite(f_lo):
+                f_lo *= 0.5
+            side = -1
+        else:
+            lo, f_lo = m, fm
+            if side == 1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = 1
+    return 0.5 * (lo + hi), False
+
+
 def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float | None = None,
           phase: str = "serve", context_tok: float | None = None, batch: float | None = None,
-          prefill_tok: float | None = None, profile: Any = None, n_iter: int = 12,
-          engines: Any = None, n_requests: float | None = None) -> ServingResult:
+          prefill_tok: float | None = None, profile: Any = None,
+          engines: Any = None, n_requests: float | None = None, recv_interval_iters: float = 1.0,
+          adp_timeout_iters: float | None = None, max_batch_per_rank: float | None = None) -> ServingResult:
     """Steady-state serving of ``deployment`` (module docstring).
 
     Parameters
@@ -196,10 +364,22 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         An engines table in the schema of ``datasets/engines.csv`` (fitting); default the bundled one.
     n_requests : float, optional
         ``offline``: requests the benchmark queued (caps the batch); default unbounded.
+    recv_interval_iters : float
+        Iterations between the scheduler's polls for new requests (SGLang
+        ``--scheduler-recv-interval``; default 1: every iteration) [iterations].
+    adp_timeout_iters : float, optional
+        TensorRT-LLM attention-DP balance ``timeout_iters`` where the run enabled it
+        (:func:`adp_gate_s`); default no gate [iterations].
+    max_batch_per_rank : float, optional
+        ``serve``: the engine's batch cap per attention-DP rank where the run set one
+        (:func:`_slot_cap`); default memory only [sequences].
     """
     v.one_of(phase, "phase", PHASES)
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
+    v.positive(recv_interval_iters, "recv_interval_iters")
+    if adp_timeout_iters is not None:
+        v.positive(adp_timeout_iters, "adp_timeout_iters")
     dep = deployment
     ep, t_eng = _engine_cost_s(dep, engines)
     gpus = dep.replica_chips
@@ -217,8 +397,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if phase == "decode":
         b = float(batch if batch is not None else concurrency)
         v.positive(b, "batch")
-        r = dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile, engine_step_s=t_eng)
-        t_it = float(np.max(r.step_time_s))
+        t_it = float(_decode_iteration_s(dep, b, ctx_mean, t_eng, profile)[()])
         out = b * tps / t_it / gpus
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
                              np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
@@ -231,27 +410,41 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
             c = min(c, float(n_requests))
         if c < 1:
             raise ValidationError(f"{dep.label()}: not one request of {isl:.0f}+{osl:.0f} tokens fits")
+        b_slots = c
     else:
         if concurrency is None:
             raise ValidationError("serve needs a concurrency (requests in flight)")
         c = float(concurrency)
         v.positive(c, "concurrency")
-    b = c
-    t_it = ttft = float("nan")
+        b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
+    n_ranks = int(dep.parallel.attn_dp)
     n_chunks = math.ceil(isl / chunk)
-    for _ in range(int(n_iter)):
-        d = float(np.max(dep.decode(max(1, round(b)), ctx_mean, check_memory=False, profile=profile,
-                                    engine_step_s=t_eng).step_time_s))
-        t_it = d + b * (isl / osl) / tps * t_pre_tok
-        # a new request waits for the running iteration (half of one on average), then its prompt
-        # rides ceil(isl / chunk) iterations
-        ttft = 0.5 * t_it + n_chunks * (d + min(isl, chunk) * t_pre_tok) + ep["ttft_overhead_s"]
-        life = ttft + osl / tps * t_it
-        b_new = c * (osl / tps * t_it) / life
-        if abs(b_new - b) <= 1e-3 * b:
-            b = b_new
-            break
-        b = 0.5 * (b + b_new)
+    prompt_per_seq = isl / osl / tps  # prompt tokens per decoding sequence per iteration
+
+    def state(b):
+        """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
+        b = np.asarray(b, dtype=float)
+        d = _decode_iteration_s(dep, b, ctx_mean, t_eng, profile)
+        t_it = d + b * prompt_per_seq * t_pre_tok
+        x = b * tps / (osl * t_it)  # requests/s per replica
+        gate = adp_gate_s(x, n_ranks, adp_timeout_iters * t_it) if adp_timeout_iters else 0.0
+        # each attention rank admits up to a chunk of prompt tokens per iteration: the arriving
+        # prompts load that budget by rho, one prompt occupies it for isl / chunk iterations
+        rho = b / n_ranks * prompt_per_seq / chunk
+        ttft = ttft_s(overhead_s=ep["ttft_overhead_s"], iteration_s=t_it,
+                      prefill_s=n_chunks * (d + min(isl, chunk) * t_pre_tok),
+                      utilization_frac=rho, residual_s=0.5 * rho * isl / chunk * t_it,
+                      recv_interval_iters=recv_interval_iters, gate_s=gate)
+        return t_it, ttft, x
+
+    def excess(b):
+        t_it, ttft, x = state(b)
+        return b + x * ttft - c  # Little's law: C = X (TTFT + osl t_it / tps) = B + X TTFT
+
+    b, slot_bound = _closed_loop_batch(excess, b_slots, c)
+    t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
+    if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
+        ttft = (c - b) / x
     out = b * tps / t_it / gpus
     return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
                          np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
@@ -280,7 +473,8 @@ def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: flo
 
 def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
                         isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
-                        profile: Any = None, n_iter: int = 30, engines: Any = None) -> ServingResult:
+                        profile: Any = None, engines: Any = None,
+                        max_batch_per_rank: float | None = None) -> ServingResult:
     """Steady-state disaggregated prefill/decode serving at a total concurrency (module docstring).
 
     Parameters
@@ -297,6 +491,9 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         Mean KV length a decode step attends to [tokens] (default ``isl + osl / 2``).
     profile, engines
         As :func:`serve`.
+    max_batch_per_rank : float, optional
+        The decode engine's batch cap per attention-DP rank (TensorRT-LLM generation workers'
+        ``max_batch_size``) where the run set one; default memory only [sequences].
 
     Returns
     -------
@@ -327,54 +524,45 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
     x_cap = n_pi * n_arr[-1] / t_arr[-1]  # prefill capacity [requests/s]
     t_kv = kv_transfer_s(prefill_dep, decode_dep, isl, float(n_prefill_gpus) + float(n_decode_gpus))
 
-    def ttft_free(x: float) -> float:
-        """TTFT with no prefill queue: a batch holds the prompts that arrive while one runs (plus
-        the engine's per-request overhead)."""
+    def prefill_ttft(x: float) -> float:
+        """TTFT at a request rate ``x``: a prefill batch holds the prompts that arrive while one
+        runs; they queue for the instance's capacity (:func:`ttft_s`) as the rate nears it."""
         lam = x / n_pi
         ok = n_arr >= lam * t_arr
         i = int(np.argmax(ok)) if ok.any() else len(n_arr) - 1
         busy = min(1.0, lam * t_arr[i] / n_arr[i])  # share of time the instance prefills
-        return 0.5 * busy * t_arr[i] + t_arr[i] + t_kv + ep_p["ttft_overhead_s"]
+        # an idle instance starts at once (no iteration to wait for); a busy one's running batch is
+        # the residual work, inflated by the queue as the rate nears capacity (1 / (1 - x / x_cap))
+        return float(ttft_s(overhead_s=ep_p["ttft_overhead_s"], iteration_s=t_arr[i], prefill_s=t_arr[i],
+                            utilization_frac=x / x_cap, residual_s=0.5 * busy * t_arr[i], busy_frac=0.0,
+                            transfer_s=t_kv))
 
-    def decode_it(b: float) -> float:
-        return float(serve(decode_dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=max(b, 1e-9),
-                           context_tok=ctx, profile=profile, engines=engines).iteration_s)
+    t_eng_d = _engine_cost_s(decode_dep, engines)[1]
 
-    # decode-bound steady state (prefill not saturated): C = X * TTFT + n_decode * B, B at most what
-    # the decode instance's memory holds at the longest context (the rest waits for a slot)
-    b_cap = float(np.min(decode_dep.max_batch(int(round(isl + osl)))))
+    def state(b):
+        """Decode iteration and request rate at ``b`` sequences per decode instance, and the TTFT."""
+        b = np.asarray(b, dtype=float)
+        t_it = _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        x = n_di * b * tps / (osl * t_it)
+        return t_it, np.asarray([prefill_ttft(float(xi)) for xi in np.ravel(x)]).reshape(x.shape), x
+
+    def excess(b):
+        _, ttft, x = state(b)
+        return n_di * b + x * ttft - c  # Little's law: C = X TTFT + n_decode B
+
+    # B at most the slots of a decode instance (memory at the mean context, the engine's batch cap)
+    b_cap = _slot_cap(decode_dep, ctx, max_batch_per_rank)
     if b_cap < 1:
         raise ValidationError(f"{decode_dep.label()}: not one sequence of {isl:.0f}+{osl:.0f} tokens fits")
-    b = min(c / n_di, b_cap)
-    x = t_it = ttft = float("nan")
-    for _ in range(int(n_iter)):
-        t_it = decode_it(b)
-        x = n_di * b * tps / (osl * t_it)
-        ttft = ttft_free(min(x, x_cap))
-        b_new = min(max(c - x * ttft, 1e-3 * c) / n_di, b_cap)
-        if abs(b_new - b) <= 1e-4 * b:
-            b = b_new
-            break
-        b = 0.5 * (b + b_new)
-    t_it = decode_it(b)
-    x = n_di * b * tps / (osl * t_it)
-    if x > x_cap:  # prefill-bound: decode runs what prefill delivers, the rest waits for prefill
-        x = x_cap
-        for _ in range(int(n_iter)):
-            b_new = x * osl * t_it / (tps * n_di)
-            if abs(b_new - b) <= 1e-4 * b:
-                b = b_new
-                break
-            b = b_new
-            t_it = decode_it(b)
-        t_it = decode_it(b)
-    # Little's law: what is not decoding is waiting for (or in) prefill; at least the queue-free TTFT
-    ttft = max(c / x - osl * t_it / tps, ttft_free(x))
+    b, slot_bound = _closed_loop_batch(excess, min(c / n_di, b_cap), c)
+    t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
+    if slot_bound:  # what is not decoding waits (for a decode slot): Little's law, as in serve
+        ttft = (c - n_di * b) / x
     out_tok_s = x * osl  # [tokens/s] of the whole deployment
     n_gpus = float(n_prefill_gpus) + float(n_decode_gpus)
     return ServingResult("disaggregated", np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
                          np.asarray(tps / t_it), np.asarray(out_tok_s / n_gpus),
-                         np.asarray(out_tok_s * (1 + isl / osl) / n_gpus), _engine_cost_s(decode_dep, engines)[1],
+                         np.asarray(out_tok_s * (1 + isl / osl) / n_gpus), t_eng_d,
                          output_tok_per_s_per_decode_gpu=np.asarray(out_tok_s / float(n_decode_gpus)),
                          kv_transfer_s=t_kv)
 
@@ -396,7 +584,12 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: empty = none), ``expert_balance`` (``eplb`` where the run balanced experts; empty = none),
 #: ``a2a_impl`` (the expert all-to-all kernels where the run names them, e.g. ``deepep_rdma`` for
 #: DeepEP low-latency; empty = the resolver's choice),
-#: ``note`` (``[0.8,1.0]`` marks random lengths).
+#: ``recv_interval_iters`` (iterations between the scheduler's polls for new requests where the
+#: run set one: SGLang ``--scheduler-recv-interval`` or ``--num-continuous-decode-steps``; empty = 1),
+#: ``adp_timeout_iters`` (TensorRT-LLM ``attention_dp_config`` with ``enable_balance``: its
+#: ``timeout_iters``; empty = no balance gate), ``max_batch_size`` (the engine's batch cap per
+#: attention-DP rank where the run set one: the Dynamo TensorRT-LLM generation workers'
+#: ``gen_batch_size``; empty = memory only), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -553,15 +746,21 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     check_split(row)
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
+    max_batch = _num(row.get("max_batch_size"))
+    max_batch = max_batch if max_batch > 0 else None
     if _is_disaggregated_serve(row):
         n_pre, n_dec = _num(row["n_prefill_gpus"]), _num(row["n_decode_gpus"])
         r = serve_disaggregated(case_prefill_deployment(row), dep, n_prefill_gpus=n_pre, n_decode_gpus=n_dec,
-                                isl_tok=isl, osl_tok=osl, concurrency=conc, profile=profile, engines=engines)
+                                isl_tok=isl, osl_tok=osl, concurrency=conc, profile=profile, engines=engines,
+                                max_batch_per_rank=max_batch)
         # the published per-GPU output of a disaggregated run counts decode GPUs (InferenceMAX)
         per_all = r.output_tok_per_s_per_gpu
         r = dataclasses.replace(r, output_tok_per_s_per_gpu=r.output_tok_per_s_per_decode_gpu)
     elif phase == "serve":
-        r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines)
+        recv, adp = _num(row.get("recv_interval_iters")), _num(row.get("adp_timeout_iters"))
+        r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines,
+                  recv_interval_iters=recv if recv > 0 else 1.0, adp_timeout_iters=adp if adp > 0 else None,
+                  max_batch_per_rank=max_batch)
     elif phase == "offline":
         n_req = _num(row.get("n_requests"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
@@ -604,8 +803,9 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
     -------
     pandas.DataFrame
         The input columns plus ``predicted_*`` figures, ``deployment``, ``status`` (``predicted``
-        or why not) and ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
-        (for prefill rows: of the total, i.e. input, tokens/s per GPU).
+        or why not), ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
+        (for prefill rows: of the total, i.e. input, tokens/s per GPU) and ``ratio``, and
+        ``ttft_error_frac`` / ``ttft_ratio`` of the TTFT where it is measured (NaN elsewhere).
     """
     import pandas as pd
 
@@ -629,22 +829,34 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
         pred = pred.where(~pre, out.get("predicted_total_tok_per_s_per_gpu", pred).astype(float))
     out["error_frac"] = pred / meas - 1
     out["ratio"] = pred / meas
+    ttft = out.get("predicted_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
+    meas_ttft = out.get("measured_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
+    out["ttft_ratio"] = ttft / meas_ttft
+    out["ttft_error_frac"] = out["ttft_ratio"] - 1
     return out
 
 
-def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase")) -> "pd.DataFrame":  # noqa: F821
-    """Median and 90th-percentile absolute error and median predicted/measured, overall and by group."""
+def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase"),  # noqa: F821
+              quantity: str = "output") -> "pd.DataFrame":  # noqa: F821
+    """Median and 90th-percentile absolute error and median predicted/measured, overall and by group.
+
+    ``quantity`` ``output``: output tokens/s per GPU (``error_frac``); ``ttft``: time to first
+    token, over the rows that measured it (``ttft_error_frac``).
+    """
     import pandas as pd
 
+    v.one_of(quantity, "quantity", ("output", "ttft"))
+    err, ratio = ("error_frac", "ratio") if quantity == "output" else ("ttft_error_frac", "ttft_ratio")
     ok = pred[pred["status"] == "predicted"]
+    ok = ok[np.isfinite(ok[err].astype(float))] if quantity == "ttft" else ok
     rows = []
 
     def add(group: str, key: str, d):
-        e = d["error_frac"].abs()
+        e = d[err].abs()
         rows.append({"group": group, "value": key, "n_cases": int(len(d)),
                      "median_abs_error_frac": float(e.median()) if len(d) else float("nan"),
                      "p90_abs_error_frac": float(e.quantile(0.9)) if len(d) else float("nan"),
-                     "median_ratio": float(d["ratio"].median()) if len(d) else float("nan")})
+                     "median_ratio": float(d[ratio].median()) if len(d) else float("nan")})
 
     add("all", "all", ok)
     for col in by:
