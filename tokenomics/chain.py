@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _validate as v
 from ._display import Display
-from .errors import DataError, TokenomicsError, ValidationError, unknown_name
+from .errors import DataError, ValidationError, unknown_name
 
 
 def workload_mix(name: str) -> tuple[int, int]:

@@ -209,18 +209,13 @@ def calibrate(
 
     from ..catalog import load
     from ..io import check_output
-    from ..perf.calibrate import fit_profile, predict_cases, read_cases, read_microbench, summarize
+    from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
 
     check_output(out, suffixes=(".json",))
     if cases is None:
         cases = str(_bundled("h200_cases"))
     df = read_cases(cases, need_measured=True)
-    if microbench is not None:
-        mb = read_microbench(microbench)
-    elif set(df["hardware"].astype(str)) == {"h200"}:
-        mb = load("h200_microbench")
-    else:
-        mb = None
+    mb = _microbench_for(df, microbench)
     prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
                        source=f"fitted on {cases} by `tokenomics calibrate`")
     prof.save(out)
@@ -230,6 +225,16 @@ def calibrate(
         emit(summarize(predict_cases(df, prof)), fmt, title="In-sample error by execution mode")
     else:
         emit(params, fmt)
+
+
+def _microbench_for(df, microbench: str | None):
+    """The ceilings a fit starts from: the given CSV, else the bundled H200 ones for H200-only cases."""
+    from ..catalog import load
+    from ..perf.calibrate import read_microbench
+
+    if microbench is not None:
+        return read_microbench(microbench)
+    return load("h200_microbench") if set(df["hardware"].astype(str)) == {"h200"} else None
 
 
 HOLDOUT_HELP = ("none: predict every case with the profile (in sample for the bundled cases); regime: for each "
@@ -286,14 +291,9 @@ def validate(
 def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microbench: str | None, fmt: Format) -> None:
     """The --holdout branch of ``validate``: refit without each regime or model, score it."""
     from ..catalog import load
-    from ..perf.calibrate import leave_one_model_out, leave_regime_out, read_microbench, summarize
+    from ..perf.calibrate import leave_one_model_out, leave_regime_out, summarize
 
-    if microbench is not None:
-        mb = read_microbench(microbench)
-    elif set(df["hardware"].astype(str)) == {"h200"}:
-        mb = load("h200_microbench")
-    else:
-        mb = None
+    mb = _microbench_for(df, microbench)
     kb = load("kernel_microbench")
     if holdout == "regime":
         pred = leave_regime_out(df, mb, regime, kernel_bench=kb)

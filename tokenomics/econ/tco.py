@@ -386,7 +386,6 @@ def tier_table(vintages: tuple[str, ...] = VINTAGES):
     """
     import pandas as pd
 
-    from .. import catalog
 
     if isinstance(vintages, str):
         vintages = (vintages,)

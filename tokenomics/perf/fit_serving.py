@@ -66,7 +66,6 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     pandas.DataFrame
         An engines table (schema of ``datasets/engines.csv``) including ``default`` rows.
     """
-    import pandas as pd
     from scipy.optimize import least_squares
 
     from ..catalog import accelerator

@@ -21,6 +21,7 @@ from ..catalog import accelerator
 from ..errors import DataError
 from ..specs import ModelSpec
 from ..specs import plan as _plan
+from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
@@ -80,12 +81,8 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
 
 
 def _int(row, col: str, default: int = 0) -> int:
-    x = row.get(col)
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return default
-    return default if np.isnan(f) else int(f)
+    """Cell ``col`` of ``row`` as an int; ``default`` when absent, empty or not a number."""
+    return _to_int(row.get(col), default)
 
 
 def _bench_model(row) -> ModelSpec:

@@ -358,7 +358,7 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     m = model
     a2a_impl = a2a_impl or ar_impl
     counts = collective_counts(m, parallel)
-    tp, ep = parallel.tp, parallel.ep
+    tp = parallel.tp
     rows = np.asarray(attn_group_tok, dtype=float)
     stage = np.asarray(stage_tok, dtype=float)
     zero = 0 * rows * stage
