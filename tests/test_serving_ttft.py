@@ -131,12 +131,13 @@ def holdout():
 
 
 def test_held_out_ttft_accuracy(holdout):
-    """Co-located held-out rows (200 measured TTFTs, never fitted): median error <= 20 %, median
-    predicted/measured 0.85-1.1 (before the queue model: 26 %, 0.74). Disaggregated rows stay
-    poor (prefill time and decode admission of Dynamo deployments; README)."""
+    """Co-located held-out rows (212 measured TTFTs, never fitted; 12 of them the one-user rows of
+    TensorRT-LLM issue 5929): median error <= 20 %, median predicted/measured 0.85-1.1 (before the
+    queue model, on the 200 others: 26 %, 0.74). Disaggregated rows stay poor (prefill time and
+    decode admission of Dynamo deployments; README)."""
     s = serving.summarize(holdout, by=("disaggregated",), quantity="ttft").set_index(["group", "value"])
     agg = s.loc[("disaggregated", "0")]
-    assert agg["n_cases"] == 200
+    assert agg["n_cases"] == 212
     assert agg["median_abs_error_frac"] <= 0.20
     assert 0.85 <= agg["median_ratio"] <= 1.1
 
