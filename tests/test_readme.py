@@ -77,3 +77,35 @@ def test_readme_python_example_runs(code, tmp_path, monkeypatch):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+
+
+def _cut(line: str, spec: str) -> str:
+    """``cut -d, -f SPEC`` of one CSV line (fields like 2,5,6 or 50-52)."""
+    cells = line.split(",")
+    keep = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        keep += range(int(lo), int(hi or lo) + 1)
+    return ",".join(cells[k - 1] for k in keep if k <= len(cells))
+
+
+def _cut_transcripts():
+    lines = README.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\$ (tokenomics .*?) \| cut -d, -f([\d,\-]+)", line)
+        if m and i + 1 < len(lines):
+            out.append(pytest.param(m.group(1), m.group(2), lines[i + 1], id=m.group(1)[:60]))
+    return out
+
+
+@pytest.mark.parametrize("cmd, fields, header", _cut_transcripts())
+def test_readme_cut_transcripts_show_the_real_columns(cmd, fields, header, monkeypatch, capsys):
+    """A transcript that cuts CSV columns by position shows the header those positions give today
+    (a column added to a result must not silently change what the README shows)."""
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit):
+        main(shlex.split(cmd)[1:])
+        raise SystemExit(0)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert _cut(first, fields) == header
