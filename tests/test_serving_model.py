@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.errors import TokenomicsError
 from tokenomics.perf import serving
@@ -187,3 +188,19 @@ def test_case_rows_may_name_their_all_to_all_kernels():
                engine="sglang", isl_tok=1024, osl_tok=1024, concurrency=64)
     assert serving.case_deployment(row).a2a_impl == "auto"
     assert serving.case_deployment(_row(**{**row.to_dict(), "a2a_impl": "deepep_rdma"})).a2a_impl == "deepep_rdma"
+
+
+def test_resolver_balances_experts_from_wide_ep_and_benchmark_rows_state_theirs():
+    """Wide EP (>= 32) is served with EPLB in every published production deployment (DeepSeek
+    day 6; TensorRT-LLM's wide-EP blog), so the resolver picks it there and says so; EP8 keeps the
+    engines' default; a benchmark row that states nothing runs without balancing."""
+    from tokenomics.deployment import WIDE_EP_BALANCE_MIN
+
+    wide = resolve("deepseek-v3", system="gb200-nvl72")
+    assert wide.parallel.ep >= WIDE_EP_BALANCE_MIN and wide.expert_balance == "eplb"
+    assert any("expert balance eplb" in p for p in wide.picked)
+    assert resolve("deepseek-v3", system="gb200-nvl72", expert_balance="none").expert_balance == "none"
+    assert resolve("deepseek-v3", system="dgx-h200").expert_balance == "none"    # EP8
+    row = pd.read_csv(catalog.data_dir() / "serving_holdout.csv").set_index("case_id").loc["S375"]
+    assert int(row["ep"]) >= WIDE_EP_BALANCE_MIN and str(row["expert_balance"]) == "nan"
+    assert serving.case_deployment(row).expert_balance == "none"

@@ -25,7 +25,10 @@ engine would (each choice is recorded in :attr:`Deployment.picked` and printed b
   ``chunked_prefill_size``), i.e. ``max(1, chunk // prompt)`` prompts per prefill;
 * **collectives**: ``auto`` (the faster of NCCL ring and the one-shot kernel at each message
   size, as vLLM/SGLang/TRT-LLM switch between them); **precisions**: the model's native weights,
-  bf16 KV cache; **speculative decoding**: off.
+  bf16 KV cache; **speculative decoding**: off;
+* **expert balance**: ``eplb`` (redundant experts placed by load) from expert parallelism
+  :data:`WIDE_EP_BALANCE_MIN` up, as the published wide-EP production deployments run; ``none``
+  (the engines' default) below it.
 
 Examples
 --------
@@ -51,6 +54,15 @@ import numpy as np
 from . import _validate as v
 from .errors import DoesNotFitError, ValidationError, unknown_name
 from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, component_precisions, plan as _plan
+
+#: Expert-parallel size from which :func:`resolve` balances experts with EPLB when not told: the
+#: published wide-EP production deployments all do (DeepSeek's EP32 / EP144 serving, "expert
+#: parallelism load balancer" with redundant experts, github.com/deepseek-ai/open-infra-index day 6;
+#: TensorRT-LLM's wide-EP DeepSeek-R1 at EP32 with EPLB and 32 redundant experts, the source of
+#: ``datasets/expert_skew.csv``). Unbalanced routing at that width costs the busiest chip 2-7x the
+#: mean tokens (:func:`tokenomics.perf.system.expert_skew_frac`). Below it the engines' default
+#: (no balancing) stays.
+WIDE_EP_BALANCE_MIN = 32
 
 #: Chunked-prefill budget per step [tokens]: SGLang's default ``--chunked-prefill-size`` 8192
 #: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
@@ -542,6 +554,10 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
     exe = _plan(execution)
+    if expert_balance is None and m.is_moe and ep_ >= WIDE_EP_BALANCE_MIN:
+        expert_balance = "eplb"
+        picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
+                      f"deployments place redundant experts by load)")
     dep = Deployment(
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),

@@ -693,11 +693,12 @@ def case_deployment(row: Any):
 
     engine = ENGINE_ALIASES.get(str(row["engine"]), str(row["engine"]))
     engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
-    # optional cells; empty = the engines' defaults (collectives wait, no EPLB, the resolver's
-    # all-to-all: NCCL or one-shot by message size)
+    # optional cells; empty = the engines' defaults (collectives wait, no EPLB even at wide EP,
+    # where the resolver would pick it for a production deployment: a benchmark states what it
+    # ran; the resolver's all-to-all: NCCL or one-shot by message size)
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
-                   overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance"),
+                   overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
                    a2a_impl=_cell(row, "a2a_impl"), **kw)
 
 
