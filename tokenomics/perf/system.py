@@ -5,10 +5,11 @@
 * the single-chip core (:func:`tokenomics.perf.decode_step`) for the per-chip work of one
   tensor/expert-parallel shard (weights, KV, launches; no communication), plus the extra expert
   reads of the busiest expert-parallel chip (:func:`expert_load`: the core counts the average);
-* the collectives each step needs (:mod:`tokenomics.perf.comm`): per layer one tensor-parallel
-  all-reduce after attention (two in dense layers: attention and MLP), an expert-parallel
-  dispatch and combine all-to-all per MoE layer, one all-gather of the logits, and ``pp - 1``
-  point-to-point sends between pipeline stages;
+* the collectives each step needs (:mod:`tokenomics.perf.comm`, counted by
+  :func:`collective_counts`): per layer one tensor-parallel all-reduce after attention and one
+  after the MLP or MoE block; under attention data parallelism (``ep > tp``) a MoE layer instead
+  dispatches and combines its tokens with two all-to-alls; one all-gather of the logits, and
+  ``pp - 1`` point-to-point sends between pipeline stages;
 * overlap of communication with the chip's memory traffic where the execution plan allows it:
   ``"prefetch"`` (megakernel: the next layer's weights stream into on-chip memory while the
   collectives of this layer are in flight, bounded per layer by on-chip capacity / HBM rate),
