@@ -469,3 +469,41 @@ def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float
         val = val.item() if hasattr(val, "item") else val
         raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} {msg}, got {val!r}")
     return vals
+
+
+def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[str],
+                  line_offset: int = 2) -> "pd.Series":
+    """``df[column]`` as stripped text, every cell one of ``choices``; the message names the first
+    bad row and suggests the closest choice.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows as read (row ``i`` is on file line ``i + line_offset``: header on line 1).
+    column : str
+        Column to check.
+    what : str
+        How messages name the table.
+    choices : iterable of str
+        Allowed values.
+
+    Returns
+    -------
+    pandas.Series
+        The column, stripped.
+    """
+    import difflib
+
+    import numpy as np
+
+    choices = list(choices)
+    vals = df[column].astype(str).str.strip()
+    bad = np.flatnonzero(~vals.isin(choices).to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} must be one of "
+                        f"{', '.join(choices)}, got {df[column].iloc[i]!r}.{hint}")
+    return vals
+

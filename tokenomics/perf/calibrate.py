@@ -69,11 +69,10 @@ def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
     DataError
         One line naming the file, row and value.
     """
-    import difflib
 
     import numpy as np
 
-    from ..io import numeric_column, read_csv
+    from ..io import choice_column, numeric_column, read_csv
 
     what = "cases" if not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__") else "cases file"
     req = CASE_COLUMNS + (("measured_step_s",) if need_measured else ())
@@ -91,15 +90,7 @@ def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
                             f"(fp32, bf16, fp8, int4), got {df[col].iloc[i]!r}")
         df[col] = vals
     for col, choices in _CHOICES.items():
-        vals = df[col].astype(str).str.strip()
-        bad = np.flatnonzero(~vals.isin(choices).to_numpy())
-        if bad.size:
-            i = int(bad[0])
-            close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} must be one of "
-                            f"{', '.join(choices)}, got {df[col].iloc[i]!r}.{hint}")
-        df[col] = vals
+        df[col] = choice_column(df, col, label, choices)
     pre = np.flatnonzero(((df["phase"] == "prefill") & (df["context_tok"] < 1)).to_numpy())
     if pre.size:
         i = int(pre[0])

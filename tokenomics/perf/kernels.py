@@ -57,7 +57,7 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
         One line naming the row and value.
     """
     from ..catalog import load
-    from ..io import numeric_column, read_csv
+    from ..io import choice_column, numeric_column, read_csv
 
     if source is None:
         df = load("kernel_microbench")
@@ -67,11 +67,7 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
         df = read_csv(source, "kernel microbench", required=req)
         label = "kernel microbench"
     for col, choices in (("op", OPS), ("metric", METRICS)):
-        bad = np.flatnonzero(~df[col].astype(str).isin(choices).to_numpy())
-        if bad.size:
-            i = int(bad[0])
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} must be one of {', '.join(choices)}, "
-                            f"got {df[col].iloc[i]!r}")
+        df[col] = choice_column(df, col, label, choices)
     df["value"] = numeric_column(df, "value", label, minimum=0.0, strict_minimum=True)
     df["batch"] = numeric_column(df, "batch", label, minimum=1, integer=True)
     df["kv_len_tok"] = numeric_column(df, "kv_len_tok", label, minimum=0, integer=True)
