@@ -277,15 +277,20 @@ def validate(
     if fmt != Format.table:
         emit(pred, fmt)
         return
-    show = pred[["case_id", "phase", "model", "execution", "fusion", "batch", "context_tok", "tokens_per_step",
-                 "kernels_per_step", "predicted_step_s", "measured_step_s", "error_frac"]].copy()
-    show["predicted_step_s"] *= 1e3
-    show["measured_step_s"] *= 1e3
-    show = show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
-                                "tokens_per_step": "tok/step", "kernels_per_step": "kernels",
-                                "error_frac": "error"})
+    show = _step_table(pred, ["case_id", "phase", "model", "execution", "fusion", "batch", "context_tok",
+                              "tokens_per_step", "kernels_per_step"])
     emit(show, fmt, title=f"Predicted vs measured ({Path(cases).name})")
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
+
+
+def _step_table(pred, columns: list[str]):
+    """Predicted steps for people: the given columns, then predicted and measured ms and the error."""
+    show = pred[columns + ["predicted_step_s", "measured_step_s", "error_frac"]].copy()
+    show["predicted_step_s"] *= 1e3
+    show["measured_step_s"] *= 1e3
+    return show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
+                                "tokens_per_step": "tok/step", "kernels_per_step": "kernels",
+                                "error_frac": "error"})
 
 
 def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microbench: str | None, fmt: Format) -> None:
@@ -303,12 +308,8 @@ def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microben
     if fmt != Format.table:
         emit(summ, fmt)
         return
-    show = pred[["held_out", "case_id", "phase", "model", "execution", "batch", "context_tok", "tokens_per_step",
-                 "predicted_step_s", "measured_step_s", "error_frac"]].copy()
-    show["predicted_step_s"] *= 1e3
-    show["measured_step_s"] *= 1e3
-    show = show.rename(columns={"predicted_step_s": "predicted ms", "measured_step_s": "measured ms",
-                                "tokens_per_step": "tok/step", "error_frac": "error"})
+    show = _step_table(pred, ["held_out", "case_id", "phase", "model", "execution", "batch", "context_tok",
+                              "tokens_per_step"])
     what = "regime" if holdout == "regime" else "model"
     emit(show, fmt, title=f"Held-out predictions ({Path(cases).name}): each {what} predicted by a fit without it")
     skipped = pred.attrs.get("skipped") or []
