@@ -222,3 +222,26 @@ def test_megakernel_llama_1b_h100_matches_hazy_research_published():
     assert float(r.step_time_s) == pytest.approx(1.00e-3, rel=0.15)
     g = decode_step("h100-sxm", "llama-3.2-1b", "graph", batch=1, context_tok=160)
     assert float(g.step_time_s) > 1.5 * float(r.step_time_s)  # launch overhead, not bandwidth
+
+
+# ---------------- profile transfer to other chips ---------------------------------------------
+def test_ascend_class_chips_take_the_measured_eager_launch_ratio():
+    """Host time per tiny eager PyTorch op: 12.142 us on an Ascend 910B2 (triton-ascend issue 1675)
+    over 10.647 us on the calibration H200 (h200_microbench launch_eager) = 1.1404 (hand
+    calculation). The Ascend 910C (vendor sibling) and the SD200 chip (ASSUMED 910B-class in
+    accelerators.csv) scale their eager per-kernel costs by it; graph launch costs, for which no
+    Ascend measurement exists, stay the H200's, and NVIDIA chips are unchanged."""
+    from tokenomics.perf.profile import load_profile, measured_launch
+
+    h200 = load_profile(None, "h200")
+    micro = catalog.load("h200_microbench")
+    row = micro[micro["experiment"] == "launch_eager"]["value"].astype(float).iloc[0]
+    assert measured_launch("h200") == (pytest.approx(row), "h200")  # one value in two tables
+    for chip in ("ascend-910c", "sd200-chip"):
+        p = load_profile(None, chip)
+        assert measured_launch(chip)[1] == "ascend-910b"
+        assert p.eager_kernel_s / h200.eager_kernel_s == pytest.approx(12.142 / 10.647, rel=1e-3)
+        assert p.eager_busy_kernel_s / h200.eager_busy_kernel_s == pytest.approx(12.142 / 10.647, rel=1e-3)
+        assert p.graph_kernel_s == h200.graph_kernel_s
+        assert "eager op launch, from ascend-910b" in p.source
+    assert load_profile(None, "b200").eager_kernel_s == h200.eager_kernel_s

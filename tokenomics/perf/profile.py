@@ -204,14 +204,49 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
 #: Microbenchmark metrics that set a chip's achievable fractions (datasets/chip_microbench.csv).
 READ_METRIC, GEMM_METRIC = "hbm_read_bytes_per_s", "gemm_peak_flop_per_s"
 
+#: Host time per tiny eager PyTorch op (datasets/chip_microbench.csv): scales the eager per-kernel costs.
+LAUNCH_METRIC = "launch_eager_s_per_kernel"
+
+#: Measured sibling whose rows a chip without its own borrows, by vendor.
+VENDOR_SIBLING = {"NVIDIA": "h200", "AMD": "mi300x", "HUAWEI": "ascend-910b"}
+
+#: Chips of no named vendor that ``datasets/accelerators.csv`` states are ASSUMED like another:
+#: the SD200 chip "ASSUMED equal to an Ascend 910B-class part" (its row's source).
+ASSUMED_LIKE = {"sd200-chip": "ascend-910b"}
+
+
+def _sibling(hw) -> str:
+    return ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper(), "h200")
+
+
+def measured_launch(hardware: str) -> tuple[float, str]:
+    """Measured host time per tiny eagerly launched op of a chip [s], and the chip it was measured on.
+
+    From the ``launch_eager_s_per_kernel`` rows of ``datasets/chip_microbench.csv``: the chip's own
+    row, else its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`); ``(nan, "")``
+    where neither has one.
+
+    >>> round(measured_launch("ascend-910c")[0] * 1e6, 2), measured_launch("ascend-910c")[1]
+    (12.14, 'ascend-910b')
+    """
+    from ..catalog import accelerator, load
+
+    df = load("chip_microbench")
+    hw = accelerator(hardware)
+    for chip in dict.fromkeys((hw.name, _sibling(hw))):
+        sel = df[(df["hardware"] == chip) & (df["metric"] == LAUNCH_METRIC)]
+        if len(sel):
+            return float(sel["value"].astype(float).median()), chip
+    return float("nan"), ""
+
 
 def measured_fracs(hardware: str) -> dict[str, Any]:
     """Measured / datasheet HBM read bandwidth and bf16 GEMM throughput of a chip.
 
     From ``datasets/chip_microbench.csv``: the largest ``hbm_read_bytes_per_s`` row and the
     largest bf16 ``gemm_peak_flop_per_s`` row, over the accelerator's datasheet figures. A chip
-    without a row borrows the fraction of a measured chip of the same vendor (NVIDIA: H200;
-    AMD: MI300X), and says so.
+    without a row borrows the fraction of a measured sibling (:data:`VENDOR_SIBLING`,
+    :data:`ASSUMED_LIKE`; else the H200), and says so.
 
     Returns
     -------
@@ -222,7 +257,7 @@ def measured_fracs(hardware: str) -> dict[str, Any]:
 
     df = load("chip_microbench")
     hw = accelerator(hardware)
-    sibling = {"NVIDIA": "h200", "AMD": "mi300x"}.get(hw.vendor.upper(), "h200")
+    sibling = _sibling(hw)
 
     def frac(name: str, metric: str, datasheet: str, precision: str | None) -> tuple[float, str]:
         for chip in (name, sibling, "h200"):
@@ -253,7 +288,9 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
 
     Achievable bandwidth fractions (the KV read curve's both ends) scale with the chip's measured
     HBM read fraction over the H200's, the curve's half-way read size stays the H200's, GEMM and attention compute fractions with its measured large-GEMM fraction over the
-    H200's (:func:`measured_fracs`); per-kernel costs stay the H200's (a transfer assumption).
+    H200's (:func:`measured_fracs`); the eager per-kernel costs with its measured host time per
+    eagerly launched op over the H200's (:func:`measured_launch`, where the chip or its sibling has
+    one); graph and other per-kernel costs stay the H200's (a transfer assumption).
     """
     import math
 
@@ -263,14 +300,19 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
         return base.replace(name=hardware, source=f"transferred from the H200 profile ({base.source})")
     kb = mine["read_frac"] / ref["read_frac"] if math.isfinite(mine["read_frac"]) else 1.0
     kf = mine["gemm_frac"] / ref["gemm_frac"] if math.isfinite(mine["gemm_frac"]) else 1.0
+    (la, la_from), (lr, _) = measured_launch(hardware), measured_launch(base.name)
+    ke = la / lr if math.isfinite(la) and math.isfinite(lr) and la_from != base.name else 1.0
+    launch = (f"eager per-kernel costs x{ke:.3f} (eager op launch, from {la_from}), graph and other "
+              "per-kernel costs transferred from the H200") if ke != 1.0 else "per-kernel costs transferred from the H200"
     clip = lambda x: min(max(x, 0.05), 1.0)  # noqa: E731
     return base.replace(
         name=hardware, weight_bw_frac=clip(base.weight_bw_frac * kb), kv_bw_frac=clip(base.kv_bw_frac * kb),
         kv_bw_small_frac=clip(base.kv_bw_small_frac * kb) if base.kv_bw_half_bytes > 0 else base.kv_bw_small_frac,
         flop_frac=clip(base.flop_frac * kf), attn_flop_frac=clip(base.attn_flop_frac * kf),
+        eager_kernel_s=base.eager_kernel_s * ke, eager_busy_kernel_s=base.eager_busy_kernel_s * ke,
         source=(f"H200 profile scaled to {hardware} by measured ceilings (datasets/chip_microbench.csv): "
                 f"bandwidth x{kb:.3f} (HBM read, from {mine['read_from']}), compute x{kf:.3f} "
-                f"(bf16 GEMM, from {mine['gemm_from']}); per-kernel costs transferred from the H200"))
+                f"(bf16 GEMM, from {mine['gemm_from']}); {launch}"))
 
 
 def _read(path: Path) -> Profile:
