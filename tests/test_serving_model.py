@@ -204,3 +204,17 @@ def test_resolver_balances_experts_from_wide_ep_and_benchmark_rows_state_theirs(
     row = pd.read_csv(catalog.data_dir() / "serving_holdout.csv").set_index("case_id").loc["S375"]
     assert int(row["ep"]) >= WIDE_EP_BALANCE_MIN and str(row["expert_balance"]) == "nan"
     assert serving.case_deployment(row).expert_balance == "none"
+
+
+def test_measured_concurrency_is_littles_law_on_the_published_figures():
+    """S164 (B200 SGLang DeepSeek-R1 FP4, 8 GPUs, concurrency 8, lengths [0.8,1.0] x 8192/1024):
+    46.36 tok/s/GPU x 8 / 921.6 = 0.4024 req/s; in flight 0.273 + 920.6 x 0.0099 = 9.387 s;
+    0.4024 x 9.387 = 3.778 requests, 0.472 of the stated 8 (hand calculation from the CSV row).
+    S001 (same chips, 1024/1024, concurrency 4) holds its concurrency (0.957)."""
+    p = serving.predict_cases(serving.read_cases(_holdout())).set_index("case_id")
+    assert p.loc["S164", "measured_concurrency_frac"] == pytest.approx(0.472, abs=0.002)
+    assert p.loc["S164", "measured_concurrency"] == "< 0.75"
+    assert p.loc["S001", "measured_concurrency"] == ">= 0.9"
+    assert p.loc["S255", "measured_concurrency"] == "not measured"  # offline: no concurrency
+    s = serving.summarize(p.reset_index(), by=("measured_concurrency",))
+    assert set(s["value"]) >= {"all", ">= 0.9", "< 0.75", "not measured"}

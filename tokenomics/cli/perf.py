@@ -343,7 +343,7 @@ def validate_serving(
                 "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s", "predicted_batch",
                 "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
                 "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac",
-                "ttft_error_frac"]
+                "ttft_error_frac", "measured_concurrency_frac"]
         emit(pred[[c for c in keep if c in pred.columns]], fmt)
         return
     show = pred[["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
@@ -355,8 +355,10 @@ def validate_serving(
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
     emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})")
-    s = summarize(pred)
+    s = summarize(pred, by=("hardware", "engine", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
-         caption=f"{s.attrs['n_not_predicted']} rows not predicted")
+         caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
+                  "the published throughput, TTFT and TPOT imply by Little's law over the stated one (serve "
+                  "rows; ~1 when the run kept it in flight; no model involved)"))
     t = summarize(pred, by=("engine", "disaggregated"), quantity="ttft")
     emit(t, fmt, title="Absolute error of TTFT (median, p90) and median predicted/measured, rows that measured it")

@@ -797,6 +797,49 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
             "predicted_ttft_s": f(r.ttft_s), "predicted_batch": f(r.batch), "deployment": dep.label()}
 
 
+#: Buckets of :func:`measured_concurrency_frac` (lower edges; a run that held its concurrency is ~1).
+CONCURRENCY_BUCKETS = ((0.9, ">= 0.9"), (0.75, "0.75-0.9"), (0.0, "< 0.75"))
+
+
+def measured_concurrency_frac(cases: "pd.DataFrame") -> "pd.Series":  # noqa: F821
+    """Concurrency the published figures imply, over the stated concurrency [fraction] (serve rows).
+
+    Little's law on the measurements alone, no model: requests/s = output tokens/s (per GPU x
+    the GPUs the figure counts: decode GPUs of a disaggregated row) / mean output length, times
+    the request's time in flight ``TTFT + (OSL - 1) * TPOT``, over ``concurrency``. A closed-loop
+    run that kept its concurrency in flight gives ~1 (a little below: the published TTFT and TPOT
+    are medians, Little's law needs means); well below 1, the published throughput, TTFT and TPOT
+    cannot all describe a steady state at that concurrency (the benchmark did not keep it in
+    flight), and no serving model can match all three. NaN where a figure is missing.
+
+    >>> import pandas as pd
+    >>> row = dict(phase="serve", disaggregated=0, n_gpus=2, concurrency=4, osl_tok=1000,
+    ...            measured_output_tok_per_s_per_gpu=100.0, measured_ttft_s=1.0, measured_tpot_s=0.019)
+    >>> round(float(measured_concurrency_frac(pd.DataFrame([row]))[0]), 3)   # 0.2 req/s x 19.98 s / 4
+    0.999
+    """
+    import pandas as pd
+
+    def col(name: str) -> "pd.Series":
+        return pd.to_numeric(cases[name], errors="coerce") if name in cases else pd.Series(np.nan, index=cases.index)
+
+    note = cases["note"].astype(str).str.replace(" ", "") if "note" in cases else pd.Series("", index=cases.index)
+    osl = col("osl_tok") * np.where(note.str.contains("0.8,1.0", regex=False), RANDOM_LENGTH_MEAN_FRAC, 1.0)
+    disagg = (col("disaggregated") == 1).to_numpy()
+    gpus = np.where(disagg, col("n_decode_gpus"), col("n_gpus"))
+    rate = col("measured_output_tok_per_s_per_gpu") * gpus / osl  # requests/s
+    frac = rate * (col("measured_ttft_s") + (osl - 1.0) * col("measured_tpot_s")) / col("concurrency")
+    return frac.where(cases["phase"].astype(str) == "serve")
+
+
+def concurrency_bucket(frac: "pd.Series") -> "pd.Series":  # noqa: F821
+    """:data:`CONCURRENCY_BUCKETS` label of each :func:`measured_concurrency_frac` ("not measured": NaN)."""
+    out = frac.map(lambda x: "not measured")
+    for edge, label in reversed(CONCURRENCY_BUCKETS):
+        out = out.where(~(frac >= edge), label)
+    return out
+
+
 def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821
     """Predict every row of a serving-cases table; errors against the measurements.
 
@@ -806,7 +849,9 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
         The input columns plus ``predicted_*`` figures, ``deployment``, ``status`` (``predicted``
         or why not), ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
         (for prefill rows: of the total, i.e. input, tokens/s per GPU) and ``ratio``, and
-        ``ttft_error_frac`` / ``ttft_ratio`` of the TTFT where it is measured (NaN elsewhere).
+        ``ttft_error_frac`` / ``ttft_ratio`` of the TTFT where it is measured (NaN elsewhere),
+        ``measured_concurrency_frac`` (:func:`measured_concurrency_frac`) and its bucket
+        ``measured_concurrency`` (:data:`CONCURRENCY_BUCKETS`, or ``not measured``).
     """
     import pandas as pd
 
@@ -834,6 +879,8 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
     meas_ttft = out.get("measured_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
     out["ttft_ratio"] = ttft / meas_ttft
     out["ttft_error_frac"] = out["ttft_ratio"] - 1
+    out["measured_concurrency_frac"] = measured_concurrency_frac(out)
+    out["measured_concurrency"] = concurrency_bucket(out["measured_concurrency_frac"])
     return out
 
 
