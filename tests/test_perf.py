@@ -245,3 +245,34 @@ def test_ascend_class_chips_take_the_measured_eager_launch_ratio():
         assert p.graph_kernel_s == h200.graph_kernel_s
         assert "eager op launch, from ascend-910b" in p.source
     assert load_profile(None, "b200").eager_kernel_s == h200.eager_kernel_s
+
+
+def test_low_precision_tensor_paths_run_at_their_measured_share_of_peak():
+    """perf.profile.tensor_path_ratio, hand calculations from datasets/chip_microbench.csv:
+    B200 NVFP4 (aiconfigurator TRT-LLM GEMM table) 4547/9000 over bf16 1693/2250 = 0.671;
+    MI300X FP8 (ROCm max-achievable-FLOPs blog, same harness for both) 1273/2614.9 over bf16
+    708/1307.4 = 0.899; the bf16 path and a chip with no measured sibling (Ascend) stay 1.0.
+    A compute-bound NVFP4 prefill on B200 then takes 1/0.671 of the datasheet-path time."""
+    from tokenomics.catalog import accelerator
+    from tokenomics.perf.profile import tensor_path_ratio
+
+    assert tensor_path_ratio("b200", "peak_fp4_flop_per_s") == pytest.approx((4547 / 9000) / (1693 / 2250), rel=1e-3)
+    assert tensor_path_ratio("mi300x", "peak_fp8_flop_per_s") == pytest.approx(
+        (1273 / 2614.9) / (708 / 1307.4), rel=1e-3)
+    assert tensor_path_ratio("h200", "peak_bf16_flop_per_s") == 1.0
+    assert tensor_path_ratio("ascend-910c", "peak_fp8_flop_per_s") == 1.0
+    assert accelerator("b200").peak_flop_field("nvfp4") == "peak_fp4_flop_per_s"
+
+
+def test_a_compute_bound_fp4_prefill_slows_by_the_path_ratio(monkeypatch):
+    """Same prefill (Llama-70B, NVFP4, 4 x 8192 tokens on one B200: GEMM-bound) with the measured
+    ratio and with the datasheet path (ratio forced to 1): GEMM time scales by 1 / 0.671, and the
+    attention (bf16 path) does not, so the whole step slows by less than 1.49x but clearly."""
+    import tokenomics.perf.step as step_mod
+
+    real = float(prefill("b200", "llama-3.1-70b", "graph", prompt_tok=8192, batch=4,
+                         weight_precision="nvfp4").step_time_s)
+    monkeypatch.setattr(step_mod, "tensor_path_ratio", lambda hw, field: 1.0)
+    datasheet = float(prefill("b200", "llama-3.1-70b", "graph", prompt_tok=8192, batch=4,
+                              weight_precision="nvfp4").step_time_s)
+    assert 1.2 < real / datasheet < 1 / 0.671 + 1e-6

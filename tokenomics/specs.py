@@ -131,6 +131,11 @@ class Accelerator:
 
         A chip without an fp8 path computes fp8-stored weights in bf16, and so on.
         """
+        return float(getattr(self, self.peak_flop_field(precision)))
+
+    def peak_flop_field(self, precision: str = "bf16") -> str:
+        """The datasheet field (tensor path) that computes ``precision``: the first of its paths
+        the chip has, else ``peak_bf16_flop_per_s`` (see :meth:`peak_flop_per_s`)."""
         order = {"fp4": ["peak_fp4_flop_per_s", "peak_int4_flop_per_s", "peak_fp8_flop_per_s"],
                  "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
                  # MXFP4 without an FP4 tensor path (Hopper, MI300): kernels dequantize the weights
@@ -139,10 +144,9 @@ class Accelerator:
                  "nvfp4": ["peak_fp4_flop_per_s"],
                  "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"]}
         for f in order.get(precision, []):
-            val = _nan(getattr(self, f))
-            if not math.isnan(val):
-                return val
-        return self.peak_bf16_flop_per_s
+            if not math.isnan(_nan(getattr(self, f))):
+                return f
+        return "peak_bf16_flop_per_s"
 
     @classmethod
     def from_row(cls, row) -> "Accelerator":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import statistics
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,55 @@ def measured_launch(hardware: str) -> tuple[float, str]:
         if len(sel):
             return float(sel["value"].astype(float).median()), chip
     return float("nan"), ""
+
+
+#: Measured GEMM precisions (``chip_microbench.csv`` ``precision``) that run on each datasheet
+#: tensor path (``Accelerator.peak_flop_field``); block-scaled FP8 is a distinct kernel, not the path's
+#: best case, and ``fp16`` duplicates bf16.
+PATH_PRECISIONS = {"peak_bf16_flop_per_s": ("bf16",), "peak_fp8_flop_per_s": ("fp8",),
+                   "peak_fp4_flop_per_s": ("nvfp4", "fp4")}
+
+
+@functools.lru_cache(maxsize=256)
+def tensor_path_ratio(hardware: str, field: str) -> float:
+    """Measured large-GEMM efficiency of a chip's ``field`` tensor path over its bf16 path.
+
+    For each source in ``datasets/chip_microbench.csv`` that timed both paths on the chip (one
+    harness, so its own biases cancel): (best ``gemm_peak_flop_per_s`` of the path / the path's
+    datasheet peak) / (best bf16 / bf16 datasheet); the median over such sources. A chip with
+    none borrows its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`); 1.0 where
+    neither has one, and for the bf16 path. The profile's compute fractions are the bf16 path's,
+    so the step multiplies a low-precision path's datasheet peak by this.
+
+    >>> round(tensor_path_ratio("b200", "peak_fp4_flop_per_s"), 3)   # (4547/9000) / (1693/2250)
+    0.671
+    """
+    from ..catalog import accelerator, load
+
+    if field == "peak_bf16_flop_per_s" or field not in PATH_PRECISIONS:
+        return 1.0
+    try:
+        hw = accelerator(hardware)
+    except Exception:  # noqa: BLE001 -- a chip outside the catalog keeps its datasheet path
+        return 1.0
+    df = load("chip_microbench")
+    df = df[df["metric"] == GEMM_METRIC]
+    for chip in dict.fromkeys((hw.name, _sibling(hw))):
+        mine = df[df["hardware"] == chip]
+        if mine.empty:
+            continue
+        acc = accelerator(chip)
+        ratios = []
+        for _, d in mine.groupby("source"):
+            prec = d["precision"].astype(str)
+            path, bf16 = d[prec.isin(PATH_PRECISIONS[field])], d[prec == "bf16"]
+            peak = float(getattr(acc, field))
+            if len(path) and len(bf16) and math.isfinite(peak):
+                ratios.append((float(path["value"].max()) / peak)
+                              / (float(bf16["value"].max()) / float(acc.peak_bf16_flop_per_s)))
+        if ratios:
+            return float(statistics.median(ratios))
+    return 1.0
 
 
 def measured_fracs(hardware: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from .memory import max_batch as _max_batch
 from .memory import resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
 from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
-from .profile import Profile, load_profile
+from .profile import Profile, load_profile, tensor_path_ratio
 from .roofline import OpTime, op_times
 
 
@@ -243,7 +243,11 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
                     "int8": "fp8"}.get(eprec if m.is_moe else wprec, "bf16")
-    peak = hw.peak_flop_per_s(compute_prec)
+    # the profile's compute fractions are the bf16 path's; a low-precision path reaches its own
+    # measured share of its datasheet peak (perf.profile.tensor_path_ratio)
+    field = hw.peak_flop_field(compute_prec)
+    datasheet_peak = float(getattr(hw, field))
+    peak = datasheet_peak * tensor_path_ratio(hw.name, field)
     mega = p.launch == "megakernel"
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
@@ -342,7 +346,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         hbm_bytes=hbm + zero, flop=flop + zero, weight_bytes=weights + zero, kv_bytes=kv + zero,
         tok_per_s_per_replica=tok, tok_per_s_per_user=per_user, tok_per_s_per_chip=tok / n_chips,
         hbm_util_frac=hbm / step / (hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s)),
-        flop_util_frac=flop / step / peak,
+        flop_util_frac=flop / step / datasheet_peak,
         bound=bound, fits=np.asarray(fits),
         n_chips=n_chips, weight_precision=wprec, kv_precision=kv_precision, op_times=tuple(times),
     )
