@@ -157,15 +157,38 @@ def _conformal_quantile(scores: np.ndarray, level: float) -> float:
     return float(max(s[-1], student.ppf(0.5 + level / 2, max(n - 1, 1))))
 
 
+def _fit_scale(e: np.ndarray, h: np.ndarray, d: np.ndarray, k_spread: float | None,
+               floor2: float) -> tuple[float, float, float]:
+    """Maximum-likelihood ``(s0, s1, k)`` of :func:`fit_calibration` on errors ``e``."""
+    from scipy.optimize import minimize
+
+    def nll(theta):
+        k = np.exp(theta[2]) if k_spread is None else k_spread
+        v = floor2 + np.exp(2 * theta[0]) + (np.exp(theta[1]) * h) ** 2 + (k * d) ** 2 + 1e-8
+        return float(np.sum(np.log(v) + e**2 / v))
+
+    rms = float(np.sqrt(np.mean(e**2))) if len(e) else 0.3
+    x0 = np.log([max(rms / 2, 1e-3), max(rms, 1e-3)] + ([0.5] if k_spread is None else []))
+    res = minimize(nll, x0, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9,
+                                                           "maxiter": 6000})
+    a, s1 = (float(v) for v in np.exp(res.x[:2]))
+    k = float(np.exp(res.x[2])) if k_spread is None else float(k_spread)
+    return math.sqrt(floor2 + a**2), s1, k
+
+
 def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
                     source: str = "pooled", k_spread: float | None = 0.0,
-                    s0_floor_log10: float = OBS_NOISE_LOG10) -> Calibration:
+                    s0_floor_log10: float = OBS_NOISE_LOG10, groups=None) -> Calibration:
     """Fit :class:`Calibration` to pooled errors.
 
     ``s0, s1`` (and ``k`` when ``k_spread`` is None) maximise the Gaussian likelihood of ``e``
     with variance ``s0^2 + (s1 h)^2 + (k d)^2``, where ``s0^2 = floor^2 + a^2`` (``a >= 0``
-    fitted), so ``s0`` never falls below the observation noise; the multipliers are
-    split-conformal quantiles of ``|e| / scale``.
+    fitted), so ``s0`` never falls below the observation noise; the multipliers are conformal
+    quantiles of ``|e| / scale``. With ``groups`` (the series of each error, two or more), each
+    series' scores use the scale fitted without that series (cross-conformal by series: errors of
+    one series are not exchangeable with each other, series are), so the multipliers are not
+    computed on the errors that fitted the scale; a series whose removal leaves fewer than
+    :data:`MIN_CALIBRATION_POINTS` errors is scored in sample.
 
     Parameters
     ----------
@@ -179,33 +202,31 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
         Fixed weight of the model spread; None fits it too.
     s0_floor_log10 : float
         Smallest ``s0`` [decades]; default :data:`OBS_NOISE_LOG10`.
+    groups : array-like, optional
+        Series label of each error (cross-conformal scores); None scores in sample.
 
     Returns
     -------
     Calibration
     """
-    from scipy.optimize import minimize
-
     e = np.asarray(error_log10, dtype=float)
     h = np.asarray(horizon_year, dtype=float)
     d = np.asarray(spread_log10, dtype=float)
-
     floor2 = float(s0_floor_log10) ** 2
+    s0, s1, k = _fit_scale(e, h, d, k_spread, floor2)
 
-    def nll(theta):
-        k = np.exp(theta[2]) if k_spread is None else k_spread
-        v = floor2 + np.exp(2 * theta[0]) + (np.exp(theta[1]) * h) ** 2 + (k * d) ** 2 + 1e-8
-        return float(np.sum(np.log(v) + e**2 / v))
+    def scale_of(params, idx):
+        a0, a1, ak = params
+        return np.sqrt(a0**2 + (a1 * h[idx]) ** 2 + (ak * d[idx]) ** 2)
 
-    rms = float(np.sqrt(np.mean(e**2))) if len(e) else 0.3
-    x0 = np.log([max(rms / 2, 1e-3), max(rms, 1e-3)] + ([0.5] if k_spread is None else []))
-    res = minimize(nll, x0, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9,
-                                                           "maxiter": 6000})
-    a, s1 = (float(v) for v in np.exp(res.x[:2]))
-    s0 = math.sqrt(floor2 + a**2)
-    k = float(np.exp(res.x[2])) if k_spread is None else float(k_spread)
-    scale = np.sqrt(s0**2 + (s1 * h) ** 2 + (k * d) ** 2)
-    scores = np.abs(e) / scale
+    scores = np.abs(e) / scale_of((s0, s1, k), slice(None))
+    g = None if groups is None else np.asarray(groups)
+    if g is not None and len(np.unique(g)) >= 2:
+        for key in np.unique(g):
+            out = g == key
+            if (~out).sum() >= MIN_CALIBRATION_POINTS:
+                params = _fit_scale(e[~out], h[~out], d[~out], k_spread, floor2)
+                scores[out] = np.abs(e[out]) / scale_of(params, out)
     q = {lev: _conformal_quantile(scores, lev) for lev in M.LEVELS}
     return Calibration(s0, s1, k, q, int(len(e)), int(n_series), source,
                        float(max(h.max(), 0.25)) if len(h) else 1.0)
@@ -440,7 +461,7 @@ def _ensemble_rows(points: "pd.DataFrame", weights: dict, model_list) -> "pd.Dat
 
 def _calibrate(ens: "pd.DataFrame", source: str = "pooled") -> Calibration:
     return fit_calibration(ens["error_log10"], ens["horizon_year"], ens["spread_log10"],
-                           n_series=int(ens["series"].nunique()), source=source)
+                           n_series=int(ens["series"].nunique()), source=source, groups=ens["series"])
 
 
 def _loso(points: "pd.DataFrame", model_list, fallback: Calibration | None) -> "pd.DataFrame":
