@@ -677,3 +677,21 @@ def test_series_of_the_wrong_type_is_a_one_line_error():
 
     with pytest.raises(ValidationError, match="series must be"):
         forecast(series=3)
+
+
+def test_cross_conformal_scores_a_series_against_the_scale_fitted_without_it():
+    """Two calm series (errors +-0.1 decade) and one wild one (+-0.5): scored in sample the wild
+    series inflates the scale that scores it; cross-conformal scores it against the calm series'
+    scale, so the multipliers rise, and the scale itself (fitted on all errors) is the same."""
+    import numpy as np
+
+    from tokenomics.forecast.backtest import fit_calibration
+
+    e = np.array([0.1, -0.1, 0.1, 0.1, -0.1, 0.1, 0.5, -0.5])
+    h = np.full(e.shape, 0.5)
+    d = np.zeros(e.shape)
+    g = np.array(["a"] * 3 + ["b"] * 3 + ["c"] * 2)
+    plain = fit_calibration(e, h, d)
+    cross = fit_calibration(e, h, d, groups=g)
+    assert cross.s0_log10 == plain.s0_log10 and cross.s1_log10_per_year == plain.s1_log10_per_year
+    assert cross.q[0.8] > plain.q[0.8] and cross.q[0.95] > plain.q[0.95]
