@@ -276,3 +276,19 @@ def test_a_compute_bound_fp4_prefill_slows_by_the_path_ratio(monkeypatch):
     datasheet = float(prefill("b200", "llama-3.1-70b", "graph", prompt_tok=8192, batch=4,
                               weight_precision="nvfp4").step_time_s)
     assert 1.2 < real / datasheet < 1 / 0.671 + 1e-6
+
+
+def test_mla_prefill_attends_in_mha_form_and_decode_in_the_absorbed_latent_form():
+    """DeepSeek-V3 (128 heads, nope 128 + rope 64, v 128, latent 512): an 8192-token prefill
+    attends per head at qk 192 / v 128, causal, 2 x 8192 x 128 x 8193/2 x (192 + 128)
+    = 2.749e12 FLOP per layer; one decode token over 8192 cached positions attends in the
+    absorbed latent form, 2 x 128 x 8192 x (576 + 512) = 2.282e9 (hand calculations)."""
+    from tokenomics.perf.ops import build_ops
+    from tokenomics.specs import plan
+
+    m = catalog.model("deepseek-v3")
+    kw = dict(batch=1, context_tok=8192, tokens_per_step=1, weight_bytes_per_param=1.0, kv_bytes_per_elem=2.0)
+    pre = next(o for o in build_ops(m, plan("engine"), phase="prefill", **kw) if o.name == "attention")
+    dec = next(o for o in build_ops(m, plan("engine"), phase="decode", **kw) if o.name == "attention")
+    assert float(pre.flop) == pytest.approx(2 * 8192 * 128 * 8193 / 2 * (192 + 128), rel=1e-9)
+    assert float(dec.flop) == pytest.approx(2 * 128 * 8192 * (576 + 512), rel=1e-9)

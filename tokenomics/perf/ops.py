@@ -246,7 +246,14 @@ def build_ops(
         gemm("kv_b(absorbed)", L, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
              n_gemm=2.0, ref_kernels=2.0 * one)
         kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
-        qk_dim, v_dim = model.kv_lora_rank + model.qk_rope_head_dim, model.kv_lora_rank
+        if phase == "prefill":
+            # prefill attends in the MHA form: kv_b expands the latent cache into per-head keys
+            # (nope + rope) and values (the same kv_b FLOPs as the two absorbed products), and
+            # the attention runs at those head dims, not the latent's (DeepSeek-V3 report,
+            # section 2.1.1; the engines' MLA prefill kernels: FlashMLA / FlashInfer MHA paths)
+            qk_dim, v_dim = qk, model.v_head_dim
+        else:
+            qk_dim, v_dim = model.kv_lora_rank + model.qk_rope_head_dim, model.kv_lora_rank
     # attention over the cache (sliding-window layers see at most the window)
     n_full = L - model.n_sliding_layers
     for name, count, window in (("attention", n_full, None),
