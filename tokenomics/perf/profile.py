@@ -225,8 +225,8 @@ def measured_launch(hardware: str) -> tuple[float, str]:
     """Measured host time per tiny eagerly launched op of a chip [s], and the chip it was measured on.
 
     From the ``launch_eager_s_per_kernel`` rows of ``datasets/chip_microbench.csv``: the chip's own
-    row, else its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`); ``(nan, "")``
-    where neither has one.
+    row, else its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`; a vendor without
+    one: the H200's); ``(nan, "")`` where neither has one.
 
     >>> round(measured_launch("ascend-910c")[0] * 1e6, 2), measured_launch("ascend-910c")[1]
     (12.14, 'ascend-910b')
@@ -256,8 +256,8 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
     For each source in ``datasets/chip_microbench.csv`` that timed both paths on the chip (one
     harness, so its own biases cancel): (best ``gemm_peak_flop_per_s`` of the path / the path's
     datasheet peak) / (best bf16 / bf16 datasheet); the median over such sources. A chip with
-    none borrows its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`); 1.0 where
-    neither has one, and for the bf16 path. The profile's compute fractions are the bf16 path's,
+    none borrows its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`; a vendor
+    without one: the H200's); 1.0 where neither has one, and for the bf16 path. The profile's compute fractions are the bf16 path's,
     so the step multiplies a low-precision path's datasheet peak by this.
 
     >>> round(tensor_path_ratio("b200", "peak_fp4_flop_per_s"), 3)   # (4547/9000) / (1693/2250)
@@ -343,8 +343,6 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
     eagerly launched op over the H200's (:func:`measured_launch`, where the chip or its sibling has
     one); graph and other per-kernel costs stay the H200's (a transfer assumption).
     """
-    import math
-
     try:
         mine, ref = measured_fracs(hardware), measured_fracs(base.name)
     except Exception:  # noqa: BLE001 -- an uncatalogued chip keeps the plain transfer
