@@ -329,6 +329,8 @@ def validate_serving(
     steady-state continuous batching at its concurrency (serve), as prefill and decode instances
     with KV transfer (a disaggregated serve row: output tokens/s per decode GPU, as published),
     at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
+    Each serve row also gets measured_concurrency_frac: the concurrency its own published
+    throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
     """
     from ..perf.serving import predict_cases, summarize
 
