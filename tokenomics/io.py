@@ -478,12 +478,8 @@ def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[
 
     Parameters
     ----------
-    df : DataFrame
-        Rows as read (row ``i`` is on file line ``i + line_offset``: header on line 1).
-    column : str
-        Column to check.
-    what : str
-        How messages name the table.
+    df, column, what, line_offset
+        As :func:`numeric_column`.
     choices : iterable of str
         Allowed values.
 

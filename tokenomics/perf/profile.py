@@ -217,8 +217,11 @@ VENDOR_SIBLING = {"NVIDIA": "h200", "AMD": "mi300x", "HUAWEI": "ascend-910b"}
 ASSUMED_LIKE = {"sd200-chip": "ascend-910b"}
 
 
-def _sibling(hw) -> str:
-    return ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper(), "h200")
+def _measured_chips(hw) -> tuple[str, ...]:
+    """Chips whose microbenchmark rows stand for ``hw``, in order: its own, its measured sibling
+    (:data:`ASSUMED_LIKE`, else :data:`VENDOR_SIBLING`), the H200."""
+    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper(), "h200")
+    return tuple(dict.fromkeys((hw.name, sibling, "h200")))
 
 
 def measured_launch(hardware: str) -> tuple[float, str]:
@@ -235,7 +238,7 @@ def measured_launch(hardware: str) -> tuple[float, str]:
 
     df = load("chip_microbench")
     hw = accelerator(hardware)
-    for chip in dict.fromkeys((hw.name, _sibling(hw))):
+    for chip in _measured_chips(hw):
         sel = df[(df["hardware"] == chip) & (df["metric"] == LAUNCH_METRIC)]
         if len(sel):
             return float(sel["value"].astype(float).median()), chip
@@ -271,9 +274,11 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
         hw = accelerator(hardware)
     except Exception:  # noqa: BLE001 -- a chip outside the catalog keeps its datasheet path
         return 1.0
+    if not math.isfinite(float(getattr(hw, field))):  # the chip has no such path
+        return 1.0
     df = load("chip_microbench")
     df = df[df["metric"] == GEMM_METRIC]
-    for chip in dict.fromkeys((hw.name, _sibling(hw))):
+    for chip in _measured_chips(hw):
         mine = df[df["hardware"] == chip]
         if mine.empty:
             continue
@@ -308,10 +313,9 @@ def measured_fracs(hardware: str) -> dict[str, Any]:
 
     df = load("chip_microbench")
     hw = accelerator(hardware)
-    sibling = _sibling(hw)
 
-    def frac(name: str, metric: str, datasheet: str, precision: str | None) -> tuple[float, str]:
-        for chip in (name, sibling, "h200"):
+    def frac(metric: str, datasheet: str, precision: str | None) -> tuple[float, str]:
+        for chip in _measured_chips(hw):
             sel = df[(df["hardware"] == chip) & (df["metric"] == metric)]
             if precision:
                 sel = sel[sel["precision"].astype(str) == precision]
@@ -320,8 +324,8 @@ def measured_fracs(hardware: str) -> dict[str, Any]:
                 return float(sel["value"].astype(float).max()) / float(getattr(acc, datasheet)), chip
         return float("nan"), ""
 
-    r, rf = frac(hw.name, READ_METRIC, "hbm_bytes_per_s", None)
-    g, gf = frac(hw.name, GEMM_METRIC, "peak_bf16_flop_per_s", "bf16")
+    r, rf = frac(READ_METRIC, "hbm_bytes_per_s", None)
+    g, gf = frac(GEMM_METRIC, "peak_bf16_flop_per_s", "bf16")
     return {"read_frac": r, "gemm_frac": g, "read_from": rf, "gemm_from": gf}
 
 

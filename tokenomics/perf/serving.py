@@ -603,6 +603,12 @@ HARDWARE_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
 RANDOM_LENGTH_MEAN_FRAC = 0.9
 
 
+def mean_length_frac(note: Any) -> float:
+    """Mean request length over the nominal ISL/OSL of a published row: :data:`RANDOM_LENGTH_MEAN_FRAC`
+    where its ``note`` marks random lengths (``[0.8,1.0]``), else 1."""
+    return RANDOM_LENGTH_MEAN_FRAC if "0.8,1.0" in str(note).replace(" ", "") else 1.0
+
+
 def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     """Read a serving-cases CSV (or pass a DataFrame through) and check its columns."""
     import pandas as pd
@@ -732,7 +738,7 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     from ..errors import TokenomicsError
 
     dep = case_deployment(row)
-    frac = RANDOM_LENGTH_MEAN_FRAC if "0.8,1.0" in str(row.get("note", "")).replace(" ", "") else 1.0
+    frac = mean_length_frac(row.get("note", ""))
     isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
     phase = str(row["phase"])
     no_lengths = phase in ("decode", "prefill") and not (isl > 0 and osl > 0)
@@ -823,8 +829,8 @@ def measured_concurrency_frac(cases: "pd.DataFrame") -> "pd.Series":  # noqa: F8
     def col(name: str) -> "pd.Series":
         return pd.to_numeric(cases[name], errors="coerce") if name in cases else pd.Series(np.nan, index=cases.index)
 
-    note = cases["note"].astype(str).str.replace(" ", "") if "note" in cases else pd.Series("", index=cases.index)
-    osl = col("osl_tok") * np.where(note.str.contains("0.8,1.0", regex=False), RANDOM_LENGTH_MEAN_FRAC, 1.0)
+    note = cases["note"] if "note" in cases else pd.Series("", index=cases.index)
+    osl = col("osl_tok") * note.map(mean_length_frac)
     disagg = (col("disaggregated") == 1).to_numpy()
     gpus = np.where(disagg, col("n_decode_gpus"), col("n_gpus"))
     rate = col("measured_output_tok_per_s_per_gpu") * gpus / osl  # requests/s
