@@ -537,8 +537,9 @@ def test_holdout_series_are_scored_never_tuned_on():
 
 
 def test_holdout_interval_is_the_tuning_calibration_by_hand():
-    """A held-out ensemble point is inside its 95 % interval iff |e| <= q95 sqrt(s0^2 + (s1 h)^2)
-    with the calibration fitted on the tuning series (hand formula, k_spread = 0)."""
+    """A held-out ensemble point is inside its 95 % interval iff |e| <= q95 sqrt(s0^2 (1 + L) +
+    (s1 h)^2) with the calibration fitted on the tuning series (hand formula, k_spread = 0; L the
+    straight-line leverage of the training dates, computed here from the history)."""
     bt = run_backtest()
     c = bt.calibration
     p = bt.points
@@ -548,7 +549,16 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     # rolling-origin errors
     assert len(ens) == 11
     assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
-    half = c.q[0.95] * np.sqrt(c.s0_log10**2 + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
+    from tokenomics.forecast.history import decimal_year, load_history
+
+    hist = load_history()
+    lev = []
+    for name, k, tq in zip(ens["series"], ens["n_train"], ens["target_year"]):
+        t = np.sort(decimal_year(hist.loc[hist["series"] == name, "date"]))[:k]
+        lev.append(1 / k + (tq - t.mean()) ** 2 / np.sum((t - t.mean()) ** 2))
+    lev = np.minimum(lev, c.max_leverage)
+    half = c.q[0.95] * np.sqrt(c.s0_log10**2 * (1 + lev)
+                               + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
     np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
     np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
 
@@ -695,3 +705,46 @@ def test_cross_conformal_scores_a_series_against_the_scale_fitted_without_it():
     cross = fit_calibration(e, h, d, groups=g)
     assert cross.s0_log10 == plain.s0_log10 and cross.s1_log10_per_year == plain.s1_log10_per_year
     assert cross.q[0.8] > plain.q[0.8] and cross.q[0.95] > plain.q[0.95]
+
+
+def test_leverage_is_the_straight_line_prediction_variance_by_hand():
+    """t = 0, 1, 2: mean 1, Sxx = 2. At t = 3: 1/3 + 2^2/2 = 7/3; at the mean: 1/3. A window
+    three times as long (0, 3, 6; mean 3, Sxx 18) extrapolated the same 1 unit ahead (to 7):
+    1/3 + 4^2/18 = 11/9, so a short window's interval widens more for the same horizon."""
+    from tokenomics.forecast.backtest import leverage
+
+    np.testing.assert_allclose(leverage([0, 1, 2], [3, 1]), [7 / 3, 1 / 3])
+    assert leverage([0, 3, 6], [7])[0] == pytest.approx(11 / 9)
+    assert np.isinf(leverage([1, 1, 1], [2])[0])  # no span: nothing to extrapolate from
+
+
+def test_leverage_term_keeps_short_windows_covered_on_synthetic_series():
+    """Synthetic log-linear series, noise 0.1 decades, slope 1 decade/year known to nobody, each
+    window of 3 points extrapolated with a straight line. Calibrated with the leverage term on
+    windows over 1 and 2 y predicting 0.25-1 y ahead (leverage up to 1/3 + 1.5^2/0.5 = 4.8),
+    the 80 % interval still covers ~80 % on windows over 0.25 y predicting 0.25 y ahead
+    (leverage 4.8, inside the calibrated range); without it (L = 0), the short windows are
+    under-covered (their slope error is 4-8x larger)."""
+    from tokenomics.forecast.backtest import fit_calibration, leverage
+
+    rng = np.random.default_rng(3)
+
+    def errors(span, h, n):
+        t = np.linspace(0, span, 3)
+        tq = span + h
+        y = t[None, :] + rng.normal(0, 0.1, (n, 3))
+        b, a = np.polyfit(t, y.T, 1)
+        e = (a + b * tq) - (tq + rng.normal(0, 0.1, n))
+        return e, np.full(n, h), np.full(n, leverage(t, [tq])[0])
+
+    e_long, h_long, l_long = (np.concatenate(v) for v in zip(
+        *(errors(span, h, 200) for span in (1.0, 2.0) for h in (0.25, 0.5, 1.0))))
+    e_short, h_short, l_short = errors(0.25, 0.25, 400)
+    zeros = np.zeros_like(h_long)
+    with_lev = fit_calibration(e_long, h_long, zeros, leverage=l_long)  # noise floor 0.1, as here
+    without = fit_calibration(e_long, h_long, zeros)
+    assert l_short[0] <= with_lev.max_leverage
+    cover_with = np.mean(np.abs(e_short) <= with_lev.half_width_log10(0.8, h_short, 0, l_short))
+    cover_without = np.mean(np.abs(e_short) <= without.half_width_log10(0.8, h_short))
+    assert 0.72 <= cover_with <= 0.88
+    assert cover_without < 0.6

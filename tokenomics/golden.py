@@ -94,4 +94,22 @@ def headline_numbers() -> dict[str, float]:
         key = f"kernels.{row['op']}.{row['size']}"
         out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])
         out[key + ".median_ratio"] = float(row["median_ratio"])
+    # ---- the demand forecast: calibration, backtest coverage, the 2030 intervals --------------
+    from .forecast import forecast, run_backtest
+
+    bt = run_backtest()
+    cal = bt.calibration
+    out["forecast.calibration.s0_log10"] = cal.s0_log10
+    out["forecast.calibration.s1_log10_per_year"] = cal.s1_log10_per_year
+    out["forecast.calibration.q80"] = cal.q[0.8]
+    out["forecast.calibration.q95"] = cal.q[0.95]
+    cov = bt.coverage_by_horizon()
+    for _, row in cov[cov["horizon"] == "all"].iterrows():
+        for col in ("coverage_80", "coverage_95", "median_width_95_log10", "mae_log10"):
+            out[f"forecast.backtest.{row['sample']}.{col}"] = float(row[col])
+    for name in ("google", "china"):
+        m = forecast(name).monthly
+        row = m[m["date"].dt.strftime("%Y-%m") == "2030-12"].iloc[0]
+        for col in ("tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95"):
+            out[f"forecast.{name}.2030-12.{col}"] = float(row[col])
     return out

@@ -73,8 +73,9 @@ def forecast(
                  "tuned on")
         spread = f" + ({cal.k_spread:.3g} d)^2" if cal.k_spread else ""
         caption = (f"calibration from {cal.n_points} pooled errors of {cal.n_series} tuning series ("
-                   f"{cal.source}); scale = sqrt({cal.s0_log10:.3g}^2 + ({cal.s1_log10_per_year:.3g}"
-                   f" h)^2{spread}) decades at horizon h years, x{cal.q[0.8]:.2f} (80 %), "
+                   f"{cal.source}); scale = sqrt({cal.s0_log10:.3g}^2 (1 + L) + ({cal.s1_log10_per_year:.3g}"
+                   f" h)^2{spread}) decades at horizon h years and leverage L of the fitted window "
+                   f"(capped at {cal.max_leverage:.3g}), x{cal.q[0.8]:.2f} (80 %), "
                    f"x{cal.q[0.95]:.2f} (95 %); widths in decades; mae_vs_naive < 1 beats a random "
                    "walk in logs. Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
                    "calibration. Per model: --format csv --out DIR (backtest.csv)")

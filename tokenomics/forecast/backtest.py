@@ -17,10 +17,16 @@ From these out-of-sample errors, pooled over the **tuning** series:
   tried: on the backtest it scored worse, 0.24 vs 0.20 decades mean absolute error, and held
   Doubao and Google flat from 2027 because the three saturating models carry most weight);
 - the **calibration** (:class:`Calibration`): the ensemble's errors are modelled as
-  ``e ~ scale(h) * score`` with ``scale(h)^2 = s0^2 + (s1 h)^2`` (``h`` the horizon in
-  years); ``s0, s1`` by maximum likelihood, and the 80 % / 95 % multipliers are split-conformal
-  quantiles of the scores ``|e| / scale``. Every series, whatever its length, gets this
-  interval, so a three-point series is wide but never tens of decades wide.
+  ``e ~ scale(h, L) * score`` with ``scale^2 = s0^2 (1 + L) + (s1 h)^2`` (``h`` the horizon in
+  years, ``L`` the extrapolation leverage of the training window, :func:`leverage`); ``s0, s1``
+  by maximum likelihood, and the 80 % / 95 % multipliers are conformal quantiles of the scores
+  ``|e| / scale``. ``s0^2 (1 + L)`` is the textbook prediction variance of a straight-line fit
+  to noisy observations (the new observation's noise plus the fitted line's error at the
+  target), so three points spanning three months extrapolate with a wider interval than three
+  points spanning two years; ``(s1 h)^2`` is the growth rate changing after the origin. Every
+  series, whatever its length, gets this interval; the leverage is capped at the largest the
+  calibration saw (:attr:`Calibration.max_leverage`), so a three-point series is wide but never
+  tens of decades wide.
 
 :meth:`BacktestResult.coverage_by_horizon` scores the calibrated intervals honestly, in two
 samples:
@@ -91,13 +97,15 @@ _LN10 = np.log(10.0)
 class Calibration:
     """Interval calibration fitted on pooled out-of-sample ensemble errors (log10).
 
-    The half-width of the ``level`` interval at horizon ``h`` [years] with model spread ``d``
-    [decades] is ``q[level] * sqrt(s0^2 + (s1 h)^2 + (k d)^2)`` decades.
+    The half-width of the ``level`` interval at horizon ``h`` [years], leverage ``L``
+    (:func:`leverage`) and model spread ``d`` [decades] is ``q[level] * sqrt(s0^2 (1 + L) +
+    (s1 h)^2 + (k d)^2)`` decades.
 
     Attributes
     ----------
     s0_log10 : float
-        Error scale at horizon 0 [decades].
+        Observation noise [decades, one standard deviation]: the error scale at horizon 0 of a
+        perfectly known trend (``L = 0``).
     s1_log10_per_year : float
         Growth of the error scale per year of horizon [decades/year].
     k_spread : float
@@ -117,6 +125,11 @@ class Calibration:
     source : str
         ``"pooled"`` (fitted on this history) or ``"bundled"`` (too few errors in the given
         history: the calibration of the bundled dataset).
+    max_leverage : float
+        Largest leverage among those errors (dimensionless). Larger leverages (a short window
+        extrapolated years ahead) are capped at it (ASSUMPTION: the calibration says nothing
+        about them, and an uncapped straight-line leverage would put a three-month series'
+        2030 interval at tens of decades).
     """
 
     s0_log10: float
@@ -127,18 +140,52 @@ class Calibration:
     n_series: int
     source: str = "pooled"
     max_horizon_year: float = 1.0
+    max_leverage: float = math.inf
 
-    def scale_log10(self, horizon_year, spread_log10=0.0) -> np.ndarray:
-        """Error scale [decades] at horizons [years] with model spread [decades]."""
+    def scale_log10(self, horizon_year, spread_log10=0.0, leverage=0.0) -> np.ndarray:
+        """Error scale [decades] at horizons [years], model spread [decades] and leverage."""
         h = np.asarray(horizon_year, dtype=float)
         d = np.asarray(spread_log10, dtype=float)
+        lev = np.minimum(np.asarray(leverage, dtype=float), self.max_leverage)
         H = self.max_horizon_year
         drift2 = self.s1_log10_per_year**2 * (np.minimum(h, H) ** 2 + H * np.maximum(h - H, 0.0))
-        return np.sqrt(self.s0_log10**2 + drift2 + (self.k_spread * d) ** 2)
+        return np.sqrt(self.s0_log10**2 * (1.0 + lev) + drift2 + (self.k_spread * d) ** 2)
 
-    def half_width_log10(self, level: float, horizon_year, spread_log10=0.0) -> np.ndarray:
+    def half_width_log10(self, level: float, horizon_year, spread_log10=0.0,
+                         leverage=0.0) -> np.ndarray:
         """Half-width [decades] of the two-sided ``level`` interval."""
-        return self.q[level] * self.scale_log10(horizon_year, spread_log10)
+        return self.q[level] * self.scale_log10(horizon_year, spread_log10, leverage)
+
+
+def leverage(t_train_year, t_target_year) -> np.ndarray:
+    """Extrapolation leverage of a training window at target times (dimensionless).
+
+    ``1/n + (t - mean(t_train))^2 / sum((t_train - mean(t_train))^2)``: the variance of a
+    least-squares straight line at ``t``, in units of the observations' noise variance (Draper &
+    Smith, *Applied Regression Analysis*, 3rd ed., eq. 1.4.4). Used by :class:`Calibration` as
+    a stand-in for every trend model's extrapolation error, so the interval knows how many
+    observations, over how long a span, it extrapolates from.
+
+    Parameters
+    ----------
+    t_train_year : array-like
+        Training observation times [decimal years], two or more distinct.
+    t_target_year : array-like
+        Target times [decimal years].
+
+    Returns
+    -------
+    numpy.ndarray
+        Leverage at each target (``1/n`` at the window's mean time, growing quadratically away
+        from it).
+    """
+    t = np.asarray(t_train_year, dtype=float)
+    tq = np.asarray(t_target_year, dtype=float)
+    tbar = float(np.mean(t))
+    sxx = float(np.sum((t - tbar) ** 2))
+    if len(t) < 2 or sxx <= 0:
+        return np.full(tq.shape, math.inf)
+    return 1.0 / len(t) + (tq - tbar) ** 2 / sxx
 
 
 def _conformal_quantile(scores: np.ndarray, level: float) -> float:
@@ -158,13 +205,14 @@ def _conformal_quantile(scores: np.ndarray, level: float) -> float:
 
 
 def _fit_scale(e: np.ndarray, h: np.ndarray, d: np.ndarray, k_spread: float | None,
-               floor2: float) -> tuple[float, float, float]:
+               floor2: float, lev: np.ndarray) -> tuple[float, float, float]:
     """Maximum-likelihood ``(s0, s1, k)`` of :func:`fit_calibration` on errors ``e``."""
     from scipy.optimize import minimize
 
     def nll(theta):
         k = np.exp(theta[2]) if k_spread is None else k_spread
-        v = floor2 + np.exp(2 * theta[0]) + (np.exp(theta[1]) * h) ** 2 + (k * d) ** 2 + 1e-8
+        v = ((floor2 + np.exp(2 * theta[0])) * (1.0 + lev) + (np.exp(theta[1]) * h) ** 2
+             + (k * d) ** 2 + 1e-8)
         return float(np.sum(np.log(v) + e**2 / v))
 
     rms = float(np.sqrt(np.mean(e**2))) if len(e) else 0.3
@@ -178,11 +226,12 @@ def _fit_scale(e: np.ndarray, h: np.ndarray, d: np.ndarray, k_spread: float | No
 
 def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
                     source: str = "pooled", k_spread: float | None = 0.0,
-                    s0_floor_log10: float = OBS_NOISE_LOG10, groups=None) -> Calibration:
+                    s0_floor_log10: float = OBS_NOISE_LOG10, groups=None,
+                    leverage=None) -> Calibration:
     """Fit :class:`Calibration` to pooled errors.
 
     ``s0, s1`` (and ``k`` when ``k_spread`` is None) maximise the Gaussian likelihood of ``e``
-    with variance ``s0^2 + (s1 h)^2 + (k d)^2``, where ``s0^2 = floor^2 + a^2`` (``a >= 0``
+    with variance ``s0^2 (1 + L) + (s1 h)^2 + (k d)^2``, where ``s0^2 = floor^2 + a^2`` (``a >= 0``
     fitted), so ``s0`` never falls below the observation noise; the multipliers are conformal
     quantiles of ``|e| / scale``. With ``groups`` (the series of each error, two or more), each
     series' scores use the scale fitted without that series (cross-conformal by series: errors of
@@ -204,6 +253,9 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
         Smallest ``s0`` [decades]; default :data:`OBS_NOISE_LOG10`.
     groups : array-like, optional
         Series label of each error (cross-conformal scores); None scores in sample.
+    leverage : array-like, optional
+        Leverage ``L`` of each error's training window at its target (:func:`leverage`);
+        None is 0 everywhere (a trend known exactly: the scale is ``s0`` at horizon 0).
 
     Returns
     -------
@@ -212,12 +264,13 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
     e = np.asarray(error_log10, dtype=float)
     h = np.asarray(horizon_year, dtype=float)
     d = np.asarray(spread_log10, dtype=float)
+    L = np.zeros_like(e) if leverage is None else np.asarray(leverage, dtype=float)
     floor2 = float(s0_floor_log10) ** 2
-    s0, s1, k = _fit_scale(e, h, d, k_spread, floor2)
+    s0, s1, k = _fit_scale(e, h, d, k_spread, floor2, L)
 
     def scale_of(params, idx):
         a0, a1, ak = params
-        return np.sqrt(a0**2 + (a1 * h[idx]) ** 2 + (ak * d[idx]) ** 2)
+        return np.sqrt(a0**2 * (1.0 + L[idx]) + (a1 * h[idx]) ** 2 + (ak * d[idx]) ** 2)
 
     scores = np.abs(e) / scale_of((s0, s1, k), slice(None))
     g = None if groups is None else np.asarray(groups)
@@ -225,19 +278,20 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
         for key in np.unique(g):
             out = g == key
             if (~out).sum() >= MIN_CALIBRATION_POINTS:
-                params = _fit_scale(e[~out], h[~out], d[~out], k_spread, floor2)
+                params = _fit_scale(e[~out], h[~out], d[~out], k_spread, floor2, L[~out])
                 scores[out] = np.abs(e[out]) / scale_of(params, out)
     q = {lev: _conformal_quantile(scores, lev) for lev in M.LEVELS}
     return Calibration(s0, s1, k, q, int(len(e)), int(n_series), source,
-                       float(max(h.max(), 0.25)) if len(h) else 1.0)
+                       float(max(h.max(), 0.25)) if len(h) else 1.0,
+                       float(L.max()) if len(L) else math.inf)
 
 
 #: Last-resort calibration when neither the given history nor the bundled one (through the same
 #: month) has :data:`MIN_CALIBRATION_POINTS` errors. ASSUMPTION (not fitted to anything): 0.1
 #: decades at horizon 0 growing by 0.5 decades (a factor of ~3) per year of horizon at one
-#: standard deviation, normal multipliers.
+#: standard deviation, normal multipliers, no leverage term.
 DEFAULT_CALIBRATION = Calibration(0.1, 0.5, 0.0, {0.8: 1.2816, 0.95: 1.96}, 0, 0,
-                                  "default (ASSUMPTION)", 1.0)
+                                  "default (ASSUMPTION)", 1.0, 0.0)
 
 
 # ------------------------------------------------------------------------------ the result
@@ -327,6 +381,7 @@ def _points_for(name: str, t: np.ndarray, y: np.ndarray, model_list, damping: fl
     rows = []
     for k in range(MIN_TRAIN, len(t)):
         tt, yy, tq, yq = t[:k], y[:k], t[k:], y[k:]
+        L = leverage(tt, tq)
         preds: dict[str, dict[str, np.ndarray]] = {
             b: {"median": v} for b, v in _baselines(tt, yy, tq).items()
         }
@@ -342,6 +397,7 @@ def _points_for(name: str, t: np.ndarray, y: np.ndarray, model_list, damping: fl
                     "horizon_year": float(tq[j] - tt[-1]),
                     "predicted_log10": float(p["median"][j] / _LN10),
                     "actual_log10": float(yq[j] / _LN10),
+                    "leverage": float(L[j]),
                 }
                 row["error_log10"] = row["predicted_log10"] - row["actual_log10"]
                 for lev in (80, 95):
@@ -354,7 +410,7 @@ def _points_for(name: str, t: np.ndarray, y: np.ndarray, model_list, damping: fl
 
 
 _COLS = ["series", "model", "n_train", "origin_year", "target_year", "horizon_year",
-         "predicted_log10", "actual_log10", "error_log10", "in_80", "in_95"]
+         "leverage", "predicted_log10", "actual_log10", "error_log10", "in_80", "in_95"]
 
 
 def _all_points(history: "pd.DataFrame", model_list, damping: float,
@@ -447,7 +503,8 @@ def _ensemble_rows(points: "pd.DataFrame", weights: dict, model_list) -> "pd.Dat
     sub = points[points["model"].isin(model_list)]
     if sub.empty:
         return pd.DataFrame(columns=_COLS + ["spread_log10"])
-    keys = ["series", "n_train", "origin_year", "target_year", "horizon_year", "actual_log10"]
+    keys = ["series", "n_train", "origin_year", "target_year", "horizon_year", "leverage",
+            "actual_log10"]
     out = []
     for key, g in sub.groupby(keys, sort=True):
         mean, spread = combine_medians(dict(zip(g["model"], g["predicted_log10"].to_numpy()[:, None])),
@@ -461,7 +518,8 @@ def _ensemble_rows(points: "pd.DataFrame", weights: dict, model_list) -> "pd.Dat
 
 def _calibrate(ens: "pd.DataFrame", source: str = "pooled") -> Calibration:
     return fit_calibration(ens["error_log10"], ens["horizon_year"], ens["spread_log10"],
-                           n_series=int(ens["series"].nunique()), source=source, groups=ens["series"])
+                           n_series=int(ens["series"].nunique()), source=source, groups=ens["series"],
+                           leverage=ens["leverage"])
 
 
 def _loso(points: "pd.DataFrame", model_list, fallback: Calibration | None) -> "pd.DataFrame":
@@ -491,7 +549,7 @@ def _score(ens: "pd.DataFrame", cal: Calibration) -> "pd.DataFrame":
     out = ens.copy()
     for lev in M.LEVELS:
         k = int(round(lev * 100))
-        half = cal.half_width_log10(lev, out["horizon_year"], out["spread_log10"])
+        half = cal.half_width_log10(lev, out["horizon_year"], out["spread_log10"], out["leverage"])
         out[f"in_{k}"] = np.abs(out["error_log10"].to_numpy(float)) <= half
         if k == 95:
             out["width_95_log10"] = 2 * half
@@ -665,4 +723,4 @@ def _bundled_calibration(fit_through) -> Calibration:
     if c.source != "pooled":
         return c
     return Calibration(c.s0_log10, c.s1_log10_per_year, c.k_spread, c.q, c.n_points, c.n_series,
-                       "bundled", c.max_horizon_year)
+                       "bundled", c.max_horizon_year, c.max_leverage)

@@ -166,17 +166,20 @@ def _trend_draws(q: dict, n: int, rng) -> np.ndarray:
     return vk[idx] + frac * (vk[idx + 1] - vk[idx])
 
 
-def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t_last: float) -> dict[str, np.ndarray]:
-    """Ensemble median and calibrated bounds (natural log of tokens/day) at ``tq``."""
-    from .backtest import combine_medians
+def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+    """Ensemble median and calibrated bounds (natural log of tokens/day) at ``tq``.
+
+    ``t`` holds the fitted observations' times [decimal years] (horizon and leverage)."""
+    from .backtest import combine_medians, leverage
 
     med10, spread10 = combine_medians(
         {m: f.predict(tq)["median"] / np.log(10.0) for m, f in fits.items()}, weights)
-    h = np.maximum(tq - t_last, 0.0)
+    h = np.maximum(tq - t[-1], 0.0)
+    L = leverage(t, tq)
     out = {"median": med10 * np.log(10.0), "spread_log10": spread10}
-    for lev in M.LEVELS:
-        k = int(round(lev * 100))
-        half = cal.half_width_log10(lev, h, spread10) * np.log(10.0)
+    for level in M.LEVELS:
+        k = int(round(level * 100))
+        half = cal.half_width_log10(level, h, spread10, L) * np.log(10.0)
         out[f"lo_{k}"] = out["median"] - half
         out[f"hi_{k}"] = out["median"] + half
     return out
@@ -206,7 +209,7 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     grid = _month_grid(s["date"].iloc[-1], end)
     dates = grid.to_timestamp() + pd.Timedelta(days=14)
     tq = decimal_year(dates)
-    q = _trend(fits, weights, bt.calibration, tq, t[-1])
+    q = _trend(fits, weights, bt.calibration, tq, t)
     if scenario is not None:
         rng = np.random.default_rng(SEED)
         log_trend = _trend_draws(q, N_SCENARIO_DRAWS, rng)
