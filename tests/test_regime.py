@@ -150,6 +150,24 @@ def test_core_attention_against_kernel_microbench():
     assert s.loc[("moe_experts", "all"), "median_abs_error_frac"] <= 0.15
 
 
+def test_core_moe_against_amd_aiter_kernels():
+    """AMD fused-MoE layers timed by ROCm/aiter's tuner (datasets/kernel_microbench.csv, 20 rows:
+    MI300X BF16 Qwen3-235B TP8/TP4 shapes, MI355X FP8 and MXFP4 DeepSeek TP8 shapes, 1-256
+    tokens), never fitted: the chips' transferred profiles (measured HBM and GEMM ceilings) put
+    the core within 8 % at the median on the MI300X and 19 % on the MI355X (measured here when
+    the rows were added; bounds 10 % / 25 %). The core is not faster than these kernels
+    at the median (they exclude token sorting and use near-uniform routing, so they are lower
+    bounds on an engine's MoE layer): the low-concurrency optimism of AMD DeepSeek serving is not
+    in the MoE GEMMs."""
+    p = predict_kernel_microbench()
+    amd = p[(p["op"] == "moe_experts") & p["hardware"].isin(["mi300x", "mi355x"])]
+    assert len(amd) == 20
+    bound = {"mi300x": 0.10, "mi355x": 0.25}
+    for hw, g in amd.groupby("hardware"):
+        assert g["error_frac"].abs().median() <= bound[hw], hw
+        assert (1 + g["error_frac"]).median() >= 1.0, hw
+
+
 def test_kv_read_curve_fits_kernels_and_agrees_with_the_calibration():
     """The KV read curve fitted on the H200 decode-attention kernels (vLLM FA3 and TensorRT-LLM,
     batch 1-256, KV 1k-64k) fits them to <= 7 % median; fitted on one engine it predicts the

@@ -9,7 +9,8 @@ H200 fused-MoE layers of vLLM 0.24.0 (unquantized Triton experts, balanced routi
 of shapes chosen here. Each collector times one call replayed in a CUDA graph (CUDA events,
 collector/helper.py benchmark_with_power), so a row includes one graph launch and, for
 vLLM decode, the KV-cache write kernel. The hand-curated rows (FlashMLA, FlashAttention-3 on
-H100) are appended from MANUAL below; each says where it was published.
+H100) are appended from MANUAL below, and AMD fused-MoE timings from ROCm/aiter's tuned tables
+from AITER_ROWS; each says where it was published.
 """
 
 from __future__ import annotations
@@ -165,11 +166,64 @@ MANUAL = [
 ]
 
 
+# AMD fused-MoE layers from ROCm/aiter's tuned-config tables: device time of the winning kernel
+# measured by aiter's FmoeTuner (101 runs, rotating buffers, random = near-uniform routing), MoE
+# GEMMs only (no token sorting, no separate activation-quant kernel), so a lower bound on a
+# serving engine's MoE layer. Chip from the table's cu_num (304 = MI300X/MI325X, 256 = MI355X)
+# and the commit message. Rows whose time repeats across token counts (copied or mocked in
+# the source) were left out; the values were read at the commit that added them.
+AITER = "https://github.com/ROCm/aiter/blob/{commit}/aiter/configs/{path}"
+AITER_NOTE = ("MEASURED by AMD's aiter FmoeTuner (kernel device time, 101 runs, rotating buffers; random "
+              "routing scores, so near-uniform expert load); MoE GEMMs only: excludes moe_sorting and, for "
+              "two-stage kernels, the activation-quant kernel; {what}; row keyed cu_num={cu}, token={n}, "
+              "model_dim={h}, inter_dim={f}, expert={e}, topk={k}")
+AITER_ROWS = [
+    # (chip, cu_num, what, precision, kernel, hidden, inter per GPU, experts, top-k, path, as_of,
+    #  ((tokens, us, commit), ...))
+    ("mi300x", 304, "Qwen3-235B-A22B TP8 shape, tuned on MI300X", "bf16", "aiter 2-stage CK fused MoE (BF16)",
+     4096, 192, 128, 8, "model_configs/qwen3_235b_bf16_tuned_fmoe.csv", "2026-05-28",
+     ((1, 32.71, "64b51cd2f447021c99d7545b91d0b5f8132cd542"), (4, 53.37, "64b51cd2f447021c99d7545b91d0b5f8132cd542"),
+      (16, 116.72, "64b51cd2f447021c99d7545b91d0b5f8132cd542"), (64, 171.60, "64b51cd2f447021c99d7545b91d0b5f8132cd542"),
+      (256, 194.35, "64b51cd2f447021c99d7545b91d0b5f8132cd542"))),
+    ("mi300x", 304, "Qwen3-235B-A22B TP4 shape", "bf16", "aiter 2-stage CK fused MoE (BF16)",
+     4096, 384, 128, 8, "model_configs/qwen3_235b_bf16_tuned_fmoe.csv", "2026-05-28",
+     ((1, 34.06, "128419db858f73c27f58acb77325deb03213c997"), (4, 84.43, "128419db858f73c27f58acb77325deb03213c997"),
+      (16, 218.24, "128419db858f73c27f58acb77325deb03213c997"), (64, 338.29, "128419db858f73c27f58acb77325deb03213c997"),
+      (256, 356.61, "128419db858f73c27f58acb77325deb03213c997"))),
+    ("mi355x", 256, "DeepSeek-V3/R1 TP8 shape, no shared-expert fusion", "fp8",
+     "aiter 2-stage CK fused MoE (FP8 a8w8, 1x128 activation / 128x128 weight block scales)",
+     7168, 256, 256, 8, "tuned_fmoe.csv", "2025-11-24",
+     ((1, 54.38, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"), (4, 66.09, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"),
+      (16, 112.68, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"), (64, 212.99, "9f3a1138ba0c"),
+      (256, 249.58, "9f3a1138ba0c"))),
+    ("mi355x", 256, "DeepSeek-R1 MXFP4 TP8 shape with the shared expert fused (257 experts, top 9)", "mxfp4",
+     "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
+     7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",
+     ((1, 18.89, "ea7d7b659ac319bc727e008c0ee71ccfb45b9df4"), (4, 26.16, "804761163fe9"),
+      (16, 59.58, "804761163fe9"), (64, 137.17, "2d21a9f239a7"), (256, 140.26, "82612d2f9ad2"))),
+]
+
+
+def aiter_rows() -> list[dict]:
+    rows = []
+    for (hw, cu, what, prec, kernel, h, f, e, k, path, as_of, points) in AITER_ROWS:
+        for n, us, commit in points:
+            rows.append({
+                "bench_id": f"{hw}-moe-aiter-{prec}-h{h}f{f}e{e}k{k}-t{n}", "hardware": hw, "op": "moe_experts",
+                "kernel": kernel, "precision": prec, "kv_precision": "", "batch": n, "kv_len_tok": 0,
+                "q_tok_per_seq": 1, "hidden": h, "expert_ffn_hidden": f, "n_experts": e, "experts_per_token": k,
+                "metric": "latency_s", "value": us * 1e-6, "unit": "s", "kind": "measured",
+                "source": AITER.format(commit=commit, path=path), "as_of": as_of,
+                "note": AITER_NOTE.format(what=what, cu=cu, n=n, h=h, f=f, e=e, k=k)})
+    return rows
+
+
 def main(argv: list[str]) -> None:
     if len(argv) != 2:
         sys.exit(__doc__)
     repo = Path(argv[1])
-    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + MANUAL, columns=COLUMNS)
+    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + MANUAL + aiter_rows(),
+                      columns=COLUMNS)
     for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",
               "hidden", "expert_ffn_hidden", "n_experts", "experts_per_token"):
         df[c] = df[c].astype("Int64")

@@ -19,12 +19,13 @@ import numpy as np
 
 from ..catalog import accelerator
 from ..errors import DataError
-from ..specs import ModelSpec
+from ..specs import ModelSpec, precision_bytes
 from ..specs import plan as _plan
 from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
+from .step import gemm_peak_flop_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -35,7 +36,6 @@ METRICS = ("latency_s", "kv_bandwidth_bytes_per_s")
 #: A benchmark whose bytes and FLOPs take less than this at datasheet peaks is launch-latency
 #: sized: its kernel's fixed start-up, tail and the graph launch dominate what was timed [s].
 SMALL_WORK_S = 10e-6
-_KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 
 
 def read_kernel_microbench(source=None) -> "pd.DataFrame":
@@ -81,6 +81,12 @@ def _int(row, col: str, default: int = 0) -> int:
     return _to_int(row.get(col), default)
 
 
+def _name(row, col: str, default: str = "bf16") -> str:
+    """Cell ``col`` of ``row`` as a precision name; ``default`` when absent or empty."""
+    v = row.get(col)
+    return v if isinstance(v, str) and v else default
+
+
 def _bench_model(row) -> ModelSpec:
     """A one-layer model holding the benchmarked operator's shape."""
     op = str(row["op"])
@@ -124,23 +130,27 @@ def kernel_op_time(row, profile: "Profile | str | None" = None) -> dict[str, flo
     op = str(row["op"])
     plan = _plan("engine")
     b = _int(row, "batch", 1)
-    kvp = str(row.get("kv_precision") or "bf16")
-    kvb = _KV_BYTES.get(kvp, 2.0)
+    kvb = precision_bytes(_name(row, "kv_precision"))
+    prec = _name(row, "precision")
+    peak = datasheet = hw.peak_bf16_flop_per_s
     if op == "prefill_attention":
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok"), phase="prefill", kv_bytes_per_elem=kvb)
-    elif op == "moe_experts":
-        ops = build_ops(m, plan, batch=b, context_tok=0, kv_bytes_per_elem=kvb)
+    elif op == "moe_experts":  # expert weights stored (and computed) at the row's precision
+        wb = precision_bytes(prec)
+        ops = build_ops(m, plan, batch=b, context_tok=0, kv_bytes_per_elem=kvb, weight_bytes_per_param=wb,
+                        expert_bytes_per_param=wb)
+        peak, datasheet = gemm_peak_flop_per_s(hw, prec)
     else:
         q = max(_int(row, "q_tok_per_seq", 1), 1)
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok") - q, tokens_per_step=q,
                         kv_bytes_per_elem=kvb)
     want = "experts" if op == "moe_experts" else "attention"
     mine = [o for o in ops if o.name == want]
-    t = op_times(mine, hw, prof, hw.peak_bf16_flop_per_s, tiles=False)[0]
+    t = op_times(mine, hw, prof, peak, tiles=False)[0]
     kernels = float(ENGINE_MOE) if op == "moe_experts" else float(np.max(t.kernels))
     kern_s = kernels * prof.graph_kernel_s
     read = float(np.max(mine[0].weight_bytes if op == "moe_experts" else mine[0].kv_bytes))
-    ideal = max(float(t.bytes) / hw.hbm_bytes_per_s, float(t.flop) / hw.peak_bf16_flop_per_s)
+    ideal = max(float(t.bytes) / hw.hbm_bytes_per_s, float(t.flop) / datasheet)
     return {"op_time_s": float(t.time_s), "kernel_s": kern_s, "time_s": float(t.time_s) + kern_s,
             "kv_bytes": read, "ideal_s": ideal,
             "bound": "memory" if float(t.mem_s) >= float(t.compute_s) else "compute"}

@@ -194,6 +194,27 @@ def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1)
     v.count(attn_dp, "attn_dp")
 
 
+def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
+    """Tensor peak the GEMMs on ``weight_precision`` weights are timed at [FLOP/s].
+
+    The chip's datasheet path for that precision (:meth:`Accelerator.peak_flop_field`: fp8 and
+    int8 weights on the fp8 path, fp4 formats on the fp4 path, a missing path falling back to the
+    next wider one), times its measured share of peak relative to bf16
+    (:func:`tokenomics.perf.profile.tensor_path_ratio`): the profile's compute fractions are the
+    bf16 path's.
+
+    Returns
+    -------
+    (float, float)
+        The peak to time with and the datasheet peak of that path [FLOP/s].
+    """
+    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
+                    "int8": "fp8"}.get(weight_precision, "bf16")
+    path = hw.peak_flop_field(compute_prec)
+    datasheet = float(getattr(hw, path))
+    return datasheet * tensor_path_ratio(hw.name, path), datasheet
+
+
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
     from ..units import fmt_bytes
 
@@ -241,13 +262,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
-    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
-                    "int8": "fp8"}.get(eprec if m.is_moe else wprec, "bf16")
-    # the profile's compute fractions are the bf16 path's; a low-precision path reaches its own
-    # measured share of its datasheet peak (perf.profile.tensor_path_ratio)
-    field = hw.peak_flop_field(compute_prec)
-    datasheet_peak = float(getattr(hw, field))
-    peak = datasheet_peak * tensor_path_ratio(hw.name, field)
+    peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     mega = p.launch == "megakernel"
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
