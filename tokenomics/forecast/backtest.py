@@ -161,8 +161,8 @@ def leverage(t_train_year, t_target_year) -> np.ndarray:
     """Extrapolation leverage of a training window at target times (dimensionless).
 
     ``1/n + (t - mean(t_train))^2 / sum((t_train - mean(t_train))^2)``: the variance of a
-    least-squares straight line at ``t``, in units of the observations' noise variance (Draper &
-    Smith, *Applied Regression Analysis*, 3rd ed., eq. 1.4.4). Used by :class:`Calibration` as
+    least-squares straight line at ``t``, in units of the observations' noise variance (the
+    standard prediction-interval result of simple linear regression). Used by :class:`Calibration` as
     a stand-in for every trend model's extrapolation error, so the interval knows how many
     observations, over how long a span, it extrapolates from.
 
@@ -302,7 +302,8 @@ class BacktestResult(Display):
     Attributes
     ----------
     points : pandas.DataFrame
-        One row per (series, origin, target, model): ``error_log10``, ``in_80``, ``in_95``
+        One row per (series, origin, target, model): ``error_log10``, ``leverage`` (of the
+        training window at the target, :func:`leverage`), ``in_80``, ``in_95``
         (each model's own interval), ``spread_log10`` and ``width_95_log10`` (ensemble rows:
         leave-one-series-out calibration on tuning series, the tuning calibration on held-out
         ones) and ``sample`` (``"tuning"`` or ``"holdout"``, :data:`SAMPLES`).
