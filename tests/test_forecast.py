@@ -544,10 +544,11 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    # OpenRouter (6 points), Microsoft (5), OpenRouter's Chinese models (4 since the
-    # 2026-02-12 week was added) and Fireworks AI (4, added in stop 18): 6 + 3 + 1 + 1
-    # rolling-origin errors
-    assert len(ens) == 11
+    # OpenRouter (7 points since the 2026-05-21 week was added in stop 20), Microsoft (5),
+    # OpenRouter's Chinese models (6: the 2026-02-12, 02-19 and 05-21 weeks added in stops 18
+    # and 20) and Fireworks AI (4): rolling origins from 3 points give 4+3+2+1 + 2+1 + 3+2+1 + 1
+    # errors
+    assert len(ens) == 20
     assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
     from tokenomics.forecast.history import decimal_year, load_history
 
