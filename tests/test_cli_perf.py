@@ -146,6 +146,16 @@ def test_validate_serving_json_has_the_issue_fields():
               "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s"):
         assert k in rows[0]
     assert all(x["status"] == "predicted" for x in rows)
+    # the fit set's precisions: gpt-oss MXFP4, Llama 8B FP8, Llama 405B NVFP4 (serving_public.csv)
+    assert {x["weight_precision"] for x in rows} == {"mxfp4", "fp8", "fp4"}
+
+
+def test_validate_serving_table_groups_by_weight_precision():
+    """The summary table has a weight_precision group (held-out rows: FP4 and FP8)."""
+    r = runner.invoke(app, ["validate-serving", "holdout"])
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.stdout.splitlines() if "weight_precision" in ln]
+    assert any("fp4" in ln for ln in lines) and any("fp8" in ln for ln in lines)
 
 
 def test_validate_serving_bad_csv_is_one_line(tmp_path, capsys):

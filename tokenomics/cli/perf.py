@@ -338,7 +338,7 @@ def validate_serving(
         cases = str(_bundled("serving_holdout" if cases == "holdout" else "serving_public"))
     pred = predict_cases(cases, profile)
     if fmt != Format.table:
-        keep = ["case_id", "phase", "hardware", "model", "engine", "n_gpus", "tp", "ep", "dp_attention",
+        keep = ["case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
                 "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",
                 "concurrency", "deployment", "status", "predicted_output_tok_per_s_per_gpu",
                 "predicted_output_tok_per_s_per_deployment_gpu", "predicted_total_tok_per_s_per_gpu",
@@ -357,7 +357,7 @@ def validate_serving(
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
     emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})")
-    s = summarize(pred, by=("hardware", "engine", "phase", "measured_concurrency"))
+    s = summarize(pred, by=("hardware", "engine", "weight_precision", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
                   "the published throughput, TTFT and TPOT imply by Little's law over the stated one (serve "
