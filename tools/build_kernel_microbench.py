@@ -179,35 +179,33 @@ AITER_NOTE = ("MEASURED by AMD's aiter FmoeTuner (kernel device time, 101 runs, 
               "model_dim={h}, inter_dim={f}, expert={e}, topk={k}")
 AITER_ROWS = [
     # (chip, cu_num, what, precision, kernel, hidden, inter per GPU, experts, top-k, path, as_of,
-    #  ((tokens, us, commit), ...))
+    #  commit that added the rows, ((tokens, us), ...), {tokens: commit where a later one added it})
     ("mi300x", 304, "Qwen3-235B-A22B TP8 shape, tuned on MI300X", "bf16", "aiter 2-stage CK fused MoE (BF16)",
      4096, 192, 128, 8, "model_configs/qwen3_235b_bf16_tuned_fmoe.csv", "2026-05-28",
-     ((1, 32.71, "64b51cd2f447021c99d7545b91d0b5f8132cd542"), (4, 53.37, "64b51cd2f447021c99d7545b91d0b5f8132cd542"),
-      (16, 116.72, "64b51cd2f447021c99d7545b91d0b5f8132cd542"), (64, 171.60, "64b51cd2f447021c99d7545b91d0b5f8132cd542"),
-      (256, 194.35, "64b51cd2f447021c99d7545b91d0b5f8132cd542"))),
+     "64b51cd2f447021c99d7545b91d0b5f8132cd542",
+     ((1, 32.71), (4, 53.37), (16, 116.72), (64, 171.60), (256, 194.35)), {}),
     ("mi300x", 304, "Qwen3-235B-A22B TP4 shape", "bf16", "aiter 2-stage CK fused MoE (BF16)",
      4096, 384, 128, 8, "model_configs/qwen3_235b_bf16_tuned_fmoe.csv", "2026-05-28",
-     ((1, 34.06, "128419db858f73c27f58acb77325deb03213c997"), (4, 84.43, "128419db858f73c27f58acb77325deb03213c997"),
-      (16, 218.24, "128419db858f73c27f58acb77325deb03213c997"), (64, 338.29, "128419db858f73c27f58acb77325deb03213c997"),
-      (256, 356.61, "128419db858f73c27f58acb77325deb03213c997"))),
+     "128419db858f73c27f58acb77325deb03213c997",
+     ((1, 34.06), (4, 84.43), (16, 218.24), (64, 338.29), (256, 356.61)), {}),
     ("mi355x", 256, "DeepSeek-V3/R1 TP8 shape, no shared-expert fusion", "fp8",
      "aiter 2-stage CK fused MoE (FP8 a8w8, 1x128 activation / 128x128 weight block scales)",
-     7168, 256, 256, 8, "tuned_fmoe.csv", "2025-11-24",
-     ((1, 54.38, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"), (4, 66.09, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"),
-      (16, 112.68, "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19"), (64, 212.99, "9f3a1138ba0c"),
-      (256, 249.58, "9f3a1138ba0c"))),
+     7168, 256, 256, 8, "tuned_fmoe.csv", "2025-11-24", "3ac8e1a3f6bb1781342551adfbf2e007e84f5d19",
+     ((1, 54.38), (4, 66.09), (16, 112.68), (64, 212.99), (256, 249.58)),
+     {64: "9f3a1138ba0c", 256: "9f3a1138ba0c"}),
     ("mi355x", 256, "DeepSeek-R1 MXFP4 TP8 shape with the shared expert fused (257 experts, top 9)", "mxfp4",
      "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
-     7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",
-     ((1, 18.89, "ea7d7b659ac319bc727e008c0ee71ccfb45b9df4"), (4, 26.16, "804761163fe9"),
-      (16, 59.58, "804761163fe9"), (64, 137.17, "2d21a9f239a7"), (256, 140.26, "82612d2f9ad2"))),
+     7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13", "804761163fe9",
+     ((1, 18.89), (4, 26.16), (16, 59.58), (64, 137.17), (256, 140.26)),
+     {1: "ea7d7b659ac319bc727e008c0ee71ccfb45b9df4", 64: "2d21a9f239a7", 256: "82612d2f9ad2"}),
 ]
 
 
 def aiter_rows() -> list[dict]:
     rows = []
-    for (hw, cu, what, prec, kernel, h, f, e, k, path, as_of, points) in AITER_ROWS:
-        for n, us, commit in points:
+    for (hw, cu, what, prec, kernel, h, f, e, k, path, as_of, commit0, points, later) in AITER_ROWS:
+        for n, us in points:
+            commit = later.get(n, commit0)
             rows.append({
                 "bench_id": f"{hw}-moe-aiter-{prec}-h{h}f{f}e{e}k{k}-t{n}", "hardware": hw, "op": "moe_experts",
                 "kernel": kernel, "precision": prec, "kv_precision": "", "batch": n, "kv_len_tok": 0,

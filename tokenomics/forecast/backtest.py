@@ -181,9 +181,9 @@ def leverage(t_train_year, t_target_year) -> np.ndarray:
     """
     t = np.asarray(t_train_year, dtype=float)
     tq = np.asarray(t_target_year, dtype=float)
-    tbar = float(np.mean(t))
+    tbar = float(np.mean(t)) if len(t) else 0.0
     sxx = float(np.sum((t - tbar) ** 2))
-    if len(t) < 2 or sxx <= 0:
+    if sxx <= 0:  # fewer than two distinct times: no slope to extrapolate
         return np.full(tq.shape, math.inf)
     return 1.0 / len(t) + (tq - tbar) ** 2 / sxx
 
