@@ -6,7 +6,8 @@ Rows from NVIDIA aiconfigurator's per-operation timing databases (Apache-2.0), r
 AIC_COMMIT: H200 decode ("generation") attention of vLLM 0.24.0 (FlashAttention-3) and of
 TensorRT-LLM 1.3.0rc20, H200 prefill ("context") attention of TensorRT-LLM 1.3.0rc20, and
 H200 fused-MoE layers of vLLM 0.24.0 (unquantized Triton experts, balanced routing), at a grid
-of shapes chosen here. Each collector times one call replayed in a CUDA graph (CUDA events,
+of shapes chosen here, and, for six NVIDIA chips, the fastest fused-MoE layer any engine's
+table holds at large token counts (best_moe_rows: the fit set of the grouped-GEMM ceilings). Each collector times one call replayed in a CUDA graph (CUDA events,
 collector/helper.py benchmark_with_power), so a row includes one graph launch and, for
 vLLM decode, the KV-cache write kernel. The hand-curated rows (FlashMLA, FlashAttention-3 on
 H100) are appended from MANUAL below, and AMD fused-MoE timings from ROCm/aiter's tuned tables
@@ -132,6 +133,83 @@ def moe_rows(repo: Path) -> list[dict]:
     return rows
 
 
+AIC_ROOT = "aic-core/src/aiconfigurator_core/systems/data"
+#: aiconfigurator chip folder -> catalog name, for the TensorRT-LLM fused-MoE rows
+AIC_MOE_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "gb200": "gb200",
+                 "b300_sxm": "b300", "gb300": "gb300"}
+MOE_SHAPE_NAMES = {"dsv3": "DeepSeek-V3", "gptoss120b": "gpt-oss-120b"}
+#: (shape, hidden, expert FFN, experts, top-k, EP, aiconfigurator moe_dtypes, precision): the formats
+#: the serving rows use (block-FP8 and NVFP4 DeepSeek; MXFP4 gpt-oss, run with MXFP8 or BF16
+#: activations, an engine's choice)
+MOE_SHAPES = (
+    ("dsv3", 7168, 2048, 256, 8, 8, ("fp8_block",), "fp8"),
+    ("dsv3", 7168, 2048, 256, 8, 8, ("nvfp4",), "nvfp4"),
+    ("gptoss120b", 2880, 2880, 128, 4, 1, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
+)
+MOE_FORMAT = {"fp8_block": "FP8, 128x128 block scales", "nvfp4": "NVFP4",
+              "w4a8_mxfp4_mxfp8": "MXFP4 weights, MXFP8 activations", "w4a16_mxfp4": "MXFP4 weights, BF16 activations"}
+MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
+
+
+def best_moe_rows(repo: Path) -> list[dict]:
+    """The fastest fused-MoE layer any engine's collector timed, per chip, shape, format and token count.
+
+    The grouped GEMMs of an MoE layer reach a smaller share of the tensor peak than one dense
+    GEMM (ragged per-expert tiles, scale handling, permute and finalize kernels); these rows
+    measure how much, per chip and weight format, with the best public kernel: over every
+    engine and version aiconfigurator collected (TensorRT-LLM, SGLang, vLLM) and every kernel
+    each timed, the fastest per token count. (Engines differ by up to 2x on one chip; a serving
+    recipe picks its engine's fastest backend, so the best kernel is the chip's capability.)
+    EP8 of 256 experts with balanced routing leaves each GPU 32 experts and, on average, one
+    routed pair per token: shown as a 32-expert, top-1 layer (same weights, rows per expert and
+    FLOPs).
+    """
+    files = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", AIC_COMMIT, AIC_ROOT],
+                           check=True, capture_output=True, text=True).stdout.split()
+    rows = []
+    for folder, hw in AIC_MOE_CHIPS.items():
+        found = []
+        for rel in files:
+            parts = rel[len(AIC_ROOT) + 1:].split("/")  # chip/moe/framework/version/file
+            if parts[:2] != [folder, "moe"] or parts[-1] != "moe_perf.parquet" or parts[2] not in MOE_FRAMEWORKS:
+                continue
+            blob = subprocess.run(["git", "-C", str(repo), "show", f"{AIC_COMMIT}:{rel}"], check=True,
+                                  capture_output=True).stdout
+            d = pd.read_parquet(io.BytesIO(blob))
+            if "distribution" not in d:
+                continue
+            d = d[(d.moe_tp_size == 1) & (d.distribution == "balanced")].assign(framework=parts[2],
+                                                                                 version=parts[3], rel=rel)
+            found.append(d)
+        if not found:
+            continue
+        d = pd.concat(found, ignore_index=True)
+        for shape, h, f, e, k, ep, dtypes, prec in MOE_SHAPES:
+            sel_shape = d[(d.hidden_size == h) & (d.inter_size == f) & (d.num_experts == e) & (d.topk == k)
+                          & (d.moe_ep_size == ep) & d.moe_dtype.isin(dtypes)]
+            for n in (1024, 4096, 8192, 16384):
+                sel = sel_shape[sel_shape.num_tokens == n]
+                if sel.empty:
+                    continue
+                timed = sel.groupby(["framework", "version", "moe_dtype", "kernel_source", "rel"])["latency"].mean()
+                (fw, ver, dtype, kernel, rel), lat = timed.idxmin(), timed.min()
+                as_of = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cs", AIC_COMMIT, "--", rel],
+                                       check=True, capture_output=True, text=True).stdout.strip()
+                rows.append({
+                    "bench_id": f"{hw}-moe-best-{prec}-{shape}-ep{ep}-t{n}", "hardware": hw, "op": "moe_experts",
+                    "kernel": f"{MOE_FRAMEWORKS[fw]} {ver} fused MoE ({kernel}), {MOE_FORMAT[dtype]}",
+                    "precision": prec, "kv_precision": "", "batch": n, "kv_len_tok": 0, "q_tok_per_seq": 1,
+                    "hidden": h, "expert_ffn_hidden": f, "n_experts": e // ep, "experts_per_token": k // ep,
+                    "metric": "latency_s", "value": float(lat) * 1e-3, "unit": "s", "kind": "measured",
+                    "source": f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{rel}", "as_of": as_of,
+                    "note": (f"{MOE_SHAPE_NAMES[shape]} expert shape (hidden {h}, expert FFN {f}, {e} experts, top {k}) "
+                             f"at EP{ep}, balanced routing, {n} tokens: per GPU {e // ep} experts and {n * k // ep} "
+                             f"routed pairs, shown as n_experts {e // ep}, experts_per_token {k // ep}; the fastest of "
+                             f"{len(timed)} (engine, version, format, kernel) timings at this point; "
+                             + AIC_NOTE.format(extra="and routing, permute and finalize kernels"))})
+    return rows
+
+
 FLASHMLA_H100 = "https://github.com/deepseek-ai/FlashMLA/issues/19"
 MANUAL = [
     # DeepSeek's FlashMLA README: "up to 3000 GB/s in memory-bound configuration ... on H800 SXM5"
@@ -198,6 +276,13 @@ AITER_ROWS = [
      7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13", "804761163fe9",
      ((1, 18.89), (4, 26.16), (16, 59.58), (64, 137.17), (256, 140.26)),
      {1: "ea7d7b659ac319bc727e008c0ee71ccfb45b9df4", 64: "2d21a9f239a7", 256: "82612d2f9ad2"}),
+    # EP8 of DeepSeek-V3 with the shared expert fused (33 local experts, top 9): the tuner draws all
+    # nine picks from the local experts, so these time the grouped GEMMs at large row counts
+    ("mi300x", 304, "DeepSeek-V3 EP8 shape with the shared expert fused (33 local experts, all top-9 local)",
+     "fp8", "aiter 2-stage CK fused MoE (FP8 a8w8, 1x128 activation / 128x128 weight block scales)",
+     7168, 2048, 33, 9, "model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv", "2026-07-23",
+     "84493f0e5b083b02c9ff3d60961f58bae547045a",
+     ((1024, 1091.0448), (4096, 3549.0971), (8192, 6928.7099), (16384, 13796.9001)), {}),
 ]
 
 
@@ -220,7 +305,7 @@ def main(argv: list[str]) -> None:
     if len(argv) != 2:
         sys.exit(__doc__)
     repo = Path(argv[1])
-    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + MANUAL + aiter_rows(),
+    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo) + MANUAL + aiter_rows(),
                       columns=COLUMNS)
     for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",
               "hidden", "expert_ffn_hidden", "n_experts", "experts_per_token"):

@@ -40,17 +40,24 @@ class OpTime:
     kernels: np.ndarray
 
 
-def gemm_efficiency(rows, profile: Profile):
-    """Achieved / datasheet GEMM throughput at ``rows`` rows: ``flop_frac * m / (m + m_half)``.
+def gemm_efficiency(rows, profile: Profile, ceiling_frac: float = 1.0):
+    """Achieved / datasheet GEMM throughput at ``rows`` rows: ``flop_frac * c * m / (m + m_half * c)``.
+
+    ``c`` (``ceiling_frac``) lowers the large-``m`` ceiling to ``c * flop_frac`` and leaves the
+    small-``m`` slope ``flop_frac * m / m_half`` alone: a grouped (MoE) GEMM that reaches a
+    smaller share of the tensor peak than one dense GEMM (``c`` from
+    :func:`tokenomics.perf.step.moe_gemm_ratio`) still costs the same per row when it has few.
 
     Examples
     --------
     >>> from tokenomics.perf.profile import Profile
     >>> float(gemm_efficiency(100.0, Profile("x", flop_frac=0.8, gemm_half_rows=100.0)))
     0.4
+    >>> float(gemm_efficiency(100.0, Profile("x", flop_frac=0.8, gemm_half_rows=100.0), 0.5))  # 0.8*0.5*100/150
+    0.26666666666666666
     """
     m = np.maximum(np.asarray(rows, dtype=float), 1e-9)
-    return profile.flop_frac * m / (m + profile.gemm_half_rows)
+    return profile.flop_frac * ceiling_frac * m / (m + profile.gemm_half_rows * ceiling_frac)
 
 
 def kv_read_efficiency(read_bytes, profile: Profile):
@@ -64,7 +71,7 @@ def kv_read_efficiency(read_bytes, profile: Profile):
     --------
     >>> from tokenomics.perf.profile import Profile
     >>> p = Profile("x", kv_bw_frac=0.9, kv_bw_small_frac=0.3, kv_bw_half_bytes=1e8)
-    >>> float(kv_read_efficiency(1e8, p))
+    >>> round(float(kv_read_efficiency(1e8, p)), 12)
     0.6
     >>> float(kv_read_efficiency(1e8, Profile("y", kv_bw_frac=0.8)))
     0.8
@@ -84,6 +91,7 @@ def op_times(
     *,
     hbm_bytes_per_s=None,
     tiles: bool = True,
+    expert_ceiling_frac: float = 1.0,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -101,6 +109,9 @@ def op_times(
         Override of the datasheet bandwidth (for sweeps over bandwidth) [B/s].
     tiles : bool
         Charge the tiled-GEMM fixed cost (False inside a megakernel).
+    expert_ceiling_frac : float
+        Ceiling of the routed experts' grouped GEMMs (operator ``experts``) as a share of a dense
+        GEMM's (:func:`gemm_efficiency`); 1 = as fast as a dense GEMM.
     """
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
@@ -110,7 +121,8 @@ def op_times(
         byts = op.weight_bytes + op.act_bytes + op.kv_bytes
         if op.kind == "gemm":
             mem = (op.weight_bytes + op.act_bytes) / w_bw
-            comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile))
+            ceiling = expert_ceiling_frac if op.name == "experts" else 1.0
+            comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile, ceiling))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
         elif op.kind == "attention":

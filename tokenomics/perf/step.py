@@ -20,6 +20,7 @@ MoE ``touched`` expert loops add one host synchronization per MoE layer.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,11 +209,82 @@ def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
     (float, float)
         The peak to time with and the datasheet peak of that path [FLOP/s].
     """
-    compute_prec = {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
-                    "int8": "fp8"}.get(weight_precision, "bf16")
-    path = hw.peak_flop_field(compute_prec)
+    path = hw.peak_flop_field(_compute_precision(weight_precision))
     datasheet = float(getattr(hw, path))
     return datasheet * tensor_path_ratio(hw.name, path), datasheet
+
+
+#: Token count from which a ``moe_experts`` row of ``datasets/kernel_microbench.csv`` times the
+#: grouped GEMMs compute-bound (its expert weights take under a quarter of the measured time on
+#: every chip timed), so it measures the grouped GEMM rate :func:`moe_gemm_ratio` is fitted on.
+MOE_RATIO_MIN_TOKENS = 8192
+
+
+@functools.lru_cache(maxsize=256)
+def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
+    """Ceiling of an MoE layer's grouped GEMMs as a share of the modelled dense GEMM ceiling.
+
+    Ragged per-expert tiles, scale handling and the permute and finalize kernels make a fused
+    MoE layer slower than one dense GEMM of the same FLOPs. For each ``moe_experts`` row of
+    ``datasets/kernel_microbench.csv`` with at least :data:`MOE_RATIO_MIN_TOKENS` tokens in the
+    same weight format (else in the tensor path's own formats, ``profile.PATH_PRECISIONS``: an
+    MXFP4 kernel does not stand for NVFP4): the ceiling ``c`` of
+    :func:`~tokenomics.perf.roofline.gemm_efficiency` at which the path's
+    :func:`gemm_peak_flop_per_s` x ``gemm_efficiency(m, c)`` equals the achieved FLOP/s
+    (``2 x tokens x top-k x 3 x hidden x expert FFN`` over the measured time), ``m`` = rows per
+    expert = ``tokens x top-k / experts``; the median over rows, capped at 1. The rows are the
+    fastest kernel any engine's collector timed (``tools/build_kernel_microbench.py``), so this
+    is the chip's capability, not one engine's. The chip's own rows, else its vendor sibling's
+    (``profile.VENDOR_SIBLING``, ``profile.ASSUMED_LIKE``); 1.0 where the vendor has none (no
+    evidence either way; other vendors do not borrow NVIDIA's).
+
+    Returns
+    -------
+    (float, str)
+        The ratio and the chip it was measured on (``""`` for none).
+
+    >>> r, chip = moe_gemm_ratio("b200", "fp8"); chip, round(r, 2)   # DeepGEMM block-FP8, DeepSeek-V3 EP8
+    ('b200', 0.68)
+    >>> moe_gemm_ratio("tpu-v7", "bf16")
+    (1.0, '')
+    """
+    from ..catalog import load
+    from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
+
+    hw = _accelerator(hardware)
+    path = hw.peak_flop_field(_compute_precision(weight_precision))
+    df = load("kernel_microbench")
+    df = df[(df["op"] == "moe_experts") & (df["batch"].astype(float) >= MOE_RATIO_MIN_TOKENS)]
+    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper())
+    for chip in dict.fromkeys(c for c in (hw.name, sibling) if c):
+        mine = df[df["hardware"] == chip]
+        if mine.empty:
+            continue
+        acc = _accelerator(chip)
+        prof = load_profile(None, chip)
+        prec_col = mine["precision"].astype(str)
+        same = prec_col == weight_precision
+        if not same.any():  # another format: the path's own formats only (bf16; fp8; fp4/nvfp4)
+            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
+            same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
+        ratios = []
+        for _, r in mine[same].iterrows():
+            prec = str(r["precision"])
+            tok, k, e = float(r["batch"]), float(r["experts_per_token"]), float(r["n_experts"])
+            flop = 2.0 * tok * k * 3.0 * float(r["hidden"]) * float(r["expert_ffn_hidden"])
+            # achieved share a of the path peak = ff c m / (m + h c), solved for the ceiling c
+            a = flop / float(r["value"]) / (gemm_peak_flop_per_s(acc, prec)[0] * prof.flop_frac)
+            rows = tok * k / e
+            ratios.append(a * rows / (rows - a * prof.gemm_half_rows) if rows > a * prof.gemm_half_rows else 1.0)
+        if ratios:
+            return min(1.0, float(np.median(ratios))), chip
+    return 1.0, ""
+
+
+def _compute_precision(weight_precision: str) -> str:
+    """The tensor-path precision GEMMs on ``weight_precision`` weights compute at."""
+    return {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
+            "int8": "fp8"}.get(weight_precision, "bf16")
 
 
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
@@ -263,11 +335,14 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
                     expert_bytes_per_param=eb)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
+    # the routed experts' grouped GEMMs at their measured ceiling
+    expert_ceiling = moe_gemm_ratio(hw.name, eprec)[0] if m.is_moe else 1.0
     mega = p.launch == "megakernel"
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
-    times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles)
+    times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
+                     expert_ceiling_frac=expert_ceiling)
 
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
