@@ -317,6 +317,38 @@ def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microben
     emit(summ, fmt, title=f"Absolute relative error by held-out {what} and execution mode", caption=cap)
 
 
+@app.command("validate-kernels")
+def validate_kernels(
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of the bundled kernel_microbench.csv (default: that file).")] = None,
+    profile: ProfileOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Time published kernel microbenchmarks with the core and score them.
+
+    Each row (decode or prefill attention, MLA decode, a fused MoE layer) becomes one operator
+    on its chip's profile, plus one graph kernel boundary per kernel; csv and json give every
+    row with measured, predicted and error_frac. The table adds the error by operator and
+    size, and the grouped-GEMM ceilings of MoE layers for the chips in the file.
+    """
+    from ..perf.kernels import moe_ceilings, predict_kernel_microbench, summarize_kernel_microbench
+
+    pred = predict_kernel_microbench(cases, profile)
+    if fmt != Format.table:
+        emit(pred, fmt)
+        return
+    name = Path(cases).name if cases else "kernel_microbench.csv"
+    show = pred[["bench_id", "hardware", "op", "batch", "kv_len_tok", "measured", "predicted", "error_frac"]].copy()
+    show["error_frac"] = show["error_frac"] * 100
+    emit(show.rename(columns={"error_frac": "error %"}), fmt,
+         title=f"Published kernel timings vs the core ({name}; latency in s, bandwidth claims in B/s)")
+    emit(summarize_kernel_microbench(pred), fmt, title="Absolute error by operator and size",
+         caption="small: the op's bytes and FLOPs take < 10 us at datasheet peaks (launch-latency sized)")
+    c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
+    wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
+    emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",
+         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio)")
+
+
 @app.command("validate-serving")
 def validate_serving(
     cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows).")] = None,

@@ -231,6 +231,42 @@ def summarize_kernel_microbench(pred: "pd.DataFrame") -> "pd.DataFrame":
     return pd.DataFrame(out)
 
 
+#: Weight formats :func:`moe_ceilings` reports.
+CEILING_FORMATS = ("bf16", "fp8", "fp4", "mxfp4")
+
+
+def moe_ceilings(hardware=None) -> "pd.DataFrame":
+    """Grouped-GEMM ceilings of MoE layers by chip and weight format.
+
+    Parameters
+    ----------
+    hardware : iterable of str, optional
+        Chips; default every catalogued one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``hardware``, ``weight_precision``, ``ceiling_frac`` (share of a dense GEMM's ceiling
+        the routed experts reach, :func:`tokenomics.perf.step.moe_gemm_ratio`; 1 = no
+        measurement) and ``measured_on`` (the chip whose rows gave it, empty for none).
+    """
+    import pandas as pd
+
+    from ..catalog import load
+
+    chips = list(load("accelerators").index) if hardware is None else [accelerator(str(h)).name for h in hardware]
+    rows = []
+    for hw in chips:
+        try:
+            accelerator(hw)
+        except Exception:  # noqa: BLE001 -- a catalogue row the performance model cannot take
+            continue
+        for prec in CEILING_FORMATS:
+            c, chip = moe_gemm_ratio(hw, prec)
+            rows.append({"hardware": hw, "weight_precision": prec, "ceiling_frac": c, "measured_on": chip})
+    return pd.DataFrame(rows)
+
+
 #: The KV read curve's parameters fitted by :func:`fit_kv_read_curve`.
 KV_CURVE_PARAMS = ("kv_bw_frac", "kv_bw_small_frac", "kv_bw_half_bytes")
 
