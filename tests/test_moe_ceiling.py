@@ -83,3 +83,15 @@ def test_core_predicts_the_moe_rows_left_out_of_the_fit():
     err = sel["error_frac"].abs()
     assert err.median() <= 0.13 and err.quantile(0.9) <= 0.25
     assert 0.85 <= (1 + sel["error_frac"]).median() <= 1.1
+
+
+def test_a_chip_outside_the_catalog_keeps_the_dense_curve():
+    """A user's Accelerator under a new name has no MoE rows: ceiling 1.0 and a step still prices."""
+    import dataclasses
+
+    from tokenomics.perf.step import decode_step
+
+    assert moe_gemm_ratio("my-chip", "fp8") == (1.0, "")
+    hw = dataclasses.replace(catalog.accelerator("b200"), name="my-chip")
+    r = decode_step(hw, "deepseek-v3", "engine", batch=64, context_tok=1024, tp=8, ep=8, weight_precision="fp8")
+    assert float(r.step_time_s) > 0
