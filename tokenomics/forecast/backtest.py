@@ -717,6 +717,49 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
     return BacktestResult(points, damping, weights, cal)
 
 
+def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",
+                     model_list: tuple[str, ...] = M.MODELS) -> "pd.DataFrame":
+    """How the method, frozen on ``before``, does on the observations ``after`` adds.
+
+    The weights, damping and interval calibration come from :func:`run_backtest` on ``before``
+    alone; every rolling-origin forecast of ``after`` whose target is an observation not in
+    ``before`` is scored with them (origins may include other new points: the method is fixed,
+    the target unseen). The clean out-of-sample check for figures published after a change.
+
+    Parameters
+    ----------
+    before, after : pandas.DataFrame
+        Long frames (``series, date, tokens_per_day``; ``holdout`` optional), ``after`` a
+        superset of ``before``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One ensemble row per (series, origin, new target): ``error_log10``, ``horizon_year``,
+        ``leverage``, ``in_80``, ``in_95``, ``width_95_log10``, ``naive_error_log10`` and
+        ``sample`` (``holdout`` for series held out in ``after``, else ``tuning``).
+    """
+    import pandas as pd
+
+    from .history import check_history
+
+    b, a = check_history(before), check_history(after)
+    bt = _run(b, None, tuple(model_list))
+    old = set(zip(b["series"], np.round(decimal_year(b["date"]), 6)))
+    pts = _all_points(a, tuple(model_list), bt.damping_per_year)
+    new = [(s, round(t, 6)) not in old for s, t in zip(pts["series"], pts["target_year"])]
+    pts = pts[np.asarray(new, dtype=bool)]
+    if pts.empty:
+        return pd.DataFrame(columns=_COLS + ["spread_log10", "width_95_log10", "naive_error_log10", "sample"])
+    out = _score(_ensemble_rows(pts, bt.weights, tuple(model_list)), bt.calibration)
+    naive = pts[pts["model"] == "naive"].set_index(["series", "n_train", "target_year"])["error_log10"]
+    out["naive_error_log10"] = naive.reindex(pd.MultiIndex.from_frame(
+        out[["series", "n_train", "target_year"]])).to_numpy()
+    held = holdout_series(after)
+    out["sample"] = np.where(out["series"].isin(held), "holdout", "tuning")
+    return out
+
+
 def _bundled_calibration(fit_through) -> Calibration:
     """Calibration of the bundled dataset (the fallback for histories with too few errors)."""
     bt = _backtest_default(None if fit_through is None else str(fit_through), M.MODELS)
