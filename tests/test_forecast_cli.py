@@ -165,3 +165,26 @@ def test_show_backtest_reports_coverage_and_width_by_horizon():
     assert {"sample", "horizon", "coverage_80", "coverage_95", "median_width_95_log10"} <= set(df.columns)
     assert list(df["sample"].unique()) == ["tuning", "holdout"]
     assert (df.groupby("sample", sort=False)["horizon"].last() == "all").all()
+
+
+def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_path, capsys):
+    """--history (the bundled rows without the sixth pass) + --add-history (its nine rows)
+    --show added: the 45 scores of the library's score_new_points (40 % / 73 %); without
+    --add-history it is one line and exit 2."""
+    from tokenomics import catalog
+
+    df = catalog.load("token_demand")
+    df = df[df["in_fit"].astype(int) == 1]
+    late = df["note"].astype(str).str.contains("after stop 20's method freeze", regex=False)
+    df[~late].to_csv(tmp_path / "before.csv", index=False)
+    df.loc[late, ["series", "date", "tokens_per_day", "source"]].to_csv(tmp_path / "added.csv", index=False)
+    res = runner.invoke(app, ["forecast", "--history", str(tmp_path / "before.csv"), "--add-history",
+                              str(tmp_path / "added.csv"), "--show", "added", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    out = pd.read_csv(io.StringIO(res.stdout))
+    assert len(out) == 45 and out["in_80"].sum() == 18 and out["in_95"].sum() == 33
+    assert out["target"].str.match(r"^\d{4}-\d{2}-\d{2}$").all()
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "--show", "added"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "--add-history" in err and len(err.splitlines()) == 1

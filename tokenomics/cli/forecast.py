@@ -24,6 +24,7 @@ class Show(str, Enum):
     scenarios = "scenarios"
     references = "references"
     infra = "infra"
+    added = "added"
 
 
 class Freq(str, Enum):
@@ -36,7 +37,7 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM.")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, or the infrastructure to serve it.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[str, typer.Option("--system", help="Serving system for --show infra (h100, b200, gb200-nvl72, h200).")] = "gb200-nvl72",
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
@@ -53,9 +54,14 @@ def forecast(
     from ..forecast.history import add_history as merge_history, load_history, read_history
 
     hist = read_history(history) if history is not None else None
+    before = hist
     if add_history is not None:
         extra = read_history(add_history, require_source=True)
-        hist = merge_history(load_history() if hist is None else hist, extra)
+        before = load_history() if hist is None else hist
+        hist = merge_history(before, extra)
+    if show == Show.added:
+        _show_added(before, hist, add_history is not None, fmt)
+        return
     result = run_forecast(series, fit_through=fit_through,
                           scenario=scenario.value if scenario else None, history=hist)
     caption = None
@@ -106,3 +112,36 @@ def forecast(
             keep.update({"agentic_share_frac": "agentic share", "agentic_uplift": "uplift"})
         df = df[list(keep)].rename(columns=keep)
     emit(df, fmt, title=title, caption=caption)
+
+
+def _show_added(before, after, have_added: bool, fmt: Format) -> None:
+    """--show added: the added rows scored by the method frozen on the history without them."""
+    from ..errors import ValidationError
+    from ..forecast.backtest import score_new_points
+
+    if not have_added:
+        raise ValidationError("--show added scores the rows of --add-history FILE; pass one "
+                              "(columns series, date, tokens_per_day, source)")
+    s = score_new_points(before, after)
+    if s.empty:
+        raise ValidationError("no added row can be forecast: a series needs 3 earlier observations "
+                              "before an added point")
+    import pandas as pd
+
+    def as_date(y):  # decimal year -> ISO date (display only)
+        y = pd.Series(y, dtype=float)
+        start = pd.to_datetime(y.astype(int).astype(str) + "-01-01")
+        return (start + pd.to_timedelta((y - y.astype(int)) * 365.25, unit="D")).dt.strftime("%Y-%m-%d")
+
+    n_points = len(s[["series", "target_year"]].drop_duplicates())
+    s = s.assign(origin=as_date(s["origin_year"]).to_numpy(), target=as_date(s["target_year"]).to_numpy())
+    keep = ["series", "sample", "origin", "target", "horizon_year", "predicted_log10",
+            "actual_log10", "error_log10", "naive_error_log10", "width_95_log10", "in_80", "in_95"]
+    cap = (f"{len(s)} rolling-origin scores of {n_points} added points: "
+           f"{s['in_80'].mean():.0%} inside the 80 % intervals, {s['in_95'].mean():.0%} inside the 95 % "
+           f"ones; mean |error| {s['error_log10'].abs().mean():.2f} decades vs "
+           f"{s['naive_error_log10'].abs().mean():.2f} for a random walk; weights and calibration "
+           "fitted without the added rows")
+    emit(s[keep], fmt, title="Added observations forecast by the method fitted without them", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
