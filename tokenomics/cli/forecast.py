@@ -126,15 +126,11 @@ def _show_added(before, after, have_added: bool, fmt: Format) -> None:
     if s.empty:
         raise ValidationError("no added row can be forecast: a series needs 3 earlier observations "
                               "before an added point")
-    import pandas as pd
-
-    def as_date(y):  # decimal year -> ISO date (display only)
-        y = pd.Series(y, dtype=float)
-        start = pd.to_datetime(y.astype(int).astype(str) + "-01-01")
-        return (start + pd.to_timedelta((y - y.astype(int)) * 365.25, unit="D")).dt.strftime("%Y-%m-%d")
+    from ..forecast.history import date_of_decimal_year
 
     n_points = len(s[["series", "target_year"]].drop_duplicates())
-    s = s.assign(origin=as_date(s["origin_year"]).to_numpy(), target=as_date(s["target_year"]).to_numpy())
+    s = s.assign(origin=date_of_decimal_year(s["origin_year"]).strftime("%Y-%m-%d"),
+                 target=date_of_decimal_year(s["target_year"]).strftime("%Y-%m-%d"))
     keep = ["series", "sample", "origin", "target", "horizon_year", "predicted_log10",
             "actual_log10", "error_log10", "naive_error_log10", "width_95_log10", "in_80", "in_95"]
     cap = (f"{len(s)} rolling-origin scores of {n_points} added points: "

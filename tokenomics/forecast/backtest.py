@@ -744,7 +744,7 @@ def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",
     from .history import check_history
 
     b, a = check_history(before), check_history(after)
-    bt = _run(b, None, tuple(model_list))
+    bt = run_backtest(b, model_list=tuple(model_list))
     old = set(zip(b["series"], np.round(decimal_year(b["date"]), 6)))
     pts = _all_points(a, tuple(model_list), bt.damping_per_year)
     new = [(s, round(t, 6)) not in old for s, t in zip(pts["series"], pts["target_year"])]

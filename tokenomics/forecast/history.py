@@ -109,6 +109,21 @@ def decimal_year(dates) -> np.ndarray:
     return idx.year.to_numpy(float) + (idx.day_of_year.to_numpy(float) - 1.0) / days
 
 
+def date_of_decimal_year(year) -> "pd.DatetimeIndex":
+    """The inverse of :func:`decimal_year`, to the day.
+
+    >>> str(date_of_decimal_year(decimal_year(["2026-06-15"]))[0].date())
+    '2026-06-15'
+    """
+    import pandas as pd
+
+    y = np.atleast_1d(np.asarray(year, dtype=float))
+    whole = np.floor(y).astype(int)
+    start = pd.to_datetime([f"{w:04d}-01-01" for w in whole])
+    days = np.where(start.is_leap_year, 366.0, 365.0)
+    return start + pd.to_timedelta(np.round((y - whole) * days), unit="D")
+
+
 def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     """Validate a history frame and return a clean copy sorted by series and date.
 
