@@ -88,6 +88,13 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("bench_id", "hardware", "op", "batch", "kv_len_tok", "metric", "value", "unit", "kind", "source", "as_of"),
     ),
+    "engine_kernel_versions": DatasetInfo(
+        "engine_kernel_versions.csv",
+        "How much slower older TensorRT-LLM releases' GEMM and fused-MoE kernels are than the newest, per chip and format (aiconfigurator tables).",
+        index=None,
+        required=("hardware", "engine", "engine_version", "reference_version", "op", "precision", "rows", "metric",
+                  "value", "source", "as_of"),
+    ),
     "measured_public": DatasetInfo(
         "measured_public.csv",
         "Published multi-chip measurements (MLPerf Llama-2-70B / Llama-3.1-405B, NCCL, DeepEP, vendor claims).",

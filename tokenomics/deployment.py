@@ -138,6 +138,10 @@ class Deployment:
         Kernel plan of each chip.
     engine : str
         Serving engine (``default``, ``vllm``, ``sglang``, ``trt``).
+    engine_version : str
+        The engine's release (``1.1.0rc2``) where it is older than the newest kernels measured:
+        its GEMM and fused-MoE kernels are then timed as that release's
+        (:mod:`tokenomics.perf.kernel_versions`); empty (default) = the newest.
     weight_precision, expert_precision, kv_precision : str
         Dense/attention weights, routed and shared experts, KV cache.
     spec : SpecDecode or None
@@ -163,6 +167,7 @@ class Deployment:
     parallel: Any
     execution: ExecutionPlan
     engine: str = "default"
+    engine_version: str = ""
     weight_precision: str = "bf16"
     expert_precision: str = "bf16"
     kv_precision: str = "bf16"
@@ -180,6 +185,11 @@ class Deployment:
 
         object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
+        if self.engine_version:
+            from .perf.kernel_versions import version_key
+
+            object.__setattr__(self, "engine_version", str(self.engine_version).strip())
+            version_key(self.engine_version)  # a release number, or a one-line error
         for f in ("weight_precision", "expert_precision", "kv_precision"):
             if getattr(self, f) not in PRECISION_BYTES:
                 raise unknown_name(f.replace("_", " "), getattr(self, f), PRECISION_BYTES)
@@ -208,7 +218,8 @@ class Deployment:
         prec = self.weight_precision if self.expert_precision == self.weight_precision or not self.model.is_moe \
             else f"{self.weight_precision}+{self.expert_precision} experts"
         spec = f", spec {self.spec.method}" if self.spec else ""
-        eng = f" ({self.engine})" if self.engine != "default" else ""
+        eng = f" ({self.engine}{' ' + self.engine_version if self.engine_version else ''})" \
+            if self.engine != "default" else ""
         return (f"{self.model.name} on {self.system.name} tp{p.tp}-ep{p.ep}-pp{p.pp}{rep}, "
                 f"{self.execution.name}{eng}, {prec}/{self.kv_precision} KV{spec}")
 
@@ -219,6 +230,7 @@ class Deployment:
             "model": self.model.name, "system": self.system.name, "hardware": self.hardware.name,
             "replica_chips": self.replica_chips, "tp": p.tp, "ep": p.ep, "pp": p.pp,
             "attn_dp": int(p.attn_dp), "execution": self.execution.name, "engine": self.engine,
+            "engine_version": self.engine_version,
             "weight_precision": self.weight_precision, "expert_precision": self.expert_precision,
             "kv_precision": self.kv_precision, "spec": self.spec.method if self.spec else "none",
             "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl, "overlap": self.overlap,
@@ -254,7 +266,8 @@ class Deployment:
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
                     kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl,
-                    expert_balance=self.expert_balance)
+                    expert_balance=self.expert_balance,
+                    kernel_release=(self.engine, self.engine_version) if self.engine_version else None)
 
     def decode(self, batch: Any = 1, context_tok: Any = 2048, *, check_memory: bool = True,
                profile: Any = None, engine_step_s: float | None = None):
@@ -414,7 +427,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             execution: Any = None, engine: str | None = None, weight_precision: str | None = None,
             expert_precision: str | None = None, kv_precision: str | None = None, spec: Any = None,
             ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
-            prefill_chunk_tok: int | None = None, expert_balance: str | None = None) -> Deployment:
+            prefill_chunk_tok: int | None = None, expert_balance: str | None = None,
+            engine_version: str | None = None) -> Deployment:
     """Build a :class:`Deployment`, filling what was not given as a production engine would.
 
     Parameters
@@ -431,7 +445,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
         attention data parallelism; False = one TP group over the chips with TP-sharded experts.
     execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
-    a2a_impl, overlap, prefill_chunk_tok, expert_balance
+    a2a_impl, overlap, prefill_chunk_tok, expert_balance, engine_version
         As :class:`Deployment` (defaults in the module docstring).
 
     Raises
@@ -560,6 +574,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
                       f"deployments place redundant experts by load)")
     dep = Deployment(
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
+        engine_version=engine_version or "",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
         ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", overlap=overlap or "none",
         prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK),
@@ -570,7 +585,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
 FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
              "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "overlap", "prefill_chunk_tok", "expert_balance")
+             "overlap", "prefill_chunk_tok", "expert_balance", "engine_version")
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:

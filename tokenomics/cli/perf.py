@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
                       describe,
                       resolve_deployment)
 
@@ -116,6 +116,7 @@ def throughput(
     ep: EpOpt = None,
     dp_attention: DpAttnOpt = None,
     engine: EngineOpt = None,
+    engine_version: EngineVersionOpt = None,
     spec: SpecOpt = None,
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
@@ -140,7 +141,8 @@ def throughput(
     if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, expert_balance, deployment)):
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
-                                 dp_attention=dp_attention, engine=engine, spec=spec, overlap=overlap,
+                                 dp_attention=dp_attention, engine=engine, engine_version=engine_version,
+                                 spec=spec, overlap=overlap,
                                  expert_balance=expert_balance, weight_precision=weight_precision, kv_precision=kv_precision)
         rs = dep.decode(b, c, profile=profile)
         df = rs.to_frame()

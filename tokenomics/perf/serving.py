@@ -589,7 +589,10 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: ``adp_timeout_iters`` (TensorRT-LLM ``attention_dp_config`` with ``enable_balance``: its
 #: ``timeout_iters``; empty = no balance gate), ``max_batch_size`` (the engine's batch cap per
 #: attention-DP rank where the run set one: the Dynamo TensorRT-LLM generation workers'
-#: ``gen_batch_size``; empty = memory only), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: ``gen_batch_size``; empty = memory only), ``engine_version`` (the engine release the run's
+#: image held, e.g. ``1.1.0rc2``: TensorRT-LLM releases older than the newest measured kernels
+#: get their kernels' measured slowdown, :mod:`tokenomics.perf.kernel_versions`; empty = the
+#: newest), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -705,7 +708,7 @@ def case_deployment(row: Any):
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
-                   a2a_impl=_cell(row, "a2a_impl"), **kw)
+                   a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"), **kw)
 
 
 def _cell(row: Any, name: str) -> str | None:

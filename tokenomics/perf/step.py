@@ -284,6 +284,43 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+#: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
+_BF16_GEMMS = ("router", "lm_head")
+
+
+def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof):
+    """Op times with an older release's GEMM and fused-MoE kernels (:mod:`.kernel_versions`).
+
+    Dense GEMMs add the release's penalty per GEMM call at the op's rows; the routed experts
+    add the fused-MoE penalty per layer at the tokens one MoE layer takes per chip
+    (``moe_tokens``). The modelled time a ratio scales includes the calls' kernel boundaries.
+    """
+    from dataclasses import replace as _replace
+
+    from .kernel_versions import kernel_penalty, table_format
+
+    engine, version = kernel_release
+    native = str(m.native_precision)
+    checkpoint = wprec == native and (not m.is_moe or eprec == native)
+    out = []
+    for x, op in zip(times, ops):
+        if x.kind != "gemm" or op.name in _BF16_GEMMS:
+            out.append(x)
+            continue
+        experts = op.name == "experts"
+        prec = eprec if experts or op.name == "shared_expert" else wprec
+        pen = kernel_penalty(hw.name, engine, version, "moe_experts" if experts else "gemm",
+                             table_format(prec, native, checkpoint))
+        if pen is None:
+            out.append(x)
+            continue
+        calls = op.count if experts else op.count * op.n_gemm
+        rows = moe_tokens if experts else op.rows
+        extra = pen.extra_s(rows, x.time_s + x.kernels * prof.graph_kernel_s, calls)
+        out.append(_replace(x, time_s=x.time_s + extra))
+    return out
+
+
 def _compute_precision(weight_precision: str) -> str:
     """The tensor-path precision GEMMs on ``weight_precision`` weights compute at."""
     return {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
@@ -308,7 +345,7 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
 
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
          kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1,
-         expert_precision=None) -> StepResult:
+         expert_precision=None, kernel_release=None) -> StepResult:
     hw, m, p = _resolve(hardware, model, execution)
     if phase == "prefill":  # named as the caller named it
         v.count(context_tok, "prompt_tok")
@@ -346,6 +383,9 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
                      expert_ceiling_frac=expert_ceiling)
+    if kernel_release is not None:
+        moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
+        times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
 
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
@@ -463,6 +503,7 @@ def decode_step(
     accepted_tok_per_step=None,
     on_oom: str = "raise",
     expert_precision: str | None = None,
+    kernel_release: tuple[str, str] | None = None,
 ) -> StepResult:
     """Time one decode step: every sequence of the batch advances ``tokens_per_step`` tokens.
 
@@ -503,6 +544,9 @@ def decode_step(
     on_oom : {"raise", "mask", "ignore"}
         What to do when weights plus KV do not fit: raise a :class:`DoesNotFitError`, set
         times to NaN (``fits`` False), or ignore.
+    kernel_release : (str, str), optional
+        ``(engine, release)`` whose GEMM and fused-MoE kernels the step runs, when older than the
+        newest measured (:mod:`tokenomics.perf.kernel_versions`); default the newest.
 
     Returns
     -------
@@ -518,7 +562,7 @@ def decode_step(
                 tokens_per_step=tokens_per_step, phase="decode", weight_precision=weight_precision,
                 kv_precision=kv_precision, profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
                 accepted_tok_per_step=accepted_tok_per_step, on_oom=on_oom, attn_dp=attn_dp,
-                expert_precision=expert_precision)
+                expert_precision=expert_precision, kernel_release=kernel_release)
 
 
 def prefill(
@@ -537,17 +581,19 @@ def prefill(
     hbm_bytes_per_s=None,
     on_oom: str = "raise",
     expert_precision: str | None = None,
+    kernel_release: tuple[str, str] | None = None,
 ) -> StepResult:
     """Time the prefill of ``batch`` prompts of ``prompt_tok`` tokens (TTFT = ``step_time_s``).
 
     The lm head runs for the last position of each prompt only; attention is causal.
-    ``tok_per_s_per_replica`` counts prompt tokens processed per second.
+    ``tok_per_s_per_replica`` counts prompt tokens processed per second; ``kernel_release`` as
+    :func:`decode_step`.
     """
     return _run(hardware, model, execution, batch=batch, context_tok=prompt_tok, tokens_per_step=1,
                 phase="prefill", weight_precision=weight_precision, kv_precision=kv_precision,
                 profile=profile, tp=tp, ep=ep, hbm_bytes_per_s=hbm_bytes_per_s,
                 accepted_tok_per_step=None, on_oom=on_oom, attn_dp=attn_dp,
-                expert_precision=expert_precision)
+                expert_precision=expert_precision, kernel_release=kernel_release)
 
 
 def max_batch(

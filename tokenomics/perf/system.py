@@ -402,6 +402,7 @@ def system_step(
     expert_precision: str | None = None,
     engine_step_s: float = 0.0,
     expert_balance: str = "none",
+    kernel_release: tuple[str, str] | None = None,
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -434,6 +435,9 @@ def system_step(
     engine_step_s : float
         A serving engine's own cost per iteration (scheduling, sampling, kernel gaps) [s];
         :class:`tokenomics.deployment.Deployment` passes its engine's fitted value.
+    kernel_release : (str, str), optional
+        ``(engine, release)`` of the GEMM and fused-MoE kernels when older than the newest
+        measured (:mod:`tokenomics.perf.kernel_versions`); default the newest.
 
     Returns
     -------
@@ -459,7 +463,7 @@ def system_step(
                                a2a_impl=a2a_impl, weight_precision=weight_precision,
                                kv_precision=kv_precision, profile=profile, check_memory=check_memory,
                                expert_precision=expert_precision, engine_step_s=engine_step_s,
-                               expert_balance=expert_balance)
+                               expert_balance=expert_balance, kernel_release=kernel_release)
     a2a_impl = a2a_impl or ar_impl
     comm.impl(ar_impl)
     comm.impl(a2a_impl)
@@ -489,7 +493,7 @@ def system_step(
                        context_tok=ctx, tokens_per_step=t_verify,
                        weight_precision=weight_precision, kv_precision=kv_precision,
                        profile=profile, tp=tp, ep=ep, attn_dp=adp, on_oom="ignore",
-                       expert_precision=expert_precision)
+                       expert_precision=expert_precision, kernel_release=kernel_release)
     # the busiest expert-parallel chip reads more experts than the average the core assumes
     imbalance_s = 0 * np.asarray(core.step_time_s, dtype=float)
     if ep > 1 and m.is_moe:
@@ -534,7 +538,7 @@ def system_step(
                         ar_impl=ar_impl, a2a_impl=a2a_impl, overlap=overlap,
                         weight_precision=weight_precision, kv_precision=kv_precision,
                         profile=profile, check_memory=False, expert_precision=expert_precision,
-                        expert_balance=expert_balance)
+                        expert_balance=expert_balance, kernel_release=kernel_release)
         draft_s = spec.gamma * d.step_time_s
 
     v.non_negative(engine_step_s, "engine_step_s")
@@ -601,6 +605,7 @@ def system_prefill(
     expert_precision: str | None = None,
     overlap: str = "none",
     expert_balance: str = "none",
+    kernel_release: tuple[str, str] | None = None,
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -611,7 +616,8 @@ def system_prefill(
     counted as exposed (not overlapped), an upper bound on its cost, except under
     ``overlap="two-batch"``: two micro-batches of ``ceil(batch / 2)`` prompts alternate compute and
     communication (``2 * max`` of one half's; a single prompt runs without it). Other overlap
-    modes describe decode kernels and leave prefill unchanged.
+    modes describe decode kernels and leave prefill unchanged. ``kernel_release`` as
+    :func:`system_step`.
 
     Returns
     -------
@@ -635,7 +641,7 @@ def system_prefill(
     core = _prefill(sys_.accelerator, m, p, prompt_tok=prompt_tok, batch=batch,
                     weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
                     tp=parallel.tp, ep=parallel.ep, attn_dp=adp, on_oom="ignore",
-                    expert_precision=expert_precision)
+                    expert_precision=expert_precision, kernel_release=kernel_release)
     comm_s = forward_comm_s(m, parallel, sys_, attn_group_tok=np.ceil(b / adp) * s, stage_tok=b * s,
                             logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl)["total_s"]
     compute = np.asarray(core.step_time_s, dtype=float) + expert_skew_s(core, m, parallel.ep, expert_balance)
@@ -645,7 +651,7 @@ def system_prefill(
         half = system_prefill(sys_, m, p, parallel, prompt_tok=prompt_tok, batch=np.maximum(np.ceil(b / 2), 1),
                               weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
                               ar_impl=ar_impl, a2a_impl=a2a_impl, expert_precision=expert_precision,
-                              expert_balance=expert_balance)
+                              expert_balance=expert_balance, kernel_release=kernel_release)
         use = b >= 2
         compute = np.where(use, 2 * half.compute_s, compute)
         step = np.where(use, 2 * np.maximum(half.compute_s, half.comm_s), step)
