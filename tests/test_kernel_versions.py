@@ -139,3 +139,17 @@ def test_cli_engine_version(capsys):
         main(args + ["--engine-version", "newest"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "not a release number" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_serving_csv_with_a_bad_release_is_one_line(tmp_path, capsys):
+    from tokenomics.cli import main
+
+    d = pd.read_csv(data_dir() / "serving_holdout.csv").head(3)
+    d.loc[1, "engine_version"] = "gpt-oss-dev"
+    f = tmp_path / "cases.csv"
+    d.to_csv(f, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["validate-serving", str(f)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1
+    assert "serving case S002: engine_version 'gpt-oss-dev' is not a release number" in err

@@ -638,6 +638,14 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
     for _, r in df.iterrows():
         check_split(r)
+        version = _cell(r, "engine_version")
+        if version:
+            from .kernel_versions import version_key
+
+            try:
+                version_key(version)
+            except ValidationError as exc:
+                raise DataError(f"serving case {r['case_id']}: {exc}") from None
     return df
 
 
