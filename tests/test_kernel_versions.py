@@ -118,6 +118,14 @@ def test_deployment_api_and_file(tmp_path):
     assert from_file(f).engine_version == "1.1.0rc2"
     with pytest.raises(ValidationError, match="engine_version 'latest' is not a release number"):
         resolve("deepseek-v3", system="dgx-b200", engine="trt", engine_version="latest")
+    # only the engine's own kernels carry its release (a plain-PyTorch plan does not)
+    from tokenomics.specs import plan
+
+    graph = dep.replace(execution=plan("graph"))
+    assert graph.kernel_release is None
+    assert float(graph.decode(1, 2048).step_time_s) == pytest.approx(
+        float(graph.replace(engine_version="").decode(1, 2048).step_time_s))
+    assert dep.kernel_release == ("trt", "1.1.0rc2") and base.kernel_release is None
     # vectorised over batch like every decode
     r = dep.decode(np.array([1, 8, 64]), 2048)
     assert np.all(np.diff(np.asarray(r.step_time_s)) > 0)
@@ -129,7 +137,7 @@ def test_cli_engine_version(capsys):
     from tokenomics.cli import app, main
 
     args = ["throughput", "--system", "dgx-b200", "-m", "deepseek-v3", "--tp", "8", "--ep", "8", "--engine", "trt",
-            "--batch", "1", "--format", "csv"]
+            "--execution", "engine", "--batch", "1", "--format", "csv"]
     old = CliRunner().invoke(app, args + ["--engine-version", "1.1.0rc2"])
     new = CliRunner().invoke(app, args)
     assert old.exit_code == 0 and new.exit_code == 0, old.output

@@ -267,7 +267,16 @@ class Deployment:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
                     kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl,
                     expert_balance=self.expert_balance,
-                    kernel_release=(self.engine, self.engine_version) if self.engine_version else None)
+                    kernel_release=self.kernel_release)
+
+    @property
+    def kernel_release(self) -> tuple[str, str] | None:
+        """``(engine, release)`` whose GEMM and fused-MoE kernels the steps are timed with: only a
+        serving engine's plans run the engine's kernels (as :attr:`engine_step_s`), and only a
+        stated release differs from the newest (:mod:`tokenomics.perf.kernel_versions`)."""
+        if not self.engine_version or self.engine == "none" or self.execution.fusion != "engine":
+            return None
+        return (self.engine, self.engine_version)
 
     def decode(self, batch: Any = 1, context_tok: Any = 2048, *, check_memory: bool = True,
                profile: Any = None, engine_step_s: float | None = None):

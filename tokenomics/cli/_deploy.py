@@ -12,7 +12,7 @@ TpOpt = Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size
 EpOpt = Annotated[Optional[int], typer.Option("--ep", help="Expert-parallel size (MoE) [default: resolved].")]
 DpAttnOpt = Annotated[Optional[bool], typer.Option("--dp-attention/--no-dp-attention", help="MoE: attention data-parallel across the EP group (wide EP) [default: yes].")]
 EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="Serving engine: default, vllm, sglang, trt.")]
-EngineVersionOpt = Annotated[Optional[str], typer.Option("--engine-version", help="The engine's release, e.g. 1.1.0rc2: older TensorRT-LLM kernels are timed as measured for that release [default: the newest].")]
+EngineVersionOpt = Annotated[Optional[str], typer.Option("--engine-version", help="The engine's release, e.g. 1.1.0rc2: under the engine plan, older TensorRT-LLM GEMM and MoE kernels are timed as measured for that release [default: the newest].")]
 SpecOpt = Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding: none, mtp, dspark or METHOD:GAMMA:ALPHA.")]
 PrefillChunkOpt = Annotated[Optional[int], typer.Option("--prefill-chunk", help="Prompt tokens per prefill step [default 8192].")]
 PrefillBatchOpt = Annotated[Optional[int], typer.Option("--prefill-batch", help="Prompts prefilled together [default: chunk / prompt length].")]
