@@ -123,6 +123,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_blind_2026": DatasetInfo(
+        "serving_blind_2026.csv",
+        "198 InferenceX single-node DeepSeek-R1 runs (2025-10..2026-06, engine releases from their images) found after the engine-release correction: a blind check, never fitted or used for a choice.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "engines": DatasetInfo(
         "engines.csv",
         "Serving engines: fitted per-iteration cost (scheduler, sampling, output) and sequence cap.",

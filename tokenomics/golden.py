@@ -63,7 +63,7 @@ def headline_numbers() -> dict[str, float]:
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
     from .perf.serving import predict_cases, summarize as summarize_serving
 
-    for name in ("serving_public", "serving_holdout"):
+    for name in ("serving_public", "serving_holdout", "serving_blind_2026"):
         pred = predict_cases(load(name))
         srv = summarize_serving(pred).iloc[0]
         out[f"serving.{name}.median_abs_error_frac"] = float(srv["median_abs_error_frac"])

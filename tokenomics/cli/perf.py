@@ -353,7 +353,7 @@ def validate_kernels(
 
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the last model change).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -368,8 +368,8 @@ def validate_serving(
     """
     from ..perf.serving import predict_cases, summarize
 
-    if cases is None or cases in ("public", "holdout"):
-        cases = str(_bundled("serving_holdout" if cases == "holdout" else "serving_public"))
+    if cases is None or cases in ("public", "holdout", "blind"):
+        cases = str(_bundled({"holdout": "serving_holdout", "blind": "serving_blind_2026"}.get(cases or "", "serving_public")))
     pred = predict_cases(cases, profile)
     if fmt != Format.table:
         keep = ["case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
