@@ -125,7 +125,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_blind_2026": DatasetInfo(
         "serving_blind_2026.csv",
-        "198 InferenceX single-node DeepSeek-R1 runs (2025-10..2026-06, engine releases from their images) found after the engine-release correction: a blind check, never fitted or used for a choice.",
+        "406 InferenceX DeepSeek-R1 runs (198 single-node, 208 disaggregated; 2025-10..2026-06, engine releases from their images) found after the engine-release correction: a blind check, never fitted or used for a choice.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -6,14 +6,21 @@ The rows come from ``packages/app/cypress/fixtures/api/benchmarks.json`` of the 
 dashboard (SemiAnalysisAI/InferenceX-app; read in the vngcloud fork at commit FORK_COMMIT, the
 stored snapshot that holds the file): a capture of the dashboard API, one object per benchmark
 point, each with the container ``image``, the run's ``date`` and the GitHub Actions ``run_url``
-of SemiAnalysisAI/InferenceX that measured it. Only the single-node, co-located DeepSeek-R1 rows
-are taken (198 with a measured output rate: TensorRT-LLM and SGLang on B200/B300/H200, SGLang on MI300X/MI325X/MI355X, AMD's
-ATOM engine on MI355X), in the schema of ``serving_public.csv``:
+of SemiAnalysisAI/InferenceX that measured it. Taken: the single-node, co-located DeepSeek-R1 rows
+(198 with a measured output rate: TensorRT-LLM and SGLang on B200/B300/H200, SGLang on MI300X/MI325X/MI355X, AMD's
+ATOM engine on MI355X) and the 208 disaggregated ones whose workers account for their GPUs
+(``prefill_tp x prefill_num_workers`` = prefill GPUs, likewise decode; the other 27 carry v1-style
+totals without a layout): Dynamo with TensorRT-LLM or SGLang on B200/B300/GB200/GB300/H100/H200 and
+AMD's MoRI-SGLang on MI355X, in the schema of ``serving_public.csv``:
 
 * ``tp``, ``ep``, ``dp_attention`` = the decode worker's (co-located: one worker holds the GPUs),
   ``n_gpus`` = ``tp`` (InferenceX's convention: ``tp`` counts the node's GPUs, ``ep`` <= ``tp``; the
   capture's ``num_decode_gpu`` is ``tp x ep`` on some rows, more GPUs than a node has); ``spec_decode`` as the row's ``spec_method`` (``mtp`` rows carry no
   acceptance: the engines' default MTP depth and the preset acceptance apply);
+* disaggregated rows: ``n_prefill_gpus`` / ``n_decode_gpus`` from the capture; a worker with attention
+  data parallelism is written ``prefill_tp`` 1, ``prefill_ep`` = its GPUs (the schema's DEP), else its
+  ``tp``/``ep``; the published per-GPU output rate is per DECODE GPU and the total per GPU of the whole
+  deployment (input x prefill GPUs + output x decode GPUs = total x all GPUs on these rows);
 * measured output / total tokens/s per GPU = ``output_tput_per_gpu`` / ``tput_per_gpu``, tokens/s
   per user = ``median_intvty``, TTFT and TPOT the medians;
 * ``engine_version`` from the image tag (``release:1.3.0rc14`` -> 1.3.0rc14, ``sglang:v0.5.12-cu130``
@@ -59,16 +66,30 @@ def build(repo: Path) -> pd.DataFrame:
                           text=True).stdout.strip()
     blob = subprocess.run(["git", "-C", str(repo), "show", f"{full}:{REL}"], check=True, capture_output=True).stdout
     df = pd.json_normalize(json.loads(blob))
-    df = df[(df["model"] == "dsr1") & ~df["disagg"].astype(bool) & ~df["is_multinode"].astype(bool)]
-    df = df.sort_values(["hardware", "framework", "precision", "isl", "osl", "decode_tp", "decode_ep", "conc", "date"])
+    dis = df["disagg"].astype(bool)
+    single = ~dis & ~df["is_multinode"].astype(bool)
+    # disaggregated rows whose workers account for their GPUs (the others hold v1-style totals)
+    split = (dis & (df["prefill_num_workers"] > 0)
+             & (df["prefill_tp"] * df["prefill_num_workers"] == df["num_prefill_gpu"])
+             & (df["decode_tp"] * df["decode_num_workers"] == df["num_decode_gpu"]))
+    df = df[(df["model"] == "dsr1") & (single | split)]
+    df = df.sort_values(["disagg", "hardware", "framework", "precision", "isl", "osl", "decode_tp", "decode_ep",
+                         "conc", "date"])
     rows = []
     for i, (_, r) in enumerate(df.iterrows(), start=1):
         met = lambda k: r.get(f"metrics.{k}")  # noqa: E731
+        d = bool(r["disagg"])
+        pre_dpa = bool(r["prefill_dp_attention"])
         rows.append({
             "case_id": f"X{i:03d}", "phase": "serve", "hardware": r["hardware"], "model": "deepseek-r1",
             "weight_precision": r["precision"], "kv_precision": "", "engine": r["framework"],
-            "n_gpus": int(r["decode_tp"]), "tp": int(r["decode_tp"]), "ep": int(r["decode_ep"]),
-            "dp_attention": int(bool(r["decode_dp_attention"])), "disaggregated": 0,
+            "n_gpus": int(r["num_prefill_gpu"] + r["num_decode_gpu"]) if d else int(r["decode_tp"]),
+            "tp": int(r["decode_tp"]), "ep": int(r["decode_ep"]),
+            "dp_attention": int(bool(r["decode_dp_attention"])), "disaggregated": int(d),
+            "n_prefill_gpus": int(r["num_prefill_gpu"]) if d else None,
+            "n_decode_gpus": int(r["num_decode_gpu"]) if d else None,
+            "prefill_tp": (1 if pre_dpa else int(r["prefill_tp"])) if d else None,
+            "prefill_ep": (max(int(r["prefill_tp"]), int(r["prefill_ep"])) if pre_dpa else int(r["prefill_ep"])) if d else None,
             "spec_decode": r["spec_method"], "isl_tok": float(r["isl"]), "osl_tok": float(r["osl"]),
             "concurrency": float(r["conc"]),
             "measured_output_tok_per_s_per_gpu": met("output_tput_per_gpu"),
@@ -79,7 +100,11 @@ def build(repo: Path) -> pd.DataFrame:
             "source": (f"github:vngcloud/InferenceX-app@{full}:{REL} (fork of SemiAnalysisAI/InferenceX-app: "
                        f"InferenceX dashboard API capture); run {r['run_url']}"),
             "as_of": r["date"],
-            "note": (f"DeepSeek-R1-0528 (deepseek-v3 architecture); InferenceX single-node run of {r['date']}, "
+            "note": (f"DeepSeek-R1-0528 (deepseek-v3 architecture); InferenceX "
+                     + (f"disaggregated run ({int(r['prefill_num_workers'])} prefill workers of {int(r['prefill_tp'])} "
+                        f"GPUs, {int(r['decode_num_workers'])} decode workers of {int(r['decode_tp'])}; output tok/s per "
+                        "DECODE GPU, total per GPU of the deployment)" if d else "single-node run")
+                     + f" of {r['date']}, "
                      f"image {r['image'] if isinstance(r['image'], str) else 'not recorded'}. Median values; "
                      "tok_per_s_per_user = median interactivity. Random ISL/OSL in [0.8,1.0]x nominal. fp4 = "
                      "NVFP4 on NVIDIA, MXFP4 on AMD (weights); KV precision and scheduler settings not in the capture"),
