@@ -113,17 +113,7 @@ def build(repo: Path) -> pd.DataFrame:
     return out[out["measured_output_tok_per_s_per_gpu"].notna()]
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    df = build(Path(argv[1]))
-    tmp = OUT.with_suffix(".tmp")
-    df.to_csv(tmp, index=False, lineterminator="\n")
-    tmp.replace(OUT)
-    print(f"wrote {len(df)} rows to {OUT}")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+    from _build_main import run
+
+    raise SystemExit(run(__doc__, build, OUT, sys.argv))
