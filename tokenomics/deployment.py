@@ -243,14 +243,19 @@ class Deployment:
 
     # ---- physics ---------------------------------------------------------------------------
     @property
+    def runs_engine(self) -> bool:
+        """Whether the steps run inside a serving engine: a serving engine's plans (fusion
+        ``engine``: the ``engine`` and ``eager-engine`` plans) with an engine other than ``none``.
+        Plain PyTorch plans (the calibration runs), super operators and megakernels do not."""
+        return self.engine != "none" and self.execution.fusion == "engine"
+
+    @property
     def engine_step_s(self) -> float:
         """The engine's own cost per iteration [s] (``datasets/engines.csv``).
 
-        Only a serving engine's plans (fusion ``engine``: the ``engine`` and ``eager-engine``
-        plans) carry it; plain PyTorch plans (the calibration runs), super operators and
-        megakernels run without an engine around them, and ``engine="none"`` removes it.
+        Only steps inside an engine (:attr:`runs_engine`) carry it.
         """
-        if self.engine == "none" or self.execution.fusion != "engine":
+        if not self.runs_engine:
             return 0.0
         from .perf.serving import engine_step_s
 
@@ -271,10 +276,10 @@ class Deployment:
 
     @property
     def kernel_release(self) -> tuple[str, str] | None:
-        """``(engine, release)`` whose GEMM and fused-MoE kernels the steps are timed with: only a
-        serving engine's plans run the engine's kernels (as :attr:`engine_step_s`), and only a
-        stated release differs from the newest (:mod:`tokenomics.perf.kernel_versions`)."""
-        if not self.engine_version or self.engine == "none" or self.execution.fusion != "engine":
+        """``(engine, release)`` whose GEMM and fused-MoE kernels the steps are timed with: only
+        steps inside the engine (:attr:`runs_engine`) run its kernels, and only a stated release
+        differs from the newest (:mod:`tokenomics.perf.kernel_versions`)."""
+        if not (self.engine_version and self.runs_engine):
             return None
         return (self.engine, self.engine_version)
 

@@ -29,8 +29,9 @@ import numpy as np
 #: Row counts at or below which a call is latency-bound (``added_latency_s`` applies).
 LATENCY_ROWS_MAX = 64
 
-#: Engine names of ``datasets/engines.csv`` -> the engine whose kernel tables they run.
-TABLE_ENGINE = {"trt": "trt", "dynamo-trt": "trt"}
+#: Engines (``datasets/engines.csv`` names; Dynamo runs are aliased to their engine by the
+#: deployment) with per-release kernel tables.
+TABLE_ENGINES = ("trt",)
 
 
 def version_key(version: str) -> tuple:
@@ -123,11 +124,11 @@ def kernel_penalty(hardware: str, engine: str, engine_version: str | None, op: s
     >>> kernel_penalty("b200", "trt", "1.3.0rc20", "gemm", "fp8_block") is None
     True
     """
-    if not engine_version or fmt is None or TABLE_ENGINE.get(engine) is None:
+    if not engine_version or fmt is None or engine not in TABLE_ENGINES:
         return None
     key = version_key(engine_version)
     df = _table()
-    df = df[(df["hardware"] == hardware) & (df["engine"] == TABLE_ENGINE[engine]) & (df["op"] == op)
+    df = df[(df["hardware"] == hardware) & (df["engine"] == engine) & (df["op"] == op)
             & (df["precision"] == fmt)]
     if df.empty or key >= max(version_key(v) for v in df["reference_version"].unique()):
         return None

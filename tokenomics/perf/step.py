@@ -295,7 +295,7 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
     add the fused-MoE penalty per layer at the tokens one MoE layer takes per chip
     (``moe_tokens``). The modelled time a ratio scales includes the calls' kernel boundaries.
     """
-    from dataclasses import replace as _replace
+    from dataclasses import replace
 
     from .kernel_versions import kernel_penalty, table_format
 
@@ -317,7 +317,7 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
         calls = op.count if experts else op.count * op.n_gemm
         rows = moe_tokens if experts else op.rows
         extra = pen.extra_s(rows, x.time_s + x.kernels * prof.graph_kernel_s, calls)
-        out.append(_replace(x, time_s=x.time_s + extra))
+        out.append(replace(x, time_s=x.time_s + extra))
     return out
 
 
