@@ -371,8 +371,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         TensorRT-LLM attention-DP balance ``timeout_iters`` where the run enabled it
         (:func:`adp_gate_s`); default no gate [iterations].
     max_batch_per_rank : float, optional
-        ``serve``: the engine's batch cap per attention-DP rank where the run set one
-        (:func:`_slot_cap`); default memory only [sequences].
+        The engine's batch cap per attention-DP rank where the run set one: ``serve``
+        (:func:`_slot_cap`; default memory only) and ``offline`` (in place of the engine's
+        default ``max_seqs``) [sequences].
     """
     v.one_of(phase, "phase", PHASES)
     v.positive(isl_tok, "isl_tok")
@@ -404,7 +405,11 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
-        c = min(fit, ep["max_seqs"]) if batch is None else float(batch)
+        seqs = ep["max_seqs"]  # the engine's default cap, or the run's own max_batch_size
+        if max_batch_per_rank is not None:
+            v.positive(max_batch_per_rank, "max_batch_per_rank")
+            seqs = float(max_batch_per_rank) * int(dep.parallel.attn_dp)
+        c = min(fit, seqs) if batch is None else float(batch)
         if n_requests is not None and math.isfinite(float(n_requests)):
             v.positive(n_requests, "n_requests")
             c = min(c, float(n_requests))
@@ -782,7 +787,7 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     elif phase == "offline":
         n_req = _num(row.get("n_requests"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
-                  n_requests=n_req / replicas if math.isfinite(n_req) else None)
+                  n_requests=n_req / replicas if math.isfinite(n_req) else None, max_batch_per_rank=max_batch)
     elif phase == "decode":
         ctx = _num(row.get("context_tok"))
         user = _num(row.get("measured_tok_per_s_per_user"))
@@ -930,3 +935,27 @@ def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine",
     df = pd.DataFrame(rows)
     df.attrs["n_not_predicted"] = int((pred["status"] != "predicted").sum())
     return df
+
+
+def summarize_within(pred: "pd.DataFrame", within: str = "model",  # noqa: F821
+                     by: tuple[str, ...] = ("hardware",)) -> "pd.DataFrame":  # noqa: F821
+    """:func:`summarize` of each row's predicted/measured over its ``within`` group's median.
+
+    What remains once whatever a group shares is divided out: for MLPerf results, whose mean
+    prompt lengths are not published (``datasets/mlperf_benchmarks.csv`` assumes them), the
+    error of one chip against the others on the same benchmark, whatever prompt length is assumed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> p = pd.DataFrame({"status": ["predicted"] * 3, "model": ["a", "a", "a"], "hardware": ["x", "y", "z"],
+    ...                   "ratio": [0.8, 1.0, 1.2]})
+    >>> round(float(summarize_within(p).iloc[0]["median_abs_error_frac"]), 6)  # 0.8, 1.0, 1.2 around 1.0
+    0.2
+    """
+    ok = pred[pred["status"] == "predicted"].copy()
+    ok["ratio"] = ok["ratio"] / ok.groupby(within)["ratio"].transform("median")
+    ok["error_frac"] = ok["ratio"] - 1
+    out = summarize(ok, by=by)
+    out.attrs["n_not_predicted"] = int((pred["status"] != "predicted").sum())
+    return out
