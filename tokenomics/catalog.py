@@ -129,6 +129,18 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_mlperf": DatasetInfo(
+        "serving_mlperf.csv",
+        "182 MLPerf Inference v5.1/v6.0 closed Offline LLM results (Llama 2 70B, Llama 3.1 8B/405B, Mixtral, DeepSeek-R1, gpt-oss on H100..GB300, MI300X..MI355X) collected after the last model change: a blind check.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
+    "mlperf_benchmarks": DatasetInfo(
+        "mlperf_benchmarks.csv",
+        "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (ASSUMED: not published).",
+        index="model",
+        required=("model", "benchmark", "isl_tok", "isl_kind", "osl_tok", "performance_sample_count", "source", "as_of"),
+    ),
     "engines": DatasetInfo(
         "engines.csv",
         "Serving engines: fitted per-iteration cost (scheduler, sampling, output) and sequence cap.",

@@ -351,9 +351,14 @@ def validate_kernels(
          caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio)")
 
 
+#: validate-serving's names for the bundled serving sets.
+BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "blind": "serving_blind_2026",
+                   "mlperf": "serving_mlperf"}
+
+
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the last model change).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -366,10 +371,10 @@ def validate_serving(
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
     throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
     """
-    from ..perf.serving import predict_cases, summarize
+    from ..perf.serving import predict_cases, summarize, summarize_within
 
-    if cases is None or cases in ("public", "holdout", "blind"):
-        cases = str(_bundled({"holdout": "serving_holdout", "blind": "serving_blind_2026"}.get(cases or "", "serving_public")))
+    if cases is None or cases in BUNDLED_SERVING:
+        cases = str(_bundled(BUNDLED_SERVING[cases or "public"]))
     pred = predict_cases(cases, profile)
     if fmt != Format.table:
         keep = ["case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
@@ -391,10 +396,13 @@ def validate_serving(
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
     emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})")
-    s = summarize(pred, by=("hardware", "engine", "weight_precision", "phase", "measured_concurrency"))
+    s = summarize(pred, by=("hardware", "model", "engine", "weight_precision", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
                   "the published throughput, TTFT and TPOT imply by Little's law over the stated one (serve "
                   "rows; ~1 when the run kept it in flight; no model involved)"))
+    w = summarize_within(pred, within="model", by=("hardware",))
+    emit(w, fmt, title="The same, each row over its model's median predicted/measured (chip against chip)",
+         caption="what is left once whatever a model's rows share is divided out (e.g. an assumed prompt length)")
     t = summarize(pred, by=("engine", "disaggregated"), quantity="ttft")
     emit(t, fmt, title="Absolute error of TTFT (median, p90) and median predicted/measured, rows that measured it")

@@ -228,11 +228,10 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
 _MLPERF_SYSTEMS = {"H100-SXM-80GB": "dgx-h100", "H200-SXM-141GB": "dgx-h200",
                    "B200-SXM-180GB": "dgx-b200", "GB200-186GB": "gb200-nvl72",
                    "GB300-288GB": "gb300-nvl72", "MI300X": "mi300x-8", "MI325X": "mi325x-8"}
-#: (model, prompt_tok, output_tok) per MLPerf benchmark. Output lengths from the notes of
-#: measured_public.csv (~265 and ~616 tokens per sample); prompt lengths ASSUMED (OpenOrca ~1K;
-#: the 405B benchmark's long-context tasks ~8K). Decode runs at prompt + output / 2 of context.
-_MLPERF_MODELS = {"Llama-2-70B": ("llama-2-70b", 1024.0, 265.0),
-                  "Llama-3.1-405B": ("llama-3.1-405b", 8192.0, 616.0)}
+#: MLPerf model label -> catalog model; its mean prompt and output tokens come from
+#: ``datasets/mlperf_benchmarks.csv`` (prompt lengths ASSUMED there: none is published).
+#: Decode runs at prompt + output / 2 of context.
+_MLPERF_MODELS = {"Llama-2-70B": "llama-2-70b", "Llama-3.1-405B": "llama-3.1-405b"}
 #: Per-user rate the scenario requires [tokens/s] (1 / TPOT limit; MLPerf rules via the notes).
 _MLPERF_MIN_RATE = {("llama-2-70b", "server"): 1 / 0.2, ("llama-2-70b", "interactive"): 1 / 0.04,
                     ("llama-3.1-405b", "server"): 1 / 0.175, ("llama-3.1-405b", "interactive"): 12.5,
@@ -254,6 +253,9 @@ def mlperf_rows(path: "str | Path | None" = None):
         raise DataError(f"MLPerf reference not found at {p}; pass the path to measured_public.csv")
     df = pd.read_csv(p)
     df = df[df["system"].str.contains("MLPerf", na=False)]
+    from ..catalog import load
+
+    bench = load("mlperf_benchmarks")
     rows = []
     for _, r in df.iterrows():
         mkey = next((k for k in _MLPERF_MODELS if str(r["model"]).startswith(k)), None)
@@ -264,8 +266,9 @@ def mlperf_rows(path: "str | Path | None" = None):
             continue
         if "interactive" in str(r["model"]).lower():
             metric = "interactive"
-        model, prompt, out = _MLPERF_MODELS[mkey]
-        ctx = prompt + out // 2
+        model = _MLPERF_MODELS[mkey]
+        prompt, out = float(bench.loc[model, "isl_tok"]), float(bench.loc[model, "osl_tok"])
+        ctx = int(prompt + out // 2)
         prec = "fp4" if r["chip"] in ("B200-SXM-180GB", "GB200-186GB", "GB300-288GB") else "fp8"
         rows.append({"system": r["system"], "chips": int(r["chips"]), "chip": r["chip"],
                      "model": model, "context_tok": ctx, "prompt_tok": prompt, "output_tok": out,

@@ -1,0 +1,101 @@
+"""MLPerf Inference Offline results as a serving check (datasets/serving_mlperf.csv)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics.catalog import load
+from tokenomics.cli import app
+from tokenomics.perf.serving import predict_cases, serve, summarize_within
+
+
+@pytest.fixture(scope="module")
+def mlperf():
+    return load("serving_mlperf")
+
+
+def test_gb200_nvl72_deepseek_row_is_its_log(mlperf):
+    """MLPerf v5.1 closed/NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Offline
+    mlperf_log_summary.txt: "Tokens per second: 289712", "Samples per second: 77.995",
+    samples_per_query 210624, 72 GPUs; per GPU 289712 / 72 = 4023.78 output tok/s, mean output
+    289712 / 77.995 = 3714.5 tokens (hand calculation)."""
+    r = mlperf[mlperf["source"].str.contains("inference_results_v5.1@965182b/closed/NVIDIA/results/"
+                                         "GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Offline", regex=False)]
+    assert len(r) == 1
+    r = r.iloc[0]
+    assert r["n_gpus"] == 72 and r["phase"] == "offline" and r["model"] == "deepseek-r1"
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(289712 / 72, rel=1e-6)
+    assert r["osl_tok"] == pytest.approx(289712 / 77.995, abs=0.1)
+    assert r["n_requests"] == 210624
+    # the configuration it names: TP8 / EP8 with attention DP, FP8 KV cache, gpu_batch_size 512
+    assert (r["tp"], r["ep"], r["dp_attention"], r["kv_precision"], r["max_batch_size"]) == (8, 8, 1, "fp8", 512)
+
+
+def test_dataset_covers_what_it_says(mlperf):
+    assert len(mlperf) == 182
+    assert set(mlperf["phase"]) == {"offline"}
+    assert set(mlperf["model"]) == {"llama-2-70b", "llama-3.1-8b", "llama-3.1-405b", "mixtral-8x7b",
+                                    "deepseek-r1", "gpt-oss-120b"}
+    assert {"h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"} == set(mlperf["hardware"])
+    assert mlperf["source"].str.startswith("github:").all() and mlperf["as_of"].notna().all()
+
+
+def test_prompt_lengths_are_labelled_assumptions():
+    b = load("mlperf_benchmarks")
+    assert set(b["isl_kind"]) == {"assumed"}
+    assert b["note"].str.contains("ASSUMPTION").all()
+    # the mean output tokens are the reference implementation's (submission checker constants)
+    assert b.loc["llama-2-70b", "osl_tok"] == pytest.approx(294.45)
+    assert b.loc["deepseek-r1", "osl_tok"] == pytest.approx(3886.2274)
+
+
+def test_rows_take_the_benchmark_prompt_length(mlperf):
+    b = load("mlperf_benchmarks")
+    for model, g in mlperf.groupby("model"):
+        assert (g["isl_tok"] == b.loc[model, "isl_tok"]).all()
+
+
+def test_every_row_is_predicted(mlperf):
+    p = predict_cases(mlperf)
+    assert (p["status"] == "predicted").all()
+    assert np.isfinite(p["predicted_output_tok_per_s_per_gpu"]).all()
+
+
+def test_within_model_summary_divides_out_a_shared_factor(mlperf):
+    """Scaling every prediction of one model by 2 (what a wrong shared prompt length would do to
+    first order) leaves the chip-against-chip summary unchanged."""
+    p = predict_cases(mlperf.head(40))
+    base = summarize_within(p)
+    q = p.copy()
+    m = q["model"] == q["model"].iloc[0]
+    q.loc[m, "ratio"] = q.loc[m, "ratio"] * 2
+    pd.testing.assert_frame_equal(base, summarize_within(q))
+
+
+def test_offline_run_cap_replaces_the_engine_default():
+    """An offline run that states its engine's max batch (NVIDIA gpu_batch_size) runs at that many
+    sequences when memory holds more (Llama-3.1-8B FP8 on one H200: the KV cache holds thousands
+    of 1k-token sequences; TensorRT-LLM's default cap is 2048)."""
+    from tokenomics.deployment import resolve
+
+    dep = resolve("llama-3.1-8b", hardware="h200", tp=1, execution="engine", engine="trt",
+                  weight_precision="fp8", kv_precision="fp8")
+    free = serve(dep, isl_tok=970, osl_tok=128, phase="offline")
+    capped = serve(dep, isl_tok=970, osl_tok=128, phase="offline", max_batch_per_rank=256)
+    # the mean decoding batch: the 256 slots less those holding a prompt's prefill
+    assert 0.95 * 256 <= float(capped.batch) <= 256
+    assert float(free.batch) > 1.5 * 256
+    assert float(capped.output_tok_per_s_per_gpu) < float(free.output_tok_per_s_per_gpu)
+
+
+def test_cli_validate_serving_mlperf_json():
+    res = CliRunner().invoke(app, ["validate-serving", "mlperf", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert len(rows) == 182
+    assert {"case_id", "predicted_output_tok_per_s_per_gpu", "measured_output_tok_per_s_per_gpu"} <= set(rows[0])

@@ -1,0 +1,188 @@
+"""Write tokenomics/datasets/serving_mlperf.csv: MLPerf Inference v5.1 and v6.0 Offline LLM results.
+
+    python tools/curate_mlperf.py <mlcommons/inference_results_v5.1 git dir> <inference_results_v6.0 git dir>
+
+The two results repositories are read at fixed commits (ROUNDS; v6.0 in the gbeezybez fork, whose
+``closed/`` tree and ``summary_results.json`` are those of MLCommons' "Publishing Results" commit)
+by ``tools/_mlperf_extract.py``: every closed-division datacenter LLM result with its log summary,
+system description, weight precision and, where the submission's engine configuration states it,
+its parallelism. Taken here: the **Offline** results (LoadGen queues every sample at once, so the
+engine runs at the largest batch it allows; Server and Interactive results are throughput at a
+Poisson arrival rate that meets p99 latency limits, which this schema cannot state) of the models
+and chips the catalog holds, in the schema of ``serving_public.csv``:
+
+* ``hardware``: H100/H200 SXM, B200, B300, GB200, GB300, MI300X, MI325X, MI355X (H200 NVL,
+  MI350X, virtualized and mixed-chip systems are left out); ``model``: llama2-70b-99/-99.9 ->
+  llama-2-70b, llama3.1-405b, llama3.1-8b, mixtral-8x7b, deepseek-r1, gpt-oss-120b;
+* ``weight_precision`` as the submission's ``weight_data_types`` (``fp4`` is NVFP4 on NVIDIA,
+  MXFP4 on AMD); a result without it is left out;
+* ``engine``: TensorRT(-LLM) -> trt, vLLM -> vllm, SGLang -> sglang, anything else (PyTorch,
+  ATOM harnesses) -> default (the vendor's fitted median);
+* layout ``tp``/``ep``, ``dp_attention`` (``enable_attention_dp``), ``kv_precision``
+  (``kv_cache_dtype``) and ``max_batch_size`` (NVIDIA ``gpu_batch_size``, AMD ``max_num_seqs``)
+  from the engine configuration where it states them; a result with pipeline parallelism > 1 is
+  left out (the schema has no ``pp``). Where no configuration states the layout, a dense model
+  takes the smallest power-of-two TP whose weight share is at most half a chip's memory
+  (ASSUMPTION: offline runs leave the rest to the KV cache) and an MoE model is left out;
+* ``n_gpus`` = the system's accelerators (all instances together), ``n_requests`` = the
+  requests LoadGen queued (``samples_per_query`` of the log: the dataset's samples repeated to fill
+  the minimum duration), ``osl_tok`` = the run's own mean output length (logged
+  tokens/s over samples/s), ``isl_tok`` = the benchmark's mean input length of ``datasets/mlperf_benchmarks.csv`` (an
+  ASSUMPTION there: no source publishes it; ``validate-serving mlperf`` shows how the errors move at
+  half and twice it);
+* ``measured_output_tok_per_s_per_gpu`` = logged tokens per second (output tokens) / ``n_gpus``.
+
+These rows were collected after the last model change (stop 23) and are scored once, blind:
+``tokenomics validate-serving mlperf``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _mlperf_extract as X  # noqa: E402
+
+OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "serving_mlperf.csv"
+
+#: (round, repository, commit, publication date of the round).
+ROUNDS = (("v5.1", "mlcommons/inference_results_v5.1", "965182b03376a00fcae415c54e560e1c83937932", "2025-09-09"),
+          ("v6.0", "gbeezybez/inference_results_v6.0", "4d3916ac9cf474b679cdfcf492d43a0559418ad1", "2026-03-26"))
+
+HARDWARE = (("GB300", "gb300"), ("GB200", "gb200"), ("B300", "b300"), ("B200", "b200"),
+            ("H200-SXM", "h200"), ("H100-SXM", "h100"), ("MI355X", "mi355x"), ("MI325X", "mi325x"),
+            ("MI300X", "mi300x"))
+MODELS = {"llama2-70b-99": "llama-2-70b", "llama2-70b-99.9": "llama-2-70b", "llama3.1-405b": "llama-3.1-405b",
+          "llama3.1-8b": "llama-3.1-8b", "mixtral-8x7b": "mixtral-8x7b", "deepseek-r1": "deepseek-r1",
+          "gpt-oss-120b": "gpt-oss-120b"}
+
+
+def _hardware(acc: str) -> str | None:
+    if re.search(r"virtuali|NVL-|\(x\d+\)| and |, ", acc, re.I):
+        return None
+    for key, name in HARDWARE:
+        if key.lower() in acc.lower():
+            return name
+    return None
+
+
+def _engine(name: str) -> str:
+    n = name.lower()
+    return ("trt" if "tensorrt" in n or n.startswith("trt") else "vllm" if "vllm" in n
+            else "sglang" if "sglang" in n else "default")
+
+
+def _configs(row: dict) -> list[str]:
+    paths = []
+    for part in str(row.get("config_path", "")).split("; "):
+        if part.startswith(("tp/pp/ep<-", "engine cfg (no tp/pp/ep found)<-")):
+            paths += part.split("<-", 1)[1].split("|")
+    return paths
+
+
+def _product(expr: str) -> int:
+    """``"128 * 7"`` -> 896: the configurations write some batch sizes as products."""
+    out = 1
+    for f in expr.split("*"):
+        out *= int(f.strip())
+    return out
+
+
+def _settings(src, paths: list[str]) -> dict:
+    """kv_cache_dtype, enable_attention_dp and the max batch an engine configuration states."""
+    text = "\n".join(src.read(p) or "" for p in paths)
+    out = {}
+    kv = set(re.findall(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8|bf16|fp16|auto|nvfp4)", text, re.I))
+    if len(kv) == 1:
+        out["kv_precision"] = kv.pop().lower().replace("auto", "")
+    dpa = set(re.findall(r"enable_attention_dp['\"]?\s*[:=]\s*(True|False|true|false)", text))
+    if len(dpa) == 1:
+        out["dp_attention"] = int(dpa.pop().lower() == "true")
+    mb = set(_product(x) for x in re.findall(r"gpu_batch_size\s*:\s*\{[^}]*?:\s*([\d\s*]+)", text))
+    mb |= set(int(x) for x in re.findall(r"^\s*max_num_seqs\s*:\s*(\d+)", text, re.M))
+    if len(mb) == 1:
+        out["max_batch_size"] = mb.pop()
+    return out
+
+
+def _dense_tp(model: str, precision: str, hardware: str) -> int:
+    from tokenomics.catalog import accelerator, model as _model
+
+    bytes_per = {"fp4": 0.5, "mxfp4": 0.53, "fp8": 1.0, "bf16": 2.0, "fp16": 2.0}[precision]
+    weights = _model(model).total_params() * bytes_per
+    from tokenomics.perf.serving import HARDWARE_ALIASES
+
+    mem = accelerator(HARDWARE_ALIASES.get(hardware, hardware)).hbm_bytes
+    tp = 1
+    while weights / tp > 0.5 * mem and tp < 8:
+        tp *= 2
+    return tp
+
+
+def build(gitdirs: list[Path]) -> pd.DataFrame:
+    from tokenomics.catalog import load, model as _model
+
+    bench = load("mlperf_benchmarks")
+    out = []
+    for (rnd, repo, commit, as_of), gd in zip(ROUNDS, gitdirs):
+        src = X.GitSrc(str(gd), commit)
+        for r in X.extract(rnd, src, repo, commit, as_of):
+            if r["scenario"] != "Offline" or r["valid"] != "VALID" or r["benchmark"] not in MODELS:
+                continue
+            hw = _hardware(str(r["accelerator"]))
+            prec = str(r["precision"]).strip().lower()
+            if hw is None or prec not in ("fp4", "mxfp4", "fp8", "bf16", "fp16"):
+                continue
+            model = MODELS[r["benchmark"]]
+            if str(r["pp"]) not in ("", "1"):
+                continue
+            s = _settings(src, _configs(r))
+            moe = _model(model).is_moe
+            tp = int(r["tp"]) if str(r["tp"]).isdigit() else None
+            ep = int(r["ep"]) if str(r["ep"]).isdigit() else 1
+            how = "layout from the engine configuration"
+            if tp is None:
+                if moe:
+                    continue
+                tp, how = _dense_tp(model, prec, hw), "layout not stated: smallest TP holding the weights in half the memory (ASSUMPTION)"
+            n = int(r["n_accelerators"])
+            sps = float(r["_sps"])
+            tok = float(r["result_tok_per_s"])
+            isl = float(bench.loc[model, "isl_tok"])
+            out.append(dict(
+                case_id="", phase="offline", hardware=hw, model=model,
+                weight_precision="fp4" if prec == "mxfp4" else prec, kv_precision=s.get("kv_precision", ""),
+                engine=_engine(str(r["engine"])), n_gpus=n, tp=tp, ep=ep if moe else 1,
+                dp_attention=s.get("dp_attention", 0), disaggregated=0, n_prefill_gpus="", n_decode_gpus="",
+                prefill_tp="", prefill_ep="", spec_decode="none", isl_tok=isl, osl_tok=round(tok / sps, 1),
+                concurrency="", n_requests=int(r["_samples_per_query"]), max_batch_size=s.get("max_batch_size", ""),
+                measured_output_tok_per_s_per_gpu=round(tok / n, 3), measured_total_tok_per_s_per_gpu="",
+                measured_tok_per_s_per_user="", measured_ttft_s="", measured_tpot_s="", engine_version="",
+                source=f"github:{repo}@{commit[:7]}/{r['log_path']}", as_of=as_of,
+                note=(f"MLPerf Inference {rnd} closed {r['category']}, {r['submitter']} {r['system']} "
+                      f"({r['benchmark']}, Offline): {tok:g} output tok/s on {n} accelerators, "
+                      f"{sps:g} samples/s; engine {r['engine']} {r['engine_version']}; {how}; "
+                      "isl_tok = mlperf_benchmarks.csv (an ASSUMPTION: no published mean)")))
+    df = pd.DataFrame(out).sort_values(["model", "hardware", "as_of", "note"], kind="stable")
+    df["case_id"] = [f"M{i + 1:03d}" for i in range(len(df))]
+    return df.reset_index(drop=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__.splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    df = build([Path(argv[1]), Path(argv[2])])
+    tmp = OUT.with_suffix(".tmp")
+    df.to_csv(tmp, index=False, lineterminator="\n")
+    tmp.replace(OUT)
+    print(f"wrote {len(df)} rows to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
