@@ -47,6 +47,15 @@ def _cases_with(**changes) -> str:
 SERVING = catalog.data_dir() / "serving_holdout.csv"
 
 
+def _mlperf_with(col: str, value) -> bytes:
+    """The first bundled MLPerf serving row with one cell replaced."""
+    import pandas as pd
+
+    df = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv").head(1).copy()
+    df[col] = value
+    return df.to_csv(index=False).encode()
+
+
 def _disagg_without(*cols: str) -> bytes:
     """The header of the held-out serving cases and its first disaggregated serve row with
     ``cols`` emptied."""
@@ -101,6 +110,8 @@ FILES: dict[str, bytes] = {
     "mk_baddate.csv": (MK_HEADER + "\nsoon,p,nvidia,research_paper,megakernel,1,s,2025-01\n").encode(),
     "sn_words.csv": (SN_HEADER + "\n2025-01,v,p,,deliveries,many,,lots,chips,s,2025-01,\n").encode(),
     "disagg_nosplit.csv": _disagg_without("n_prefill_gpus", "n_decode_gpus"),
+    "neg_batch_cap.csv": _mlperf_with("max_batch_size", -5),
+    "zero_requests.csv": _mlperf_with("n_requests", 0),
     "disagg_nodecode.csv": _disagg_without("n_decode_gpus"),
     "adir/keep": b"",
     "afile": b"not a directory",
@@ -193,6 +204,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     # -- validate-serving: a disaggregated row without its P:D split
     (["validate-serving", "disagg_nosplit.csv"], "missing n_prefill_gpus, n_decode_gpus"),
     (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
+    (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be a positive number (or empty), got -5"),
+    (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be a positive number"),
     # -- sweep: the grid reader, sizes, --out, engines
     (["sweep", "missing.toml"], "not found"),
     (["sweep", "adir"], "is a directory"),

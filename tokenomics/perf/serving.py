@@ -641,6 +641,16 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     if bad.any():
         r = df[bad].iloc[0]
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
+    for col in POSITIVE_OPTIONAL_COLUMNS:
+        if col not in df.columns:
+            continue
+        x = pd.to_numeric(df[col], errors="coerce")
+        given = df[col].notna() & (df[col].astype(str).str.strip() != "")
+        bad = given & ~(np.isfinite(x) & (x > 0))
+        if bad.any():
+            r = df[bad].iloc[0]
+            raise DataError(f"serving case {r['case_id']}: {col} must be a positive number (or empty), "
+                            f"got {r[col]}")
     for _, r in df.iterrows():
         check_split(r)
         version = _cell(r, "engine_version")
@@ -653,6 +663,10 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
                 raise DataError(f"serving case {r['case_id']}: {exc}") from None
     return df
 
+
+#: Optional numeric columns that, where a row gives them, must be positive.
+POSITIVE_OPTIONAL_COLUMNS = ("n_requests", "max_batch_size", "recv_interval_iters", "adp_timeout_iters",
+                             "context_tok", "prefill_tok_per_gpu")
 
 #: Columns a disaggregated ``serve`` row needs: its prefill/decode split.
 SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
