@@ -99,3 +99,32 @@ def test_cli_validate_serving_mlperf_json():
     rows = json.loads(res.output)
     assert len(rows) == 182
     assert {"case_id", "predicted_output_tok_per_s_per_gpu", "measured_output_tok_per_s_per_gpu"} <= set(rows[0])
+
+
+def test_server_row_little_law():
+    """MLPerf v5.1 closed/NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server
+    mlperf_log_summary.txt: "Completed samples per second : 44.76", "Completed tokens per second:
+    167578.06", "Mean latency (ns) : 216208976941", "Mean First Token latency (ns) : 658701273".
+    Hand calculation: concurrency 44.76 x 216.209 s = 9677.5 requests in flight; mean output
+    167578.06 / 44.76 = 3743.9 tokens; TPOT (216.209 - 0.6587) / 3742.9 = 57.59 ms."""
+    d = load("serving_mlperf_server")
+    r = d[d["source"].str.contains("inference_results_v5.1@965182b/closed/NVIDIA/results/"
+                                   "GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server", regex=False)]
+    assert len(r) == 1
+    r = r.iloc[0]
+    assert r["phase"] == "serve" and r["n_gpus"] == 72
+    assert r["concurrency"] == pytest.approx(44.76 * 216.208976941, abs=0.1)
+    assert r["osl_tok"] == pytest.approx(167578.06 / 44.76, abs=0.1)
+    assert r["measured_tpot_s"] == pytest.approx((216.208976941 - 0.658701273) / (167578.06 / 44.76 - 1), rel=1e-3)
+    assert r["measured_ttft_s"] == pytest.approx(0.6587, abs=1e-4)
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(167578.06 / 72, rel=1e-6)
+
+
+def test_server_set_is_predicted_and_scores_tpot():
+    from tokenomics.perf.serving import summarize
+
+    p = predict_cases(load("serving_mlperf_server"))
+    assert (p["status"] == "predicted").all()
+    t = summarize(p, quantity="tpot")
+    assert t.iloc[0]["n_cases"] == len(p)
+    assert np.isfinite(t.iloc[0]["median_abs_error_frac"])

@@ -135,6 +135,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_mlperf_server": DatasetInfo(
+        "serving_mlperf_server.csv",
+        "MLPerf Inference v5.1/v6.0 closed Server and Interactive LLM results as serve rows (concurrency by Little's law from the logged rate and mean latency): a blind check of TTFT and TPOT under load.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (ASSUMED: not published).",

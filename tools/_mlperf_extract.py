@@ -61,6 +61,7 @@ def parse_summary(txt):
                      (r'^target_qps\s*:\s*([0-9.eE+]+)', 'target_qps'),
                      (r'^samples_per_query\s*:\s*(\d+)', 'samples_per_query'),
                      (r'^Mean First Token latency \(ns\)\s*:\s*(\d+)', 'mean_ttft'),
+                     (r'^Mean latency \(ns\)\s*:\s*(\d+)', 'mean_latency'),
                      (r'^Mean Time (?:to|per) Output Token \(ns\)\s*:\s*(\d+)', 'mean_tpot'),
                      (r'^99\.00 percentile first token latency \(ns\)\s*:\s*(\d+)', 'p99_ttft'),
                      (r'^99\.00 percentile time to output token \(ns\)\s*:\s*(\d+)', 'p99_tpot')]:
@@ -269,7 +270,8 @@ def extract(round_, src, repo, commit, as_of, summary_index=None, only_subs=None
                    _framework=fw, _apn=apn, _sysname=sj.get('system_name', ''), _mean_ttft=s['mean_ttft'],
                    _mean_tpot=s['mean_tpot'], _p99_ttft=s['p99_ttft'], _p99_tpot=s['p99_tpot'],
                    _sps=s['sps'] or s['csps'], _target_qps=s['target_qps'], _bdir=bdir,
-                   _samples_per_query=s['samples_per_query'])
+                   _samples_per_query=s['samples_per_query'], _mean_latency=s['mean_latency'],
+                   _ctok=s['ctok'], _csps=s['csps'])
         rows.append(row)
     return rows
 

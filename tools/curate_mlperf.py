@@ -32,8 +32,15 @@ and chips the catalog holds, in the schema of ``serving_public.csv``:
   half and twice it);
 * ``measured_output_tok_per_s_per_gpu`` = logged tokens per second (output tokens) / ``n_gpus``.
 
+``serving_mlperf_server.csv`` holds the **Server** and **Interactive** results of the same systems
+as ``serve`` rows (Poisson arrivals at the submitter's target rate; p99 TTFT/TPOT limits): the
+concurrency the run held, DERIVED by Little's law as completed samples/s x mean latency, the mean
+TTFT as logged and TPOT DERIVED as (mean latency - mean TTFT) / (mean output tokens - 1); the
+closed-loop serving model at that concurrency stands in for the open-loop arrivals. DeepSeek-R1
+Interactive is left out (v6.0 requires MTP speculative decoding there; no acceptance is logged).
+
 These rows were collected after the last model change (stop 23) and are scored once, blind:
-``tokenomics validate-serving mlperf``.
+``tokenomics validate-serving mlperf`` and ``mlperf-server``.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _mlperf_extract as X  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "serving_mlperf.csv"
+OUT_SERVER = OUT.with_name("serving_mlperf_server.csv")
 
 #: (round, repository, commit, publication date of the round).
 ROUNDS = (("v5.1", "mlcommons/inference_results_v5.1", "965182b03376a00fcae415c54e560e1c83937932", "2025-09-09"),
@@ -123,15 +131,18 @@ def _dense_tp(model: str, precision: str, hardware: str) -> int:
     return tp
 
 
-def build(gitdirs: list[Path]) -> pd.DataFrame:
+def build(gitdirs: list[Path], scenario: str = "Offline") -> pd.DataFrame:
+    """The ``Offline`` rows (``serving_mlperf.csv``) or the ``Server`` and ``Interactive`` ones
+    (``serving_mlperf_server.csv``) of both rounds."""
     from tokenomics.catalog import load, model as _model
 
     bench = load("mlperf_benchmarks")
+    scenarios = ("Offline",) if scenario == "Offline" else ("Server", "Interactive")
     out = []
     for (rnd, repo, commit, as_of), gd in zip(ROUNDS, gitdirs):
         src = X.GitSrc(str(gd), commit)
         for r in X.extract(rnd, src, repo, commit, as_of):
-            if r["scenario"] != "Offline" or r["valid"] != "VALID" or r["benchmark"] not in MODELS:
+            if r["scenario"] not in scenarios or r["valid"] != "VALID" or r["benchmark"] not in MODELS:
                 continue
             hw = _hardware(str(r["accelerator"]))
             prec = str(r["precision"]).strip().lower()
@@ -140,6 +151,8 @@ def build(gitdirs: list[Path]) -> pd.DataFrame:
             model = MODELS[r["benchmark"]]
             if str(r["pp"]) not in ("", "1"):
                 continue
+            if model == "deepseek-r1" and r["scenario"] == "Interactive":
+                continue  # v6.0 rules require MTP speculative decoding there; its acceptance is not logged
             s = _settings(src, _configs(r))
             moe = _model(model).is_moe
             tp = int(r["tp"]) if str(r["tp"]).isdigit() else None
@@ -150,25 +163,42 @@ def build(gitdirs: list[Path]) -> pd.DataFrame:
                     continue
                 tp, how = _dense_tp(model, prec, hw), "layout not stated: smallest TP holding the weights in half the memory (ASSUMPTION)"
             n = int(r["n_accelerators"])
-            sps = float(r["_sps"])
             tok = float(r["result_tok_per_s"])
             isl = float(bench.loc[model, "isl_tok"])
-            out.append(dict(
+            row = dict(
                 case_id="", phase="offline", hardware=hw, model=model,
                 weight_precision="fp4" if prec == "mxfp4" else prec, kv_precision=s.get("kv_precision", ""),
                 engine=_engine(str(r["engine"])), n_gpus=n, tp=tp, ep=ep if moe else 1,
                 dp_attention=s.get("dp_attention", 0), disaggregated=0, n_prefill_gpus="", n_decode_gpus="",
-                prefill_tp="", prefill_ep="", spec_decode="none", isl_tok=isl, osl_tok=round(tok / sps, 1),
-                concurrency="", n_requests=int(r["_samples_per_query"]), max_batch_size=s.get("max_batch_size", ""),
+                prefill_tp="", prefill_ep="", spec_decode="none", isl_tok=isl, osl_tok="",
+                concurrency="", n_requests="", max_batch_size=s.get("max_batch_size", ""),
                 measured_output_tok_per_s_per_gpu=round(tok / n, 3), measured_total_tok_per_s_per_gpu="",
                 measured_tok_per_s_per_user="", measured_ttft_s="", measured_tpot_s="", engine_version="",
-                source=f"github:{repo}@{commit[:7]}/{r['log_path']}", as_of=as_of,
-                note=(f"MLPerf Inference {rnd} closed {r['category']}, {r['submitter']} {r['system']} "
-                      f"({r['benchmark']}, Offline): {tok:g} output tok/s on {n} accelerators, "
-                      f"{sps:g} samples/s; engine {r['engine']} {r['engine_version']}; {how}; "
-                      "isl_tok = mlperf_benchmarks.csv (an ASSUMPTION: no published mean)")))
+                source=f"github:{repo}@{commit[:7]}/{r['log_path']}", as_of=as_of)
+            if scenario == "Offline":
+                sps = float(r["_sps"])
+                row.update(osl_tok=round(tok / sps, 1), n_requests=int(r["_samples_per_query"]))
+                run = f"{tok:g} output tok/s on {n} accelerators, {sps:g} samples/s"
+            else:
+                if not (r["_csps"] and r["_mean_latency"] and r["_mean_ttft"]):
+                    continue
+                sps, lat_s, ttft_s = float(r["_csps"]), int(r["_mean_latency"]) / 1e9, int(r["_mean_ttft"]) / 1e9
+                osl = tok / sps
+                tpot = (lat_s - ttft_s) / (osl - 1)
+                row.update(phase="serve", osl_tok=round(osl, 1), concurrency=round(sps * lat_s, 1),
+                           measured_ttft_s=round(ttft_s, 4), measured_tpot_s=round(tpot, 5),
+                           measured_tok_per_s_per_user=round(1 / tpot, 3))
+                run = (f"{tok:g} completed output tok/s on {n} accelerators, {sps:g} completed samples/s, "
+                       f"mean latency {lat_s:.3f} s, mean TTFT {ttft_s:.4f} s (p99 limits TTFT "
+                       f"{r['ttft_constraint_s']} s / TPOT {r['tpot_constraint_s']} s); concurrency DERIVED = "
+                       "samples/s x mean latency (Little's law), TPOT DERIVED = (mean latency - mean TTFT) / "
+                       "(mean output - 1)")
+            row["note"] = (f"MLPerf Inference {rnd} closed {r['category']}, {r['submitter']} {r['system']} "
+                           f"({r['benchmark']}, {r['scenario']}): {run}; engine {r['engine']} {r['engine_version']}; "
+                           f"{how}; isl_tok = mlperf_benchmarks.csv (an ASSUMPTION: no published mean)")
+            out.append(row)
     df = pd.DataFrame(out).sort_values(["model", "hardware", "as_of", "note"], kind="stable")
-    df["case_id"] = [f"M{i + 1:03d}" for i in range(len(df))]
+    df["case_id"] = [f"{'M' if scenario == 'Offline' else 'MS'}{i + 1:03d}" for i in range(len(df))]
     return df.reset_index(drop=True)
 
 
@@ -176,11 +206,12 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print(__doc__.splitlines()[2].strip(), file=sys.stderr)
         return 2
-    df = build([Path(argv[1]), Path(argv[2])])
-    tmp = OUT.with_suffix(".tmp")
-    df.to_csv(tmp, index=False, lineterminator="\n")
-    tmp.replace(OUT)
-    print(f"wrote {len(df)} rows to {OUT}")
+    for scenario, out in (("Offline", OUT), ("Server", OUT_SERVER)):
+        df = build([Path(argv[1]), Path(argv[2])], scenario)
+        tmp = out.with_suffix(".tmp")
+        df.to_csv(tmp, index=False, lineterminator="\n")
+        tmp.replace(out)
+        print(f"wrote {len(df)} rows to {out}")
     return 0
 
 

@@ -353,12 +353,12 @@ def validate_kernels(
 
 #: validate-serving's names for the bundled serving sets.
 BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "blind": "serving_blind_2026",
-                   "mlperf": "serving_mlperf"}
+                   "mlperf": "serving_mlperf", "mlperf-server": "serving_mlperf_server"}
 
 
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -404,5 +404,7 @@ def validate_serving(
     w = summarize_within(pred, within="model", by=("hardware",))
     emit(w, fmt, title="The same, each row over its model's median predicted/measured (chip against chip)",
          caption="what is left once whatever a model's rows share is divided out (e.g. an assumed prompt length)")
-    t = summarize(pred, by=("engine", "disaggregated"), quantity="ttft")
-    emit(t, fmt, title="Absolute error of TTFT (median, p90) and median predicted/measured, rows that measured it")
+    for q in ("ttft", "tpot"):
+        t = summarize(pred, by=("engine", "disaggregated"), quantity=q)
+        emit(t, fmt, title=f"Absolute error of {q.upper()} (median, p90) and median predicted/measured, "
+                           "rows that measured it")

@@ -915,6 +915,10 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
     meas_ttft = out.get("measured_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
     out["ttft_ratio"] = ttft / meas_ttft
     out["ttft_error_frac"] = out["ttft_ratio"] - 1
+    tpot = out.get("predicted_tpot_s", pd.Series(np.nan, index=out.index)).astype(float)
+    meas_tpot = pd.to_numeric(out.get("measured_tpot_s", pd.Series(np.nan, index=out.index)), errors="coerce")
+    out["tpot_ratio"] = tpot / meas_tpot
+    out["tpot_error_frac"] = out["tpot_ratio"] - 1
     out["measured_concurrency_frac"] = measured_concurrency_frac(out)
     out["measured_concurrency"] = concurrency_bucket(out["measured_concurrency_frac"])
     return out
@@ -924,15 +928,16 @@ def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine",
               quantity: str = "output") -> "pd.DataFrame":  # noqa: F821
     """Median and 90th-percentile absolute error and median predicted/measured, overall and by group.
 
-    ``quantity`` ``output``: output tokens/s per GPU (``error_frac``); ``ttft``: time to first
-    token, over the rows that measured it (``ttft_error_frac``).
+    ``quantity`` ``output``: output tokens/s per GPU (``error_frac``); ``ttft`` / ``tpot``: time
+    to first token / per output token, over the rows that measured it (``ttft_error_frac``,
+    ``tpot_error_frac``).
     """
     import pandas as pd
 
-    v.one_of(quantity, "quantity", ("output", "ttft"))
-    err, ratio = ("error_frac", "ratio") if quantity == "output" else ("ttft_error_frac", "ttft_ratio")
+    v.one_of(quantity, "quantity", ("output", "ttft", "tpot"))
+    err, ratio = ("error_frac", "ratio") if quantity == "output" else (f"{quantity}_error_frac", f"{quantity}_ratio")
     ok = pred[pred["status"] == "predicted"]
-    ok = ok[np.isfinite(ok[err].astype(float))] if quantity == "ttft" else ok
+    ok = ok[np.isfinite(ok[err].astype(float))] if quantity != "output" else ok
     rows = []
 
     def add(group: str, key: str, d):
