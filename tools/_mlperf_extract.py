@@ -41,14 +41,6 @@ class GitSrc:
         return subprocess.run(['git', '-C', self.gitdir, 'show', f'{self.commit}:{path}'], capture_output=True, text=True, errors='replace').stdout
 
 
-
-def num(s):
-    try:
-        return float(s)
-    except Exception:
-        return None
-
-
 def parse_summary(txt):
     d = {}
     m = re.search(r'^Scenario\s*:\s*(\S+)', txt, re.M); d['logged_scenario'] = m.group(1) if m else ''
@@ -155,15 +147,13 @@ def split_framework(fw):
     return first, ''
 
 
-def extract(round_, src, repo, commit, as_of, summary_index=None, only_subs=None, cfg_fallback=None):
+def extract(round_, src, repo, commit, as_of):
     rows = []
     for f in src.files:
         m = RES_RE.match(f)
         if not m:
             continue
         sub, system, bdir, scen = m.groups()
-        if only_subs and sub not in only_subs:
-            continue
         if bdir not in LLM_BENCH:
             continue
         bench = LLM_BENCH[bdir]
@@ -187,8 +177,6 @@ def extract(round_, src, repo, commit, as_of, summary_index=None, only_subs=None
         else:
             notes.append('systems json not found')
             sysp = ''
-        if not sj and cfg_fallback and system in cfg_fallback:
-            sj = dict(cfg_fallback[system]); notes.append(sj.pop('_note'))
         stype = str(sj.get('system_type', ''))
         if sj and 'datacenter' not in stype:
             continue
@@ -201,7 +189,7 @@ def extract(round_, src, repo, commit, as_of, summary_index=None, only_subs=None
         except Exception:
             nn = 1
         acc = str(sj.get('accelerator_model_name', '')).strip()
-        if sj and '_n_acc' not in sj and (apn == 0 or acc in ('', 'N/A', 'None')):
+        if sj and (apn == 0 or acc in ('', 'N/A', 'None')):
             continue  # CPU-only
         # result
         if s['tok'] is not None:
@@ -257,8 +245,6 @@ def extract(round_, src, repo, commit, as_of, summary_index=None, only_subs=None
         status = str(sj.get('status', '')).strip().lower()
         n_acc_val = apn * nn if apn else ''
         n_nodes_val = nn
-        if '_n_acc' in sj:
-            n_acc_val = sj['_n_acc']; n_nodes_val = sj.get('_n_nodes', '')
         row = dict(round=round_, submitter=sub, division='closed', category=status, system=system,
                    accelerator=acc, n_accelerators=n_acc_val, n_nodes=n_nodes_val,
                    benchmark=bench, scenario=scen, result_tok_per_s=val, result_metric=metric,

@@ -119,14 +119,15 @@ def _settings(src, paths: list[str]) -> dict:
 
 def _dense_tp(model: str, precision: str, hardware: str) -> int:
     from tokenomics.catalog import accelerator, model as _model
-
-    bytes_per = {"fp4": 0.5, "mxfp4": 0.53, "fp8": 1.0, "bf16": 2.0, "fp16": 2.0}[precision]
-    weights = _model(model).total_params() * bytes_per
+    from tokenomics.perf.memory import weight_bytes_per_chip
     from tokenomics.perf.serving import HARDWARE_ALIASES
 
-    mem = accelerator(HARDWARE_ALIASES.get(hardware, hardware)).hbm_bytes
+    acc = accelerator(HARDWARE_ALIASES.get(hardware, hardware))
+    if precision == "fp4":  # as the serving rows read it (perf.serving.case_deployment)
+        precision = "mxfp4" if acc.vendor.upper() == "AMD" else "nvfp4"
+    weights = weight_bytes_per_chip(_model(model), weight_precision=precision)
     tp = 1
-    while weights / tp > 0.5 * mem and tp < 8:
+    while weights / tp > 0.5 * acc.hbm_bytes and tp < 8:
         tp *= 2
     return tp
 

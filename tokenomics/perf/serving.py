@@ -294,10 +294,13 @@ def _slot_cap(dep, context_tok: float, max_batch_per_rank: float | None = None) 
     engine's ``max_batch_size`` per attention-DP rank where the run set one (TensorRT-LLM
     ``max_batch_size``, SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``)."""
     cap = float(np.min(dep.max_batch(int(round(context_tok)))))
-    if max_batch_per_rank is not None:
-        v.positive(max_batch_per_rank, "max_batch_per_rank")
-        cap = min(cap, float(max_batch_per_rank) * int(dep.parallel.attn_dp))
-    return cap
+    return cap if max_batch_per_rank is None else min(cap, _run_cap(dep, max_batch_per_rank))
+
+
+def _run_cap(dep, max_batch_per_rank: float) -> float:
+    """Sequences one instance may run under the run's own cap per attention-DP rank [sequences]."""
+    v.positive(max_batch_per_rank, "max_batch_per_rank")
+    return float(max_batch_per_rank) * int(dep.parallel.attn_dp)
 
 
 def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
@@ -405,10 +408,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
-        seqs = ep["max_seqs"]  # the engine's default cap, or the run's own max_batch_size
-        if max_batch_per_rank is not None:
-            v.positive(max_batch_per_rank, "max_batch_per_rank")
-            seqs = float(max_batch_per_rank) * int(dep.parallel.attn_dp)
+        # the run's own max_batch_size in place of the engine's default cap
+        seqs = ep["max_seqs"] if max_batch_per_rank is None else _run_cap(dep, max_batch_per_rank)
         c = min(fit, seqs) if batch is None else float(batch)
         if n_requests is not None and math.isfinite(float(n_requests)):
             v.positive(n_requests, "n_requests")
@@ -911,14 +912,11 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
         pred = pred.where(~pre, out.get("predicted_total_tok_per_s_per_gpu", pred).astype(float))
     out["error_frac"] = pred / meas - 1
     out["ratio"] = pred / meas
-    ttft = out.get("predicted_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
-    meas_ttft = out.get("measured_ttft_s", pd.Series(np.nan, index=out.index)).astype(float)
-    out["ttft_ratio"] = ttft / meas_ttft
-    out["ttft_error_frac"] = out["ttft_ratio"] - 1
-    tpot = out.get("predicted_tpot_s", pd.Series(np.nan, index=out.index)).astype(float)
-    meas_tpot = pd.to_numeric(out.get("measured_tpot_s", pd.Series(np.nan, index=out.index)), errors="coerce")
-    out["tpot_ratio"] = tpot / meas_tpot
-    out["tpot_error_frac"] = out["tpot_ratio"] - 1
+    nan = pd.Series(np.nan, index=out.index)
+    for q in ("ttft", "tpot"):
+        pred_s = pd.to_numeric(out.get(f"predicted_{q}_s", nan), errors="coerce")
+        out[f"{q}_ratio"] = pred_s / pd.to_numeric(out.get(f"measured_{q}_s", nan), errors="coerce")
+        out[f"{q}_error_frac"] = out[f"{q}_ratio"] - 1
     out["measured_concurrency_frac"] = measured_concurrency_frac(out)
     out["measured_concurrency"] = concurrency_bucket(out["measured_concurrency_frac"])
     return out
