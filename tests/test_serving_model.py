@@ -218,3 +218,25 @@ def test_measured_concurrency_is_littles_law_on_the_published_figures():
     assert p.loc["S255", "measured_concurrency"] == "not measured"  # offline: no concurrency
     s = serving.summarize(p.reset_index(), by=("measured_concurrency",))
     assert set(s["value"]) >= {"all", ">= 0.9", "< 0.75", "not measured"}
+
+
+@pytest.mark.parametrize("spec", [None, "mtp"])
+def test_prompt_work_per_second_matches_the_request_rate(spec):
+    """Conservation of prefill work (hand identity): the share of each iteration spent on prompt
+    tokens equals the prompt tokens/s the request rate brings (``X * isl``) times the time per
+    prompt token. With speculative decoding a sequence emits ``tokens_per_step`` tokens an
+    iteration, so its successor's prompt arrives ``tokens_per_step`` times faster (the prompt load
+    was once divided by it instead, which made MTP at long prompts 1.5-3x too fast on InferenceX
+    2026 rows)."""
+    dep = resolve("deepseek-v3", hardware="h200", tp=8, ep=8, execution="engine", engine="sglang", spec=spec)
+    isl, osl, conc = 8192.0, 1024.0, 32.0
+    r = serving.serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc)
+    b, t_it = float(r.batch), float(r.iteration_s)
+    ctx = float(round(isl + osl / 2))
+    _, t_eng = serving._engine_cost_s(dep, None)
+    d = float(np.asarray(serving._decode_iteration_s(dep, b, ctx, t_eng, None)))
+    t_pre = float(serving._prefill_per_token_s(dep, isl, float(dep.prefill_chunk_tok), None))
+    tps = dep.spec.tokens_per_step if dep.spec else 1.0
+    x = b * tps / (osl * t_it)  # requests/s per replica
+    assert (t_it - d) / t_it == pytest.approx(x * isl * t_pre, rel=1e-9)
+    assert float(r.output_tok_per_s_per_gpu) == pytest.approx(x * osl / dep.replica_chips, rel=1e-9)

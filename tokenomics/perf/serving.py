@@ -5,9 +5,9 @@ speculative verify step) for every sequence past its prefill and processes a chu
 tokens mixed into the same batch (chunked prefill), plus a fixed per-iteration engine cost
 (scheduler, sampling over the vocabulary, output processing; :func:`engine_step_s`). In steady
 state every output token brings ``isl / osl`` prompt tokens with it, so with ``B`` sequences
-decoding, an iteration takes
+decoding, each emitting ``tokens_per_step`` tokens an iteration, an iteration takes
 
-    t_it = t_decode(B) + B * (isl / osl) * t_prefill_per_token + t_engine
+    t_it = t_decode(B) + B * tokens_per_step * (isl / osl) * t_prefill_per_token + t_engine
 
 and a request lives ``TTFT + osl * t_it``. A closed-loop benchmark client (InferenceMAX, vLLM
 ``benchmark_serving``: ``concurrency`` users, each sending a new request when its last one ends)
@@ -21,7 +21,7 @@ streaming the first token; :func:`engine_params`); the wait for the scheduler to
 iteration, or half its polling interval: SGLang ``--scheduler-recv-interval``); TensorRT-LLM's
 attention-DP balance gate where the run enabled it (:func:`adp_gate_s`); the queue for the prefill
 budget, each iteration (each attention-DP rank) admitting up to a chunk of prompt tokens, loaded
-``rho = B / ranks * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
+``rho = B / ranks * tokens_per_step * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
 :func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
 prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
 B + X * TTFT``, solved for ``B`` by regula falsi (:func:`_closed_loop_batch`). Sequences beyond
@@ -425,7 +425,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
     n_ranks = int(dep.parallel.attn_dp)
     n_chunks = math.ceil(isl / chunk)
-    prompt_per_seq = isl / osl / tps  # prompt tokens per decoding sequence per iteration
+    # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
+    # so it finishes in osl / tps iterations and its successor's isl prompt tokens arrive in them
+    prompt_per_seq = isl * tps / osl
 
     def state(b):
         """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
