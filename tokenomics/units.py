@@ -54,7 +54,7 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "tok_per_s_per_user": ("tokens/s", "output tokens per second seen by one sequence"),
     "tok_per_s_per_replica": ("tokens/s", "output tokens per second of one model replica (all its chips)"),
     "tok_per_s_per_chip": ("tokens/s", "output tokens per second per accelerator"),
-    "hbm_bytes": ("B", "accelerator memory capacity"),
+    "hbm_bytes": ("B", "device memory capacity as the driver reports it"),
     "hbm_bytes_per_s": ("B/s", "datasheet memory bandwidth"),
     "peak_bf16_flop_per_s": ("FLOP/s", "datasheet dense bf16 tensor throughput"),
     "kv_bytes_per_tok": ("B", "KV-cache bytes one token adds across all layers"),

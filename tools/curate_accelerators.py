@@ -3,7 +3,8 @@
 Kept for provenance; the package never runs it. Re-run only when the reference file changes:
     python tools/curate_accelerators.py ../shared/reference/accelerators.csv
 Rows and cells added afterwards by hand (the sd200-chip row, TPU v7 VMEM; see datasets/README.md,
-"accelerators.csv (multi-chip additions)") must then be re-applied.
+"accelerators.csv (multi-chip additions)"; the GPUs' driver-reported hbm_bytes) must then be
+re-applied.
 """
 import sys
 
