@@ -192,6 +192,14 @@ def impls() -> dict[str, CollectiveImpl]:
 #: one-shot peer-memory all-reduce to NCCL as messages grow).
 AUTO_IMPLS = ("nccl", "custom_oneshot")
 
+#: ``auto`` for a group that crosses the scale-out network: only implementations that run over it
+#: (the one-shot kernels read peers' memory over the scale-up fabric, which a NIC does not give):
+#: NCCL for reductions and gathers; for the expert all-to-all, the RDMA kernels engines run
+#: wide EP on across nodes (SGLang ``--moe-a2a-backend deepep``, TensorRT-LLM wide EP), measured
+#: as DeepEP's low-latency dispatch/combine over 400 Gb/s InfiniBand at EP8-256.
+SCALEOUT_AUTO_IMPLS = {"all_to_all": ("deepep_rdma",)}
+SCALEOUT_AUTO_DEFAULT = ("nccl",)
+
 
 def impl(name: "str | CollectiveImpl") -> CollectiveImpl:
     """One fitted implementation by name (``nccl``, ``custom_oneshot``, ``symm_mem``, ...)."""
@@ -267,8 +275,10 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
         raise unknown_name("collective", collective, COLLECTIVES)
     if isinstance(impl_name, str) and impl_name == "auto":
         # engines pick the one-shot kernel for small messages and NCCL for large ones
-        return np.minimum(*(collective_time_s(collective, n_bytes, p, system, name, algo)
-                            for name in AUTO_IMPLS))
+        names = AUTO_IMPLS
+        if int(p) > 1 and system.crosses_scaleout(int(p)):
+            names = SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
+        return np.min([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names], axis=0)
     v.non_negative(n_bytes, "n_bytes")
     v.count(p, "p")
     f = impl(impl_name)
