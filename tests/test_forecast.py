@@ -165,11 +165,16 @@ def test_loglinear_intervals_match_textbook_formula():
     t = np.array([2024.0, 2024.5, 2025.0, 2025.5, 2026.0])
     y = np.log(1e12) + 2.0 * (t - 2024) + np.array([0.1, -0.2, 0.15, 0.05, -0.1])
     p = M.fit("loglinear", t, y).predict([2028.0])
+    # jump-off: the whole forecast moves by the last observation's OLS residual
+    # (hand: the noise has mean 0 and slope -0.03 / yr about t = 2025, so the residual at 2026 is
+    # -0.1 - (-0.03) = -0.07)
+    shift = y[-1] - _textbook_pi(t, y, t[-1], 0.8)[0]
+    assert shift == pytest.approx(-0.07)
     for lev, k in ((0.8, 80), (0.95, 95)):
         yhat, lo, hi = _textbook_pi(t, y, 2028.0, lev)
-        assert p["median"][0] == pytest.approx(yhat)
-        assert p[f"lo_{k}"][0] == pytest.approx(lo)
-        assert p[f"hi_{k}"][0] == pytest.approx(hi)
+        assert p["median"][0] == pytest.approx(yhat + shift)
+        assert p[f"lo_{k}"][0] == pytest.approx(lo + shift)
+        assert p[f"hi_{k}"][0] == pytest.approx(hi + shift)
 
 
 def test_damped_recovers_exact_gompertz_with_known_decay():
@@ -554,10 +559,10 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    # OpenRouter (12 points since five weeks of April-September 2026 were added after stop 20),
-    # Microsoft (5), OpenRouter's Chinese models (7: the 2026-06-04 week added with them) and
-    # Fireworks AI (4): rolling origins from 3 points give (9+...+1) + (2+1) + (4+3+2+1) + 1 errors
-    assert len(ens) == 45 + 3 + 10 + 1
+    # OpenRouter (15 points: five weeks of April-September 2026 added after stop 20, three of
+    # September-October after stop 23), Microsoft (5), OpenRouter's Chinese models (9) and
+    # Fireworks AI (4): rolling origins from 3 points give (12+...+1) + (2+1) + (6+...+1) + 1 errors
+    assert len(ens) == 78 + 3 + 21 + 1
     assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
     from tokenomics.forecast.history import decimal_year, load_history
 
@@ -620,10 +625,11 @@ def test_damped_with_fixed_decay_matches_textbook_ols_interval():
     y = np.log([1e11, 2e12, 9e12, 2e13, 3.5e13])
     x = -np.exp(-1.0 * (t - t[-1]))
     yhat, lo, hi = _textbook_pi(x, y, -np.exp(-1.0 * (2030.0 - t[-1])), 0.95)
+    shift = y[-1] - _textbook_pi(x, y, x[-1], 0.95)[0]  # jump-off at the last observation
     p = M.fit("damped", t, y, damping_per_year=1.0, damping_sd_log=0.0).predict([2030.0])
-    assert p["median"][0] == pytest.approx(yhat, abs=1e-6)
-    assert p["lo_95"][0] == pytest.approx(lo, abs=1e-6)
-    assert p["hi_95"][0] == pytest.approx(hi, abs=1e-6)
+    assert p["median"][0] == pytest.approx(yhat + shift, abs=1e-6)
+    assert p["lo_95"][0] == pytest.approx(lo + shift, abs=1e-6)
+    assert p["hi_95"][0] == pytest.approx(hi + shift, abs=1e-6)
 
 
 def test_forecast_dates_are_datetime64_in_every_frame():
@@ -763,9 +769,11 @@ def test_leverage_term_keeps_short_windows_covered_on_synthetic_series():
 def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method():
     """The nine figures of the sixth search pass (datasets/README.md), added after stop 20 froze the
     method, scored with the weights and calibration of the dataset without them: 45
-    rolling-origin scores, 40 % inside the 80 % intervals and 73 % inside the 95 % ones (README:
-    the intervals are too narrow for accelerating demand), and a point error about half a
-    random walk's (0.29 vs 0.55 decades; measured when the rows were added)."""
+    rolling-origin scores. The method frozen then put 18 (40 %) inside the 80 % intervals and 33
+    (73 %) inside the 95 % ones, at a point error of 0.29 decades vs a random walk's 0.55
+    (measured when the rows were added). With the jump-off at the last observation (stop 24,
+    adopted on the tuning series' backtest after these figures had been seen): 23 (51 %) and
+    37 (82 %), 0.26 decades; still too narrow for accelerating demand."""
     from tokenomics import catalog
     from tokenomics.forecast.backtest import score_new_points
 
@@ -775,7 +783,43 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     assert int(late.sum()) == 9
     s = score_new_points(df[~late], df)
     assert len(s) == 45 and s["series"].nunique() == 5
-    assert s["in_80"].mean() == pytest.approx(18 / 45)
-    assert s["in_95"].mean() == pytest.approx(33 / 45)
-    assert s["error_log10"].abs().mean() < 0.6 * s["naive_error_log10"].abs().mean()
-    assert (s["error_log10"] < 0).mean() > 0.9  # under-predictions: demand accelerated
+    assert s["in_80"].mean() == pytest.approx(23 / 45)
+    assert s["in_95"].mean() == pytest.approx(37 / 45)
+    assert s["error_log10"].abs().mean() < 0.5 * s["naive_error_log10"].abs().mean()
+    assert (s["error_log10"] < 0).mean() > 0.85  # under-predictions: demand accelerated
+
+
+def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_them():
+    """The five OpenRouter figures of the ninth search pass (2026-09-17..10-01, datasets/README.md),
+    scored by the weights and calibration of the dataset without them: 44 rolling-origin scores,
+    12 inside the 80 % and 39 inside the 95 % intervals, 0.43 decades mean error vs 0.72 for a
+    random walk (measured 2026-12-02; without the jump-off: 1 and 30, 0.49 decades, the miss that
+    led to it). From each figure's latest origin all five fall inside the 80 % intervals, within
+    0.25 decades."""
+    from tokenomics import catalog
+    from tokenomics.forecast.backtest import score_new_points
+
+    df = catalog.load("token_demand")
+    df = df[df["in_fit"].astype(int) == 1]
+    late = df["note"].astype(str).str.contains("ninth search pass, after stop 23", regex=False)
+    assert int(late.sum()) == 5
+    s = score_new_points(df[~late], df)
+    assert len(s) == 44 and int(s["in_80"].sum()) == 12 and int(s["in_95"].sum()) == 39
+    assert s["error_log10"].abs().mean() < 0.65 * s["naive_error_log10"].abs().mean()
+    last = s.sort_values("origin_year").groupby(["series", "target_year"]).tail(1)
+    assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.25).all()
+
+
+def test_jump_off_puts_the_curves_median_on_the_last_observation():
+    """Every fitted curve's median passes through the last observation (shift = its residual
+    there, applied to the bounds too); local_trend is the Kalman filter's own forecast."""
+    t = np.array([2025.0, 2025.3, 2025.6, 2025.9, 2026.2, 2026.5])
+    y = np.log([1e11, 4e11, 1.1e12, 3e12, 9e12, 3e13])
+    for m in M.JUMP_OFF_MODELS:
+        f = M.fit(m, t, y)
+        p = f.predict([t[-1], 2027.0])
+        assert p["median"][0] == pytest.approx(y[-1], abs=1e-9)
+        raw = M._FITTERS[m](t, y).predict([2027.0])
+        for k in ("median", "lo_80", "hi_95"):
+            assert p[k][1] == pytest.approx(raw[k][0] + f.params["jump_off_log"], abs=1e-9)
+    assert "local_trend" not in M.JUMP_OFF_MODELS

@@ -169,7 +169,7 @@ def test_show_backtest_reports_coverage_and_width_by_horizon():
 
 def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_path, capsys):
     """--history (the bundled rows without the sixth pass) + --add-history (its nine rows)
-    --show added: the 45 scores of the library's score_new_points (40 % / 73 %); without
+    --show added: the 45 scores of the library's score_new_points (51 % / 82 %); without
     --add-history it is one line and exit 2."""
     from tokenomics import catalog
 
@@ -182,7 +182,7 @@ def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_pa
                               str(tmp_path / "added.csv"), "--show", "added", "--format", "csv"])
     assert res.exit_code == 0, res.output
     out = pd.read_csv(io.StringIO(res.stdout))
-    assert len(out) == 45 and out["in_80"].sum() == 18 and out["in_95"].sum() == 33
+    assert len(out) == 45 and out["in_80"].sum() == 23 and out["in_95"].sum() == 37
     assert out["target"].str.match(r"^\d{4}-\d{2}-\d{2}$").all()
     with pytest.raises(SystemExit) as exc:
         main(["forecast", "--show", "added"])

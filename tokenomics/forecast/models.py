@@ -24,6 +24,15 @@ prediction intervals (on the log scale) at any future times. Models:
 ``logistic``
     ``log y = A - log(1 + exp(-r (t - t_mid)))`` (``curve_fit`` with bounds; bootstrap).
 
+Jump-off: the fitted curves (all but ``local_trend``, whose Kalman filter already starts at the
+last observed month) are shifted so their median passes through the last observation, median
+and bounds alike (:func:`fit`; ``params["jump_off_log"]`` holds the shift). A smooth curve fitted
+through every point otherwise starts its forecast at its own fitted value, which for a series
+whose growth is still speeding up lies below the latest point: fitted through 2026-09-10, the
+OpenRouter forecast for the next week sat 0.18 decades under the week just measured. On the
+tuning series' rolling origins the jump-off lifts 80 % coverage from 67 % to 88 % at the same
+point error (0.22 decades); it has no parameter.
+
 Fits are deterministic (fixed bootstrap seed). statsmodels and scipy warnings are silenced
 inside the fits; a fit that does not converge raises one
 :class:`tokenomics.errors.ConvergenceWarning` instead.
@@ -485,6 +494,8 @@ def fit(model: str, t_year, log_y, **kwargs) -> Fitted:
 
     one_of(model, "model", MODELS)
     fitted = _FITTERS[model](t_year, log_y, **kwargs)
+    if model in JUMP_OFF_MODELS:
+        fitted = _jump_off(fitted, t_year, log_y)
     if not fitted.converged:
         warnings.warn(
             f"{model} fit did not converge on {fitted.n_obs} observations; its forecast is "
@@ -494,6 +505,26 @@ def fit(model: str, t_year, log_y, **kwargs) -> Fitted:
             stacklevel=2,
         )
     return fitted
+
+
+#: Models whose forecast is shifted to start at the last observation (module docstring).
+JUMP_OFF_MODELS: tuple[str, ...] = ("loglinear", "damped", "gompertz", "logistic")
+
+
+def _jump_off(fitted: Fitted, t_year, log_y) -> Fitted:
+    """``fitted`` with its median and bounds shifted by the last observation's residual."""
+    import dataclasses
+
+    t = np.asarray(t_year, dtype=float)
+    y = np.asarray(log_y, dtype=float)
+    last = int(np.argmax(t))
+    shift = float(y[last] - fitted.predict(t[last])["median"][0])
+    base = fitted._predict
+
+    def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
+        return {k: q + shift for k, q in base(tq).items()}
+
+    return dataclasses.replace(fitted, params={**fitted.params, "jump_off_log": shift}, _predict=predict)
 
 
 def available(n_obs: int) -> tuple[str, ...]:
