@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -513,8 +513,6 @@ JUMP_OFF_MODELS: tuple[str, ...] = ("loglinear", "damped", "gompertz", "logistic
 
 def _jump_off(fitted: Fitted, t_year, log_y) -> Fitted:
     """``fitted`` with its median and bounds shifted by the last observation's residual."""
-    import dataclasses
-
     t = np.asarray(t_year, dtype=float)
     y = np.asarray(log_y, dtype=float)
     last = int(np.argmax(t))
@@ -524,7 +522,7 @@ def _jump_off(fitted: Fitted, t_year, log_y) -> Fitted:
     def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
         return {k: q + shift for k, q in base(tq).items()}
 
-    return dataclasses.replace(fitted, params={**fitted.params, "jump_off_log": shift}, _predict=predict)
+    return replace(fitted, params={**fitted.params, "jump_off_log": shift}, _predict=predict)
 
 
 def available(n_obs: int) -> tuple[str, ...]:

@@ -275,9 +275,8 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
         raise unknown_name("collective", collective, COLLECTIVES)
     if isinstance(impl_name, str) and impl_name == "auto":
         # engines pick the one-shot kernel for small messages and NCCL for large ones
-        names = AUTO_IMPLS
-        if int(p) > 1 and system.crosses_scaleout(int(p)):
-            names = SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
+        names = (SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
+                 if system.crosses_scaleout(p) else AUTO_IMPLS)
         return np.min([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names], axis=0)
     v.non_negative(n_bytes, "n_bytes")
     v.count(p, "p")
