@@ -72,7 +72,7 @@ class SpecDecode:
 
     method: str = "dspark"
     gamma: int = 4
-    alpha: float = 0.77
+    alpha: float = 0.778
     draft_layers: int = 1
 
     def __post_init__(self) -> None:
