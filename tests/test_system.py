@@ -58,11 +58,11 @@ def test_unknown_topology_and_system():
 
 def test_plans_that_do_not_divide_the_model_or_chips():
     s = system("tpu-v7-16")
-    with pytest.raises(ValidationError, match="64 attention heads"):
-        check_plan(K3, ParallelPlan(tp=3, ep=3), s)
-    with pytest.raises(ValidationError, match="768 routed experts"):
+    with pytest.raises(ValidationError, match="96 attention heads"):
+        check_plan(K3, ParallelPlan(tp=5, ep=5))
+    with pytest.raises(ValidationError, match="896 routed experts"):
         check_plan(K3, ParallelPlan(tp=1, ep=1024))
-    check_plan(K3, ParallelPlan(tp=1, ep=5))  # 154 slots per chip, 2 redundant (EPLB-style)
+    check_plan(K3, ParallelPlan(tp=1, ep=5))  # 180 slots per chip, 4 redundant (EPLB-style)
     with pytest.raises(ValidationError, match="must nest"):
         ParallelPlan(tp=4, ep=6)
     with pytest.raises(ValidationError, match="dense"):
@@ -71,16 +71,58 @@ def test_plans_that_do_not_divide_the_model_or_chips():
         check_plan(K3, ParallelPlan(tp=32, ep=32), s)
 
 
+def test_kimi_k3_architecture_matches_its_checkpoint():
+    # moonshotai/Kimi-K3 weight shapes (datasets/models.csv source): routed experts
+    # 92 x 896 x 3 x 3072 x 3584; 69 KDA layers q/k/v/o/g 5 x 7168 x 12288; 24 MLA layers
+    # q_a 7168x1536, q_b 1536x18432, kv_a 7168x576, kv_b 512x24576, o and g 12288x7168;
+    # dense layer 0: 3 x 7168 x 33792; shared 92 x 3 x 7168 x 6144; latent 92 x 2 x 7168 x 3584;
+    # router 92 x 896 x 7168; embedding + lm head 2 x 163840 x 7168
+    routed = 92 * 896 * 3 * 3072 * 3584
+    kda = 69 * 5 * 7168 * 12288
+    mla = 24 * (7168 * 1536 + 1536 * 18432 + 7168 * 576 + 512 * 24576 + 2 * 12288 * 7168)
+    rest = 3 * 7168 * 33792 + 92 * 3 * 7168 * 6144 + 92 * 2 * 7168 * 3584 + 92 * 896 * 7168 + 2 * 163840 * 7168
+    assert K3.total_params() == routed + kda + mla + rest  # 2.78 T (the article: 2.8 T)
+    assert K3.total_params() == pytest.approx(2.8e12, rel=0.01)
+    # stored: routed experts MXFP4 (4.25 bits with the group-32 scales), everything else BF16;
+    # the checkpoint is 1.561 TB (InferenceX: "1.561 TB decimal, 96 safetensors"), the vision
+    # tower and norms (~1 GB) included
+    stored = routed * 4.25 / 8 + (kda + mla + rest) * 2
+    assert float(forward_hbm_bytes(K3, batch=1e7, context_tok=0)) == pytest.approx(stored - 163840 * 7168 * 2)
+    assert stored == pytest.approx(1.561e12, rel=0.005)
+
+
+def test_hybrid_linear_attention_ops_hand():
+    from tokenomics.perf.ops import build_ops
+    from tokenomics.specs import plan
+
+    ops = {o.name: o for o in build_ops(K3, plan("graph"), batch=2, context_tok=1000)}
+    # 69 KDA layers read and write each sequence's 96 x 128 x 128 BF16 state once per step,
+    # whatever the context; the 24 MLA layers read the 576-element latent of every cached token
+    lin = ops["linear attention"]
+    assert lin.count == 69 and float(lin.kv_bytes) == pytest.approx(2 * 96 * 128 * 128 * 2 * 2)
+    att = ops["attention"]
+    assert att.count == 24 and float(att.kv_bytes) == pytest.approx(2 * (1000 + 1) * 576 * 2)
+    # LatentMoE: routed experts in the 3,584 latent (16 of 896 per token), behind 7168 -> 3584
+    # and back projections in every MoE layer
+    assert ops["latent down"].count == 92 and float(ops["latent down"].weight_bytes) == pytest.approx(7168 * 3584 * 2)
+    assert float(K3.expert_params()) == 3 * 3584 * 3072
+    # the draft module of a hybrid is a full-attention layer (as MTP layers are)
+    assert SpecDecode("dspark", 4, 0.778, 1).draft_model(K3).n_linear_layers == 0
+
+
 def test_weights_per_chip_hand():
-    # everything split 16 ways (tp = ep = 16): total params x 0.5 B (int4) / 16
+    # tp = ep = 16: every weight split 16 ways, routed experts at MXFP4, the rest at BF16
     m = memory_per_chip(K3, ParallelPlan(tp=16, ep=16), batch=1, context_tok=8192)
-    assert m["weights_bytes"] == pytest.approx(K3.total_params() * 0.5 / 16)
-    # MLA latent KV is not split by TP: 576 elements x 2 B x 93 layers x 8192 tokens
-    assert float(m["kv_bytes"]) == pytest.approx(576 * 2 * 93 * 8192)
+    routed = 92 * 896 * 3 * 3072 * 3584 * 4.25 / 8
+    dense = (K3.total_params() - 92 * 896 * 3 * 3072 * 3584) * 2
+    assert m["weights_bytes"] == pytest.approx((routed + dense) / 16)
+    # KV: the 24 MLA layers' latent (576 elements x 2 B x 8192 tokens, not split by TP) plus
+    # the 69 KDA layers' state (96 heads x 128 x 128 x 2 B, split over the 16 TP ranks)
+    assert float(m["kv_bytes"]) == pytest.approx(576 * 2 * 24 * 8192 + 69 * 96 * 128 * 128 * 2 / 16)
 
 
 def test_kimi_k3_does_not_fit_one_dgx_h100():
-    # 2.75 T x 0.5 B = 1.37 TB > 8 x 80 GB
+    # 1.56 TB > 8 x 80 GB
     with pytest.raises(DoesNotFitError, match="does not fit per chip"):
         check_fit(K3, system("dgx-h100"), ParallelPlan(tp=8, ep=8), batch=1, context_tok=8192)
 
@@ -117,20 +159,22 @@ def test_collective_counts_replicated_tokens():
 
 
 def test_expert_load_hand():
-    mean, mx = expert_load(K3, 1, 1)        # one chip holds all 768: max = mean = 8
-    assert float(mean) == pytest.approx(8.0) and float(mx) == pytest.approx(8.0, rel=1e-6)
-    mean, mx = expert_load(K3, 1, 128)      # 6 experts per chip, q = 8/768
-    assert float(mean) == pytest.approx(6 * 8 / 768)
+    mean, mx = expert_load(K3, 1, 1)        # one chip holds all 896: max = mean = 16
+    assert float(mean) == pytest.approx(16.0) and float(mx) == pytest.approx(16.0, rel=1e-6)
+    mean, mx = expert_load(K3, 1, 128)      # 7 experts per chip, q = 16/896
+    assert float(mean) == pytest.approx(7 * 16 / 896)
     assert 1.0 <= float(mx) < 2.0           # some chip reads at least one whole expert
 
 
 def test_forward_hbm_bytes_hand_and_article():
     # huge batch: every weight read once except the embedding table (a gather, not a read)
     full = float(forward_hbm_bytes(K3, batch=1e7, context_tok=0))
-    assert full == pytest.approx((K3.total_params() - K3.vocab * K3.hidden) * 0.5, rel=1e-6)
+    routed = 92 * 896 * 3 * 3072 * 3584
+    assert full == pytest.approx(routed * 4.25 / 8 + (K3.total_params() - routed - K3.vocab * K3.hidden) * 2,
+                                 rel=1e-6)
     # article (SemiAnalysis): about 1.5 TB per forward pass; tolerance 15 %
     assert full == pytest.approx(1.5e12, rel=0.15)
-    assert float(expected_experts_touched(K3, 1)) == pytest.approx(8.0)
+    assert float(expected_experts_touched(K3, 1)) == pytest.approx(16.0)
 
 
 def test_single_chip_system_equals_the_core():

@@ -523,29 +523,37 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         layout = None
         systems = [sys_] if sys_ is not None else [_one_chip_system(hw)] + _systems_of(hw.name)
         wide_ep = m.is_moe and dp_attention is not False
-        # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit
-        for kv_frac in (MIN_KV_FRAC, 0.02):
-            for s in systems:
-                n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
-                if wide_ep and n > m.n_experts:
-                    # at most one chip per expert: the largest divisor of the system <= n_experts
-                    n = max(c for c in range(1, m.n_experts + 1) if s.n_chips % c == 0)
-                if wide_ep:
-                    # wide EP, attention data-parallel (tp 1); on a named system, over n chips
-                    sizes = [n] if sys_ is not None else sorted({c for c in (1, 2, 4, 8, 16, 32, 64, n) if c <= n})
-                    for chips in sizes:
-                        if s.n_chips % chips == 0 and _weights_fit(m, hw, 1, chips, wprec, eprec, kv_frac):
-                            layout = (1, chips)
-                            break
-                else:
-                    for t in _tp_candidates(m, n):
-                        if s.n_chips % t == 0 and _weights_fit(m, hw, t, 1, wprec, eprec, kv_frac):
-                            layout = (t, 1)
-                            break
+
+        def layouts(s, attn_tp: bool):
+            """Candidate (tp, ep) layouts on system ``s``, preferred first."""
+            n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
+            if wide_ep and n > m.n_experts:
+                # at most one chip per expert: the largest divisor of the system <= n_experts
+                n = max(c for c in range(1, m.n_experts + 1) if s.n_chips % c == 0)
+            if not wide_ep:
+                return [(t, 1) for t in _tp_candidates(m, n) if s.n_chips % t == 0]
+            if attn_tp:
+                # attention too large to replicate on every chip (Kimi K3: ~110 GB of BF16
+                # attention and shared experts): tensor-parallel attention inside the expert
+                # group, the smallest tp that fits, data-parallel over the rest
+                return [(t, n) for t in _tp_candidates(m, n) if t > 1 and n % t == 0 and s.n_chips % n == 0]
+            # wide EP, attention data-parallel (tp 1); on a named system, over n chips
+            sizes = [n] if sys_ is not None else sorted({c for c in (1, 2, 4, 8, 16, 32, 64, n) if c <= n})
+            return [(1, c) for c in sizes if s.n_chips % c == 0]
+
+        # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit;
+        # wide EP tries attention tensor parallelism only when no data-parallel layout fits
+        for attn_tp in ((False, True) if wide_ep else (False,)):
+            for kv_frac in (MIN_KV_FRAC, 0.02):
+                for s in systems:
+                    layout = next((lt for lt in layouts(s, attn_tp)
+                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac)), None)
+                    if layout is not None:
+                        if sys_ is None and s.n_chips > 1:
+                            picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
+                        sys_ = s
+                        break
                 if layout is not None:
-                    if sys_ is None and s.n_chips > 1:
-                        picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
-                    sys_ = s
                     break
             if layout is not None:
                 break
@@ -557,7 +565,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             w = weight_bytes_per_chip(m, tp=_tp_candidates(m, n)[-1], ep=min(n, m.n_experts) if m.is_moe else 1,
                                       weight_precision=wprec, expert_precision=eprec)
             raise DoesNotFitError(
-                f"{m.name} at {wprec} does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
+                f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
+                f"does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
                 f"at the widest layout vs {usable_hbm_bytes(hw) / 1e9:.0f} GB usable; use a larger "
                 f"system (tokenomics systems) or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"

@@ -33,6 +33,11 @@ PRECISION_BYTES: dict[str, float] = {
 }
 
 
+#: Bytes per element of a linear-attention layer's recurrent state (ASSUMPTION: the engines'
+#: default, the model dtype, BF16; vLLM ``--mamba-ssm-cache-dtype auto``; float32 would double it).
+LINEAR_STATE_BYTES_PER_ELEM = 2.0
+
+
 def precision_bytes(name: str) -> float:
     """Bytes per element of a precision name (``'bf16'`` -> 2.0)."""
     if not isinstance(name, str):
@@ -203,6 +208,21 @@ class ModelSpec:
     dense_precision : str
         Precision of the attention, dense and embedding weights when it differs from
         ``native_precision`` (gpt-oss: MXFP4 experts, BF16 elsewhere); empty = the same.
+    n_linear_layers, linear_heads, linear_head_dim : int
+        Hybrid models (Kimi K3, Kimi Linear): layers that run linear attention (Kimi Delta
+        Attention) instead of ``attention``, with ``linear_heads`` heads of ``linear_head_dim``.
+        They hold no KV cache but a fixed ``linear_head_dim^2`` state per head and sequence
+        (:data:`LINEAR_STATE_BYTES_PER_ELEM`); q, k, v and o are full-rank projections.
+    attn_output_gate : bool
+        Every layer gates its attention output with a ``hidden -> attn width`` projection
+        (Kimi K3's ``g_proj``).
+    moe_latent_dim : int
+        LatentMoE: routed experts run in a latent of this width, behind a ``hidden -> latent``
+        down-projection and a ``latent -> hidden`` up-projection per MoE layer (dense precision);
+        dispatch and combine move latent-width tokens. 0 = experts at ``hidden``.
+    shared_experts_dense : bool
+        Shared experts are stored at the dense precision rather than the experts' (Kimi K3's
+        checkpoint quantizes the routed experts only).
     """
 
     name: str
@@ -229,6 +249,12 @@ class ModelSpec:
     n_sliding_layers: int = 0
     native_precision: str = "bf16"
     dense_precision: str = ""
+    n_linear_layers: int = 0
+    linear_heads: int = 0
+    linear_head_dim: int = 0
+    attn_output_gate: bool = False
+    moe_latent_dim: int = 0
+    shared_experts_dense: bool = False
     claimed_total_params: float = float("nan")
     claimed_active_params: float = float("nan")
     display_name: str = ""
@@ -242,7 +268,8 @@ class ModelSpec:
         for f in ("ffn_hidden", "vocab", "n_moe_layers", "n_experts", "experts_per_token",
                   "n_shared_experts", "expert_ffn_hidden", "q_lora_rank", "kv_lora_rank",
                   "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window_tok",
-                  "n_sliding_layers", "n_kv_heads"):
+                  "n_sliding_layers", "n_kv_heads", "n_linear_layers", "linear_heads",
+                  "linear_head_dim", "moe_latent_dim"):
             v.count(getattr(self, f), f"{self.name}.{f}", minimum=0)
         v.one_of(self.attention, f"{self.name}.attention", ("gqa", "mla"))
         if self.attention == "gqa" and (self.n_kv_heads < 1 or self.n_q_heads % self.n_kv_heads):
@@ -266,8 +293,10 @@ class ModelSpec:
                 )
         if self.n_moe_layers < self.n_layers and self.ffn_hidden < 1:
             raise ValidationError(f"{self.name}: dense layers need ffn_hidden >= 1")
-        if self.n_sliding_layers > self.n_layers:
-            raise ValidationError(f"{self.name}: n_sliding_layers exceeds n_layers")
+        if self.n_sliding_layers + self.n_linear_layers > self.n_layers:
+            raise ValidationError(f"{self.name}: n_sliding_layers + n_linear_layers exceeds n_layers")
+        if self.n_linear_layers and min(self.linear_heads, self.linear_head_dim) < 1:
+            raise ValidationError(f"{self.name}: linear-attention layers need linear_heads and linear_head_dim >= 1")
         precision_bytes(self.native_precision)
         if self.dense_precision:
             precision_bytes(self.dense_precision)
@@ -282,9 +311,40 @@ class ModelSpec:
         return self.n_layers - self.n_moe_layers
 
     @property
+    def n_attn_layers(self) -> int:
+        """Layers that run ``attention`` (GQA or MLA, full or sliding) rather than linear attention."""
+        return self.n_layers - self.n_linear_layers
+
+    @property
     def attn_out_dim(self) -> int:
         """Width of the attention output before the o projection."""
         return self.n_q_heads * (self.v_head_dim if self.attention == "mla" else self.head_dim)
+
+    @property
+    def linear_width(self) -> int:
+        """Width of a linear-attention layer's q, k, v and output (heads x head dim)."""
+        return self.linear_heads * self.linear_head_dim
+
+    def linear_attention_params(self) -> int:
+        """Weights of one linear-attention layer: q, k, v and o projections (the output gate is
+        counted by :meth:`gate_params`; short convolutions, decay and beta gates, ~1 %, ignored)."""
+        return 4 * self.hidden * self.linear_width
+
+    def gate_params(self, linear: bool = False) -> int:
+        """The attention output gate of one layer (0 without ``attn_output_gate``)."""
+        if not self.attn_output_gate:
+            return 0
+        return self.hidden * (self.linear_width if linear else self.attn_out_dim)
+
+    def all_attention_params(self) -> int:
+        """Attention weights of all layers: ``attention`` layers, linear ones and output gates."""
+        return (self.n_attn_layers * (self.attention_params() + self.gate_params())
+                + self.n_linear_layers * (self.linear_attention_params() + self.gate_params(linear=True)))
+
+    def linear_state_bytes_per_seq(self) -> float:
+        """Recurrent state one sequence keeps in all linear-attention layers [B]."""
+        return float(self.n_linear_layers * self.linear_heads * self.linear_head_dim ** 2
+                     * LINEAR_STATE_BYTES_PER_ELEM)
 
     def attention_params(self) -> int:
         """Attention weights of one layer (projections only)."""
@@ -300,8 +360,16 @@ class ModelSpec:
         return qkv + self.attn_out_dim * h
 
     def expert_params(self) -> int:
-        """Weights of one routed expert (SwiGLU: gate, up, down)."""
+        """Weights of one routed expert (SwiGLU: gate, up, down; in the latent under LatentMoE)."""
+        return 3 * (self.moe_latent_dim or self.hidden) * self.expert_ffn_hidden
+
+    def shared_expert_params(self) -> int:
+        """Weights of one shared expert (SwiGLU at the full width)."""
         return 3 * self.hidden * self.expert_ffn_hidden
+
+    def latent_params(self) -> int:
+        """LatentMoE down- and up-projections of one MoE layer (0 without a latent)."""
+        return 2 * self.hidden * self.moe_latent_dim
 
     def dense_mlp_params(self) -> int:
         return 3 * self.hidden * self.ffn_hidden
@@ -313,19 +381,19 @@ class ModelSpec:
     def total_params(self) -> int:
         """All weights, from the architecture (norms and biases ignored)."""
         moe = self.n_moe_layers * (
-            self.hidden * self.n_experts
-            + (self.n_experts + self.n_shared_experts) * self.expert_params()
+            self.hidden * self.n_experts + self.n_experts * self.expert_params()
+            + self.n_shared_experts * self.shared_expert_params() + self.latent_params()
         )
-        return int(self.n_layers * self.attention_params() + self.n_dense_layers * self.dense_mlp_params()
+        return int(self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
                    + moe + self.embedding_params())
 
     def active_params(self) -> int:
         """Weights one token touches (routed top-k plus shared experts; lm head, not embedding)."""
         moe = self.n_moe_layers * (
-            self.hidden * self.n_experts
-            + (self.experts_per_token + self.n_shared_experts) * self.expert_params()
+            self.hidden * self.n_experts + self.experts_per_token * self.expert_params()
+            + self.n_shared_experts * self.shared_expert_params() + self.latent_params()
         )
-        return int(self.n_layers * self.attention_params() + self.n_dense_layers * self.dense_mlp_params()
+        return int(self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
                    + moe + self.vocab * self.hidden)
 
     def kv_elems_per_tok_layer(self) -> int:
@@ -341,9 +409,9 @@ class ModelSpec:
         is the average per cached token at that context.
         """
         per_layer = self.kv_elems_per_tok_layer() * kv_bytes_per_elem
-        full = self.n_layers - self.n_sliding_layers
+        full = self.n_attn_layers - self.n_sliding_layers  # linear-attention layers cache nothing
         if context_tok is None or not self.n_sliding_layers:
-            return per_layer * self.n_layers if context_tok is None else per_layer * (
+            return per_layer * self.n_attn_layers if context_tok is None else per_layer * (
                 full + self.n_sliding_layers)
         ctx = np.maximum(np.asarray(context_tok, dtype=float), 1.0)
         win = np.minimum(ctx, self.sliding_window_tok)

@@ -68,22 +68,26 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
     stage = max(int(tp), int(ep))
-    attn = m.n_layers * m.attention_params()
-    dense = m.n_dense_layers * m.dense_mlp_params()
+    attn = m.all_attention_params()
+    dense = m.n_dense_layers * m.dense_mlp_params() + m.n_moe_layers * m.latent_params()
     router = m.n_moe_layers * m.hidden * m.n_experts
-    shared = m.n_moe_layers * m.n_shared_experts * m.expert_params()
+    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params()
+    sb = wb if m.shared_experts_dense else eb
     emb = m.embedding_params()
     routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / (stage / int(ep))
-    return float(((attn + dense + router + emb) * wb / tp + shared * eb / tp + routed * eb) / pp)
+    return float(((attn + dense + router + emb) * wb / tp + shared * sb / tp + routed * eb) / pp)
 
 
 def kv_bytes_per_seq_per_chip(model: ModelSpec, context_tok: Any, *, tp: int = 1, pp: int = 1,
                               kv_precision: str = "bf16") -> np.ndarray:
-    """KV-cache bytes one sequence of ``context_tok`` cached tokens leaves on each chip that holds it [B]."""
+    """KV-cache bytes one sequence of ``context_tok`` cached tokens leaves on each chip that holds it
+    (with linear-attention layers, their fixed recurrent state, split over tensor-parallel heads) [B]."""
     m = model
     ctx = np.asarray(context_tok, dtype=float)
     split = (min(int(tp), m.n_kv_heads) if m.attention == "gqa" else 1) * int(pp)
-    return ctx * m.kv_bytes_per_tok(precision_bytes(kv_precision), ctx) / split
+    # a sequence with nothing cached has no state yet
+    state = (ctx > 0) * m.linear_state_bytes_per_seq() / (min(int(tp), max(m.linear_heads, 1)) * int(pp))
+    return ctx * m.kv_bytes_per_tok(precision_bytes(kv_precision), ctx) / split + state
 
 
 def resident_bytes(model: ModelSpec, *, batch: Any = 1, context_tok: Any = 1024, tp: int = 1,

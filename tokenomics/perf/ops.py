@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from ..specs import ExecutionPlan, ModelSpec
+from ..specs import LINEAR_STATE_BYTES_PER_ELEM, ExecutionPlan, ModelSpec
 
 #: Bytes per activation element (bf16 activations throughout).
 ACT_BYTES = 2.0
@@ -221,6 +221,7 @@ def build_ops(
                       one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped))
 
     L = model.n_layers
+    La = model.n_attn_layers  # layers running ``model.attention`` (the rest: linear attention)
     # ---------------- attention block ------------------------------------------------------
     nq = _shard(model.n_q_heads, tp, "tp")
     if model.attention == "gqa":
@@ -228,22 +229,22 @@ def build_ops(
         hd = model.head_dim
         q_n, kv_n = nq * hd, kv_heads * hd
         if fused:
-            gemm("qkv", L, h, q_n + 2 * kv_n)
+            gemm("qkv", La, h, q_n + 2 * kv_n)
         else:
-            gemm("q", L, h, q_n)
-            gemm("k", L, h, kv_n)
-            gemm("v", L, h, kv_n)
+            gemm("q", La, h, q_n)
+            gemm("k", La, h, kv_n)
+            gemm("v", La, h, kv_n)
         kv_elems_layer = 2 * kv_heads * hd
         qk_dim, v_dim = hd, hd
     else:  # MLA (DeepSeek): latent KV cache, weight absorption at decode
         qk = model.qk_nope_head_dim + model.qk_rope_head_dim
         if model.q_lora_rank:
-            gemm("q_a+kv_a", L, h, model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
-            gemm("q_b", L, model.q_lora_rank, nq * qk)
+            gemm("q_a+kv_a", La, h, model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
+            gemm("q_b", La, model.q_lora_rank, nq * qk)
         else:
-            gemm("q+kv_a", L, h, nq * qk + model.kv_lora_rank + model.qk_rope_head_dim)
+            gemm("q+kv_a", La, h, nq * qk + model.kv_lora_rank + model.qk_rope_head_dim)
         # absorbed kv_b: q_nope @ W_UK and o_latent @ W_UV, per head (weights = kv_b)
-        gemm("kv_b(absorbed)", L, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
+        gemm("kv_b(absorbed)", La, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
              n_gemm=2.0, ref_kernels=2.0 * one)
         kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
         if phase == "prefill":
@@ -255,7 +256,7 @@ def build_ops(
         else:
             qk_dim, v_dim = model.kv_lora_rank + model.qk_rope_head_dim, model.kv_lora_rank
     # attention over the cache (sliding-window layers see at most the window)
-    n_full = L - model.n_sliding_layers
+    n_full = La - model.n_sliding_layers
     for name, count, window in (("attention", n_full, None),
                                 ("attention(sliding)", model.n_sliding_layers, model.sliding_window_tok)):
         if count <= 0:
@@ -274,7 +275,34 @@ def build_ops(
             kv = ba * keys * kv_elems_layer * kv_bytes_per_elem + ba * t * kv_elems_layer * kv_bytes_per_elem
             act = 2 * ma * nq * (qk_dim + v_dim) * ACT_BYTES
             ops.append(Op(name, "attention", count, zero, act, kv, flop, ma, zero, one))
-    gemm("o", L, model.attn_out_dim / tp, h)
+    gemm("o", La, model.attn_out_dim / tp, h)
+    if model.attn_output_gate:
+        gemm("gate(attn out)", La, h, model.attn_out_dim / tp)
+    Ll = model.n_linear_layers
+    if Ll:
+        # linear attention (Kimi Delta Attention): full-rank q, k, v and o projections and a
+        # recurrent state of head_dim^2 per head and sequence instead of a KV cache; decode reads
+        # and writes the state once per step (~10 head_dim^2 FLOP per head and token: decay,
+        # delta-rule update, readout); prefill runs chunks of 64 tokens (+ 4 x 64 x head_dim
+        # FLOP per head and token inside a chunk) and writes the state once
+        d = model.linear_head_dim
+        lh = _shard(model.linear_heads, tp, "tp")
+        lw = lh * d
+        if fused:
+            gemm("qkv(linear)", Ll, h, 3 * lw)
+        else:
+            for nm in ("q(linear)", "k(linear)", "v(linear)"):
+                gemm(nm, Ll, h, lw)
+        state = ba * lh * d * d * LINEAR_STATE_BYTES_PER_ELEM
+        rows = ma  # tokens through the layer on this chip (prefill: the prompts' tokens)
+        per_tok = 10.0 * lh * d * d + (4.0 * 64 * lh * d if phase == "prefill" else 0.0)
+        kv = state * (1.0 if phase == "prefill" else 2.0)
+        act = 4 * rows * lw * ACT_BYTES
+        ops.append(Op("linear attention", "attention_prefill" if phase == "prefill" else "attention", Ll,
+                      zero, one * act, one * kv, one * rows * per_tok, ma, zero, one))
+        gemm("o(linear)", Ll, lw, h)
+        if model.attn_output_gate:
+            gemm("gate(linear out)", Ll, h, lw)
     # norms, residual adds, rope, cache writes: activation traffic only
     ops.append(Op("norms+residual", "elementwise", L, zero, 8 * ma * h * ACT_BYTES, zero, 10 * ma * h,
                   ma, zero, zero))
@@ -306,10 +334,14 @@ def build_ops(
             routed = m * k / ep
             rows_per_exp = np.where(n_exp > 0, routed / np.maximum(n_exp, 1e-12), 0.0)[()]
         touched_local = n_exp
-        w = n_exp * 3.0 * h * ef * eb
+        hx = model.moe_latent_dim or h  # LatentMoE: experts run in the latent
+        if model.moe_latent_dim:
+            gemm("latent down", nmoe, h, hx / tp)
+            gemm("latent up", nmoe, hx / tp, h)
+        w = n_exp * 3.0 * hx * ef * eb
         rows_total = n_exp * rows_per_exp
-        flop = 2.0 * rows_total * 3.0 * h * ef
-        act = rows_total * (2 * h + 3 * ef) * ACT_BYTES
+        flop = 2.0 * rows_total * 3.0 * hx * ef
+        act = rows_total * (2 * hx + 3 * ef) * ACT_BYTES
         gemms_per_expert = 2.0 if fused else 3.0
         if plan.expert_compute == "touched" and not engine:
             # experts that got >= 2 tokens run tiled GEMMs, the others GEMVs (binomial routing)
@@ -322,7 +354,8 @@ def build_ops(
         ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
         if model.n_shared_experts:
             sf = _shard(model.n_shared_experts * ef, tp, "tp")
-            gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one, bytes_per_param=eb)
+            gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one,
+                 bytes_per_param=wb if model.shared_experts_dense else eb)
     # ---------------- embedding and lm head --------------------------------------------------
     if model.vocab:
         v = _shard(model.vocab, tp, "tp")

@@ -92,11 +92,12 @@ class SpecDecode:
 
     def draft_model(self, target: ModelSpec) -> ModelSpec:
         """The draft module as a :class:`ModelSpec`: ``draft_layers`` layers of the target
-        (MoE if the target's last layers are), sharing its vocabulary and lm head."""
+        (MoE if the target's last layers are; full attention of the target's kind, as MTP layers
+        are, even in a hybrid with linear-attention layers), sharing its vocabulary and lm head."""
         n = int(self.draft_layers)
         return replace(target, name=f"{target.name}-draft{n}", n_layers=n,
                        n_moe_layers=min(n, target.n_moe_layers),
-                       n_sliding_layers=min(target.n_sliding_layers, n),
+                       n_sliding_layers=min(target.n_sliding_layers, n), n_linear_layers=0,
                        display_name=f"{self.method} draft of {target.name}")
 
     def replace(self, **changes: Any) -> "SpecDecode":

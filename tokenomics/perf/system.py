@@ -223,9 +223,9 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     Examples
     --------
     >>> from tokenomics.catalog import model
-    >>> mean, mx = expert_load(model("kimi-k3"), 1, 128)   # 8 of 768 experts over 128 chips
-    >>> round(float(mean), 4), round(float(mx), 2)
-    (0.0625, 1.19)
+    >>> mean, mx = expert_load(model("kimi-k3"), 1, 128)   # 16 of 896 experts, 7 per chip
+    >>> round(float(mean), 4), round(float(mx), 2)         # mean 7 x 16 / 896
+    (0.125, 1.58)
     """
     from scipy.stats import binom
 
@@ -333,9 +333,10 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     dense, expert = component_precisions(m, weight_precision)
     wb, eb = precision_bytes(dense), precision_bytes(expert)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
-    base = (m.n_layers * m.attention_params() + m.n_dense_layers * m.dense_mlp_params()
-            + m.n_moe_layers * m.hidden * m.n_experts + m.vocab * m.hidden) * wb
-    experts = m.n_moe_layers * (m.n_shared_experts + expected_experts_touched(m, tok)) * m.expert_params() * eb
+    base = (m.all_attention_params() + m.n_dense_layers * m.dense_mlp_params()
+            + m.n_moe_layers * (m.hidden * m.n_experts + m.latent_params()) + m.vocab * m.hidden) * wb
+    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params() * (wb if m.shared_experts_dense else eb)
+    experts = shared + m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params() * eb
     kv = np.asarray(batch, dtype=float) * kv_bytes_per_seq_per_chip(m, context_tok, kv_precision=kv_precision)
     return base + experts + kv
 
@@ -369,10 +370,11 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     if counts["all_to_all"]:
         k = max(m.experts_per_token, 1)
         tok_chip = stage / parallel.stage_chips
+        width = m.moe_latent_dim or m.hidden  # LatentMoE dispatches the latent
         a2a = m.n_moe_layers * (
-            comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * DISPATCH_BYTES, parallel.stage_chips,
+            comm.collective_time_s("all_to_all", tok_chip * k * width * DISPATCH_BYTES, parallel.stage_chips,
                                    sys_, a2a_impl)
-            + comm.collective_time_s("all_to_all", tok_chip * k * m.hidden * ACT_BYTES, parallel.stage_chips,
+            + comm.collective_time_s("all_to_all", tok_chip * k * width * ACT_BYTES, parallel.stage_chips,
                                      sys_, a2a_impl))
     gather = (counts["allgather"] * comm.collective_time_s(
         "allgather", np.asarray(logit_rows, dtype=float) * m.vocab * ACT_BYTES, tp, sys_, ar_impl)
