@@ -96,10 +96,10 @@ def test_hybrid_linear_attention_ops_hand():
     from tokenomics.specs import plan
 
     ops = {o.name: o for o in build_ops(K3, plan("graph"), batch=2, context_tok=1000)}
-    # 69 KDA layers read and write each sequence's 96 x 128 x 128 BF16 state once per step,
+    # 69 KDA layers read and write each sequence's 96 x 128 x 128 FP32 state once per step,
     # whatever the context; the 24 MLA layers read the 576-element latent of every cached token
     lin = ops["linear attention"]
-    assert lin.count == 69 and float(lin.kv_bytes) == pytest.approx(2 * 96 * 128 * 128 * 2 * 2)
+    assert lin.count == 69 and float(lin.kv_bytes) == pytest.approx(2 * 96 * 128 * 128 * 4 * 2)
     att = ops["attention"]
     assert att.count == 24 and float(att.kv_bytes) == pytest.approx(2 * (1000 + 1) * 576 * 2)
     # LatentMoE: routed experts in the 3,584 latent (16 of 896 per token), behind 7168 -> 3584
@@ -117,8 +117,8 @@ def test_weights_per_chip_hand():
     dense = (K3.total_params() - 92 * 896 * 3 * 3072 * 3584) * 2
     assert m["weights_bytes"] == pytest.approx((routed + dense) / 16)
     # KV: the 24 MLA layers' latent (576 elements x 2 B x 8192 tokens, not split by TP) plus
-    # the 69 KDA layers' state (96 heads x 128 x 128 x 2 B, split over the 16 TP ranks)
-    assert float(m["kv_bytes"]) == pytest.approx(576 * 2 * 24 * 8192 + 69 * 96 * 128 * 128 * 2 / 16)
+    # the 69 KDA layers' state (96 heads x 128 x 128 x 4 B, FP32, split over the 16 TP ranks)
+    assert float(m["kv_bytes"]) == pytest.approx(576 * 2 * 24 * 8192 + 69 * 96 * 128 * 128 * 4 / 16)
 
 
 def test_kimi_k3_does_not_fit_one_dgx_h100():

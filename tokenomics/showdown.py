@@ -241,7 +241,7 @@ def showdown() -> ShowdownResult:
                  "within_tolerance": bool(abs(hbm / 1.5e12 - 1) <= TOLERANCE_FRAC),
                  "note": "every expert touched (large batch), weights only (MXFP4 routed experts, "
                          "BF16 elsewhere, as the checkpoint stores them); KV adds batch x context "
-                         "x 28 kB (24 MLA layers) and each sequence a 217 MB linear-attention state"})
+                         "x 28 kB (24 MLA layers) and each sequence a 434 MB FP32 linear-attention state"})
     # symmetric-memory all-reduce speed-up at a decode-sized message on the SD200 fabric
     s = _system("sd200-ultra")
     msg = 7168 * 2.0

@@ -33,9 +33,10 @@ PRECISION_BYTES: dict[str, float] = {
 }
 
 
-#: Bytes per element of a linear-attention layer's recurrent state (ASSUMPTION: the engines'
-#: default, the model dtype, BF16; vLLM ``--mamba-ssm-cache-dtype auto``; float32 would double it).
-LINEAR_STATE_BYTES_PER_ELEM = 2.0
+#: Bytes per element of a linear-attention layer's recurrent state: FP32, as TensorRT-LLM forces
+#: it for Kimi K3 ("KDA recurrent state must be fp32", NVIDIA/TensorRT-LLM PR 17332, 2026-08-07;
+#: the fla KDA kernels carry the state in fp32).
+LINEAR_STATE_BYTES_PER_ELEM = 4.0
 
 
 def precision_bytes(name: str) -> float:
@@ -212,7 +213,7 @@ class ModelSpec:
         Hybrid models (Kimi K3, Kimi Linear): layers that run linear attention (Kimi Delta
         Attention) instead of ``attention``, with ``linear_heads`` heads of ``linear_head_dim``.
         They hold no KV cache but a fixed ``linear_head_dim^2`` state per head and sequence
-        (:data:`LINEAR_STATE_BYTES_PER_ELEM`); q, k, v and o are full-rank projections.
+        (FP32, :data:`LINEAR_STATE_BYTES_PER_ELEM`); q, k, v and o are full-rank projections.
     attn_output_gate : bool
         Every layer gates its attention output with a ``hidden -> attn width`` projection
         (Kimi K3's ``g_proj``).
