@@ -368,6 +368,11 @@ class ModelSpec:
         """Weights of one shared expert (SwiGLU at the full width)."""
         return 3 * self.hidden * self.expert_ffn_hidden
 
+    def shared_bytes_per_param(self, dense_bytes: float, expert_bytes: float) -> float:
+        """Storage of the shared experts [B per element]: the dense weights' with
+        ``shared_experts_dense``, else the routed experts'."""
+        return dense_bytes if self.shared_experts_dense else expert_bytes
+
     def latent_params(self) -> int:
         """LatentMoE down- and up-projections of one MoE layer (0 without a latent)."""
         return 2 * self.hidden * self.moe_latent_dim
@@ -379,23 +384,23 @@ class ModelSpec:
         """Embedding plus lm head (counted once when tied)."""
         return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
 
+    def non_expert_params(self) -> int:
+        """Weights every token reads whatever the routing, embeddings excluded: attention (all
+        layers), dense MLPs, and in MoE layers the router and the LatentMoE projections."""
+        return (self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
+                + self.n_moe_layers * (self.hidden * self.n_experts + self.latent_params()))
+
     def total_params(self) -> int:
         """All weights, from the architecture (norms and biases ignored)."""
-        moe = self.n_moe_layers * (
-            self.hidden * self.n_experts + self.n_experts * self.expert_params()
-            + self.n_shared_experts * self.shared_expert_params() + self.latent_params()
-        )
-        return int(self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
-                   + moe + self.embedding_params())
+        experts = self.n_moe_layers * (self.n_experts * self.expert_params()
+                                       + self.n_shared_experts * self.shared_expert_params())
+        return int(self.non_expert_params() + experts + self.embedding_params())
 
     def active_params(self) -> int:
         """Weights one token touches (routed top-k plus shared experts; lm head, not embedding)."""
-        moe = self.n_moe_layers * (
-            self.hidden * self.n_experts + self.experts_per_token * self.expert_params()
-            + self.n_shared_experts * self.shared_expert_params() + self.latent_params()
-        )
-        return int(self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
-                   + moe + self.vocab * self.hidden)
+        experts = self.n_moe_layers * (self.experts_per_token * self.expert_params()
+                                       + self.n_shared_experts * self.shared_expert_params())
+        return int(self.non_expert_params() + experts + self.vocab * self.hidden)
 
     def kv_elems_per_tok_layer(self) -> int:
         """KV-cache elements one token stores in one layer."""

@@ -68,14 +68,11 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
     stage = max(int(tp), int(ep))
-    attn = m.all_attention_params()
-    dense = m.n_dense_layers * m.dense_mlp_params() + m.n_moe_layers * m.latent_params()
-    router = m.n_moe_layers * m.hidden * m.n_experts
     shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params()
-    sb = wb if m.shared_experts_dense else eb
-    emb = m.embedding_params()
+    sb = m.shared_bytes_per_param(wb, eb)
     routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / (stage / int(ep))
-    return float(((attn + dense + router + emb) * wb / tp + shared * sb / tp + routed * eb) / pp)
+    return float(((m.non_expert_params() + m.embedding_params()) * wb / tp + shared * sb / tp
+                  + routed * eb) / pp)
 
 
 def kv_bytes_per_seq_per_chip(model: ModelSpec, context_tok: Any, *, tp: int = 1, pp: int = 1,

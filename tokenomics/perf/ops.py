@@ -294,12 +294,10 @@ def build_ops(
             for nm in ("q(linear)", "k(linear)", "v(linear)"):
                 gemm(nm, Ll, h, lw)
         state = ba * lh * d * d * LINEAR_STATE_BYTES_PER_ELEM
-        rows = ma  # tokens through the layer on this chip (prefill: the prompts' tokens)
         per_tok = 10.0 * lh * d * d + (4.0 * 64 * lh * d if phase == "prefill" else 0.0)
         kv = state * (1.0 if phase == "prefill" else 2.0)
-        act = 4 * rows * lw * ACT_BYTES
         ops.append(Op("linear attention", "attention_prefill" if phase == "prefill" else "attention", Ll,
-                      zero, one * act, one * kv, one * rows * per_tok, ma, zero, one))
+                      zero, one * 4 * ma * lw * ACT_BYTES, one * kv, one * ma * per_tok, ma, zero, one))
         gemm("o(linear)", Ll, lw, h)
         if model.attn_output_gate:
             gemm("gate(linear out)", Ll, h, lw)
@@ -355,7 +353,7 @@ def build_ops(
         if model.n_shared_experts:
             sf = _shard(model.n_shared_experts * ef, tp, "tp")
             gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one,
-                 bytes_per_param=wb if model.shared_experts_dense else eb)
+                 bytes_per_param=model.shared_bytes_per_param(wb, eb))
     # ---------------- embedding and lm head --------------------------------------------------
     if model.vocab:
         v = _shard(model.vocab, tp, "tp")

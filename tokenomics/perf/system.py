@@ -333,9 +333,8 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     dense, expert = component_precisions(m, weight_precision)
     wb, eb = precision_bytes(dense), precision_bytes(expert)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
-    base = (m.all_attention_params() + m.n_dense_layers * m.dense_mlp_params()
-            + m.n_moe_layers * (m.hidden * m.n_experts + m.latent_params()) + m.vocab * m.hidden) * wb
-    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params() * (wb if m.shared_experts_dense else eb)
+    base = (m.non_expert_params() + m.vocab * m.hidden) * wb
+    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params() * m.shared_bytes_per_param(wb, eb)
     experts = shared + m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params() * eb
     kv = np.asarray(batch, dtype=float) * kv_bytes_per_seq_per_chip(m, context_tok, kv_precision=kv_precision)
     return base + experts + kv
