@@ -86,7 +86,8 @@ def test_showdown_costs_equal_price_of_the_same_deployment():
     c = showdown.costs(batches=(1, 8))
     dep = showdown.scenario_deployment("tpu-v7-megakernel")
     cm, _ = showdown._showdown_cost("tpu-v7")
-    r = chain.price(deployment=dep, batch=np.array([1.0, 8.0]), context_tok=8192, cost=cm,
+    r = chain.price(deployment=dep, batch=np.array([1.0, 8.0]),
+                    context_tok=8192, cost=cm,
                     power=power_model("tpu-v7"), margin_frac=0.0, utilization_frac=1.0)
     got = c[c["system"] == "tpu-v7-16"]["usd_per_m_output_tok"].to_numpy()
     assert np.allclose(got, r.usd_per_m_output_tok, rtol=1e-12)

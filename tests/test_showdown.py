@@ -34,6 +34,41 @@ def test_scenarios_use_one_spec_and_the_article_claims():
     assert claims["gb200-16"] == ("tok_per_s_per_user", 452.0)
 
 
+def test_tpu_and_gb200_run_the_published_benchmark_setting():
+    """github:Inferact/tpu-megakernels: DSpark with one anchor and seven draft rows at a fixed
+    acceptance length of 6 (README; scripts/benchmark_kimi_dspark.sh), 1-token prompts decoding
+    1,000 tokens (mean context ~512); the TPU kernel's TP32-over-cores layout (experts in 8
+    groups of 112, each split over 2 chips) with FP8 gate/up experts (kimi/load.py)."""
+    scs = sd.scenarios()
+    for name in ("tpu-v7-megakernel", "gb200-16"):
+        sc = scs[name]
+        assert (sc.spec_gamma, sc.spec_acceptance_length, sc.context_tok) == (7, 6.0, 512.0)
+        r = sd.run_scenario(sc)
+        assert r.tokens_per_step == pytest.approx(6.0) and r.spec.block
+        assert r.spec.draft_model(r.model).name == "kimi-k3-dspark"
+    tpu = scs["tpu-v7-megakernel"]
+    assert (tpu.tp, tpu.ep, tpu.expert_precision) == (16, 8, "fp8-mxfp4")
+    # the supernode scenarios keep the 8K benchmark setting and the checkpoint's experts
+    assert scs["sd200-ultra"].context_tok == 8192.0 and scs["sd200-ultra"].expert_precision is None
+
+
+def test_measured_points_are_predicted_and_compared():
+    """datasets/megakernel_bench.csv (Inferact's figures): 12 published points, each predicted
+    with its own batch and acceptance length; the sweep is one vectorized call per system."""
+    m = sd.measured()
+    assert len(m) == 12 and m["predicted_tok_per_s"].notna().all()
+    assert np.allclose(m["error_frac"], m["predicted_tok_per_s"] / m["measured_tok_per_s"] - 1)
+    tpu6 = m[(m.system == "tpu-v7-16") & (m.spec == "dspark") & (m.acceptance_length == 6)]
+    res = sd.showdown().results["tpu-v7-megakernel"]
+    assert float(tpu6["predicted_tok_per_s"].iloc[0]) == pytest.approx(float(np.asarray(res.tok_per_s_per_user)))
+    # a fixed acceptance length scales accepted tokens/s at the same step time: AL3 = AL6 / 2
+    al3 = m[(m.system == "tpu-v7-16") & (m.acceptance_length == 3)]["predicted_tok_per_s"].iloc[0]
+    assert al3 == pytest.approx(float(tpu6["predicted_tok_per_s"].iloc[0]) / 2)
+    # more users never lower the system's throughput
+    for _, g in m[m.spec == "none"].groupby("system"):
+        assert np.all(np.diff(g.sort_values("batch")["predicted_tok_per_s"].to_numpy()) > 0)
+
+
 def test_figures_report_error_and_verdict_consistently(res):
     f = res.to_frame()
     assert {"system", "metric", "claimed", "predicted", "error_frac"} <= set(f.columns)

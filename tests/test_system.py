@@ -107,7 +107,7 @@ def test_hybrid_linear_attention_ops_hand():
     assert ops["latent down"].count == 92 and float(ops["latent down"].weight_bytes) == pytest.approx(7168 * 3584 * 2)
     assert float(K3.expert_params()) == 3 * 3584 * 3072
     # the draft module of a hybrid is a full-attention layer (as MTP layers are)
-    assert SpecDecode("dspark", 4, 0.778, 1).draft_model(K3).n_linear_layers == 0
+    assert SpecDecode("mtp", 1, 0.875, 1).draft_model(K3).n_linear_layers == 0
 
 
 def test_weights_per_chip_hand():
@@ -269,3 +269,66 @@ def test_system_prefill_adds_collectives_to_sharded_compute():
                          weight_precision="fp8")
     assert float(tp8.comm_s) > 0
     assert float(tp8.step_time_s) == pytest.approx(float(tp8.compute_s + tp8.comm_s), rel=1e-12)
+
+
+def test_shared_experts_split_over_tp_whatever_the_experts_split():
+    """DeepSeek-V3 at TP8 without EP: routed experts are TP-split 8 ways inside each expert, and
+    the one shared expert (3 x 7168 x 2048 FP8 per MoE layer) is split 8 ways too, not 64
+    (hand: 58 layers x 3 x 7168 x 2048 x 1 B / 8)."""
+    from tokenomics.catalog import model
+    from tokenomics.perf.ops import build_ops
+    from tokenomics.specs import plan
+
+    ds = model("deepseek-v3")
+    ops = {o.name: o for o in build_ops(ds, plan("graph"), batch=1, context_tok=1024, tp=8, ep=1,
+                                        weight_bytes_per_param=1.0)}
+    assert float(ops["shared_expert"].weight_bytes) * ops["shared_expert"].count == pytest.approx(
+        58 * 3 * 7168 * 2048 * 1.0 / 8)
+
+
+def test_expert_imbalance_of_experts_split_over_two_chips_is_halved():
+    """The busiest chip's extra expert read: EP8 groups of 112 experts, each expert split over 2
+    of the 16 chips, read half an expert per extra expert of its group (expert_load at ep=8)."""
+    from tokenomics.perf.system import expert_load
+
+    s = system("tpu-v7-16")
+    r = system_step(s, K3, "megakernel", ParallelPlan(tp=16, ep=8), batch=1, context_tok=512,
+                    ar_impl="ici_xla", overlap="prefetch")
+    mean, emax = expert_load(K3, 1, 8)
+    rate = s.accelerator.hbm_bytes_per_s * r.core.profile.weight_bw_frac
+    read = 92 * float(emax - mean) * K3.expert_params() / 2 * 4.25 / 8 / rate
+    skew = float(r.imbalance_s) - read
+    assert read > 0 and skew >= -1e-12
+    r16 = system_step(s, K3, "megakernel", ParallelPlan(tp=16, ep=16), batch=1, context_tok=512,
+                      ar_impl="ici_xla", overlap="prefetch")
+    assert float(r.imbalance_s) < float(r16.imbalance_s)
+
+
+def test_forward_bytes_follow_the_expert_precision():
+    """Every K3 expert touched: the routed experts' bytes move by 92 x 896 x 3 x 3072 x 3584
+    params x (0.8542 - 0.53125) B from MXFP4 to the TPU kernel's FP8 gate/up (hand)."""
+    from tokenomics.perf.system import forward_hbm_bytes
+
+    a = float(forward_hbm_bytes(K3, batch=1e6, context_tok=0))
+    b = float(forward_hbm_bytes(K3, batch=1e6, context_tok=0, expert_precision="fp8-mxfp4"))
+    per = (2 * (1 + 2 / 128) + 4.25 / 8) / 3 - 4.25 / 8
+    assert b - a == pytest.approx(92 * 896 * 3 * 3072 * 3584 * per, rel=1e-9)
+
+
+def test_block_draft_costs_one_step_of_the_draft_over_gamma_plus_one_rows():
+    """DSpark drafts with kimi-k3-dspark in one 8-row forward (7 drafts + anchor), on the TP16
+    chips; a sequential draft would pay 7 one-row steps."""
+    s = system("tpu-v7-16")
+    kw = dict(ar_impl="ici_xla", overlap="prefetch", context_tok=512)
+    spec = SpecDecode.from_acceptance_length(6.0, 7, method="dspark", block=True)
+    r = system_step(s, K3, "megakernel", ParallelPlan(tp=16, ep=8), batch=1, spec=spec, **kw)
+    rows = SpecDecode("block", 7, spec.alpha, 0)  # a model-free draft: only the 8-row step
+    d = system_step(s, "kimi-k3-dspark", "megakernel", ParallelPlan(tp=16), batch=1, spec=rows,
+                    check_memory=False, **kw)
+    assert float(r.draft_s) == pytest.approx(float(d.step_time_s)) and float(d.draft_s) == 0
+    assert r.tokens_per_step == pytest.approx(6.0)
+    seq = system_step(s, K3, "megakernel", ParallelPlan(tp=16, ep=8), batch=1,
+                      spec=spec.replace(block=False), **kw)
+    one = system_step(s, "kimi-k3-dspark", "megakernel", ParallelPlan(tp=16), batch=1,
+                      check_memory=False, **kw)
+    assert float(seq.draft_s) == pytest.approx(7 * float(one.step_time_s))

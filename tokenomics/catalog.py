@@ -105,6 +105,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     "systems": DatasetInfo("systems.csv", "Multi-chip systems: chip, count, scale-up topology, link bandwidth, hop latency.", index="name", required=("name", "accelerator", "n_chips", "topology", "link_bytes_per_s", "source", "as_of")),
     "collectives": DatasetInfo("collectives.csv", "Measured collective latencies (NCCL, custom, symmetric-memory all-reduce; DeepEP all-to-all) used to fit the alpha-beta model.", index=None, required=("impl", "collective", "algo", "n_chips", "message_bytes", "latency_s", "link_bytes_per_s", "source", "as_of")),
     "plan_params": DatasetInfo("plan_params.csv", "Every parameter of the Kimi K3 showdown scenarios, with source or explicit assumption.", index=None, required=("scenario", "param", "value", "kind", "source", "as_of")),
+    "megakernel_bench": DatasetInfo("megakernel_bench.csv", "Published Kimi K3 decode throughput behind the showdown's TPU v7 and GB200 figures (Inferact's benchmark: batch 1-8 without speculation; DSpark at fixed acceptance lengths).", index=None, required=("scenario", "system", "batch", "spec", "spec_gamma", "acceptance_length", "context_tok", "measured_tok_per_s", "kind", "source", "as_of")),
     "chip_microbench": DatasetInfo(
         "chip_microbench.csv",
         "Measured ceilings per accelerator (HBM read bandwidth, large-GEMM FLOP/s, all-reduce bus bandwidth).",

@@ -107,7 +107,8 @@ def _spec(spec: Any):
         df = load("plan_params")
         c = dict(zip(df.loc[df["scenario"] == "common", "param"], df.loc[df["scenario"] == "common", "value"]))
         return SpecDecode("dspark", int(float(c["dspark_gamma"])), float(c["dspark_alpha"]),
-                          int(float(c["dspark_draft_layers"])))
+                          int(float(c["dspark_draft_layers"])),
+                          block=str(c.get("dspark_block", "false")).strip().lower() == "true")
     if text in SPEC_PRESETS:
         m, g, a, layers = SPEC_PRESETS[text]
         return SpecDecode(m, g, a, layers)

@@ -19,7 +19,10 @@ from .errors import ValidationError, unknown_name
 #: Bytes per stored element for each precision name. ``mxfp4`` counts the shared 8-bit scale of
 #: each 32-element block (4 + 8/32 = 4.25 bits; OCP Microscaling Formats spec v1.0); ``nvfp4``
 #: an FP8 scale per 16 elements (4 + 8/16 = 4.5 bits; NVIDIA's NVFP4, Blackwell). ``fp4`` is the
-#: bare 4-bit format (no scales).
+#: bare 4-bit format (no scales). ``fp8-mxfp4`` is an MoE expert stored as the TPU Kimi K3
+#: megakernel holds it: gate and up projections reblocked losslessly from MXFP4 into FP8 with a
+#: BF16 scale per 128-element block, the down projection left MXFP4 (github:Inferact/
+#: tpu-megakernels, kimi/load.py and kimi/decode_megakernel.py): ``(2 x (1 + 2/128) + 4.25/8) / 3``.
 PRECISION_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
@@ -30,6 +33,7 @@ PRECISION_BYTES: dict[str, float] = {
     "nvfp4": 4.5 / 8,
     "fp4": 0.5,
     "int4": 0.5,
+    "fp8-mxfp4": (2 * (1 + 2 / 128) + 4.25 / 8) / 3,
 }
 
 
@@ -148,7 +152,8 @@ class Accelerator:
                  # and run FP8 tensor cores (TensorRT-LLM's W4A8 MXFP4 MoE on Hopper)
                  "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
                  "nvfp4": ["peak_fp4_flop_per_s"],
-                 "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"]}
+                 "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"],
+                 "fp8-mxfp4": ["peak_fp8_flop_per_s"]}
         for f in order.get(precision, []):
             if not math.isnan(_nan(getattr(self, f))):
                 return f

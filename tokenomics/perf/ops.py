@@ -351,7 +351,9 @@ def build_ops(
             n_gemm = gemms_per_expert * np.where(rows_per_exp >= 1.5, 1.0, 0.0)[()] * one
         ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
         if model.n_shared_experts:
-            sf = _shard(model.n_shared_experts * ef, tp, "tp")
+            # shared experts are tensor-parallel over the attention group, whatever the routed
+            # experts' split
+            sf = _shard(model.n_shared_experts * model.expert_ffn_hidden, tp, "tp")
             gemm("shared_expert", nmoe, h, 3 * sf, n_gemm=2.0, ref_kernels=2.0 * one,
                  bytes_per_param=model.shared_bytes_per_param(wb, eb))
     # ---------------- embedding and lm head --------------------------------------------------

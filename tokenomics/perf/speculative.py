@@ -7,9 +7,17 @@ https://arxiv.org/abs/2211.17192)
 
     E = (1 - alpha**(gamma + 1)) / (1 - alpha)        (E = gamma + 1 when alpha = 1)
 
-The verify step costs what the performance core says a ``gamma + 1``-token step costs; the draft
-costs ``gamma`` sequential steps of a draft module (MTP / DSpark style: ``draft_layers`` layers of
-the target's own architecture plus its lm head, on the same chips).
+The verify step costs what the performance core says a ``gamma + 1``-token step costs. The draft
+runs on the same chips and is one of:
+
+- a catalogued draft model (``draft``), e.g. ``kimi-k3-dspark``, the published DSpark draft of
+  Kimi K3; the method's draft for a target is found as ``<target>-<method>`` in ``models.csv``;
+- otherwise ``draft_layers`` layers of the target's own architecture plus its lm head (MTP heads);
+- no model at all when ``draft_layers`` is 0 (prompt lookup / n-gram drafting).
+
+Sequential drafts (MTP, EAGLE) pay ``gamma`` one-token draft steps; a block draft (``block``:
+DFlash / DSpark, an anchor token followed by ``gamma`` mask tokens in one forward) pays one
+``gamma + 1``-row step of the draft.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from ..errors import ValidationError
 from ..specs import ModelSpec
 
 
@@ -67,18 +76,63 @@ class SpecDecode:
     alpha : float
         Per-token acceptance rate [fraction].
     draft_layers : int
-        Transformer layers of the draft module (MTP and DSpark heads: 1).
+        Transformer layers of the target used as the draft module when no catalogued draft model
+        applies (MTP heads: 1); 0 = a draft without a model (prompt lookup).
+    block : bool
+        The draft proposes all ``gamma`` tokens in one forward over ``gamma + 1`` rows (DFlash,
+        DSpark) instead of ``gamma`` sequential one-token steps.
+    draft : str or None
+        A ``models.csv`` model to draft with. ``None``: ``<target>-<method>`` when catalogued,
+        else ``draft_layers`` layers of the target.
     """
 
     method: str = "dspark"
     gamma: int = 4
     alpha: float = 0.778
     draft_layers: int = 1
+    block: bool = False
+    draft: str | None = None
 
     def __post_init__(self) -> None:
         v.count(self.gamma, "gamma", minimum=0)
         v.fraction(self.alpha, "alpha")
-        v.count(self.draft_layers, "draft_layers")
+        v.count(self.draft_layers, "draft_layers", minimum=0)
+
+    @classmethod
+    def from_acceptance_length(cls, acceptance_length: float, gamma: int, **fields: Any) -> "SpecDecode":
+        """The setting whose expected tokens per verify step equal a published acceptance length.
+
+        Parameters
+        ----------
+        acceptance_length : float
+            Tokens emitted per verify step (accepted drafts plus the target's own) [tokens], in
+            ``[1, gamma + 1]``.
+        gamma : int
+            Draft tokens per step [tokens].
+        **fields
+            Other :class:`SpecDecode` fields (``method``, ``block``, ...).
+
+        Examples
+        --------
+        >>> s = SpecDecode.from_acceptance_length(3.0, 1)   # alpha = 1: both positions kept
+        Traceback (most recent call last):
+        ...
+        tokenomics.errors.ValidationError: acceptance_length 3.0 outside [1, gamma + 1] = [1, 2]
+        >>> round(SpecDecode.from_acceptance_length(1.875, 3).alpha, 6)   # (1 - 0.5^4) / 0.5
+        0.5
+        """
+        v.count(gamma, "gamma", minimum=0)
+        al = v.positive(acceptance_length, "acceptance_length")
+        g = int(gamma)
+        if not 1.0 <= float(al) <= g + 1:
+            raise ValidationError(f"acceptance_length {float(al)} outside [1, gamma + 1] = [1, {g + 1}]")
+        if float(al) == g + 1:  # every draft accepted
+            return cls(gamma=g, alpha=1.0, **fields)
+        lo, hi = 0.0, 1.0  # E(alpha) is increasing in alpha: bisection to float precision
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if float(expected_tokens_per_step(mid, g)) < float(al) else (lo, mid)
+        return cls(gamma=g, alpha=0.5 * (lo + hi), **fields)
 
     @property
     def tokens_per_step(self) -> float:
@@ -90,11 +144,41 @@ class SpecDecode:
         """Positions the target computes per step, ``gamma + 1``."""
         return int(self.gamma) + 1
 
-    def draft_model(self, target: ModelSpec) -> ModelSpec:
-        """The draft module as a :class:`ModelSpec`: ``draft_layers`` layers of the target
-        (MoE if the target's last layers are; full attention of the target's kind, as MTP layers
-        are, even in a hybrid with linear-attention layers), sharing its vocabulary and lm head."""
+    @property
+    def draft_rows(self) -> int:
+        """Rows of one draft forward: ``gamma + 1`` for a block draft, else 1 [tokens]."""
+        return int(self.gamma) + 1 if self.block else 1
+
+    @property
+    def draft_passes(self) -> int:
+        """Draft forwards per verify step: 1 for a block draft, else ``gamma``."""
+        return 1 if self.block else int(self.gamma)
+
+    def catalogued_draft(self, target: ModelSpec) -> str | None:
+        """Name of the draft's own ``models.csv`` model (``draft``, else ``<target>-<method>``
+        when catalogued), or ``None`` when the draft is built from the target."""
+        from ..catalog import model_names
+
+        if self.draft is not None:
+            return self.draft
+        own = f"{target.name}-{self.method}"
+        return own if own in model_names() else None
+
+    def draft_model(self, target: ModelSpec) -> ModelSpec | None:
+        """The draft module as a :class:`ModelSpec`, or ``None`` for a draft without a model.
+
+        ``draft`` or the catalogued ``<target>-<method>`` when there is one; otherwise
+        ``draft_layers`` layers of the target (MoE if the target's last layers are; full attention
+        of the target's kind, as MTP layers are, even in a hybrid with linear-attention layers),
+        sharing its vocabulary and lm head."""
+        from ..catalog import model as _model
+
+        own = self.catalogued_draft(target)
+        if own is not None:
+            return _model(own)
         n = int(self.draft_layers)
+        if n == 0:
+            return None
         return replace(target, name=f"{target.name}-draft{n}", n_layers=n,
                        n_moe_layers=min(n, target.n_moe_layers),
                        n_sliding_layers=min(target.n_sliding_layers, n), n_linear_layers=0,

@@ -322,7 +322,7 @@ def expert_skew_s(core: Any, model: ModelSpec, ep: int, balancing: str = "none")
 
 def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any = 4096,
                       tokens_per_step: Any = 1, weight_precision: str | None = None,
-                      kv_precision: str = "bf16") -> np.ndarray:
+                      kv_precision: str = "bf16", expert_precision: str | None = None) -> np.ndarray:
     """HBM bytes one forward pass reads over the whole system [B], independent of sharding.
 
     Weights touched (every non-expert weight, shared experts, the expected distinct routed
@@ -330,7 +330,7 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     With a large batch every expert is touched and this tends to all weights + KV.
     """
     m = model if isinstance(model, ModelSpec) else _model_lookup(model)
-    dense, expert = component_precisions(m, weight_precision)
+    dense, expert = component_precisions(m, weight_precision, expert_precision)
     wb, eb = precision_bytes(dense), precision_bytes(expert)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
     base = (m.non_expert_params() + m.vocab * m.hidden) * wb
@@ -501,7 +501,8 @@ def system_step(
         mean, emax = expert_load(m, b_mb * t_verify, ep)
         wbytes = precision_bytes(component_precisions(m, weight_precision, expert_precision)[1])
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
-        imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() * wbytes / rate
+        expert_tp = parallel.stage_chips / ep  # each expert split over this many chips
+        imbalance_s = m.n_moe_layers * (emax - mean) * m.expert_params() / expert_tp * wbytes / rate
     # ... and, routing being skewed, more routed tokens than the mean (compute of its experts)
     skew_s = expert_skew_s(core, m, ep, expert_balance)
     read_imbalance_s = imbalance_s  # memory time (what overlap can hide behind)
@@ -534,13 +535,23 @@ def system_step(
     exposed = comm_s - overlap_s
 
     draft_s = 0 * compute
-    if spec is not None and spec.gamma > 0:
-        d = system_step(sys_, spec.draft_model(m), p, parallel, batch, context_tok, None,
-                        ar_impl=ar_impl, a2a_impl=a2a_impl, overlap=overlap,
-                        weight_precision=weight_precision, kv_precision=kv_precision,
-                        profile=profile, check_memory=False, expert_precision=expert_precision,
+    draft_m = spec.draft_model(m) if spec is not None and spec.gamma > 0 else None
+    if draft_m is not None:
+        # a block draft is one (gamma + 1)-row forward: a verify-shaped step of the draft with a
+        # model-free draft of its own; a sequential draft is gamma one-token steps
+        rows = SpecDecode("block", spec.draft_rows - 1, spec.alpha, 0) if spec.block else None
+        own = spec.catalogued_draft(m) is not None
+        # a draft model of its own is dense: tensor-parallel over each attention group's chips,
+        # drafting that group's sequences
+        d_par = ParallelPlan(tp=parallel.tp) if own else parallel
+        d_batch = np.maximum(np.ceil(b / (parallel.attn_dp * pp)), 1.0) if own else batch
+        d = system_step(sys_, draft_m, p, d_par, d_batch, context_tok, rows, ar_impl=ar_impl,
+                        a2a_impl=a2a_impl, overlap=overlap,
+                        weight_precision=None if own else weight_precision, kv_precision=kv_precision,
+                        profile=profile, check_memory=False,
+                        expert_precision=None if own else expert_precision,
                         expert_balance=expert_balance, kernel_release=kernel_release)
-        draft_s = spec.gamma * d.step_time_s
+        draft_s = spec.draft_passes * d.step_time_s
 
     v.non_negative(engine_step_s, "engine_step_s")
     step = compute + exposed + draft_s + engine_step_s  # the engine's own cost per iteration
@@ -555,7 +566,8 @@ def system_step(
         tok_per_s_per_user=per_user, tok_per_s_per_replica=tok, tok_per_s_per_chip=tok / parallel.replica_chips,
         n_allreduce=counts["allreduce"], n_all_to_all=counts["all_to_all"],
         n_allgather=counts["allgather"], n_p2p=counts["p2p"],
-        hbm_bytes_per_forward=forward_hbm_bytes(m, b, ctx, t_verify, weight_precision, kv_precision),
+        hbm_bytes_per_forward=forward_hbm_bytes(m, b, ctx, t_verify, weight_precision, kv_precision,
+                                                expert_precision),
         hbm_bytes_per_chip=np.asarray(core.hbm_bytes, dtype=float),
         weights_bytes_per_chip=mem["weights_bytes"], kv_bytes_per_chip=mem["kv_bytes"],
         fits=np.asarray(mem["fits"]), core=core,
