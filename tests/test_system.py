@@ -138,9 +138,10 @@ def test_max_batch_hand():
 def test_collective_counts_kimi_k3_attention_dp():
     # tp8 inside ep128 (attention data-parallel over 16 groups): 93 layers with one all-reduce
     # after attention each + one more in the dense first layer; dispatch + combine in each of the
-    # 92 MoE layers (the article: 'more than 120 all-to-alls')
+    # 92 MoE layers (the article: 'more than 120 all-to-alls'); LatentMoE under TP gathers the
+    # latent and the hidden state in each MoE layer (2 x 92) besides the logits
     c = collective_counts(K3, ParallelPlan(tp=8, ep=128, pp=2))
-    assert c == {"allreduce": 94, "all_to_all": 184, "allgather": 1, "p2p": 1}
+    assert c == {"allreduce": 94, "all_to_all": 184, "allgather": 185, "p2p": 1}
 
 
 def test_collective_counts_replicated_tokens():
@@ -149,13 +150,30 @@ def test_collective_counts_replicated_tokens():
     # min-latency DeepSeek-R1: 'localReduction, oneshotAllReduce', tech blog 1): 93 x 2 all-reduces,
     # no all-to-all; TP-sharded experts (ep 1) reduce the same way
     c = collective_counts(K3, ParallelPlan(tp=16, ep=16, pp=2))
-    assert c == {"allreduce": 186, "all_to_all": 0, "allgather": 1, "p2p": 1}
+    assert c == {"allreduce": 186, "all_to_all": 0, "allgather": 185, "p2p": 1}
     assert collective_counts(K3, ParallelPlan(tp=16, ep=1)) == {"allreduce": 186, "all_to_all": 0,
-                                                                 "allgather": 1, "p2p": 0}
+                                                                 "allgather": 185, "p2p": 0}
     # a dense model: attention + MLP all-reduce per layer, whatever ep says
     from tokenomics.catalog import model
     m = model("llama-3.1-70b")
     assert collective_counts(m, ParallelPlan(tp=8, ep=1))["allreduce"] == 2 * m.n_layers
+    # no latent: only the logits are gathered; one chip gathers nothing
+    assert collective_counts(model("deepseek-v3"), ParallelPlan(tp=8, ep=8))["allgather"] == 1
+    assert collective_counts(K3, ParallelPlan(tp=1, ep=16))["allgather"] == 0
+
+
+def test_latent_gathers_are_timed_per_moe_layer():
+    """Hand: with tp > 1 a LatentMoE forward adds, per MoE layer, an all-gather of the 3,584-wide
+    latent and one of the 7,168-wide hidden state of the attention group's rows."""
+    from tokenomics.perf import comm
+    from tokenomics.perf.system import forward_comm_s
+
+    s = system("tpu-v7-16")
+    par = ParallelPlan(tp=16, ep=16)
+    c = forward_comm_s(K3, par, s, attn_group_tok=8.0, stage_tok=8.0, logit_rows=8.0, ar_impl="ici_xla")
+    ag = lambda n: float(comm.collective_time_s("allgather", n, 16, s, "ici_xla"))  # noqa: E731
+    want = ag(8 * 163840 * 2) + 92 * (ag(8 * 3584 * 2) + ag(8 * 7168 * 2))
+    assert float(c["allgather_s"]) == pytest.approx(want)
 
 
 def test_expert_load_hand():
@@ -194,7 +212,8 @@ def test_system_step_parts_add_up_and_spec_counts_draft():
     assert float(r.step_time_s) == pytest.approx(float(r.compute_s + r.comm_s - r.overlap_s + r.draft_s))
     assert float(r.draft_s) > 0 and r.tokens_per_step == pytest.approx(spec.tokens_per_step)
     assert float(r.tok_per_s_per_user) == pytest.approx(r.tokens_per_step / float(r.step_time_s))
-    assert r.n_all_to_all == 0 and r.n_allreduce == 186 and r.n_collectives == 187  # replicated tokens: no dispatch
+    # replicated tokens: no dispatch; 186 all-reduces + the logits and 2 x 92 latent all-gathers
+    assert r.n_all_to_all == 0 and r.n_allreduce == 186 and r.n_collectives == 371
     assert 0 <= float(r.overlap_s) <= float(r.comm_s)
     df = r.to_frame()
     assert len(df) == 1 and {"step_time_s", "tok_per_s_per_chip", "n_collectives"} <= set(df.columns)
@@ -332,3 +351,18 @@ def test_block_draft_costs_one_step_of_the_draft_over_gamma_plus_one_rows():
     one = system_step(s, "kimi-k3-dspark", "megakernel", ParallelPlan(tp=16), batch=1,
                       check_memory=False, **kw)
     assert float(seq.draft_s) == pytest.approx(7 * float(one.step_time_s))
+
+
+def test_muse_spark_matches_its_published_size_and_bytes():
+    """Muse Spark 1.2 (816B-A42B; Inferact's musespark/config.py): the computed parameters match
+    the name within 1 %, and a batch-1 step on 4 TPU7x chips (8 cores, int4 group-128 experts)
+    reads ~7.0 GB per core, the README's figure; the model omits the router's second BF16 half
+    (62 x 8192 x 256 x 2 B = 0.26 GB per core), so it lands within 6 % below."""
+    from tokenomics.catalog import model
+
+    m = model("muse-spark-1.2")
+    assert m.total_params() == pytest.approx(816e9, rel=0.01)
+    r = system_step("tpu-v7-16", m, "megakernel", ParallelPlan(tp=4), batch=1, context_tok=256,
+                    ar_impl="ici_xla", overlap="prefetch", expert_precision="int4-g128")
+    per_core = float(r.hbm_bytes_per_chip) / 2
+    assert per_core == pytest.approx(7.0e9 - 62 * 8192 * 256 * 2, rel=0.03)

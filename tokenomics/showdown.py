@@ -128,8 +128,9 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
 
     ``overrides`` replace scenario fields (``system``, ``exec_plan``, ``tp``, ``ep``, ``ar_impl``,
     ``a2a_impl``, ``overlap``, ``spec``, ``spec_gamma``, ``spec_acceptance_length``, ``batch``,
-    ``context_tok``, ``expert_precision``) or pass ``system_obj``, ``spec_alpha``, ``profile`` or
-    ``dense_precision`` (the non-expert weights' storage) for sensitivity runs.
+    ``context_tok``, ``expert_precision``) or pass ``system_obj``, ``spec_alpha``, ``profile``,
+    ``dense_precision`` (the non-expert weights' storage) or ``model`` (another catalogued model on
+    the scenario's system and plan) for sensitivity and validation runs.
     """
     from .perf.parallel import ParallelPlan, system as _system
     from .perf.system import system_step
@@ -139,12 +140,12 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
         if sc not in all_:
             raise unknown_name("scenario", sc, all_)
         sc = all_[sc]
-    extra = {k: overrides.pop(k) for k in ("system_obj", "spec_alpha", "profile", "dense_precision")
+    extra = {k: overrides.pop(k) for k in ("system_obj", "spec_alpha", "profile", "dense_precision", "model")
              if k in overrides}
     sc = replace(sc, **overrides)
     common = _common(plan_params())
     sys_ = extra.get("system_obj") or _system(sc.system)
-    name = common.get("model", "kimi-k3")
+    name = extra.get("model") or common.get("model", "kimi-k3")
     from .catalog import model as _model
 
     m = _model(name)  # experts at the scenario's storage (default the checkpoint's), whatever the dense
@@ -270,42 +271,47 @@ def showdown() -> ShowdownResult:
 
 
 def measured() -> "pd.DataFrame":  # noqa: F821
-    """The published measurements behind the TPU v7 and GB200 figures, next to the model.
+    """Published megakernel measurements next to the model, nothing fitted on them.
 
-    Each row of ``datasets/megakernel_bench.csv`` (Inferact's Kimi K3 benchmark: batch 1-8 without
-    speculation, one user with DSpark at fixed acceptance lengths) is run as its scenario with the
-    row's batch, speculation and context; nothing is fitted on these rows.
+    Each row of ``datasets/megakernel_bench.csv`` runs as its scenario (system, execution plan,
+    collectives, overlap) with the row's model, layout, expert storage, batch, speculation and
+    context: Inferact's Kimi K3 benchmark behind the TPU v7 and GB200 figures (batch 1-8 without
+    speculation, one user with DSpark at fixed acceptance lengths) and its Muse Spark 1.2
+    megakernel on 4 TPU7x chips (another model, chip count and precision: out of sample).
 
     Returns
     -------
     pandas.DataFrame
-        ``scenario, system, batch, spec, acceptance_length, measured_tok_per_s,
-        predicted_tok_per_s, error_frac, source``; tokens/s are the system's aggregate
-        (``batch`` users; accepted tokens with speculation).
+        ``scenario, model, system, batch, spec, acceptance_length, expert_precision,
+        measured_tok_per_s, predicted_tok_per_s, error_frac, source``; tokens/s are the system's
+        aggregate (``batch`` users; accepted tokens with speculation).
     """
     from .catalog import load
 
     df = load("megakernel_bench").copy()
     scs = scenarios()
     pred = np.full(len(df), np.nan)
-    for (name, spec), g in df.groupby(["scenario", "spec"], sort=False):
+    keys = ["scenario", "model", "tp", "ep", "expert_precision", "spec", "context_tok"]
+    for key, g in df.fillna({"tp": 0, "ep": 0, "expert_precision": ""}).groupby(keys, sort=False):
+        name, model, tp, ep, eprec, spec, ctx = key
         if name not in scs:
             raise unknown_name("scenario", name, scs)
-        sc = scs[name]
-        ctx = float(g["context_tok"].iloc[0])
-        if spec == "none":  # the batch sweep is one vectorized call
-            r = run_scenario(sc, spec="none", batch=g["batch"].to_numpy(float), context_tok=ctx)
+        kw = {"model": model, "context_tok": float(ctx)}
+        kw.update({k: int(x) for k, x in (("tp", tp), ("ep", ep)) if x})
+        if eprec:
+            kw["expert_precision"] = eprec
+        if spec == "none":  # a batch sweep is one vectorized call
+            r = run_scenario(scs[name], spec="none", batch=g["batch"].to_numpy(float), **kw)
             pred[g.index] = np.asarray(r.tok_per_s_per_replica, dtype=float)
             continue
         for i, row in g.iterrows():  # one acceptance length per call (it sets the draft)
-            r = run_scenario(sc, spec=spec, batch=float(row["batch"]), context_tok=ctx,
-                             spec_gamma=int(row["spec_gamma"]),
-                             spec_acceptance_length=float(row["acceptance_length"]))
+            r = run_scenario(scs[name], spec=spec, batch=float(row["batch"]), spec_gamma=int(row["spec_gamma"]),
+                             spec_acceptance_length=float(row["acceptance_length"]), **kw)
             pred[i] = float(np.asarray(r.tok_per_s_per_replica))
     df["predicted_tok_per_s"] = pred
     df["error_frac"] = pred / df["measured_tok_per_s"].astype(float) - 1
-    return df[["scenario", "system", "batch", "spec", "acceptance_length", "measured_tok_per_s",
-               "predicted_tok_per_s", "error_frac", "source"]].reset_index(drop=True)
+    return df[["scenario", "model", "system", "batch", "spec", "acceptance_length", "expert_precision",
+               "measured_tok_per_s", "predicted_tok_per_s", "error_frac", "source"]].reset_index(drop=True)
 
 
 #: Stands for "the target scenario's own value" in :data:`WATERFALL_STEPS` (plan_params.csv holds it).

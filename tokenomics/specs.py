@@ -23,6 +23,8 @@ from .errors import ValidationError, unknown_name
 #: megakernel holds it: gate and up projections reblocked losslessly from MXFP4 into FP8 with a
 #: BF16 scale per 128-element block, the down projection left MXFP4 (github:Inferact/
 #: tpu-megakernels, kimi/load.py and kimi/decode_megakernel.py): ``(2 x (1 + 2/128) + 4.25/8) / 3``.
+#: ``int4-g128``: symmetric INT4 with an FP32 scale per 128 elements (4 + 32/128 bits; the same
+#: repository's Muse Spark container, musespark/layout.py).
 PRECISION_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
@@ -34,6 +36,7 @@ PRECISION_BYTES: dict[str, float] = {
     "fp4": 0.5,
     "int4": 0.5,
     "fp8-mxfp4": (2 * (1 + 2 / 128) + 4.25 / 8) / 3,
+    "int4-g128": 4.25 / 8,
 }
 
 
@@ -153,7 +156,8 @@ class Accelerator:
                  "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
                  "nvfp4": ["peak_fp4_flop_per_s"],
                  "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"],
-                 "fp8-mxfp4": ["peak_fp8_flop_per_s"]}
+                 "fp8-mxfp4": ["peak_fp8_flop_per_s"],
+                 "int4-g128": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"]}
         for f in order.get(precision, []):
             if not math.isnan(_nan(getattr(self, f))):
                 return f

@@ -8,8 +8,9 @@
 * the collectives each step needs (:mod:`tokenomics.perf.comm`, counted by
   :func:`collective_counts`): per layer one tensor-parallel all-reduce after attention and one
   after the MLP or MoE block; under attention data parallelism (``ep > tp``) a MoE layer instead
-  dispatches and combines its tokens with two all-to-alls; one all-gather of the logits, and
-  ``pp - 1`` point-to-point sends between pipeline stages;
+  dispatches and combines its tokens with two all-to-alls; one all-gather of the logits (and in a
+  LatentMoE two per MoE layer, :func:`latent_gathers`), and ``pp - 1`` point-to-point sends
+  between pipeline stages;
 * overlap of communication with the chip's memory traffic where the execution plan allows it:
   ``"prefetch"`` (megakernel: the next layer's weights stream into on-chip memory while the
   collectives of this layer are in flight, bounded per layer by on-chip capacity / HBM rate),
@@ -20,7 +21,8 @@
   micro-batch reads the weights again, so it only pays where communication is large),
   ``"none"`` (a serving engine: a collective waits for the kernel before);
 * speculative decoding (:mod:`tokenomics.perf.speculative`): a ``gamma + 1``-token verify step
-  plus ``gamma`` steps of the draft module on the same chips.
+  plus the draft on the same chips: ``gamma`` one-token steps of the draft module, or one
+  ``gamma + 1``-row step of a block draft (DSpark), or nothing for a model-free draft.
 
 Conventions: ``batch`` is the number of sequences of one model replica; with ``ep > tp`` the
 attention runs data-parallel over ``ep / tp`` groups, which the core sees as the replica's batch
@@ -180,8 +182,10 @@ def collective_counts(model: ModelSpec, parallel: ParallelPlan) -> dict[str, int
     dict
         ``allreduce`` (when ``tp > 1``: one per layer after attention and one per MLP or MoE
         layer, except MoE layers under attention data parallelism), ``all_to_all`` (dispatch +
-        combine per MoE layer under attention data parallelism), ``allgather`` (logits, when
-        ``tp > 1``), ``p2p`` (``pp - 1``).
+        combine per MoE layer under attention data parallelism), ``allgather`` (when ``tp > 1``:
+        the logits, and in a LatentMoE two per MoE layer: the latent after the tensor-parallel
+        down projection, the hidden state after the up projection, as Inferact's K3 and Muse
+        Spark megakernels gather them), ``p2p`` (``pp - 1``).
 
     Examples
     --------
@@ -197,9 +201,16 @@ def collective_counts(model: ModelSpec, parallel: ParallelPlan) -> dict[str, int
     return {
         "allreduce": (model.n_layers + mlp_allreduce) if tp1 else 0,
         "all_to_all": 2 * model.n_moe_layers if dispatch else 0,
-        "allgather": 1 if tp1 else 0,
+        "allgather": (1 + latent_gathers(model)) if tp1 else 0,
         "p2p": parallel.pp - 1,
     }
+
+
+def latent_gathers(model: ModelSpec) -> int:
+    """All-gathers per forward a LatentMoE adds under tensor parallelism: its down projection
+    is output-sharded (each chip computes a slice of the latent the experts need whole) and so is
+    its up projection (a slice of the hidden state), two per MoE layer; 0 without a latent."""
+    return 2 * model.n_moe_layers if model.moe_latent_dim and model.is_moe else 0
 
 
 def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
@@ -375,9 +386,13 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
                                    sys_, a2a_impl)
             + comm.collective_time_s("all_to_all", tok_chip * k * width * ACT_BYTES, parallel.stage_chips,
                                      sys_, a2a_impl))
-    gather = (counts["allgather"] * comm.collective_time_s(
+    gather = (comm.collective_time_s(
         "allgather", np.asarray(logit_rows, dtype=float) * m.vocab * ACT_BYTES, tp, sys_, ar_impl)
         if tp > 1 and m.vocab else zero)
+    if tp > 1 and latent_gathers(m):  # LatentMoE: the latent before the experts, the hidden after
+        gather = gather + m.n_moe_layers * (
+            comm.collective_time_s("allgather", rows * m.moe_latent_dim * ACT_BYTES, tp, sys_, ar_impl)
+            + comm.collective_time_s("allgather", rows * m.hidden * ACT_BYTES, tp, sys_, ar_impl))
     p2p = (counts["p2p"] * comm.collective_time_s("p2p", stage * m.hidden * ACT_BYTES, 2, sys_, ar_impl)
            if parallel.pp > 1 else zero)
     return {"allreduce_s": allreduce + zero, "all_to_all_s": a2a + zero, "allgather_s": gather + zero,
@@ -521,7 +536,7 @@ def system_step(
 
     # overlap of communication with the chip's memory traffic, per layer
     mem_layer = (np.asarray(core.mem_time_s, dtype=float) + read_imbalance_s) / m.n_layers
-    comm_layer = (allreduce_s + a2a_s) / m.n_layers
+    comm_layer = (comm_s - c["p2p_s"]) / m.n_layers  # per-layer collectives (gathers included)
     if overlap == "none":
         hidden_layer = 0 * comm_layer
     elif overlap == "tile":
