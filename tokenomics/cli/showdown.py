@@ -70,11 +70,14 @@ def showdown(
     ms = sd.measured()
     ms["error %"] = ms["error_frac"] * 100
     ms["acceptance_length"] = ms["acceptance_length"].fillna("")
-    emit(ms[["system", "batch", "spec", "acceptance_length", "measured_tok_per_s", "predicted_tok_per_s",
-             "error %"]], fmt,
-         title="The published measurements behind the TPU v7 and GB200 figures (not fitted)",
-         caption="datasets/megakernel_bench.csv: Inferact's Kimi K3 benchmark (github:Inferact/tpu-megakernels); "
-                 "aggregate tokens/s.")
+    ms["experts"] = ms["expert_precision"].fillna("(scenario)")
+    ms = ms.rename(columns={"acceptance_length": "accept. length", "measured_tok_per_s": "measured tok/s",
+                            "predicted_tok_per_s": "predicted tok/s"})
+    emit(ms[["model", "system", "experts", "batch", "spec", "accept. length", "measured tok/s",
+             "predicted tok/s", "error %"]], fmt,
+         title="Published megakernel measurements behind the TPU v7 and GB200 figures (not fitted)",
+         caption="datasets/megakernel_bench.csv: Inferact's benchmarks (github:Inferact/tpu-megakernels): "
+                 "Kimi K3 on both systems, Muse Spark 1.2 on 4 TPU7x chips; aggregate tokens/s.")
     c = sd.costs()
     c = c.rename(columns={"tok_per_s_per_user": "tok/s/user", "tok_per_s_per_replica": "tok/s (system)",
                           "cost_usd_per_chip_h": "USD/chip-h", "usd_per_m_output_tok": "USD per M output tok"})
