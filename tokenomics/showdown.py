@@ -116,11 +116,19 @@ def _spec(sc: "Scenario", alpha: float | None = None, fixed_acceptance: bool = T
     if sc.spec_gamma is not None:
         s = s.replace(gamma=sc.spec_gamma)
     if sc.spec_acceptance_length is not None and alpha is None and fixed_acceptance:
-        from .perf.speculative import SpecDecode
+        from .perf.speculative import alpha_for_acceptance_length
 
-        s = SpecDecode.from_acceptance_length(sc.spec_acceptance_length, s.gamma, method=s.method,
-                                              draft_layers=s.draft_layers, block=s.block, draft=s.draft)
+        alpha = alpha_for_acceptance_length(sc.spec_acceptance_length, s.gamma)
     return s if alpha is None else s.replace(alpha=alpha)
+
+
+def _precisions(sc: "Scenario", model: str, dense: str | None = None) -> tuple[str, str]:
+    """(non-expert, expert) storage a scenario runs: the checkpoint's, experts at the scenario's
+    ``expert_precision`` when it sets one, non-expert weights at ``dense`` when given."""
+    from .catalog import model as _model
+
+    m = _model(model)
+    return component_precisions(m, dense, sc.expert_precision or m.native_precision)
 
 
 def run_scenario(sc: "str | Scenario", **overrides: Any):
@@ -146,11 +154,7 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
     common = _common(plan_params())
     sys_ = extra.get("system_obj") or _system(sc.system)
     name = extra.get("model") or common.get("model", "kimi-k3")
-    from .catalog import model as _model
-
-    m = _model(name)  # experts at the scenario's storage (default the checkpoint's), whatever the dense
-    wprec, eprec = component_precisions(m, extra.get("dense_precision"),
-                                        sc.expert_precision or m.native_precision)
+    wprec, eprec = _precisions(sc, name, extra.get("dense_precision"))
     return system_step(
         sys_, name, _exec_plan(sc.exec_plan),
         ParallelPlan(tp=sc.tp, ep=sc.ep), batch=sc.batch, context_tok=sc.context_tok,
@@ -454,7 +458,7 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
             ("non-expert weights", "bf16", "fp8", {}, {"dense_precision": "fp8"}),
         ]
         if sc.spec != "none" and sc.spec_acceptance_length is not None:
-            g = sc.spec_gamma if sc.spec_gamma is not None else _spec(sc).gamma
+            g = _spec(sc).gamma
             cases.append(("DSpark acceptance length (tokens per step)", "3", f"{g + 1}",
                           {"spec_acceptance_length": 3.0}, {"spec_acceptance_length": float(g + 1)}))
         elif sc.spec != "none":
@@ -500,7 +504,7 @@ def scenario_deployment(sc: "str | Scenario"):
     m = _model(common.get("model", "kimi-k3"))
     sys_ = _system(sc.system)
     par = ParallelPlan(tp=sc.tp, ep=sc.ep, dp=max(1, sys_.n_chips // max(sc.tp, sc.ep)))
-    wprec, eprec = component_precisions(m, None, sc.expert_precision)  # as run_scenario runs it
+    wprec, eprec = _precisions(sc, m.name)  # as run_scenario runs it
     return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan), engine="none",
                       weight_precision=wprec, expert_precision=eprec,
                       kv_precision=common.get("kv_precision", "bf16"), spec=_spec(sc, fixed_acceptance=False),

@@ -41,6 +41,12 @@ def usable_hbm_bytes(accelerator: Any, profile: Any = None) -> float:
     return float(accelerator.hbm_bytes) * prof.usable_mem_frac
 
 
+def expert_tp_ways(tp: int, ep: int) -> float:
+    """Tensor-parallel ways inside each routed expert: a stage of ``max(tp, ep)`` chips splits the
+    experts ``ep`` ways by expert and the rest inside each expert, ``max(tp, ep) / ep``."""
+    return max(int(tp), int(ep)) / int(ep)
+
+
 def expert_slots_per_chip(model: ModelSpec, ep: int) -> int:
     """Routed-expert slots one chip holds: ``ceil(n_experts / ep)`` (redundant copies fill the rest)."""
     if not model.is_moe:
@@ -67,10 +73,9 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
-    stage = max(int(tp), int(ep))
     shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params()
     sb = m.shared_bytes_per_param(wb, eb)
-    routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / (stage / int(ep))
+    routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / expert_tp_ways(tp, ep)
     return float(((m.non_expert_params() + m.embedding_params()) * wb / tp + shared * sb / tp
                   + routed * eb) / pp)
 

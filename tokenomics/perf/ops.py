@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..specs import LINEAR_STATE_BYTES_PER_ELEM, ExecutionPlan, ModelSpec
+from .memory import expert_tp_ways
 
 #: Bytes per activation element (bf16 activations throughout).
 ACT_BYTES = 2.0
@@ -208,7 +209,7 @@ def build_ops(
     ops: list[Op] = []
 
     eb = wb if expert_bytes_per_param is None else expert_bytes_per_param
-    expert_tp = max(tp * attn_dp, ep) / ep  # TP ways inside each routed expert
+    expert_tp = expert_tp_ways(tp * attn_dp, ep)  # the stage spans tp * attn_dp chips
 
     def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)

@@ -63,6 +63,46 @@ def expected_tokens_per_step(alpha: Any, gamma: Any) -> np.ndarray:
     return np.where(a < 1, e, g + 1)
 
 
+def alpha_for_acceptance_length(acceptance_length: float, gamma: int) -> float:
+    """The per-token acceptance whose expected tokens per step (:func:`expected_tokens_per_step`)
+    equal ``acceptance_length``, the inverse of that function.
+
+    Parameters
+    ----------
+    acceptance_length : float
+        Tokens emitted per verify step (accepted drafts plus the target's own) [tokens], in
+        ``[1, gamma + 1]``.
+    gamma : int
+        Draft tokens per step [tokens].
+
+    Returns
+    -------
+    float
+        Per-token acceptance rate [fraction].
+
+    Examples
+    --------
+    >>> round(alpha_for_acceptance_length(1.875, 3), 6)   # (1 - 0.5^4) / 0.5
+    0.5
+    >>> alpha_for_acceptance_length(3.0, 1)
+    Traceback (most recent call last):
+    ...
+    tokenomics.errors.ValidationError: acceptance_length 3.0 outside [1, gamma + 1] = [1, 2]
+    """
+    v.count(gamma, "gamma", minimum=0)
+    al = float(v.positive(acceptance_length, "acceptance_length"))
+    g = int(gamma)
+    if not 1.0 <= al <= g + 1:
+        raise ValidationError(f"acceptance_length {al} outside [1, gamma + 1] = [1, {g + 1}]")
+    if al == g + 1:  # every draft accepted
+        return 1.0
+    lo, hi = 0.0, 1.0  # E(alpha) is increasing in alpha: bisection to float precision
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(expected_tokens_per_step(mid, g)) < al else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
 @dataclass(frozen=True)
 class SpecDecode:
     """A speculative-decoding setting.
@@ -100,39 +140,15 @@ class SpecDecode:
 
     @classmethod
     def from_acceptance_length(cls, acceptance_length: float, gamma: int, **fields: Any) -> "SpecDecode":
-        """The setting whose expected tokens per verify step equal a published acceptance length.
-
-        Parameters
-        ----------
-        acceptance_length : float
-            Tokens emitted per verify step (accepted drafts plus the target's own) [tokens], in
-            ``[1, gamma + 1]``.
-        gamma : int
-            Draft tokens per step [tokens].
-        **fields
-            Other :class:`SpecDecode` fields (``method``, ``block``, ...).
+        """The setting whose expected tokens per verify step equal a published acceptance length
+        (:func:`alpha_for_acceptance_length`); ``fields`` are the other :class:`SpecDecode` fields.
 
         Examples
         --------
-        >>> s = SpecDecode.from_acceptance_length(3.0, 1)   # alpha = 1: both positions kept
-        Traceback (most recent call last):
-        ...
-        tokenomics.errors.ValidationError: acceptance_length 3.0 outside [1, gamma + 1] = [1, 2]
         >>> round(SpecDecode.from_acceptance_length(1.875, 3).alpha, 6)   # (1 - 0.5^4) / 0.5
         0.5
         """
-        v.count(gamma, "gamma", minimum=0)
-        al = v.positive(acceptance_length, "acceptance_length")
-        g = int(gamma)
-        if not 1.0 <= float(al) <= g + 1:
-            raise ValidationError(f"acceptance_length {float(al)} outside [1, gamma + 1] = [1, {g + 1}]")
-        if float(al) == g + 1:  # every draft accepted
-            return cls(gamma=g, alpha=1.0, **fields)
-        lo, hi = 0.0, 1.0  # E(alpha) is increasing in alpha: bisection to float precision
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if float(expected_tokens_per_step(mid, g)) < float(al) else (lo, mid)
-        return cls(gamma=g, alpha=0.5 * (lo + hi), **fields)
+        return cls(gamma=int(gamma), alpha=alpha_for_acceptance_length(acceptance_length, gamma), **fields)
 
     @property
     def tokens_per_step(self) -> float:
