@@ -48,6 +48,11 @@ def headline_numbers() -> dict[str, float]:
     w = showdown.waterfall()
     for _, row in w.iterrows():
         out[f"waterfall.{row['target']}.step{int(row['step'])}.tok_per_s_per_user"] = float(row["tok_per_s_per_user"])
+    for _, row in showdown.measured().iterrows():  # the published megakernel points, predicted
+        al = "" if row["acceptance_length"] != row["acceptance_length"] else f".al{row['acceptance_length']:g}"
+        prec = row["expert_precision"] if isinstance(row["expert_precision"], str) else "scenario"
+        out[f"megakernel_bench.{row['model']}.{row['system']}.{prec}.b{int(row['batch'])}.{row['spec']}{al}"
+            ".predicted_tok_per_s"] = float(row["predicted_tok_per_s"])
     c = showdown.costs()
     for _, row in c.iterrows():
         out[f"showdown_costs.{row['system']}.b{int(row['batch'])}.usd_per_m_output_tok"] = float(row["usd_per_m_output_tok"])
