@@ -138,3 +138,37 @@ def test_auto_across_the_scale_out_network_uses_only_what_runs_over_it():
     inside = np.minimum(collective_time_s("allreduce", n, 8, node, "nccl"),
                         collective_time_s("allreduce", n, 8, node, "custom_oneshot"))
     assert np.allclose(collective_time_s("allreduce", n, 8, node, "auto"), inside, rtol=1e-12)
+
+
+def test_pallas_ici_fit_reproduces_the_in_kernel_all_reduces():
+    """Inferact's Muse Spark megakernel (musespark/README.md section 7) measured its in-kernel
+    all-reduce (Pallas remote DMAs, reduce-scatter + all-gather over the 8 cores of 4 TPU7x chips):
+    [8, 8192] in 7.3 us (bf16 wire, 128 KiB) and 9.4 us (f32), [64, 4096] in 14.5 / 25.4 us. The
+    fit holds them within 5 %, and its fixed cost is far below XLA's ~11 us (no op dispatch)."""
+    t = comm.calibration_table()
+    rows = t[t["impl"] == "pallas_ici"]
+    assert len(rows) == 4 and rows["error_frac"].abs().max() < 0.05
+    f = comm.impl("pallas_ici")
+    assert f.alpha_s < 2e-6 < comm.impl("ici_xla").alpha_s
+    # the intercept at 128 KiB on the 2x2 mesh: fixed + 2 x 2 hops + the wire (hand: 7.3 us measured)
+    s = system("tpu-v7-16")
+    assert float(comm.collective_time_s("allreduce", 131072, 4, s, "pallas_ici")) == pytest.approx(7.3e-6, rel=0.05)
+
+
+def test_auto_algorithm_is_the_faster_of_one_and_two_shot():
+    """Hand: one-shot pays the diameter once but sends the whole buffer to each of the p - 1 peers;
+    two-shot pays the diameter twice and sends 2 (p - 1) / p of it. ``auto`` takes the minimum:
+    one-shot for a row or two on 16 chips, two-shot once the buffer grows (the K3 kernel switches
+    to reduce-scatter paths at 4-8 rows)."""
+    s = system("tpu-v7-16")
+    n = np.array([7168 * 2.0, 8 * 7168 * 2.0, 4e6])
+    one = comm.collective_time_s("allreduce", n, 16, s, "pallas_ici", "oneshot")
+    two = comm.collective_time_s("allreduce", n, 16, s, "pallas_ici", "twoshot")
+    auto = comm.collective_time_s("allreduce", n, 16, s, "pallas_ici", "auto")
+    assert np.allclose(auto, np.minimum(one, two))
+    assert one[0] < two[0] and two[-1] < one[-1]
+    f, d = comm.impl("pallas_ici"), s.diameter_hops(16)
+    assert float(one[0]) == pytest.approx(f.alpha_s + d * s.hop_latency_s + 15 * n[0] / (f.bw_frac * s.link_bytes_per_s))
+    # all-gathers have one algorithm: auto leaves them alone
+    assert float(comm.collective_time_s("allgather", 1e5, 16, s, "pallas_ici", "auto")) == pytest.approx(
+        float(comm.collective_time_s("allgather", 1e5, 16, s, "pallas_ici")))

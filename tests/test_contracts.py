@@ -147,3 +147,20 @@ def test_one_layout_check_on_every_path(call, match):
 
     with pytest.raises(ValidationError, match=match):
         call()
+
+
+def test_a_deployment_names_its_all_reduce_algorithm():
+    """``ar_algo`` (a deployment file key too) reaches the collectives: a TP16 K3 step on the TPU
+    slice with one-shot all-reduces differs from two-shot, and ``auto`` is the faster of the two
+    at each row count; an unknown algorithm is a one-line error naming the choices."""
+    from tokenomics.errors import ValidationError
+
+    kw = dict(system="tpu-v7-16", tp=16, ep=8, execution="megakernel", engine="none", ar_impl="pallas_ici",
+              expert_precision="fp8-mxfp4")
+    t = {a: np.asarray(resolve("kimi-k3", ar_algo=a, **kw).decode(np.array([1.0, 8.0]), 512).comm_s)
+         for a in ("oneshot", "twoshot", "auto")}
+    assert np.all(t["auto"] <= np.minimum(t["oneshot"], t["twoshot"]) * (1 + 1e-12))
+    assert t["oneshot"][0] < t["twoshot"][0] and t["twoshot"][1] < t["oneshot"][1]
+    with pytest.raises(ValidationError, match="ar_algo must be one of") as e:
+        resolve("kimi-k3", ar_algo="threeshot", **kw)
+    assert "\n" not in str(e.value)

@@ -54,10 +54,13 @@ def test_tpu_and_gb200_run_the_published_benchmark_setting():
 
 def test_measured_points_are_predicted_and_compared():
     """datasets/megakernel_bench.csv (Inferact's figures): 12 published Kimi K3 points and Muse
-    Spark 1.2 at batch 1 (int4, NVFP4) on 4 TPU7x chips, each predicted with its own model, layout,
-    batch and acceptance length; a sweep is one vectorized call."""
+    Spark 1.2 at batch 1 (int4, NVFP4; bf16 and int8 dense) on 4 TPU7x chips, each predicted with
+    its own model, layout, storage, batch and acceptance length; a sweep is one vectorized call."""
     m = sd.measured()
-    assert len(m) == 14 and m["predicted_tok_per_s"].notna().all()
+    assert len(m) == 15 and m["predicted_tok_per_s"].notna().all()
+    # int8 dense weights (hand: half the bf16 dense bytes) make the same Muse Spark step faster
+    muse = m[m.model == "muse-spark-1.2"].set_index(["expert_precision", "dense_precision"])
+    assert muse.loc[("nvfp4", "int8"), "predicted_tok_per_s"] > muse.loc[("nvfp4", "bf16"), "predicted_tok_per_s"]
     assert (m["model"] == "kimi-k3").sum() == 12
     assert np.allclose(m["error_frac"], m["predicted_tok_per_s"] / m["measured_tok_per_s"] - 1)
     tpu6 = m[(m.system == "tpu-v7-16") & (m.spec == "dspark") & (m.acceptance_length == 6)]

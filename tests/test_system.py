@@ -366,3 +366,46 @@ def test_muse_spark_matches_its_published_size_and_bytes():
                     ar_impl="ici_xla", overlap="prefetch", expert_precision="int4-g128")
     per_core = float(r.hbm_bytes_per_chip) / 2
     assert per_core == pytest.approx(7.0e9 - 62 * 8192 * 256 * 2, rel=0.03)
+
+
+def test_closing_collectives_are_the_mlp_reductions_and_the_hidden_gather():
+    """Hand: under TP16 a K3 forward closes each of its 93 layers with one MLP/MoE all-reduce and
+    each MoE layer with the hidden-state gather; the attention all-reduces, the latent gathers and
+    the logits gather open or sit inside a layer."""
+    from tokenomics.perf import comm
+    from tokenomics.perf.system import forward_comm_s
+
+    s = system("tpu-v7-16")
+    c = forward_comm_s(K3, ParallelPlan(tp=16, ep=8), s, attn_group_tok=1.0, stage_tok=1.0, logit_rows=1.0,
+                       ar_impl="pallas_ici", ar_algo="auto")
+    ar = float(comm.collective_time_s("allreduce", 7168 * 2, 16, s, "pallas_ici", "auto"))
+    ag = float(comm.collective_time_s("allgather", 7168 * 2, 16, s, "pallas_ici"))
+    assert float(c["closing_s"]) == pytest.approx(93 * ar + 92 * ag)
+    assert float(c["allreduce_s"]) == pytest.approx(186 * ar)
+    # with attention data parallelism the closing collective is the combine all-to-all
+    d = forward_comm_s(catalog.model("deepseek-v3"), ParallelPlan(tp=1, ep=8), system("dgx-h100"), attn_group_tok=1.0,
+                       stage_tok=8.0, logit_rows=1.0, ar_impl="nccl")
+    assert 0 < float(d["closing_s"]) < float(d["all_to_all_s"])
+
+
+def test_prefetch_hides_only_the_closing_collectives_behind_the_next_layers_dense_weights():
+    """Hand: per layer, ``prefetch`` hides min(closing collectives, the read time of the weights
+    known before routing, VMEM / HBM rate); the attention all-reduce and the latent gather stay
+    exposed. K3's routing-independent weights are ~73 MB a layer per TPU7x chip (TP16), read in
+    ~12 us."""
+    from tokenomics.perf.system import dense_layer_bytes_per_chip, forward_comm_s
+
+    s = system("tpu-v7-16")
+    par = ParallelPlan(tp=16, ep=8)
+    kw = dict(ar_impl="pallas_ici", ar_algo="auto", context_tok=512, expert_precision="fp8-mxfp4")
+    r = system_step(s, K3, "megakernel", par, batch=1, overlap="prefetch", **kw)
+    c = forward_comm_s(K3, par, s, attn_group_tok=1.0, stage_tok=1.0, logit_rows=1.0, ar_impl="pallas_ici",
+                       ar_algo="auto")
+    rate = s.accelerator.hbm_bytes_per_s * r.core.profile.weight_bw_frac
+    assert dense_layer_bytes_per_chip(K3, 16, None, "fp8-mxfp4") == pytest.approx(73e6, rel=0.01)
+    dense = dense_layer_bytes_per_chip(K3, 16, None, "fp8-mxfp4") / rate
+    want = 93 * min(float(c["closing_s"]) / 93, dense, s.accelerator.sram_bytes / rate)
+    assert float(r.overlap_s) == pytest.approx(want)
+    assert float(r.overlap_s) < float(c["closing_s"]) < float(r.comm_s)
+    none = system_step(s, K3, "megakernel", par, batch=1, overlap="none", **kw)
+    assert float(none.step_time_s) - float(r.step_time_s) == pytest.approx(want)

@@ -74,7 +74,8 @@ DEFAULT_PREFILL_CHUNK_TOK = 8192
 MIN_KV_FRAC = 0.3
 
 #: Collective implementations a deployment may name (``auto`` picks the faster per message).
-COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "deepep_rdma", "ici_xla")
+COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "deepep_rdma", "ici_xla",
+               "pallas_ici")
 
 #: Named speculative-decoding settings: (method, gamma, per-token acceptance, draft layers).
 #: ``mtp``: DeepSeek-V3 multi-token prediction, one draft token accepted 85-90 % of the time
@@ -150,6 +151,10 @@ class Deployment:
     ar_impl, a2a_impl : str
         All-reduce / all-gather and expert all-to-all implementations (``auto``: the faster
         of NCCL and one-shot per message size).
+    ar_algo : str
+        All-reduce algorithm (``oneshot``, ``twoshot``, ``ring``, ..., or ``auto``: the faster of
+        one-shot and two-shot per message size); empty (default) = the implementation's own
+        (:data:`tokenomics.perf.comm.IMPL_ALLREDUCE_ALGO`).
     overlap : {"none", "prefetch", "tile", "two-batch"}
         Communication overlap rule (:func:`tokenomics.perf.system.system_step`); ``two-batch``
         also applies to prefill.
@@ -175,6 +180,7 @@ class Deployment:
     spec: Any = None
     ar_impl: str = "auto"
     a2a_impl: str = "auto"
+    ar_algo: str = ""
     overlap: str = "none"
     prefill_chunk_tok: int = DEFAULT_PREFILL_CHUNK_TOK
     expert_balance: str = "none"
@@ -196,6 +202,10 @@ class Deployment:
                 raise unknown_name(f.replace("_", " "), getattr(self, f), PRECISION_BYTES)
         for f in ("ar_impl", "a2a_impl"):
             v.one_of(getattr(self, f), f, COLLECTIVES)
+        if self.ar_algo:
+            from .perf.comm import AR_ALGOS
+
+            v.one_of(self.ar_algo, "ar_algo", AR_ALGOS)
         v.one_of(self.overlap, "overlap", OVERLAP_MODES)
         v.one_of(self.expert_balance, "expert_balance", EXPERT_BALANCING)
         v.count(self.prefill_chunk_tok, "prefill_chunk_tok")
@@ -272,7 +282,7 @@ class Deployment:
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
                     kv_precision=self.kv_precision, ar_impl=self.ar_impl, a2a_impl=self.a2a_impl,
-                    expert_balance=self.expert_balance,
+                    ar_algo=self.ar_algo or None, expert_balance=self.expert_balance,
                     kernel_release=self.kernel_release)
 
     @property
@@ -443,7 +453,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             expert_precision: str | None = None, kv_precision: str | None = None, spec: Any = None,
             ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
             prefill_chunk_tok: int | None = None, expert_balance: str | None = None,
-            engine_version: str | None = None) -> Deployment:
+            engine_version: str | None = None, ar_algo: str | None = None) -> Deployment:
     """Build a :class:`Deployment`, filling what was not given as a production engine would.
 
     Parameters
@@ -460,7 +470,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
         attention data parallelism; False = one TP group over the chips with TP-sharded experts.
     execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
-    a2a_impl, overlap, prefill_chunk_tok, expert_balance, engine_version
+    a2a_impl, ar_algo, overlap, prefill_chunk_tok, expert_balance, engine_version
         As :class:`Deployment` (defaults in the module docstring).
 
     Raises
@@ -600,7 +610,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         engine_version=engine_version or "",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
-        ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", overlap=overlap or "none",
+        ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
         prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK),
         expert_balance=expert_balance or "none", picked=tuple(picked))
     return dep
@@ -609,7 +619,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
 FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
              "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "overlap", "prefill_chunk_tok", "expert_balance", "engine_version")
+             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version")
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:

@@ -51,6 +51,8 @@ def headline_numbers() -> dict[str, float]:
     for _, row in showdown.measured().iterrows():  # the published megakernel points, predicted
         al = "" if row["acceptance_length"] != row["acceptance_length"] else f".al{row['acceptance_length']:g}"
         prec = row["expert_precision"] if isinstance(row["expert_precision"], str) else "scenario"
+        if isinstance(row["dense_precision"], str):
+            prec += f"+{row['dense_precision']}-dense"
         out[f"megakernel_bench.{row['model']}.{row['system']}.{prec}.b{int(row['batch'])}.{row['spec']}{al}"
             ".predicted_tok_per_s"] = float(row["predicted_tok_per_s"])
     c = showdown.costs()

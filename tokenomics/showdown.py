@@ -56,6 +56,7 @@ class Scenario:
     expert_precision: str | None = None
     spec_gamma: int | None = None
     spec_acceptance_length: float | None = None
+    ar_algo: str | None = None
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -96,6 +97,7 @@ def scenarios() -> dict[str, Scenario]:
                 spec_gamma=int(float(p["spec_gamma"])) if "spec_gamma" in p else None,
                 spec_acceptance_length=(float(p["spec_acceptance_length"])
                                         if "spec_acceptance_length" in p else None),
+                ar_algo=p.get("ar_algo"),
                 sources=dict(zip(rows["param"], rows["source"].astype(str))))
         except KeyError as exc:
             raise DataError(f"plan_params.csv: scenario {name!r} lacks parameter {exc.args[0]!r}") from None
@@ -135,7 +137,7 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
     """Run one scenario through :func:`tokenomics.perf.system.system_step`.
 
     ``overrides`` replace scenario fields (``system``, ``exec_plan``, ``tp``, ``ep``, ``ar_impl``,
-    ``a2a_impl``, ``overlap``, ``spec``, ``spec_gamma``, ``spec_acceptance_length``, ``batch``,
+    ``ar_algo``, ``a2a_impl``, ``overlap``, ``spec``, ``spec_gamma``, ``spec_acceptance_length``, ``batch``,
     ``context_tok``, ``expert_precision``) or pass ``system_obj``, ``spec_alpha``, ``profile``,
     ``dense_precision`` (the non-expert weights' storage) or ``model`` (another catalogued model on
     the scenario's system and plan) for sensitivity and validation runs.
@@ -158,7 +160,7 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
     return system_step(
         sys_, name, _exec_plan(sc.exec_plan),
         ParallelPlan(tp=sc.tp, ep=sc.ep), batch=sc.batch, context_tok=sc.context_tok,
-        spec=_spec(sc, extra.get("spec_alpha")), ar_impl=sc.ar_impl,
+        spec=_spec(sc, extra.get("spec_alpha")), ar_impl=sc.ar_impl, ar_algo=sc.ar_algo,
         a2a_impl=sc.a2a_impl, overlap=sc.overlap, kv_precision=common.get("kv_precision", "bf16"),
         profile=extra.get("profile"), weight_precision=wprec, expert_precision=eprec)
 
@@ -278,8 +280,9 @@ def measured() -> "pd.DataFrame":  # noqa: F821
     """Published megakernel measurements next to the model, nothing fitted on them.
 
     Each row of ``datasets/megakernel_bench.csv`` runs as its scenario (system, execution plan,
-    collectives, overlap) with the row's model, layout, expert storage, batch, speculation and
-    context: Inferact's Kimi K3 benchmark behind the TPU v7 and GB200 figures (batch 1-8 without
+    collectives, overlap) with the row's model, layout, expert and dense storage, batch,
+    speculation and context, and the row's own all-reduce algorithm and overlap where its kernel
+    differs (read from the kernel's code and notes): Inferact's Kimi K3 benchmark behind the TPU v7 and GB200 figures (batch 1-8 without
     speculation, one user with DSpark at fixed acceptance lengths) and its Muse Spark 1.2
     megakernel on 4 TPU7x chips (another model, chip count and precision: out of sample).
 
@@ -287,7 +290,8 @@ def measured() -> "pd.DataFrame":  # noqa: F821
     -------
     pandas.DataFrame
         ``scenario, model, system, batch, spec, acceptance_length, expert_precision,
-        measured_tok_per_s, predicted_tok_per_s, error_frac, source``; tokens/s are the system's
+        dense_precision, measured_tok_per_s, predicted_tok_per_s, error_frac, source``
+        (precisions empty where the scenario's); tokens/s are the system's
         aggregate (``batch`` users; accepted tokens with speculation).
     """
     from .catalog import load
@@ -295,15 +299,15 @@ def measured() -> "pd.DataFrame":  # noqa: F821
     df = load("megakernel_bench").copy()
     scs = scenarios()
     pred = np.full(len(df), np.nan)
-    keys = ["scenario", "model", "tp", "ep", "expert_precision", "spec", "context_tok"]
-    for key, g in df.fillna({"tp": 0, "ep": 0, "expert_precision": ""}).groupby(keys, sort=False):
-        name, model, tp, ep, eprec, spec, ctx = key
+    own = ["expert_precision", "dense_precision", "ar_algo", "overlap"]  # the row's, else the scenario's
+    keys = ["scenario", "model", "tp", "ep", *own, "spec", "context_tok"]
+    for key, g in df.fillna({"tp": 0, "ep": 0, **{k: "" for k in own}}).groupby(keys, sort=False):
+        name, model, tp, ep, *vals, spec, ctx = key
         if name not in scs:
             raise unknown_name("scenario", name, scs)
         kw = {"model": model, "context_tok": float(ctx)}
         kw.update({k: int(x) for k, x in (("tp", tp), ("ep", ep)) if x})
-        if eprec:
-            kw["expert_precision"] = eprec
+        kw.update({k: x for k, x in zip(own, vals) if x})
         if spec == "none":  # a batch sweep is one vectorized call
             r = run_scenario(scs[name], spec="none", batch=g["batch"].to_numpy(float), **kw)
             pred[g.index] = np.asarray(r.tok_per_s_per_replica, dtype=float)
@@ -315,7 +319,8 @@ def measured() -> "pd.DataFrame":  # noqa: F821
     df["predicted_tok_per_s"] = pred
     df["error_frac"] = pred / df["measured_tok_per_s"].astype(float) - 1
     return df[["scenario", "model", "system", "batch", "spec", "acceptance_length", "expert_precision",
-               "measured_tok_per_s", "predicted_tok_per_s", "error_frac", "source"]].reset_index(drop=True)
+               "dense_precision", "measured_tok_per_s", "predicted_tok_per_s", "error_frac",
+               "source"]].reset_index(drop=True)
 
 
 #: Stands for "the target scenario's own value" in :data:`WATERFALL_STEPS` (plan_params.csv holds it).
@@ -335,8 +340,9 @@ WATERFALL_STEPS: dict[str, list[tuple[str, str, dict]]] = {
          {"system": "tpu-v7-16", "tp": TARGET, "ep": TARGET, "expert_precision": TARGET, "a2a_impl": "nccl"}),
         ("graph launch", "graph or megakernel", {"exec_plan": "engine"}),
         ("megakernel (one launch, super-fused)", "graph or megakernel", {"exec_plan": "megakernel"}),
-        ("in-kernel collectives over ICI", "symmetric memory", {"ar_impl": TARGET, "a2a_impl": TARGET}),
-        ("next-layer prefetch hides communication", "overlap", {"overlap": "prefetch"}),
+        ("in-kernel collectives over ICI (direct remote DMA)", "symmetric memory",
+         {"ar_impl": TARGET, "a2a_impl": TARGET, "ar_algo": TARGET}),
+        ("next-layer prefetch hides the layer-closing collectives", "overlap", {"overlap": "prefetch"}),
         ("DSpark speculative decoding (7 drafts, acceptance length 6)", "speculative decoding",
          {"spec": "dspark", "spec_gamma": TARGET, "spec_acceptance_length": TARGET}),
         ("the benchmark's ~512-token context (not 8K)", "workload", {"context_tok": TARGET}),
@@ -508,7 +514,7 @@ def scenario_deployment(sc: "str | Scenario"):
     return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan), engine="none",
                       weight_precision=wprec, expert_precision=eprec,
                       kv_precision=common.get("kv_precision", "bf16"), spec=_spec(sc, fixed_acceptance=False),
-                      ar_impl=sc.ar_impl, a2a_impl=sc.a2a_impl, overlap=sc.overlap)
+                      ar_impl=sc.ar_impl, a2a_impl=sc.a2a_impl, ar_algo=sc.ar_algo or "", overlap=sc.overlap)
 
 
 def _showdown_cost(hardware: str):

@@ -69,11 +69,12 @@ def showdown(
          title="Other figures the article states")
     ms = sd.measured()
     ms["error %"] = ms["error_frac"] * 100
-    ms["acceptance_length"] = ms["acceptance_length"].fillna("")
+    ms["acceptance_length"] = ms["acceptance_length"].astype(object).where(ms["acceptance_length"].notna(), "")
     ms["experts"] = ms["expert_precision"].fillna("(scenario)")
+    ms["dense"] = ms["dense_precision"].fillna("(scenario)")
     ms = ms.rename(columns={"acceptance_length": "accept. length", "measured_tok_per_s": "measured tok/s",
                             "predicted_tok_per_s": "predicted tok/s"})
-    emit(ms[["model", "system", "experts", "batch", "spec", "accept. length", "measured tok/s",
+    emit(ms[["model", "system", "experts", "dense", "batch", "spec", "accept. length", "measured tok/s",
              "predicted tok/s", "error %"]], fmt,
          title="Published megakernel measurements behind the TPU v7 and GB200 figures (not fitted)",
          caption="datasets/megakernel_bench.csv: Inferact's benchmarks (github:Inferact/tpu-megakernels): "

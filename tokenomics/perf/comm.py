@@ -50,10 +50,13 @@ from .parallel import System
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "all_to_all", "p2p")
 ALGOS = ("ring", "tree", "oneshot", "twoshot", "direct")
+#: Algorithms an all-reduce may be asked for: :data:`ALGOS` and ``auto`` (:func:`collective_time_s`).
+AR_ALGOS = (*ALGOS, "auto")
 
 #: The all-reduce algorithm of each implementation (how its measured bytes are counted).
 IMPL_ALLREDUCE_ALGO = {"nccl": "ring", "custom_oneshot": "oneshot", "vllm_custom": "oneshot",
-                       "symm_mem": "twoshot", "deepep_rdma": "ring", "ici_xla": "twoshot"}
+                       "symm_mem": "twoshot", "deepep_rdma": "ring", "ici_xla": "twoshot",
+                       "pallas_ici": "twoshot"}
 
 
 def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
@@ -263,6 +266,8 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
     algo : str, optional
         Algorithm; defaults to the implementation's all-reduce algorithm (``direct`` for
         all-to-all, ``ring`` for all-gather/reduce-scatter under ``nccl``, else ``direct``).
+        ``auto`` (all-reduce): the faster of one-shot and two-shot at each message size, as a
+        kernel that switches from direct sends to reduce-scatter + all-gather as rows grow.
 
     Examples
     --------
@@ -278,6 +283,12 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
         names = (SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
                  if system.crosses_scaleout(p) else AUTO_IMPLS)
         return np.min([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names], axis=0)
+    if algo == "auto":
+        if collective != "allreduce":
+            algo = None
+        else:
+            return np.minimum(collective_time_s(collective, n_bytes, p, system, impl_name, "oneshot"),
+                              collective_time_s(collective, n_bytes, p, system, impl_name, "twoshot"))
     v.non_negative(n_bytes, "n_bytes")
     v.count(p, "p")
     f = impl(impl_name)

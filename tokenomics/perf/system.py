@@ -13,7 +13,11 @@
   between pipeline stages;
 * overlap of communication with the chip's memory traffic where the execution plan allows it:
   ``"prefetch"`` (megakernel: the next layer's weights stream into on-chip memory while the
-  collectives of this layer are in flight, bounded per layer by on-chip capacity / HBM rate),
+  collectives that close this layer are in flight (the MLP / MoE all-reduce and output gather,
+  ``closing_s`` of :func:`forward_comm_s`), bounded per layer by the time to read the weights
+  known before routing (:func:`dense_layer_bytes_per_chip`) and by on-chip capacity / HBM rate;
+  collectives inside the layer (the attention all-reduce, the latent gather) stay exposed, as
+  in Inferact's K3 kernel, whose next-layer prefetch starts once the routed-expert sums are sent),
   ``"tile"`` (super operators: communication fused into tile-pipelined compute, bounded by the
   layer's memory time), ``"two-batch"`` (two-batch overlap, as DeepSeek's and SGLang's
   expert-parallel serving: the batch runs as two micro-batches whose compute and communication
@@ -351,9 +355,29 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     return base + experts + kv
 
 
+def dense_layer_bytes_per_chip(model: ModelSpec, tp: int, weight_precision: str | None = None,
+                               expert_precision: str | None = None) -> float:
+    """Weights of one layer a chip reads whatever the routing [B]: its tensor-parallel share of
+    the attention, dense MLP, router, LatentMoE projections and shared experts (embeddings
+    excluded), averaged over the layers. What a kernel can prefetch before the routing is known.
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import model
+    >>> m = model("llama-3.1-8b")
+    >>> dense_layer_bytes_per_chip(m, 1, "bf16") == m.non_expert_params() * 2 / m.n_layers
+    True
+    """
+    dense, expert = component_precisions(model, weight_precision, expert_precision)
+    wb, eb = precision_bytes(dense), precision_bytes(expert)
+    shared = (model.n_moe_layers * model.n_shared_experts * model.shared_expert_params()
+              * model.shared_bytes_per_param(wb, eb))
+    return float((model.non_expert_params() * wb + shared) / tp / model.n_layers)
+
+
 def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, attn_group_tok: Any,
                    stage_tok: Any, logit_rows: Any, ar_impl: str = "nccl",
-                   a2a_impl: str | None = None) -> dict[str, np.ndarray]:
+                   a2a_impl: str | None = None, ar_algo: str | None = None) -> dict[str, np.ndarray]:
     """Communication time of one forward pass [s], decode and prefill alike.
 
     ``collective_counts`` collectives, each timed by :func:`tokenomics.perf.comm.collective_time_s`:
@@ -362,10 +386,16 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     (``ACT_BYTES``) all-to-alls of the stage's ``stage_tok`` tokens sent to top-k experts, the
     lm-head all-gather of ``logit_rows`` rows, and ``pp - 1`` point-to-point activations.
 
+    ``ar_algo`` is the all-reduce algorithm (default: the implementation's; a megakernel that
+    sends its partial sums straight to every peer runs ``oneshot``).
+
     Returns
     -------
     dict
-        ``allreduce_s``, ``all_to_all_s``, ``allgather_s``, ``p2p_s`` and ``total_s``.
+        ``allreduce_s``, ``all_to_all_s``, ``allgather_s``, ``p2p_s`` and ``total_s``, and
+        ``closing_s``: the part issued at the end of a layer, once its last weights are read (the
+        MLP or MoE all-reduce, the LatentMoE hidden-state gather, the combine all-to-all), which
+        a kernel can overlap with loading the next layer's weights (``overlap="prefetch"``).
     """
     m = model
     a2a_impl = a2a_impl or ar_impl
@@ -374,29 +404,33 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     rows = np.asarray(attn_group_tok, dtype=float)
     stage = np.asarray(stage_tok, dtype=float)
     zero = 0 * rows * stage
-    allreduce = (counts["allreduce"] * comm.collective_time_s("allreduce", rows * m.hidden * ACT_BYTES, tp, sys_,
-                                                               ar_impl) if tp > 1 else zero)
+    one_ar = (comm.collective_time_s("allreduce", rows * m.hidden * ACT_BYTES, tp, sys_, ar_impl, ar_algo)
+              if tp > 1 else zero)
+    allreduce = counts["allreduce"] * one_ar
+    closing = (counts["allreduce"] - m.n_layers) * one_ar if tp > 1 else zero  # the MLP / MoE ones
     a2a = zero
     if counts["all_to_all"]:
         k = max(m.experts_per_token, 1)
         tok_chip = stage / parallel.stage_chips
         width = m.moe_latent_dim or m.hidden  # LatentMoE dispatches the latent
-        a2a = m.n_moe_layers * (
-            comm.collective_time_s("all_to_all", tok_chip * k * width * DISPATCH_BYTES, parallel.stage_chips,
-                                   sys_, a2a_impl)
-            + comm.collective_time_s("all_to_all", tok_chip * k * width * ACT_BYTES, parallel.stage_chips,
-                                     sys_, a2a_impl))
+        combine = m.n_moe_layers * comm.collective_time_s(
+            "all_to_all", tok_chip * k * width * ACT_BYTES, parallel.stage_chips, sys_, a2a_impl)
+        a2a = combine + m.n_moe_layers * comm.collective_time_s(
+            "all_to_all", tok_chip * k * width * DISPATCH_BYTES, parallel.stage_chips, sys_, a2a_impl)
+        closing = closing + combine
     gather = (comm.collective_time_s(
         "allgather", np.asarray(logit_rows, dtype=float) * m.vocab * ACT_BYTES, tp, sys_, ar_impl)
         if tp > 1 and m.vocab else zero)
     if tp > 1 and latent_gathers(m):  # LatentMoE: the latent before the experts, the hidden after
-        gather = gather + m.n_moe_layers * (
-            comm.collective_time_s("allgather", rows * m.moe_latent_dim * ACT_BYTES, tp, sys_, ar_impl)
-            + comm.collective_time_s("allgather", rows * m.hidden * ACT_BYTES, tp, sys_, ar_impl))
+        hidden_gather = m.n_moe_layers * comm.collective_time_s("allgather", rows * m.hidden * ACT_BYTES, tp,
+                                                                sys_, ar_impl)
+        gather = gather + hidden_gather + m.n_moe_layers * comm.collective_time_s(
+            "allgather", rows * m.moe_latent_dim * ACT_BYTES, tp, sys_, ar_impl)
+        closing = closing + hidden_gather
     p2p = (counts["p2p"] * comm.collective_time_s("p2p", stage * m.hidden * ACT_BYTES, 2, sys_, ar_impl)
            if parallel.pp > 1 else zero)
     return {"allreduce_s": allreduce + zero, "all_to_all_s": a2a + zero, "allgather_s": gather + zero,
-            "p2p_s": p2p + zero, "total_s": allreduce + a2a + gather + p2p + zero}
+            "p2p_s": p2p + zero, "total_s": allreduce + a2a + gather + p2p + zero, "closing_s": closing + zero}
 
 
 def system_step(
@@ -419,6 +453,7 @@ def system_step(
     engine_step_s: float = 0.0,
     expert_balance: str = "none",
     kernel_release: tuple[str, str] | None = None,
+    ar_algo: str | None = None,
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -440,6 +475,8 @@ def system_step(
     ar_impl, a2a_impl : str
         Fitted collective implementations (:func:`tokenomics.perf.comm.impls`) for all-reduce /
         all-gather and for the expert all-to-all (defaults to ``ar_impl``).
+    ar_algo : str, optional
+        All-reduce algorithm (:data:`tokenomics.perf.comm.AR_ALGOS`); default the implementation's.
     overlap : {"none", "prefetch", "tile", "two-batch"}
         Communication/memory overlap rule (module docstring).
     weight_precision, kv_precision, profile
@@ -479,7 +516,8 @@ def system_step(
                                a2a_impl=a2a_impl, weight_precision=weight_precision,
                                kv_precision=kv_precision, profile=profile, check_memory=check_memory,
                                expert_precision=expert_precision, engine_step_s=engine_step_s,
-                               expert_balance=expert_balance, kernel_release=kernel_release)
+                               expert_balance=expert_balance, kernel_release=kernel_release,
+                               ar_algo=ar_algo)
     a2a_impl = a2a_impl or ar_impl
     comm.impl(ar_impl)
     comm.impl(a2a_impl)
@@ -531,7 +569,8 @@ def system_step(
     tok_step = np.maximum(b_mb, 1.0) * t_verify  # tokens in flight per stage per step
     tok_attn_group = tok_step / parallel.attn_dp
     c = forward_comm_s(m, parallel, sys_, attn_group_tok=np.maximum(tok_attn_group, t_verify),
-                       stage_tok=tok_step, logit_rows=tok_attn_group, ar_impl=ar_impl, a2a_impl=a2a_impl)
+                       stage_tok=tok_step, logit_rows=tok_attn_group, ar_impl=ar_impl, a2a_impl=a2a_impl,
+                       ar_algo=ar_algo)
     allreduce_s, a2a_s, comm_s = c["allreduce_s"], c["all_to_all_s"], c["total_s"]
 
     # overlap of communication with the chip's memory traffic, per layer
@@ -541,11 +580,12 @@ def system_step(
         hidden_layer = 0 * comm_layer
     elif overlap == "tile":
         hidden_layer = np.minimum(comm_layer, mem_layer)
-    else:  # prefetch: bounded by what on-chip memory holds at the achieved HBM rate
+    else:  # prefetch: the layer's closing collectives behind the next layer's known weights
         sram = sys_.accelerator.sram_bytes
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
         cap = sram / rate if np.isfinite(sram) else 0.0
-        hidden_layer = np.minimum(np.minimum(comm_layer, mem_layer), cap)
+        dense_layer = dense_layer_bytes_per_chip(m, tp, weight_precision, expert_precision) / rate
+        hidden_layer = np.minimum(np.minimum(c["closing_s"] / m.n_layers, dense_layer), cap)
     overlap_s = hidden_layer * m.n_layers
     exposed = comm_s - overlap_s
 
@@ -565,7 +605,7 @@ def system_step(
                         weight_precision=None if own else weight_precision, kv_precision=kv_precision,
                         profile=profile, check_memory=False,
                         expert_precision=None if own else expert_precision,
-                        expert_balance=expert_balance, kernel_release=kernel_release)
+                        expert_balance=expert_balance, kernel_release=kernel_release, ar_algo=ar_algo)
         draft_s = spec.draft_passes * d.step_time_s
 
     v.non_negative(engine_step_s, "engine_step_s")
@@ -634,6 +674,7 @@ def system_prefill(
     overlap: str = "none",
     expert_balance: str = "none",
     kernel_release: tuple[str, str] | None = None,
+    ar_algo: str | None = None,
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -644,8 +685,8 @@ def system_prefill(
     counted as exposed (not overlapped), an upper bound on its cost, except under
     ``overlap="two-batch"``: two micro-batches of ``ceil(batch / 2)`` prompts alternate compute and
     communication (``2 * max`` of one half's; a single prompt runs without it). Other overlap
-    modes describe decode kernels and leave prefill unchanged. ``kernel_release`` as
-    :func:`system_step`.
+    modes describe decode kernels and leave prefill unchanged. ``kernel_release`` and ``ar_algo``
+    as :func:`system_step`.
 
     Returns
     -------
@@ -671,7 +712,8 @@ def system_prefill(
                     tp=parallel.tp, ep=parallel.ep, attn_dp=adp, on_oom="ignore",
                     expert_precision=expert_precision, kernel_release=kernel_release)
     comm_s = forward_comm_s(m, parallel, sys_, attn_group_tok=np.ceil(b / adp) * s, stage_tok=b * s,
-                            logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl)["total_s"]
+                            logit_rows=np.ceil(b / adp), ar_impl=ar_impl, a2a_impl=a2a_impl,
+                            ar_algo=ar_algo)["total_s"]
     compute = np.asarray(core.step_time_s, dtype=float) + expert_skew_s(core, m, parallel.ep, expert_balance)
     step = compute + comm_s
     v.one_of(overlap, "overlap", OVERLAP_MODES)
@@ -679,7 +721,7 @@ def system_prefill(
         half = system_prefill(sys_, m, p, parallel, prompt_tok=prompt_tok, batch=np.maximum(np.ceil(b / 2), 1),
                               weight_precision=weight_precision, kv_precision=kv_precision, profile=profile,
                               ar_impl=ar_impl, a2a_impl=a2a_impl, expert_precision=expert_precision,
-                              expert_balance=expert_balance, kernel_release=kernel_release)
+                              expert_balance=expert_balance, kernel_release=kernel_release, ar_algo=ar_algo)
         use = b >= 2
         compute = np.where(use, 2 * half.compute_s, compute)
         step = np.where(use, 2 * np.maximum(half.compute_s, half.comm_s), step)
