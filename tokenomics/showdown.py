@@ -416,7 +416,8 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
     collectives' fixed cost alpha and the per-kernel launch costs x``low`` / x``high``; DSpark
     acceptance length 3 / every draft accepted (scenarios whose benchmark fixed it; else the
     per-token acceptance 0.70 / 0.85); context 4K / 32K tokens; the non-expert weights at BF16 (the
-    checkpoint) / FP8; overlap switched off.
+    checkpoint) / FP8; overlap switched off; where a scenario names its all-reduce algorithm,
+    two-shot / one-shot.
 
     Returns
     -------
@@ -471,6 +472,8 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
             cases.append(("DSpark acceptance alpha", "0.70", "0.85", {"spec_alpha": 0.70}, {"spec_alpha": 0.85}))
         if sc.overlap != "none":
             cases.append(("overlap rule", "none", sc.overlap, {"overlap": "none"}, {}))
+        if sc.ar_algo:  # the kernel's own all-reduce algorithm (read from its code)
+            cases.append(("all-reduce algorithm", "twoshot", "oneshot", {"ar_algo": "twoshot"}, {"ar_algo": "oneshot"}))
         for label, lo_s, hi_s, lo, hi in cases:
             p_lo = _metric(run_scenario(sc, **lo), sc.claimed_metric)
             p_hi = _metric(run_scenario(sc, **hi), sc.claimed_metric)
