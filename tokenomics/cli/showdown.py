@@ -161,7 +161,9 @@ def frontier(
         res = fr.frontier(dep.system, dep.model, dep.execution, context_tok=context,
                           weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
                           expert_precision=dep.expert_precision, spec=dep.spec, plans=[dep.parallel],
-                          ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl)
+                          ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl, ar_algo=dep.ar_algo or None,
+                          overlap=dep.overlap, engine_step_s=dep.engine_step_s,
+                          expert_balance=dep.expert_balance, kernel_release=dep.kernel_release)
     else:
         res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
     df = res.to_frame()

@@ -149,7 +149,9 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
              batches: Any = None, context_tok: float = 4096, ar_impl: str = "auto",
              a2a_impl: str | None = None, weight_precision: str | None = None,
              kv_precision: str = "bf16", spec=None, max_pp: int = 8, plans: Any = None,
-             expert_precision: str | None = None) -> FrontierResult:
+             expert_precision: str | None = None, ar_algo: str | None = None, overlap: str = "none",
+             engine_step_s: float = 0.0, expert_balance: str = "none",
+             kernel_release: tuple[str, str] | None = None) -> FrontierResult:
     """Pareto frontier of tokens/s per user vs tokens/s per chip for ``model`` on ``system``.
 
     Parameters
@@ -172,6 +174,9 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
         Only these layouts (e.g. one deployment's); default: every plan that divides the model.
     expert_precision : str, optional
         Routed/shared expert weights precision.
+    ar_algo, overlap, engine_step_s, expert_balance, kernel_release
+        As :func:`tokenomics.perf.system.system_step` (a deployment's frontier passes its own, so
+        each point is the deployment's ``decode``).
 
     Raises
     ------
@@ -201,7 +206,9 @@ def frontier(system: "str | System", model: "str | ModelSpec", plan: str = "engi
             continue
         r = system_step(sys_, m, plan, par, batch=b[ok], context_tok=context_tok, spec=spec,
                         ar_impl=ar_impl, a2a_impl=a2a_impl, weight_precision=weight_precision,
-                        kv_precision=kv_precision, check_memory=False, expert_precision=expert_precision)
+                        kv_precision=kv_precision, check_memory=False, expert_precision=expert_precision,
+                        ar_algo=ar_algo, overlap=overlap, engine_step_s=engine_step_s,
+                        expert_balance=expert_balance, kernel_release=kernel_release)
         frames.append(pd.DataFrame({
             "parallel": par.label(), "tp": par.tp, "ep": par.ep, "pp": par.pp, "dp": par.dp,
             "batch": b[ok].astype(int), "step_time_s": np.broadcast_to(r.step_time_s, b[ok].shape),
