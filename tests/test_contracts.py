@@ -174,13 +174,7 @@ def test_a_deployments_frontier_is_its_decode():
 
     dep = resolve("deepseek-r1", hardware="b200", tp=8, ep=8, engine="sglang", weight_precision="fp4")
     b = np.array([1.0, 8.0, 64.0])
-    res = fr.frontier(dep.system, dep.model, dep.execution, batches=b, context_tok=2048,
-                      weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
-                      expert_precision=dep.expert_precision, spec=dep.spec, plans=[dep.parallel],
-                      ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl, ar_algo=dep.ar_algo or None,
-                      overlap=dep.overlap, engine_step_s=dep.engine_step_s,
-                      expert_balance=dep.expert_balance, kernel_release=dep.kernel_release)
-    df = res.to_frame()
+    df = fr.deployment_frontier(dep, context_tok=2048, batches=b).to_frame()
     want = dict(zip(b.astype(int), np.asarray(dep.decode(b, 2048, check_memory=False).step_time_s)))
     assert len(df) and all(np.isclose(r.step_time_s, want[int(r.batch)], rtol=1e-9) for r in df.itertuples())
     assert dep.engine_step_s > 0  # the engine's cost is in both

@@ -382,6 +382,14 @@ class ModelSpec:
         ``shared_experts_dense``, else the routed experts'."""
         return dense_bytes if self.shared_experts_dense else expert_bytes
 
+    def dense_weight_bytes(self, dense_bytes: float, expert_bytes: float) -> float:
+        """Bytes of the weights every token reads whatever the routing, embeddings excluded [B]:
+        :meth:`non_expert_params` at ``dense_bytes`` per element plus the shared experts at
+        :meth:`shared_bytes_per_param`."""
+        shared = self.n_moe_layers * self.n_shared_experts * self.shared_expert_params()
+        return float(self.non_expert_params() * dense_bytes
+                     + shared * self.shared_bytes_per_param(dense_bytes, expert_bytes))
+
     def latent_params(self) -> int:
         """LatentMoE down- and up-projections of one MoE layer (0 without a latent)."""
         return 2 * self.hidden * self.moe_latent_dim

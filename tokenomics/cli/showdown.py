@@ -158,12 +158,7 @@ def frontier(
         dep = resolve_deployment(model=model, hardware=None, system=sys_.name, deployment_file=deployment,
                                  execution=plan, tp=tp, ep=ep, dp_attention=dp_attention, spec=spec,
                                  weight_precision=precision)
-        res = fr.frontier(dep.system, dep.model, dep.execution, context_tok=context,
-                          weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
-                          expert_precision=dep.expert_precision, spec=dep.spec, plans=[dep.parallel],
-                          ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl, ar_algo=dep.ar_algo or None,
-                          overlap=dep.overlap, engine_step_s=dep.engine_step_s,
-                          expert_balance=dep.expert_balance, kernel_release=dep.kernel_release)
+        res = fr.deployment_frontier(dep, context_tok=context)
     else:
         res = fr.frontier(sys_, model, plan, context_tok=context, weight_precision=precision)
     df = res.to_frame()

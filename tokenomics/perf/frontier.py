@@ -245,6 +245,18 @@ _MLPERF_MIN_RATE = {("llama-2-70b", "server"): 1 / 0.2, ("llama-2-70b", "interac
                     }
 
 
+def deployment_frontier(dep: Any, *, context_tok: float = 4096, batches: Any = None) -> FrontierResult:
+    """:func:`frontier` of one :class:`~tokenomics.deployment.Deployment`'s layout: every point
+    is the deployment's own decode step (its precisions, speculation, collectives, overlap, engine
+    cost, expert balance and kernel release) at a swept batch."""
+    return frontier(dep.system, dep.model, dep.execution, batches=batches, context_tok=context_tok,
+                    weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
+                    expert_precision=dep.expert_precision, spec=dep.spec, plans=[dep.parallel],
+                    ar_impl=dep.ar_impl, a2a_impl=dep.a2a_impl, ar_algo=dep.ar_algo or None,
+                    overlap=dep.overlap, engine_step_s=dep.engine_step_s,
+                    expert_balance=dep.expert_balance, kernel_release=dep.kernel_release)
+
+
 def _shared_reference() -> Path:
     from ..catalog import data_dir
 

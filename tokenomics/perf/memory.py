@@ -73,11 +73,8 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
-    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params()
-    sb = m.shared_bytes_per_param(wb, eb)
     routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / expert_tp_ways(tp, ep)
-    return float(((m.non_expert_params() + m.embedding_params()) * wb / tp + shared * sb / tp
-                  + routed * eb) / pp)
+    return float(((m.dense_weight_bytes(wb, eb) + m.embedding_params() * wb) / tp + routed * eb) / pp)
 
 
 def kv_bytes_per_seq_per_chip(model: ModelSpec, context_tok: Any, *, tp: int = 1, pp: int = 1,

@@ -348,9 +348,8 @@ def forward_hbm_bytes(model: "str | ModelSpec", batch: Any = 1, context_tok: Any
     dense, expert = component_precisions(m, weight_precision, expert_precision)
     wb, eb = precision_bytes(dense), precision_bytes(expert)
     tok = np.asarray(batch, dtype=float) * np.asarray(tokens_per_step, dtype=float)
-    base = (m.non_expert_params() + m.vocab * m.hidden) * wb
-    shared = m.n_moe_layers * m.n_shared_experts * m.shared_expert_params() * m.shared_bytes_per_param(wb, eb)
-    experts = shared + m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params() * eb
+    base = m.dense_weight_bytes(wb, eb) + m.vocab * m.hidden * wb  # the lm head, not the embedding
+    experts = m.n_moe_layers * expected_experts_touched(m, tok) * m.expert_params() * eb
     kv = np.asarray(batch, dtype=float) * kv_bytes_per_seq_per_chip(m, context_tok, kv_precision=kv_precision)
     return base + experts + kv
 
@@ -369,10 +368,7 @@ def dense_layer_bytes_per_chip(model: ModelSpec, tp: int, weight_precision: str 
     True
     """
     dense, expert = component_precisions(model, weight_precision, expert_precision)
-    wb, eb = precision_bytes(dense), precision_bytes(expert)
-    shared = (model.n_moe_layers * model.n_shared_experts * model.shared_expert_params()
-              * model.shared_bytes_per_param(wb, eb))
-    return float((model.non_expert_params() * wb + shared) / tp / model.n_layers)
+    return model.dense_weight_bytes(precision_bytes(dense), precision_bytes(expert)) / tp / model.n_layers
 
 
 def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, attn_group_tok: Any,
