@@ -74,8 +74,8 @@ DEFAULT_PREFILL_CHUNK_TOK = 8192
 MIN_KV_FRAC = 0.3
 
 #: Collective implementations a deployment may name (``auto`` picks the faster per message).
-COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "deepep_rdma", "ici_xla",
-               "pallas_ici")
+COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "deepep_rdma", "deepep_ll",
+               "ici_xla", "pallas_ici")
 
 #: Named speculative-decoding settings: (method, gamma, per-token acceptance, draft layers).
 #: ``mtp``: DeepSeek-V3 multi-token prediction, one draft token accepted 85-90 % of the time

@@ -24,6 +24,8 @@ custom_oneshot  one-shot    SGLang (TensorRT-LLM-derived) custom all-reduce, H10
 vllm_custom     one-shot    vLLM custom all-reduce, H100 TP6/TP8 (PRs 2904, 24111)
 symm_mem        two-shot    torch symmetric-memory multimem / NCCL symmetric, H100 (PRs 24111, 24532)
 deepep_rdma     direct a2a  DeepEP V1 low-latency dispatch/combine over 400 Gb/s IB, EP8-256
+deepep_ll       direct a2a  DeepEP low-latency dispatch/combine over NVLink, 8 B200 in one node
+                            (aiconfigurator's SGLang 0.5.12 table)
 ici_xla         two-shot    XLA all-gather on a TPU7x (Ironwood) 2x2x1 ICI mesh (Google's
                             accelerator-microbenchmarks); all-reduce as reduce-scatter +
                             all-gather, as XLA runs it on ICI
@@ -55,8 +57,8 @@ AR_ALGOS = (*ALGOS, "auto")
 
 #: The all-reduce algorithm of each implementation (how its measured bytes are counted).
 IMPL_ALLREDUCE_ALGO = {"nccl": "ring", "custom_oneshot": "oneshot", "vllm_custom": "oneshot",
-                       "symm_mem": "twoshot", "deepep_rdma": "ring", "ici_xla": "twoshot",
-                       "pallas_ici": "twoshot"}
+                       "symm_mem": "twoshot", "deepep_rdma": "ring", "deepep_ll": "ring",
+                       "ici_xla": "twoshot", "pallas_ici": "twoshot"}
 
 
 def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
@@ -195,6 +197,15 @@ def impls() -> dict[str, CollectiveImpl]:
 #: one-shot peer-memory all-reduce to NCCL as messages grow).
 AUTO_IMPLS = ("nccl", "custom_oneshot")
 
+#: ``auto`` inside one scale-up domain, by collective where it differs from :data:`AUTO_IMPLS`:
+#: the expert all-to-all of attention-data-parallel ranks runs an engine's own dispatch/combine
+#: kernels, measured as DeepEP's low-latency kernels over NVLink on B200 at DeepSeek-V3's shape
+#: (~20 us fixed per call: routing metadata and barriers, which the all-reduce fits, at 5-10 us,
+#: left out). TensorRT-LLM's NVLink two-sided all-to-all on GB200 NVL72 (aiconfigurator's
+#: table, not fitted) agrees: its prepare + dispatch + combine per layer is 1.10x this fit's at
+#: the median of EP8-64 and 1-8192 tokens per rank (0.89-1.25x; two one-token rows 1.4x, 2.0x).
+SCALEUP_AUTO_IMPLS = {"all_to_all": ("deepep_ll",)}
+
 #: ``auto`` for a group that crosses the scale-out network: only implementations that run over it
 #: (the one-shot kernels read peers' memory over the scale-up fabric, which a NIC does not give):
 #: NCCL for reductions and gathers; for the expert all-to-all, the RDMA kernels engines run
@@ -281,7 +292,7 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
     if isinstance(impl_name, str) and impl_name == "auto":
         # engines pick the one-shot kernel for small messages and NCCL for large ones
         names = (SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
-                 if system.crosses_scaleout(p) else AUTO_IMPLS)
+                 if system.crosses_scaleout(p) else SCALEUP_AUTO_IMPLS.get(collective, AUTO_IMPLS))
         return np.min([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names], axis=0)
     if algo == "auto":
         if collective != "allreduce":

@@ -33,6 +33,13 @@ is that cap and ``TTFT = (C - B) / X``. Then
   ``tokens_per_step`` tokens per iteration), tokens/s per user ``1 / TPOT``;
 * output tokens/s per GPU ``B * tokens_per_step / t_it / gpus``; total adds the prompt tokens.
 
+With attention data-parallel ranks (wide expert parallelism, ``attn_dp > 1``) the prompt term is
+not spread evenly: every MoE layer is a barrier across the ranks, so an iteration lasts as long as
+its busiest rank, and a prompt prefilled on one rank holds the others (:func:`adp_prefill_s`: the
+busiest rank's expected chunks, Poisson arrivals per rank, times a chunk's rank-local time, plus
+the experts' share; TensorRT-LLM's balance gate, where a run enabled it, releases a window's
+prompts together, :func:`adp_gate_window`).
+
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
 requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A
@@ -186,6 +193,72 @@ def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
     return float(np.max(pre.step_time_s)) / tokens
 
 
+def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
+    """Mean of the largest of ``n`` independent Poisson counts of the same ``mean`` (array).
+
+    ``E[max] = sum_{m >= 0} (1 - F(m)^n)``, ``F`` the Poisson CDF; ``mean`` for ``n = 1``.
+
+    Examples
+    --------
+    >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
+    0.5888
+    """
+    from scipy.stats import poisson
+
+    q = np.asarray(mean, dtype=float)
+    if int(n) <= 1:
+        return q.copy()
+    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
+    m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
+    return np.sum(1.0 - poisson.cdf(m, q) ** int(n), axis=0)
+
+
+def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, float]:
+    """A prefill chunk's time on an attention-data-parallel deployment, split into what one rank
+    runs alone and what every rank shares [s]: ``(local_s, shared_s)``.
+
+    A chunk's attention, projections and dense layers run on the rank that holds its prompt; its
+    routed experts are spread over the expert-parallel group. From the core's own prefill of one
+    chunk (on one rank) and of one chunk per rank: ``t(1) = local + shared``, ``t(n) = local +
+    n shared`` (the busiest rank holds one chunk either way).
+    """
+    n = int(dep.parallel.attn_dp)
+    c = int(round(chunk_tok))
+    t = np.asarray(dep.prefill(c, batch=np.array([1, n]), profile=profile).step_time_s, dtype=float)
+    shared = max(float(t[1] - t[0]) / (n - 1), 0.0) if n > 1 else 0.0
+    return max(float(t[0]) - shared, 0.0), shared
+
+
+def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,
+                  window_iters: Any = 1.0) -> np.ndarray:
+    """Prefill time per lockstep iteration of ``n_ranks`` attention-DP ranks [s] (array).
+
+    Every MoE layer is a barrier across the ranks, so an iteration lasts as long as its busiest
+    rank (TensorRT-LLM tech blog 10, "ADP Balance Strategy": ``time_i = max_m time_{i,m}``; ranks
+    prefilling while the others only decode dominate the iteration). With prompts reaching ranks
+    at random, each rank gets a Poisson number of chunks (mean ``chunks_per_rank`` an iteration):
+    the busiest rank's local work is ``E[max] * local_s`` (:func:`expected_max_poisson`), the
+    experts' ``n_ranks * chunks_per_rank * shared_s``. Rare prompts cost a whole chunk on one
+    rank while the others wait; frequent ones spread evenly (``E[max] -> chunks_per_rank``).
+    A balance gate that holds prompts for ``window_iters`` iterations and releases them together
+    (:func:`adp_gate_window`) pays the busiest rank's share of a window's chunks once a window.
+
+    Parameters
+    ----------
+    chunks_per_rank : array_like
+        Prefill chunks reaching one rank per iteration (mean) [chunks].
+    n_ranks : int
+        Attention data-parallel ranks.
+    local_s, shared_s : float
+        A chunk's rank-local and expert-parallel time (:func:`adp_prefill_parts_s`) [s].
+    window_iters : array_like
+        Iterations prompts are held before they run (1: no gate) [iterations].
+    """
+    q = np.asarray(chunks_per_rank, dtype=float)
+    w = np.maximum(np.asarray(window_iters, dtype=float), 1.0)
+    return expected_max_poisson(q * w, n_ranks) / w * float(local_s) + int(n_ranks) * q * float(shared_s)
+
+
 def queue_wait_s(utilization_frac: Any, residual_s: Any) -> np.ndarray:
     """Mean wait before service in a single-server queue with Poisson arrivals [s] (array).
 
@@ -230,11 +303,19 @@ def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
     x = np.asarray(rate_req_s, dtype=float)
     if int(n_ranks) <= 1:
         return np.zeros(np.broadcast(x, np.asarray(timeout_s)).shape)
-    arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
-    with np.errstate(divide="ignore"):
-        window = np.minimum(np.asarray(timeout_s, float), arrivals / x)
+    window = adp_gate_window(x, n_ranks, timeout_s)
     n = 1.0 + x / n_ranks * window
     return window * (n + 1.0) / (2.0 * n)
+
+
+def adp_gate_window(rate: Any, n_ranks: int, timeout: Any) -> np.ndarray:
+    """How long TensorRT-LLM's attention-DP balance gate holds prompts (:func:`adp_gate_s`): until
+    all ``n_ranks`` ranks hold one, ``n_ranks * H(n_ranks - 1)`` random arrivals (coupon collector)
+    at ``rate``, or the ``timeout``, whichever comes first (array; in the units of ``timeout``,
+    ``rate`` per that unit)."""
+    arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
+    with np.errstate(divide="ignore"):
+        return np.minimum(np.asarray(timeout, float), arrivals / np.asarray(rate, dtype=float))
 
 
 def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_frac: Any, residual_s: Any,
@@ -406,6 +487,11 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
                              np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
     t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
+    n_ranks = int(dep.parallel.attn_dp)
+    c_tok = min(isl, chunk)  # prompt tokens of one prefill chunk
+    # attention-DP ranks run in lockstep (adp_prefill_s); TensorRT-LLM's balance gate, where the
+    # run enabled it, holds prompts for a window (adp_gate_window) so that they run together
+    adp_parts = adp_prefill_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
@@ -423,7 +509,6 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         c = float(concurrency)
         v.positive(c, "concurrency")
         b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
-    n_ranks = int(dep.parallel.attn_dp)
     n_chunks = math.ceil(isl / chunk)
     # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
     # so it finishes in osl / tps iterations and its successor's isl prompt tokens arrive in them
@@ -433,7 +518,13 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
         b = np.asarray(b, dtype=float)
         d = _decode_iteration_s(dep, b, ctx_mean, t_eng, profile)
-        t_it = d + b * prompt_per_seq * t_pre_tok
+        if adp_parts is None:
+            t_it = d + b * prompt_per_seq * t_pre_tok
+        else:
+            q = b / n_ranks * prompt_per_seq / c_tok  # chunks reaching a rank per iteration
+            window = (adp_gate_window(n_ranks * q * c_tok / isl, n_ranks, adp_timeout_iters)
+                      if adp_timeout_iters else 1.0)  # prompts per iteration, iterations
+            t_it = d + adp_prefill_s(q, n_ranks, *adp_parts, window_iters=window)
         x = b * tps / (osl * t_it)  # requests/s per replica
         gate = adp_gate_s(x, n_ranks, adp_timeout_iters * t_it) if adp_timeout_iters else 0.0
         # each attention rank admits up to a chunk of prompt tokens per iteration: the arriving
