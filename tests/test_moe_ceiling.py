@@ -78,11 +78,26 @@ def test_core_predicts_the_moe_rows_left_out_of_the_fit():
     when the rows were added; bounds 13 % / 25 % / 0.85-1.1)."""
     p = kernels.predict_kernel_microbench()
     sel = p[(p["bench_id"].str.contains("moe-best") | p["bench_id"].str.contains("e33k9"))
-            & (p["batch"] < MOE_RATIO_MIN_TOKENS)]
+            & (p["batch"] < MOE_RATIO_MIN_TOKENS) & (p["batch"] >= 1024)]
     assert len(sel) == 34
     err = sel["error_frac"].abs()
     assert err.median() <= 0.13 and err.quantile(0.9) <= 0.25
     assert 0.85 <= (1 + sel["error_frac"]).median() <= 1.1
+
+
+def test_memory_bound_moe_rows_are_predicted_within_their_measured_optimism():
+    """The fastest public MoE layers at 64-512 tokens (64 rows: DeepSeek-V3 EP8 block-FP8 and NVFP4,
+    gpt-oss-120b MXFP4 on H100..GB300; memory-bound, every local expert's weights streamed once)
+    are not fitted: measured when they were added, median error 11.0 %, p90 18.2 %, predicted /
+    measured 0.91 (block-FP8 0.85, NVFP4 0.90, MXFP4 0.95): the kernels stream expert weights
+    5-15 % slower than the core's weight-read rate (bounds 13 % / 22 % / 0.87-0.95, so a change
+    that hides or worsens it shows)."""
+    p = kernels.predict_kernel_microbench()
+    sel = p[p["bench_id"].str.contains("moe-best") & (p["batch"] >= 64) & (p["batch"] <= 512)]
+    assert len(sel) == 64
+    err = sel["error_frac"].abs()
+    assert err.median() <= 0.13 and err.quantile(0.9) <= 0.22
+    assert 0.87 <= (1 + sel["error_frac"]).median() <= 0.95
 
 
 def test_a_chip_outside_the_catalog_keeps_the_dense_curve():

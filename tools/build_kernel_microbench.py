@@ -151,6 +151,13 @@ MOE_FORMAT = {"fp8_block": "FP8, 128x128 block scales", "nvfp4": "NVFP4",
 MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
 
 
+#: Token counts of the fastest-MoE rows: 8192-16384 fit the grouped-GEMM ceilings
+#: (``perf.step.MOE_RATIO_MIN_TOKENS``), the rest are predicted. Below 64 tokens the collector's
+#: balanced routing touches every local expert (32 routed pairs over 32 experts: all 32), where
+#: random routing touches ~64 %: not the regime a model of random routing predicts, so left out.
+MOE_TOKENS = (64, 128, 256, 512, 1024, 4096, 8192, 16384)
+
+
 def best_moe_rows(repo: Path) -> list[dict]:
     """The fastest fused-MoE layer any engine's collector timed, per chip, shape, format and token count.
 
@@ -187,7 +194,7 @@ def best_moe_rows(repo: Path) -> list[dict]:
         for shape, h, f, e, k, ep, dtypes, prec in MOE_SHAPES:
             sel_shape = d[(d.hidden_size == h) & (d.inter_size == f) & (d.num_experts == e) & (d.topk == k)
                           & (d.moe_ep_size == ep) & d.moe_dtype.isin(dtypes)]
-            for n in (1024, 4096, 8192, 16384):
+            for n in MOE_TOKENS:
                 sel = sel_shape[sel_shape.num_tokens == n]
                 if sel.empty:
                     continue
