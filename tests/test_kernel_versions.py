@@ -165,8 +165,12 @@ def test_serving_csv_with_a_bad_release_is_one_line(tmp_path, capsys):
 
 def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     """The 28 InferenceX TensorRT-LLM runs without MTP of serving_blind_2026.csv (found after the
-    correction was built): their releases' kernels fit them better than the newest kernels do
-    (measured at landing: 9.9 % median, 0.99x with; 12.0 %, 1.08x without)."""
+    correction was built): their releases' kernels fit them better than the newest kernels did
+    when the correction landed (9.9 % median, 0.99x with; 12.0 %, 1.08x without). Since expert
+    weights stream at the fastest kernels' measured rate (``moe_stream_frac``) the newest kernels
+    are slower and the two are within a point (10.2 %, 0.96x with; 9.7 %, 1.01x without); on the
+    84 held-out TensorRT-LLM rows that name a release the correction still helps (4.7 % / p90
+    17 % against 7.3 % / 47 %)."""
     from tokenomics.perf.serving import predict_cases
 
     d = load("serving_blind_2026")
@@ -175,5 +179,11 @@ def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     err = lambda p: float(np.median(np.abs(p["error_frac"])))  # noqa: E731
     with_rel = predict_cases(d)
     newest = predict_cases(d.assign(engine_version=""))
-    assert err(with_rel) < err(newest)
+    assert abs(err(with_rel) - err(newest)) < 0.01
     assert err(with_rel) < 0.11
+    h = load("serving_holdout")
+    h = h[h["engine_version"].notna() & (h["engine"] == "trt")]
+    assert len(h) == 84
+    p90 = lambda p: float(np.quantile(np.abs(p["error_frac"]), 0.9))  # noqa: E731
+    h_rel, h_new = predict_cases(h), predict_cases(h.assign(engine_version=""))
+    assert err(h_rel) < err(h_new) and p90(h_rel) < 0.5 * p90(h_new)

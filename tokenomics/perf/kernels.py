@@ -25,7 +25,7 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import gemm_peak_flop_per_s, moe_gemm_ratio
+from .step import gemm_peak_flop_per_s, moe_gemm_ratio, moe_stream_frac
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -106,7 +106,7 @@ def _bench_model(row) -> ModelSpec:
                      n_kv_heads=_int(row, "n_kv_heads"), head_dim=hd, ffn_hidden=1)
 
 
-def kernel_op_time(row, profile: "Profile | str | None" = None) -> dict[str, float | str]:
+def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool = True) -> dict[str, float | str]:
     """The core's time for one benchmarked operator.
 
     Parameters
@@ -115,6 +115,10 @@ def kernel_op_time(row, profile: "Profile | str | None" = None) -> dict[str, flo
         One row of :func:`read_kernel_microbench`.
     profile : Profile, str or None
         Default: the chip's shipped or transferred profile.
+    stream : bool
+        Time an MoE row's expert weights at the chip's fitted streaming rate
+        (:func:`~tokenomics.perf.step.moe_stream_frac`); False: at the core's weight-read rate
+        (what that fit compares with).
 
     Returns
     -------
@@ -133,7 +137,7 @@ def kernel_op_time(row, profile: "Profile | str | None" = None) -> dict[str, flo
     kvb = precision_bytes(_name(row, "kv_precision"))
     prec = _name(row, "precision")
     peak = datasheet = hw.peak_bf16_flop_per_s
-    ceiling = 1.0
+    ceiling = stream_frac = 1.0
     if op == "prefill_attention":
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok"), phase="prefill", kv_bytes_per_elem=kvb)
     elif op == "moe_experts":  # expert weights stored (and computed) at the row's precision
@@ -142,13 +146,14 @@ def kernel_op_time(row, profile: "Profile | str | None" = None) -> dict[str, flo
                         expert_bytes_per_param=wb)
         peak, datasheet = gemm_peak_flop_per_s(hw, prec)
         ceiling = moe_gemm_ratio(hw.name, prec)[0]
+        stream_frac = moe_stream_frac(hw.name, prec)[0] if stream else 1.0
     else:
         q = max(_int(row, "q_tok_per_seq", 1), 1)
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok") - q, tokens_per_step=q,
                         kv_bytes_per_elem=kvb)
     want = "experts" if op == "moe_experts" else "attention"
     mine = [o for o in ops if o.name == want]
-    t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling)[0]
+    t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling, expert_stream_frac=stream_frac)[0]
     kernels = float(ENGINE_MOE) if op == "moe_experts" else float(np.max(t.kernels))
     kern_s = kernels * prof.graph_kernel_s
     read = float(np.max(mine[0].weight_bytes if op == "moe_experts" else mine[0].kv_bytes))

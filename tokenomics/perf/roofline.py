@@ -92,6 +92,7 @@ def op_times(
     hbm_bytes_per_s=None,
     tiles: bool = True,
     expert_ceiling_frac: float = 1.0,
+    expert_stream_frac: float = 1.0,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -112,6 +113,10 @@ def op_times(
     expert_ceiling_frac : float
         Ceiling of the routed experts' grouped GEMMs (operator ``experts``) as a share of a dense
         GEMM's (:func:`gemm_efficiency`); 1 = as fast as a dense GEMM.
+    expert_stream_frac : float
+        Rate at which the routed experts' fused MoE kernels stream their weights, as a share of
+        the profile's weight-read rate (:func:`tokenomics.perf.step.moe_stream_frac`); 1 = as
+        fast as a dense GEMM reads its weights.
     """
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
@@ -120,8 +125,9 @@ def op_times(
     for op in ops:
         byts = op.weight_bytes + op.act_bytes + op.kv_bytes
         if op.kind == "gemm":
-            mem = (op.weight_bytes + op.act_bytes) / w_bw
-            ceiling = expert_ceiling_frac if op.name == "experts" else 1.0
+            expert = op.name == "experts"
+            mem = (op.weight_bytes + op.act_bytes) / (w_bw * expert_stream_frac if expert else w_bw)
+            ceiling = expert_ceiling_frac if expert else 1.0
             comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile, ceiling))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem

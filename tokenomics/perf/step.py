@@ -284,6 +284,71 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+#: Token counts of the ``moe_experts`` rows :func:`moe_stream_frac` is fitted on: decode-sized
+#: layers whose expert weights take most of the time (memory-bound on every chip timed), from
+#: where random routing touches most local experts (below 64 the aiconfigurator collector's
+#: balanced routing touches every one, which a model of random routing does not predict).
+MOE_STREAM_TOKENS = (64, 512)
+
+
+@functools.lru_cache(maxsize=256)
+def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
+    """Rate at which a fused MoE layer streams its expert weights, as a share of the core's
+    weight-read rate (the profile's ``weight_bw_frac`` of datasheet bandwidth).
+
+    A decode-sized MoE layer reads each touched expert's weights once; the fastest public
+    kernels do it more slowly than a dense GEMM (per-expert tiles and scale loads, token
+    permute and finalize). For each ``moe_experts`` row of ``datasets/kernel_microbench.csv`` with
+    :data:`MOE_STREAM_TOKENS` tokens that the core times as memory-bound, in the same weight
+    format (else the tensor path's own formats, as :func:`moe_gemm_ratio`): the core's expert
+    weight-read time over the measured time less the row's kernel boundaries; the median over
+    rows, capped at 1. The chip's own rows, else its vendor sibling's; 1.0 where the vendor has
+    none.
+
+    Returns
+    -------
+    (float, str)
+        The share and the chip it was measured on (``""`` for none).
+
+    >>> f, chip = moe_stream_frac("b200", "nvfp4"); chip, round(f, 2)   # DeepSeek-V3 EP8, 64-512 tokens
+    ('b200', 0.87)
+    >>> moe_stream_frac("tpu-v7", "bf16")
+    (1.0, '')
+    """
+    from ..catalog import load
+    from .kernels import kernel_op_time
+    from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
+
+    try:
+        hw = _accelerator(hardware)
+    except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
+        return 1.0, ""
+    path = hw.peak_flop_field(_compute_precision(weight_precision))
+    df = load("kernel_microbench")
+    tok = df["batch"].astype(float)
+    df = df[(df["op"] == "moe_experts") & (tok >= MOE_STREAM_TOKENS[0]) & (tok <= MOE_STREAM_TOKENS[1])]
+    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper())
+    for chip in dict.fromkeys(c for c in (hw.name, sibling) if c):
+        mine = df[df["hardware"] == chip]
+        if mine.empty:
+            continue
+        acc = _accelerator(chip)
+        prec_col = mine["precision"].astype(str)
+        same = prec_col == weight_precision
+        if not same.any():
+            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
+            same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
+        fracs = []
+        for _, r in mine[same].iterrows():
+            p = kernel_op_time(r, stream=False)
+            busy = float(r["value"]) - p["kernel_s"]
+            if p["bound"] == "memory" and busy > 0:
+                fracs.append(p["op_time_s"] / busy)
+        if fracs:
+            return min(1.0, float(np.median(fracs))), chip
+    return 1.0, ""
+
+
 #: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
 _BF16_GEMMS = ("router", "lm_head")
 
@@ -377,12 +442,13 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = moe_gemm_ratio(hw.name, eprec)[0] if m.is_moe else 1.0
+    expert_stream = moe_stream_frac(hw.name, eprec)[0] if m.is_moe and not p.launch == "megakernel" else 1.0
     mega = p.launch == "megakernel"
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
-                     expert_ceiling_frac=expert_ceiling)
+                     expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
