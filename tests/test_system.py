@@ -264,7 +264,7 @@ def test_mlperf_bounds():
 @pytest.mark.parametrize("mod", ["tokenomics.perf.comm", "tokenomics.perf.speculative",
                                  "tokenomics.perf.system", "tokenomics.perf.parallel",
                                  "tokenomics.perf.frontier", "tokenomics.perf.serving",
-                                 "tokenomics.perf.profile"])
+                                 "tokenomics.perf.profile", "tokenomics.perf.step"])
 def test_docstring_examples_are_true(mod):
     import doctest
     import importlib

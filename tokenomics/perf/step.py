@@ -220,6 +220,42 @@ def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
 MOE_RATIO_MIN_TOKENS = 8192
 
 
+def _moe_fit(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float, per_row) -> tuple[float, str]:
+    """The median of ``per_row(row, chip)`` over the ``moe_experts`` rows of
+    ``datasets/kernel_microbench.csv`` with ``lo_tok``-``hi_tok`` tokens, capped at 1, for
+    :func:`moe_gemm_ratio` and :func:`moe_stream_frac`: rows in the same weight format, else in the
+    tensor path's own formats (``profile.PATH_PRECISIONS``: an MXFP4 kernel does not stand for
+    NVFP4); the chip's own rows, else its vendor sibling's (``profile.VENDOR_SIBLING``,
+    ``profile.ASSUMED_LIKE``); ``(1.0, "")`` where the vendor has none (other vendors do not borrow
+    NVIDIA's). ``per_row`` returns None for a row that says nothing."""
+    from ..catalog import load
+    from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
+
+    try:
+        hw = _accelerator(hardware)
+    except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
+        return 1.0, ""
+    path = hw.peak_flop_field(_compute_precision(weight_precision))
+    df = load("kernel_microbench")
+    tok = df["batch"].astype(float)
+    df = df[(df["op"] == "moe_experts") & (tok >= lo_tok) & (tok <= hi_tok)]
+    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper())
+    for chip in dict.fromkeys(c for c in (hw.name, sibling) if c):
+        mine = df[df["hardware"] == chip]
+        if mine.empty:
+            continue
+        acc = _accelerator(chip)
+        prec_col = mine["precision"].astype(str)
+        same = prec_col == weight_precision
+        if not same.any():  # another format: the path's own formats only (bf16; fp8; fp4/nvfp4)
+            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
+            same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
+        vals = [x for x in (per_row(r, chip) for _, r in mine[same].iterrows()) if x is not None]
+        if vals:
+            return min(1.0, float(np.median(vals))), chip
+    return 1.0, ""
+
+
 @functools.lru_cache(maxsize=256)
 def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
     """Ceiling of an MoE layer's grouped GEMMs as a share of the modelled dense GEMM ceiling.
@@ -248,40 +284,16 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
     >>> moe_gemm_ratio("tpu-v7", "bf16")
     (1.0, '')
     """
-    from ..catalog import load
-    from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
+    def ceiling(r, chip):
+        acc, prof, prec = _accelerator(chip), load_profile(None, chip), str(r["precision"])
+        tok, k, e = float(r["batch"]), float(r["experts_per_token"]), float(r["n_experts"])
+        flop = 2.0 * tok * k * 3.0 * float(r["hidden"]) * float(r["expert_ffn_hidden"])
+        # achieved share a of the path peak = ff c m / (m + h c), solved for the ceiling c
+        a = flop / float(r["value"]) / (gemm_peak_flop_per_s(acc, prec)[0] * prof.flop_frac)
+        rows = tok * k / e
+        return a * rows / (rows - a * prof.gemm_half_rows) if rows > a * prof.gemm_half_rows else 1.0
 
-    try:
-        hw = _accelerator(hardware)
-    except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
-        return 1.0, ""
-    path = hw.peak_flop_field(_compute_precision(weight_precision))
-    df = load("kernel_microbench")
-    df = df[(df["op"] == "moe_experts") & (df["batch"].astype(float) >= MOE_RATIO_MIN_TOKENS)]
-    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper())
-    for chip in dict.fromkeys(c for c in (hw.name, sibling) if c):
-        mine = df[df["hardware"] == chip]
-        if mine.empty:
-            continue
-        acc = _accelerator(chip)
-        prof = load_profile(None, chip)
-        prec_col = mine["precision"].astype(str)
-        same = prec_col == weight_precision
-        if not same.any():  # another format: the path's own formats only (bf16; fp8; fp4/nvfp4)
-            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
-            same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
-        ratios = []
-        for _, r in mine[same].iterrows():
-            prec = str(r["precision"])
-            tok, k, e = float(r["batch"]), float(r["experts_per_token"]), float(r["n_experts"])
-            flop = 2.0 * tok * k * 3.0 * float(r["hidden"]) * float(r["expert_ffn_hidden"])
-            # achieved share a of the path peak = ff c m / (m + h c), solved for the ceiling c
-            a = flop / float(r["value"]) / (gemm_peak_flop_per_s(acc, prec)[0] * prof.flop_frac)
-            rows = tok * k / e
-            ratios.append(a * rows / (rows - a * prof.gemm_half_rows) if rows > a * prof.gemm_half_rows else 1.0)
-        if ratios:
-            return min(1.0, float(np.median(ratios))), chip
-    return 1.0, ""
+    return _moe_fit(hardware, weight_precision, MOE_RATIO_MIN_TOKENS, np.inf, ceiling)
 
 
 #: Token counts of the ``moe_experts`` rows :func:`moe_stream_frac` is fitted on: decode-sized
@@ -315,38 +327,14 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
     >>> moe_stream_frac("tpu-v7", "bf16")
     (1.0, '')
     """
-    from ..catalog import load
     from .kernels import kernel_op_time
-    from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
 
-    try:
-        hw = _accelerator(hardware)
-    except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
-        return 1.0, ""
-    path = hw.peak_flop_field(_compute_precision(weight_precision))
-    df = load("kernel_microbench")
-    tok = df["batch"].astype(float)
-    df = df[(df["op"] == "moe_experts") & (tok >= MOE_STREAM_TOKENS[0]) & (tok <= MOE_STREAM_TOKENS[1])]
-    sibling = ASSUMED_LIKE.get(hw.name) or VENDOR_SIBLING.get(hw.vendor.upper())
-    for chip in dict.fromkeys(c for c in (hw.name, sibling) if c):
-        mine = df[df["hardware"] == chip]
-        if mine.empty:
-            continue
-        acc = _accelerator(chip)
-        prec_col = mine["precision"].astype(str)
-        same = prec_col == weight_precision
-        if not same.any():
-            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
-            same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
-        fracs = []
-        for _, r in mine[same].iterrows():
-            p = kernel_op_time(r, stream=False)
-            busy = float(r["value"]) - p["kernel_s"]
-            if p["bound"] == "memory" and busy > 0:
-                fracs.append(p["op_time_s"] / busy)
-        if fracs:
-            return min(1.0, float(np.median(fracs))), chip
-    return 1.0, ""
+    def share(r, chip):
+        p = kernel_op_time(r, stream=False)
+        busy = float(r["value"]) - p["kernel_s"]
+        return p["op_time_s"] / busy if p["bound"] == "memory" and busy > 0 else None
+
+    return _moe_fit(hardware, weight_precision, *MOE_STREAM_TOKENS, share)
 
 
 #: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
