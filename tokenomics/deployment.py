@@ -387,16 +387,29 @@ class Deployment:
 
 
 def layout_candidates(dep: Deployment) -> list[Deployment]:
-    """Other tensor-parallel layouts of a dense deployment on the same system (weights fit).
+    """Other layouts of a deployment on the same system (weights fit), for a target speed.
 
-    A production planner picks the layout with the target speed in mind: a wider ``tp`` serves
-    each user faster and leaves more memory for KV. MoE deployments keep their resolved layout.
+    A production planner picks the layout with the target speed in mind: for a dense model a
+    wider ``tp`` serves each user faster and leaves more memory for KV; for an MoE model resolved
+    to wide EP (attention data-parallel over the expert group), attention tensor-parallel over
+    that group instead (``tp = ep``, where the heads divide and it fits in one scale-up domain):
+    no expert all-to-all and no rank waiting for another's prompt, at the cost of every chip
+    reading every attention weight's share and, for MLA, holding the whole latent KV.
     """
     from .perf.parallel import ParallelPlan
 
     m, s = dep.model, dep.system
-    if m.is_moe or dep.parallel.pp != 1:
+    if dep.parallel.pp != 1:
         return [dep]
+    if m.is_moe:
+        n = int(dep.parallel.ep)
+        if (dep.parallel.attn_dp <= 1 or n > s.domain_chips or n not in _tp_candidates(m, n)
+                or not _weights_fit(m, dep.hardware, n, n, dep.weight_precision, dep.expert_precision, 0.02)):
+            return [dep]
+        par = ParallelPlan(tp=n, ep=n, dp=max(1, s.n_chips // n))
+        return [dep, dep.replace(parallel=par, picked=tuple(p for p in dep.picked if not p.startswith("layout"))
+                                 + (f"layout tp{n}-ep{n}, attention tensor-parallel over the expert group "
+                                    "(cheapest layout meeting the target speed)",))]
     out = []
     for t in _tp_candidates(m, min(s.domain_chips, s.n_chips)):
         if not _weights_fit(m, dep.hardware, t, 1, dep.weight_precision, dep.expert_precision, 0.02):

@@ -109,6 +109,12 @@ def headline_numbers() -> dict[str, float]:
         key = f"kernels.{row['op']}.{row['size']}"
         out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])
         out[key + ".median_ratio"] = float(row["median_ratio"])
+    # ---- list prices against the modelled cost to serve (tokenomics market) --------------------
+    from . import market
+
+    ms = market.summary(market.market())
+    for k in ("n_priced", "median_implied_margin_frac", "n_below_cost", "n_unreachable"):
+        out[f"market.{k}"] = float(ms[k])
     # ---- the demand forecast: calibration, backtest coverage, the 2030 intervals --------------
     from .forecast import forecast, run_backtest
 

@@ -258,6 +258,7 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, **kw: Any
     except DoesNotFitError as exc:
         out["flag"] = f"{FLAG_NO_FIT}: {exc}"
         return out
+    out["deployment"] = r.deployment.label()  # the layout priced (chosen for the speed)
     out.update(modelled_tok_per_s_per_user=float(np.ravel(r.tok_per_s_per_user)[0]),
                batch=int(np.ravel(r.batch)[0]),
                cost_usd_per_m_input_tok=float(np.ravel(r.usd_per_m_effective_input_tok)[0]),
