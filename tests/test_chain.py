@@ -145,3 +145,27 @@ def test_system_without_price_needs_flat_cost():
         chain.price(None, "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra")
     r = chain.price(None, "kimi-k3", "super", batch=8, context_tok=4096, system="sd200-ultra", cost=2.0)
     assert float(r.cost_usd_per_chip_h) == 2.0 and r.n_chips >= 16
+
+
+def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_group():
+    """A wide-EP MoE deployment (attention data-parallel) gets one alternative for a target speed:
+    attention tensor-parallel over the expert group (tp = ep), where the heads divide and it stays
+    in one scale-up domain. DeepSeek-V3 on a DGX H200: at 35 tok/s per user the TP layout serves
+    more tokens per chip (no all-to-all, no rank waiting on another's prompt), at DeepSeek's own
+    21 tok/s wide EP does (its batch is large); on a GB200 NVL72 (EP72: 128 heads do not split 72
+    ways) only wide EP is offered. The price names the layout it priced."""
+    from tokenomics.deployment import layout_candidates, resolve
+
+    h200 = resolve("deepseek-v3", system="dgx-h200")
+    cands = layout_candidates(h200)
+    assert [(c.parallel.tp, c.parallel.ep, int(c.parallel.attn_dp)) for c in cands] == [(1, 8, 8), (8, 8, 1)]
+    assert any("attention tensor-parallel over the expert group" in p for p in cands[1].picked)
+    assert len(layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))) == 1
+    fast = chain.price(deployment=h200, target_tok_per_s_per_user=35, margin_frac=0.0)
+    slow = chain.price(deployment=h200, target_tok_per_s_per_user=21, margin_frac=0.0)
+    assert (fast.deployment.parallel.tp, fast.deployment.parallel.ep) == (8, 8)
+    assert (slow.deployment.parallel.tp, slow.deployment.parallel.ep) == (1, 8)
+    stated = resolve("deepseek-v3", system="dgx-h200", tp=1, ep=8)  # a layout the user chose is kept
+    kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0)
+    assert (kept.deployment.parallel.tp, kept.deployment.parallel.ep) == (1, 8)
+    assert float(np.ravel(kept.usd_per_m_output_tok)[0]) > float(np.ravel(fast.usd_per_m_output_tok)[0])
