@@ -430,8 +430,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = moe_gemm_ratio(hw.name, eprec)[0] if m.is_moe else 1.0
-    expert_stream = moe_stream_frac(hw.name, eprec)[0] if m.is_moe and not p.launch == "megakernel" else 1.0
     mega = p.launch == "megakernel"
+    # ... streaming their weights at the fused MoE kernels' measured rate (a megakernel streams
+    # them with its own DMA pipeline)
+    expert_stream = moe_stream_frac(hw.name, eprec)[0] if m.is_moe and not mega else 1.0
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
