@@ -18,19 +18,20 @@ times one call replayed in a CUDA graph, so both releases include the same launc
 
 from __future__ import annotations
 
-import io
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from _aiconfigurator import AIC_COMMIT, AIC_ROOT
+from _aiconfigurator import as_of as _as_of
+from _aiconfigurator import files as _files
+from _aiconfigurator import table as _table
+
 from tokenomics.perf.kernel_versions import version_key
 
-AIC_COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-AIC_ROOT = "aic-core/src/aiconfigurator_core/systems/data"
 AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/tree/{AIC_COMMIT}/{AIC_ROOT}"
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "engine_kernel_versions.csv"
 
@@ -56,22 +57,6 @@ LARGE_ROWS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 COLUMNS = ["hardware", "engine", "engine_version", "reference_version", "op", "precision", "rows", "metric",
            "value", "n_shapes", "kind", "source", "as_of", "note"]
-
-
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
-
-
-def _files(repo: Path) -> list[str]:
-    return _git(repo, "ls-tree", "-r", "--name-only", AIC_COMMIT, "--", AIC_ROOT).decode().split()
-
-
-def _table(repo: Path, rel: str) -> pd.DataFrame:
-    return pd.read_parquet(io.BytesIO(_git(repo, "show", f"{AIC_COMMIT}:{rel}")))
-
-
-def _as_of(repo: Path, rel: str) -> str:
-    return _git(repo, "log", "-1", "--format=%cs", AIC_COMMIT, "--", rel).decode().strip()
 
 
 def _pairs(old: pd.DataFrame, new: pd.DataFrame, op: str):

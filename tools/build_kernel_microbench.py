@@ -16,15 +16,14 @@ from AITER_ROWS; each says where it was published.
 
 from __future__ import annotations
 
-import io
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+from _aiconfigurator import AIC_COMMIT, AIC_ROOT, files, table
+from _aiconfigurator import as_of as aic_as_of
 
-AIC_COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-AIC_DATA = "aic-core/src/aiconfigurator_core/systems/data/h200_sxm"
+AIC_DATA = f"{AIC_ROOT}/h200_sxm"
 AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{AIC_DATA}"
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "kernel_microbench.csv"
 
@@ -38,14 +37,11 @@ AIC_NOTE = ("MEASURED by NVIDIA's aiconfigurator collector: mean of 6 CUDA-graph
 
 
 def _parquet(repo: Path, rel: str) -> pd.DataFrame:
-    blob = subprocess.run(["git", "-C", str(repo), "show", f"{AIC_COMMIT}:{AIC_DATA}/{rel}"], check=True,
-                          capture_output=True).stdout
-    return pd.read_parquet(io.BytesIO(blob))
+    return table(repo, f"{AIC_DATA}/{rel}")
 
 
 def _as_of(repo: Path, rel: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cs", AIC_COMMIT, "--", f"{AIC_DATA}/{rel}"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return aic_as_of(repo, f"{AIC_DATA}/{rel}")
 
 
 def decode_rows(repo: Path) -> list[dict]:
@@ -133,7 +129,6 @@ def moe_rows(repo: Path) -> list[dict]:
     return rows
 
 
-AIC_ROOT = "aic-core/src/aiconfigurator_core/systems/data"
 #: aiconfigurator chip folder -> catalog name, for the TensorRT-LLM fused-MoE rows
 AIC_MOE_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "gb200": "gb200",
                  "b300_sxm": "b300", "gb300": "gb300"}
@@ -171,18 +166,15 @@ def best_moe_rows(repo: Path) -> list[dict]:
     routed pair per token: shown as a 32-expert, top-1 layer (same weights, rows per expert and
     FLOPs).
     """
-    files = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", AIC_COMMIT, AIC_ROOT],
-                           check=True, capture_output=True, text=True).stdout.split()
+    paths = files(repo)
     rows = []
     for folder, hw in AIC_MOE_CHIPS.items():
         found = []
-        for rel in files:
+        for rel in paths:
             parts = rel[len(AIC_ROOT) + 1:].split("/")  # chip/moe/framework/version/file
             if parts[:2] != [folder, "moe"] or parts[-1] != "moe_perf.parquet" or parts[2] not in MOE_FRAMEWORKS:
                 continue
-            blob = subprocess.run(["git", "-C", str(repo), "show", f"{AIC_COMMIT}:{rel}"], check=True,
-                                  capture_output=True).stdout
-            d = pd.read_parquet(io.BytesIO(blob))
+            d = table(repo, rel)
             if "distribution" not in d:
                 continue
             d = d[(d.moe_tp_size == 1) & (d.distribution == "balanced")].assign(framework=parts[2],
@@ -200,8 +192,7 @@ def best_moe_rows(repo: Path) -> list[dict]:
                     continue
                 timed = sel.groupby(["framework", "version", "moe_dtype", "kernel_source", "rel"])["latency"].mean()
                 (fw, ver, dtype, kernel, rel), lat = timed.idxmin(), timed.min()
-                as_of = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cs", AIC_COMMIT, "--", rel],
-                                       check=True, capture_output=True, text=True).stdout.strip()
+                as_of = aic_as_of(repo, rel)
                 rows.append({
                     "bench_id": f"{hw}-moe-best-{prec}-{shape}-ep{ep}-t{n}", "hardware": hw, "op": "moe_experts",
                     "kernel": f"{MOE_FRAMEWORKS[fw]} {ver} fused MoE ({kernel}), {MOE_FORMAT[dtype]}",

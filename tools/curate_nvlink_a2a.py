@@ -16,32 +16,25 @@ replaces earlier rows of the implementation, so rerunning it is idempotent.
 
 from __future__ import annotations
 
-import io
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+from _aiconfigurator import AIC_COMMIT, AIC_ROOT, as_of, table
 
-AIC_COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-AIC_DATA = "aic-core/src/aiconfigurator_core/systems/data"
-AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{AIC_DATA}"
+AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{AIC_ROOT}"
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "collectives.csv"
 
 HIDDEN, TOPK, N_EXPERTS = 7168, 8, 256
 NVLINK5_BYTES_PER_S = 900e9  # one direction per GPU (1.8 TB/s bidirectional), as systems.csv
 
 
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
-
-
 def _parquet(repo: Path, rel: str) -> pd.DataFrame:
-    return pd.read_parquet(io.BytesIO(_git(repo, "show", f"{AIC_COMMIT}:{AIC_DATA}/{rel}")))
+    return table(repo, f"{AIC_ROOT}/{rel}")
 
 
 def _as_of(repo: Path, rel: str) -> str:
-    return _git(repo, "log", "-1", "--format=%cs", AIC_COMMIT, "--", f"{AIC_DATA}/{rel}").decode().strip()
+    return as_of(repo, f"{AIC_ROOT}/{rel}")
 
 
 def _row(impl: str, n: int, tokens: int, elem_bytes: float, latency_s: float, chip: str, fabric: str,
