@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tokenomics.golden import headline_numbers
+from tokenomics.golden import REL_TOL, headline_numbers
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "headline.json").read_text())
 
@@ -31,4 +31,4 @@ def test_headline_unchanged(name, now):
     if want is None or (isinstance(want, float) and math.isnan(want)):
         assert got is None or math.isnan(got)
     else:
-        assert got == pytest.approx(want, rel=1e-6), f"{name} moved: {want} -> {got} (python tools/golden.py)"
+        assert got == pytest.approx(want, rel=REL_TOL), f"{name} moved: {want} -> {got} (python tools/golden.py)"

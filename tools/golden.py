@@ -2,8 +2,8 @@
 
     python tools/golden.py
 
-A figure that moved by less than half the test's tolerance (5 parts in 10^7: floating-point noise
-across numpy, scipy and statsmodels builds) keeps its pinned value, so the diff shows only what a
+A figure that moved by less than half the test's tolerance (``tokenomics.golden.REL_TOL``: floating-point
+noise across numpy, scipy and statsmodels builds) keeps its pinned value, so the diff shows only what a
 model change moved.
 """
 
@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from tokenomics.golden import headline_numbers
+from tokenomics.golden import REL_TOL, headline_numbers
 from tokenomics.io import write_text
 
 out = Path(__file__).resolve().parent.parent / "tests" / "golden" / "headline.json"
@@ -20,7 +20,7 @@ old = json.loads(out.read_text()) if out.exists() else {}
 
 def _same(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=5e-7, abs_tol=0.0) or (math.isnan(a) and math.isnan(b))
+        return math.isclose(a, b, rel_tol=REL_TOL / 2, abs_tol=0.0) or (math.isnan(a) and math.isnan(b))
     return a == b
 
 

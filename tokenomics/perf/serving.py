@@ -531,7 +531,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         # prompts load that budget by rho, one prompt occupies it for isl / chunk iterations
         rho = b / n_ranks * prompt_per_seq / chunk
         ttft = ttft_s(overhead_s=ep["ttft_overhead_s"], iteration_s=t_it,
-                      prefill_s=n_chunks * (d + min(isl, chunk) * t_pre_tok),
+                      prefill_s=n_chunks * (d + c_tok * t_pre_tok),
                       utilization_frac=rho, residual_s=0.5 * rho * isl / chunk * t_it,
                       recv_interval_iters=recv_interval_iters, gate_s=gate)
         return t_it, ttft, x
