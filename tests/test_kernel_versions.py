@@ -168,9 +168,11 @@ def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     correction was built): their releases' kernels fit them better than the newest kernels did
     when the correction landed (9.9 % median, 0.99x with; 12.0 %, 1.08x without). Since expert
     weights stream at the fastest kernels' measured rate (``moe_stream_frac``) the newest kernels
-    are slower and the two are within a point (10.2 %, 0.96x with; 9.7 %, 1.01x without); on the
-    84 held-out TensorRT-LLM rows that name a release the correction still helps (4.7 % / p90
-    17 % against 7.3 % / 47 %)."""
+    are slower, and with the engine defaults the two were within a point (10.2 % with, 9.7 %
+    without). With each run's own settings from its launch script (FP8 KV cache, the attention-DP
+    balance gate: ``tools/annotate_blind_schedulers.py``) the correction helps again (9.1 % with,
+    10.3 % without). On the 84 held-out TensorRT-LLM rows that name a release it helps (4.7 % /
+    p90 17 % against 7.3 % / 47 %)."""
     from tokenomics.perf.serving import predict_cases
 
     d = load("serving_blind_2026")
@@ -179,8 +181,7 @@ def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     err = lambda p: float(np.median(np.abs(p["error_frac"])))  # noqa: E731
     with_rel = predict_cases(d)
     newest = predict_cases(d.assign(engine_version=""))
-    assert abs(err(with_rel) - err(newest)) < 0.01
-    assert err(with_rel) < 0.11
+    assert err(with_rel) < err(newest) and err(with_rel) < 0.10
     h = load("serving_holdout")
     h = h[h["engine_version"].notna() & (h["engine"] == "trt")]
     assert len(h) == 84
