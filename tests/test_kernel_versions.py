@@ -171,8 +171,8 @@ def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     are slower, and with the engine defaults the two were within a point (10.2 % with, 9.7 %
     without). With each run's own settings from its launch script (FP8 KV cache, the attention-DP
     balance gate: ``tools/annotate_blind_schedulers.py``) the correction helps again (9.1 % with,
-    10.3 % without). On the 84 held-out TensorRT-LLM rows that name a release it helps (4.7 % /
-    p90 17 % against 7.3 % / 47 %)."""
+    10.3 % without). On the 84 held-out TensorRT-LLM rows that name a release it helps (5.8 % /
+    p90 18 % against 10.0 % / 47 %, with the runs' FP8 KV cache)."""
     from tokenomics.perf.serving import predict_cases
 
     d = load("serving_blind_2026")

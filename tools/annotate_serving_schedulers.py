@@ -14,6 +14,9 @@ faradawn/InferenceMAX fork that holds the artifact the rows come from, ``benchma
 * ``adp_timeout_iters``: TensorRT-LLM DeepSeek-R1 runs with attention DP (``dsr1_fp4_b200_trt_slurm.sh``,
   ``dsr1_fp8_b200_trt_slurm.sh``, ``dsr1_fp8_h200_trt_slurm.sh``) set ``attention_dp_config:
   enable_balance: true, timeout_iters: 60, batching_wait_iters: 0``.
+* ``kv_precision``: the same three TensorRT-LLM scripts write ``kv_cache_config: dtype: fp8`` for every
+  run (SGLang's B200 scripts pass ``--kv-cache-dtype fp8_e4m3``, already in the rows; its H200 and AMD
+  scripts set no KV dtype: the engine default).
 * ``max_batch_size``: the Dynamo TensorRT-LLM disaggregated rows on GB200 ran the configurations that
   InferenceMAX's ``runners/launch_gb200-nv.sh`` (faradawn/InferenceMAX) lists as
   ``submit_disagg.sh <mtp> <tep|dep> ctx_num gen_num gen_tp gen_batch_size ... "<concurrencies>"``:
@@ -89,6 +92,7 @@ def annotate(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[sg & df["hardware"].isin(["mi300x", "mi325x", "mi355x"]), "recv_interval_iters"] = 4
     trt = ds & df["engine"].eq("trt")
     df.loc[trt & (df["dp_attention"] == 1), "adp_timeout_iters"] = 60
+    df.loc[trt, "kv_precision"] = "fp8"
     dyn = df["engine"].eq("dynamo-trt") & df["hardware"].eq("gb200") & (df["disaggregated"] == 1)
     df.loc[dyn, "max_batch_size"] = [_dynamo_trt_batch(r) for _, r in df[dyn].iterrows()]
     if df.loc[dyn, "max_batch_size"].isna().any():
