@@ -145,9 +145,30 @@ def test_core_attention_against_kernel_microbench():
     assert s.loc[("decode_attention", "small"), "median_ratio"] < 0.6
     long_prefill = p[(p["op"] == "prefill_attention") & (p["kv_len_tok"] >= 8192)]
     assert (long_prefill["error_frac"].abs() <= 0.10).all()
-    mla = p[p["op"] == "mla_decode_attention"]
-    assert (mla["error_frac"].abs() <= 0.15).all()
+    mla = p[(p["op"] == "mla_decode_attention") & p["kernel"].str.contains("FlashMLA")]
+    assert len(mla) == 4 and (mla["error_frac"].abs() <= 0.15).all()
     assert s.loc[("moe_experts", "all"), "median_abs_error_frac"] <= 0.15
+
+
+def test_mla_kernels_stream_at_their_fitted_rate():
+    """TensorRT-LLM 1.3.0rc20's MLA decode at DeepSeek's TP8 shape (aiconfigurator, 108 rows on six
+    NVIDIA chips, kernel_microbench.csv): the core with the H200's GQA read curve was 21 % off at the
+    median, 0.79x (the Blackwell kernels read a BF16 cache at ~0.77 of that rate, measured when the
+    rows were added); with the per-chip, per-cache-width share ``mla_kv_read_frac`` fitted on them
+    it is 2.5 % in sample. Hopper's BF16 MLA reads at the curve's rate (capped at 1); a chip
+    without rows keeps 1."""
+    from tokenomics.perf.kernels import kernel_op_time, read_kernel_microbench
+    from tokenomics.perf.step import mla_kv_read_frac
+
+    kb = read_kernel_microbench()
+    kb = kb[kb["kernel"].astype(str).str.startswith("TensorRT-LLM 1.3.0rc20 MLA")]
+    assert len(kb) == 108 and kb["hardware"].nunique() == 6
+    ratio = lambda mla: np.array([kernel_op_time(r, mla=mla)["time_s"] / r["value"] for _, r in kb.iterrows()])  # noqa: E731
+    before, after = ratio(False), ratio(True)
+    assert np.median(np.abs(before - 1)) > 0.15 and np.median(before) < 0.85
+    assert np.median(np.abs(after - 1)) < 0.05 and abs(np.median(after) - 1) < 0.03
+    assert 0.74 < mla_kv_read_frac("b200", "bf16") < 0.80 < mla_kv_read_frac("b200", "fp8") < 0.92
+    assert mla_kv_read_frac("h200", "bf16") == 1.0 and mla_kv_read_frac("mi355x", "fp8") == 1.0
 
 
 def test_core_moe_against_amd_aiter_kernels():

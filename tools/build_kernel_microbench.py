@@ -5,7 +5,8 @@
 Rows from NVIDIA aiconfigurator's per-operation timing databases (Apache-2.0), read at commit
 AIC_COMMIT: H200 decode ("generation") attention of vLLM 0.24.0 (FlashAttention-3) and of
 TensorRT-LLM 1.3.0rc20, H200 prefill ("context") attention of TensorRT-LLM 1.3.0rc20, and
-H200 fused-MoE layers of vLLM 0.24.0 (unquantized Triton experts, balanced routing), at a grid
+H200 fused-MoE layers of vLLM 0.24.0 (unquantized Triton experts, balanced routing), TensorRT-LLM
+1.3.0rc20's MLA decode attention on H100/H200/B200/B300/GB200/GB300 (mla_rows), at a grid
 of shapes chosen here, and, for six NVIDIA chips, the fastest fused-MoE layer any engine's
 table holds at large token counts (best_moe_rows: the fit set of the grouped-GEMM ceilings). Each collector times one call replayed in a CUDA graph (CUDA events,
 collector/helper.py benchmark_with_power), so a row includes one graph launch and, for
@@ -78,6 +79,42 @@ def decode_rows(repo: Path) -> list[dict]:
                         "kind": "measured", "source": f"{AIC_URL}/{rel}", "as_of": as_of,
                         "note": f"{label} attention shape; KV length = step + 1 (step cached positions and the new "
                                 f"token); " + AIC_NOTE.format(extra=extra)})
+    return rows
+
+
+#: aiconfigurator chip directories with a TensorRT-LLM MLA generation table -> catalog names.
+MLA_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200",
+             "gb300": "gb300"}
+MLA_RELEASE = "1.3.0rc20"
+
+
+def mla_rows(repo: Path) -> list[dict]:
+    """TensorRT-LLM MLA decode ("generation") attention on six NVIDIA chips: DeepSeek-V3's 128 heads
+    at TP8 (16 a GPU), latent 512 + rope 64, BF16 and FP8 KV caches, at memory-bound batches and
+    lengths (the fit set of :func:`tokenomics.perf.step.mla_kv_read_frac`)."""
+    rows = []
+    for chip_dir, hw in MLA_CHIPS.items():
+        rel = f"{AIC_ROOT}/{chip_dir}/mla/trtllm/{MLA_RELEASE}/generation_mla_perf.parquet"
+        d = table(repo, rel)
+        as_of = aic_as_of(repo, rel)
+        url = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{rel}"
+        for kvp in ("bfloat16", "fp8"):
+            for b in (32, 128, 512):
+                for kv in (2048, 8192, 32768):
+                    sel = d[(d.num_heads == 16) & (d.kv_cache_dtype == kvp) & (d.batch_size == b)
+                            & (d.step == kv - 1) & (d.mla_dtype == "bfloat16")]
+                    if sel.empty:
+                        continue
+                    k = "fp8" if kvp == "fp8" else "bf16"
+                    rows.append({
+                        "bench_id": f"{hw}-mla-decode-trtllm-h16-{k}kv-b{b}-kv{kv}", "hardware": hw,
+                        "op": "mla_decode_attention", "kernel": f"TensorRT-LLM {MLA_RELEASE} MLA generation",
+                        "precision": "bf16", "kv_precision": k, "batch": b, "kv_len_tok": kv, "q_tok_per_seq": 1,
+                        "n_q_heads": 16, "n_kv_heads": 1, "head_dim": 576, "head_dim_v": 512, "metric": "latency_s",
+                        "value": float(sel["latency"].mean()) * 1e-3, "unit": "s", "kind": "measured",
+                        "source": url, "as_of": as_of,
+                        "note": "DeepSeek-V3 MLA at TP8 (16 of 128 heads a GPU), absorbed decode; KV length = step + 1; "
+                                + AIC_NOTE.format(extra="and TensorRT-LLM's MLA-op glue")})
     return rows
 
 
@@ -303,7 +340,8 @@ def main(argv: list[str]) -> None:
     if len(argv) != 2:
         sys.exit(__doc__)
     repo = Path(argv[1])
-    df = pd.DataFrame(decode_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo) + MANUAL + aiter_rows(),
+    df = pd.DataFrame(decode_rows(repo) + mla_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo)
+                      + MANUAL + aiter_rows(),
                       columns=COLUMNS)
     for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",
               "hidden", "expert_ffn_hidden", "n_experts", "experts_per_token"):

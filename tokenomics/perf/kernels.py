@@ -25,7 +25,7 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import gemm_peak_flop_per_s, moe_gemm_ratio, moe_stream_frac
+from .step import gemm_peak_flop_per_s, mla_attention, moe_gemm_ratio, moe_stream_frac
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -106,7 +106,8 @@ def _bench_model(row) -> ModelSpec:
                      n_kv_heads=_int(row, "n_kv_heads"), head_dim=hd, ffn_hidden=1)
 
 
-def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool = True) -> dict[str, float | str]:
+def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool = True,
+                   mla: bool = True) -> dict[str, float | str]:
     """The core's time for one benchmarked operator.
 
     Parameters
@@ -119,6 +120,10 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
         Time an MoE row's expert weights at the chip's fitted streaming rate
         (:func:`~tokenomics.perf.step.moe_stream_frac`); False: at the core's weight-read rate
         (what that fit compares with).
+    mla : bool
+        Time an MLA row's KV reads at the chip's fitted MLA rate
+        (:func:`~tokenomics.perf.step.mla_kv_read_frac`); False: at the core's KV read rate (what
+        that fit compares with).
 
     Returns
     -------
@@ -151,6 +156,8 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
         q = max(_int(row, "q_tok_per_seq", 1), 1)
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok") - q, tokens_per_step=q,
                         kv_bytes_per_elem=kvb)
+    if op == "mla_decode_attention" and mla:
+        ops = mla_attention(ops, hw, _name(row, "kv_precision"))
     want = "experts" if op == "moe_experts" else "attention"
     mine = [o for o in ops if o.name == want]
     t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling, expert_stream_frac=stream_frac)[0]

@@ -20,6 +20,7 @@ MoE ``touched`` expert loops add one host synchronization per MoE layer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -337,6 +338,57 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
     return _moe_fit(hardware, weight_precision, *MOE_STREAM_TOKENS, share)
 
 
+#: Batch and KV length from which an ``mla_decode_attention`` row of ``datasets/kernel_microbench.csv``
+#: reads enough KV cache to measure the kernel's streaming rate (launch and tail effects small).
+MLA_FIT_MIN_BATCH, MLA_FIT_MIN_KV_TOK = 32, 2048
+
+
+@functools.lru_cache(maxsize=64)
+def mla_kv_read_frac(hardware: str, kv_precision: str) -> float:
+    """Rate at which an MLA decode-attention kernel streams its latent KV cache, as a share of the
+    core's KV read rate (:func:`tokenomics.perf.roofline.kv_read_efficiency`, fitted on GQA kernels).
+
+    For each measured ``mla_decode_attention`` row of ``datasets/kernel_microbench.csv`` of the
+    chip with a KV cache of the same width (one byte or two) and at least
+    :data:`MLA_FIT_MIN_BATCH` sequences of :data:`MLA_FIT_MIN_KV_TOK` tokens that the core times
+    as memory-bound: the core's time over the measured time less the row's kernel boundaries; the
+    median over rows, capped at 1. The chip's own rows only; 1.0 without any. TensorRT-LLM's MLA
+    kernels on the Blackwell chips stream a BF16 cache at 0.77-0.78 of the rate the core's GQA
+    curve gives and an FP8 cache at 0.87-0.89; on Hopper BF16 at the full rate, FP8 at 0.72 (H200)
+    and 0.95 (H100).
+
+    >>> round(mla_kv_read_frac("b200", "bf16"), 2)   # aiconfigurator, TensorRT-LLM 1.3.0rc20
+    0.77
+    >>> mla_kv_read_frac("mi355x", "fp8")
+    1.0
+    """
+    from ..catalog import load
+    from .kernels import kernel_op_time
+
+    width = precision_bytes(kv_precision) <= 1
+    df = load("kernel_microbench")  # rows name catalog chips; any other chip has none
+    df = df[(df["op"] == "mla_decode_attention") & (df["hardware"].astype(str) == str(hardware))
+            & (df["kind"] == "measured") & (df["metric"] == "latency_s")
+            & (df["batch"].astype(float) >= MLA_FIT_MIN_BATCH) & (df["kv_len_tok"].astype(float) >= MLA_FIT_MIN_KV_TOK)]
+    shares = []
+    for _, r in df.iterrows():
+        if (precision_bytes(str(r["kv_precision"]) if isinstance(r["kv_precision"], str) else "bf16") <= 1) != width:
+            continue
+        p = kernel_op_time(r, mla=False)
+        busy = float(r["value"]) - p["kernel_s"]
+        if p["bound"] == "memory" and busy > 0:
+            shares.append(p["op_time_s"] / busy)
+    return float(min(1.0, np.median(shares))) if shares else 1.0
+
+
+def mla_attention(ops: list, hw, kv_precision: str) -> list:
+    """``ops`` with the MLA decode attention's KV reads at :func:`mla_kv_read_frac` of the core's rate."""
+    f = mla_kv_read_frac(hw.name, kv_precision)
+    if f >= 1.0:
+        return ops
+    return [dataclasses.replace(o, kv_bytes=o.kv_bytes / f) if o.kind == "attention" else o for o in ops]
+
+
 #: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
 _BF16_GEMMS = ("router", "lm_head")
 
@@ -426,6 +478,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
+    if m.attention == "mla" and phase == "decode":  # the MLA kernels' measured streaming rate
+        ops = mla_attention(ops, hw, kv_precision)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     # the routed experts' grouped GEMMs at their measured ceiling
