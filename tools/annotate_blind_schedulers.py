@@ -186,7 +186,7 @@ def annotate(df: pd.DataFrame, repo: str) -> pd.DataFrame:
             df.at[i, col] = val
         note = str(row["note"])
         tag = f" Run settings from github:SemiAnalysisAI/InferenceX@{commit}:{script} (tools/annotate_blind_schedulers.py)."
-        df.at[i, "note"] = note.split(" Run settings from ")[0] + tag
+        df.at[i, "note"] = note.split(" Run settings from ")[0].rstrip(".") + "." + tag
     if missing:
         raise SystemExit(f"no launch script found or launched for: {missing}")
     return df
