@@ -25,7 +25,7 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import gemm_peak_flop_per_s, mla_attention, moe_gemm_ratio, moe_stream_frac
+from .step import gemm_peak_flop_per_s, mla_kv_read_frac, moe_gemm_ratio, moe_stream_frac
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -156,11 +156,11 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
         q = max(_int(row, "q_tok_per_seq", 1), 1)
         ops = build_ops(m, plan, batch=b, context_tok=_int(row, "kv_len_tok") - q, tokens_per_step=q,
                         kv_bytes_per_elem=kvb)
-    if op == "mla_decode_attention" and mla:
-        ops = mla_attention(ops, hw, _name(row, "kv_precision"))
     want = "experts" if op == "moe_experts" else "attention"
     mine = [o for o in ops if o.name == want]
-    t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling, expert_stream_frac=stream_frac)[0]
+    kv_frac = mla_kv_read_frac(hw.name, _name(row, "kv_precision")) if op == "mla_decode_attention" and mla else 1.0
+    t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling, expert_stream_frac=stream_frac,
+                 kv_read_frac=kv_frac)[0]
     kernels = float(ENGINE_MOE) if op == "moe_experts" else float(np.max(t.kernels))
     kern_s = kernels * prof.graph_kernel_s
     read = float(np.max(mine[0].weight_bytes if op == "moe_experts" else mine[0].kv_bytes))

@@ -93,6 +93,7 @@ def op_times(
     tiles: bool = True,
     expert_ceiling_frac: float = 1.0,
     expert_stream_frac: float = 1.0,
+    kv_read_frac: float = 1.0,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -117,6 +118,10 @@ def op_times(
         Rate at which the routed experts' fused MoE kernels stream their weights, as a share of
         the profile's weight-read rate (:func:`tokenomics.perf.step.moe_stream_frac`); 1 = as
         fast as a dense GEMM reads its weights.
+    kv_read_frac : float
+        Rate at which the decode attention reads its KV cache, as a share of
+        :func:`kv_read_efficiency` (:func:`tokenomics.perf.step.mla_kv_read_frac` for MLA); the
+        bytes stay what the cache holds.
     """
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
@@ -132,7 +137,7 @@ def op_times(
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
         elif op.kind == "attention":
-            mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile)) + op.act_bytes / w_bw
+            mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile) * kv_read_frac) + op.act_bytes / w_bw
             comp = op.flop / attn_peak
             tile = 0.0 * mem
         elif op.kind == "attention_prefill":

@@ -20,7 +20,6 @@ MoE ``touched`` expert loops add one host synchronization per MoE layer.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -381,14 +380,6 @@ def mla_kv_read_frac(hardware: str, kv_precision: str) -> float:
     return float(min(1.0, np.median(shares))) if shares else 1.0
 
 
-def mla_attention(ops: list, hw, kv_precision: str) -> list:
-    """``ops`` with the MLA decode attention's KV reads at :func:`mla_kv_read_frac` of the core's rate."""
-    f = mla_kv_read_frac(hw.name, kv_precision)
-    if f >= 1.0:
-        return ops
-    return [dataclasses.replace(o, kv_bytes=o.kv_bytes / f) if o.kind == "attention" else o for o in ops]
-
-
 #: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
 _BF16_GEMMS = ("router", "lm_head")
 
@@ -478,8 +469,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
-    if m.attention == "mla" and phase == "decode":  # the MLA kernels' measured streaming rate
-        ops = mla_attention(ops, hw, kv_precision)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     # the routed experts' grouped GEMMs at their measured ceiling
@@ -491,8 +480,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # the GEMV -> tiled-GEMM cliff is a property of the reference cuBLAS path; engine kernels and
     # megakernels use tile shapes chosen for small batches
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
+    # an MLA decode reads its latent cache at the MLA kernels' measured rate
+    kv_frac = mla_kv_read_frac(hw.name, kv_precision) if m.attention == "mla" and phase == "decode" else 1.0
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
-                     expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream)
+                     expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
