@@ -108,3 +108,33 @@ def test_capacity_is_what_the_driver_reports_so_published_layouts_fit():
     dep = resolve("deepseek-v3", hardware="b200", tp=4, ep=1, execution="engine", engine="trt",
                   expert_precision="fp8", kv_precision="bf16")
     assert float(np.min(dep.max_batch(1024 + 512))) >= 16
+
+
+def test_blind_runs_carry_the_settings_their_launch_scripts_state():
+    """serving_blind_2026.csv's co-located rows were given their runs' settings by dry-running
+    each InferenceX launch script at the run's commit (tools/annotate_blind_schedulers.py); this
+    pins what those scripts say (read in SemiAnalysisAI/InferenceX): TensorRT-LLM with attention
+    DP gates prompts for 60 iterations and runs CONC / TP sequences a rank; SGLang at TP8 on
+    B200/B300 polls every 10 iterations below 16 users and every 30 from 16, its MTP runs hold up
+    to 512;
+    the TensorRT-LLM, ATOM and B200/B300/AMD SGLang scripts set an FP8 KV cache, SGLang on H200
+    none; the late-2025 TensorRT-LLM scripts chose expert parallelism (and on one row attention DP)
+    themselves, so 8 rows run the script's layout, not the dashboard's; every annotated row names
+    its script and commit. Disaggregated rows are untouched."""
+    d0 = catalog.load("serving_blind_2026")
+    lay = d0.set_index("case_id").loc[["X033", "X096", "X106", "X107"]]
+    assert (lay["ep"] == 8).all() and lay["dp_attention"].tolist() == [0, 0, 0, 1]
+    d = catalog.load("serving_blind_2026")
+    co, dis = d[d["disaggregated"] == 0], d[d["disaggregated"] == 1]
+    assert len(co) == 198 and dis[["recv_interval_iters", "adp_timeout_iters", "max_batch_size"]].isna().all().all()
+    assert co["note"].str.contains(r"Run settings from github:SemiAnalysisAI/InferenceX@[0-9a-f]{40}:benchmarks/").all()
+    adp = co[(co["engine"] == "trt") & (co["dp_attention"] == 1)]
+    assert len(adp) == 12 and (adp["adp_timeout_iters"] == 60).all()
+    mtp_adp = adp[adp["spec_decode"] == "mtp"]
+    assert (mtp_adp["max_batch_size"] == mtp_adp["concurrency"] // mtp_adp["tp"]).all()
+    nv_sgl = co[(co["engine"] == "sglang") & co["hardware"].isin(["b200", "b300"]) & (co["tp"] == 8)]
+    want = np.where(nv_sgl["concurrency"] >= 16, 30, 10)
+    assert (nv_sgl["recv_interval_iters"].to_numpy() == want).all()
+    assert (nv_sgl.loc[nv_sgl["spec_decode"] == "mtp", "max_batch_size"] == 512).all()
+    fp8 = co["engine"].isin(["trt", "atom"]) | (co["engine"].eq("sglang") & ~co["hardware"].eq("h200"))
+    assert (co.loc[fp8, "kv_precision"] == "fp8").all() and co.loc[~fp8, "kv_precision"].isna().all()

@@ -19,7 +19,11 @@ flags. Read from the captured command line and the ``--extra_llm_api_options`` Y
 * ``max_batch_size``: TensorRT-LLM ``--max_batch_size`` (per attention-DP rank with attention DP),
   SGLang ``--max-running-requests``;
 * ``kv_precision``: ``fp8`` where the script sets an FP8 KV cache (TensorRT-LLM
-  ``kv_cache_config.dtype``, SGLang ``--kv-cache-dtype fp8_e4m3``, ATOM ``--kv_cache_dtype fp8``).
+  ``kv_cache_config.dtype``, SGLang ``--kv-cache-dtype fp8_e4m3``, ATOM ``--kv_cache_dtype fp8``);
+* ``ep`` and ``dp_attention`` where the script's own arithmetic sets them (TensorRT-LLM ``--ep_size``
+  and ``enable_attention_dp``, SGLang ``--ep-size`` and ``--enable-dp-attention``): the TensorRT-LLM
+  scripts of late 2025 chose expert parallelism and attention DP from the concurrency and lengths
+  themselves, so on 8 rows the dashboard's layout is not the one that ran.
 
 Not filled, as for the held-out rows (``tools/annotate_serving_schedulers.py``): the token budgets
 (``--chunked-prefill-size``, ``--max_num_tokens``) and the MTP depth (its acceptance on these runs
@@ -156,6 +160,12 @@ def settings(server: list[str], yml: dict) -> dict:
         m = re.search(r"timeout_iters:\s*(\d+)", text)
         if m:
             out["adp_timeout_iters"] = float(m.group(1))
+    ep = _flag(server, "--ep_size", "--ep-size")
+    if ep is not None and ep.isdigit():
+        out["ep"] = int(ep)
+    m = re.search(r"enable_attention_dp:\s*(\w+)", text)
+    if m or "--enable-dp-attention" in server:
+        out["dp_attention"] = int("--enable-dp-attention" in server or m.group(1).lower() == "true")
     kv = (_flag(server, "--kv-cache-dtype", "--kv_cache_dtype") or "").lower()
     m = re.search(r"kv_cache_config:(?:\n[ \t]+.*)*?\n[ \t]+dtype:\s*(\w+)", text)
     if kv.startswith("fp8") or (m and m.group(1).lower().startswith("fp8")):
@@ -170,7 +180,7 @@ def annotate(df: pd.DataFrame, repo: str) -> pd.DataFrame:
             df[c] = np.nan
     df["kv_precision"] = df["kv_precision"].astype(object)
     rows = df.index[df["disaggregated"] != 1]
-    missing = []
+    missing, changed = [], []
     for i in rows:
         row = df.loc[i]
         commit = _commit(repo, str(row["as_of"])[:10])
@@ -183,12 +193,16 @@ def annotate(df: pd.DataFrame, repo: str) -> pd.DataFrame:
             missing.append(row["case_id"])
             continue
         for col, val in settings(server, yml).items():
+            if col in ("ep", "dp_attention") and int(df.at[i, col]) != val:
+                changed.append(f"{row['case_id']} {col} {int(df.at[i, col])} -> {val}")
             df.at[i, col] = val
         note = str(row["note"])
         tag = f" Run settings from github:SemiAnalysisAI/InferenceX@{commit}:{script} (tools/annotate_blind_schedulers.py)."
         df.at[i, "note"] = note.split(" Run settings from ")[0].rstrip(".") + "." + tag
     if missing:
         raise SystemExit(f"no launch script found or launched for: {missing}")
+    if changed:
+        print("layout from the launch script:", "; ".join(changed))
     return df
 
 
