@@ -329,12 +329,16 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
     """
     from .kernels import kernel_op_time
 
-    def share(r, chip):
-        p = kernel_op_time(r, stream=False)
-        busy = float(r["value"]) - p["kernel_s"]
-        return p["op_time_s"] / busy if p["bound"] == "memory" and busy > 0 else None
+    return _moe_fit(hardware, weight_precision, *MOE_STREAM_TOKENS,
+                    lambda r, chip: _streaming_share(r, kernel_op_time(r, stream=False)))
 
-    return _moe_fit(hardware, weight_precision, *MOE_STREAM_TOKENS, share)
+
+def _streaming_share(row, timed: dict) -> float | None:
+    """The core's op time over a kernel row's measured time less its kernel boundaries, for a row
+    the core (``timed``: :func:`tokenomics.perf.kernels.kernel_op_time` without the fitted rate)
+    times as memory-bound; None for any other row."""
+    busy = float(row["value"]) - timed["kernel_s"]
+    return timed["op_time_s"] / busy if timed["bound"] == "memory" and busy > 0 else None
 
 
 #: Batch and KV length from which an ``mla_decode_attention`` row of ``datasets/kernel_microbench.csv``
@@ -362,21 +366,16 @@ def mla_kv_read_frac(hardware: str, kv_precision: str) -> float:
     1.0
     """
     from ..catalog import load
-    from .kernels import kernel_op_time
+    from .kernels import _name, kernel_op_time
 
     width = precision_bytes(kv_precision) <= 1
     df = load("kernel_microbench")  # rows name catalog chips; any other chip has none
     df = df[(df["op"] == "mla_decode_attention") & (df["hardware"].astype(str) == str(hardware))
             & (df["kind"] == "measured") & (df["metric"] == "latency_s")
             & (df["batch"].astype(float) >= MLA_FIT_MIN_BATCH) & (df["kv_len_tok"].astype(float) >= MLA_FIT_MIN_KV_TOK)]
-    shares = []
-    for _, r in df.iterrows():
-        if (precision_bytes(str(r["kv_precision"]) if isinstance(r["kv_precision"], str) else "bf16") <= 1) != width:
-            continue
-        p = kernel_op_time(r, mla=False)
-        busy = float(r["value"]) - p["kernel_s"]
-        if p["bound"] == "memory" and busy > 0:
-            shares.append(p["op_time_s"] / busy)
+    shares = [_streaming_share(r, kernel_op_time(r, mla=False)) for _, r in df.iterrows()
+              if (precision_bytes(_name(r, "kv_precision")) <= 1) == width]
+    shares = [x for x in shares if x is not None]
     return float(min(1.0, np.median(shares))) if shares else 1.0
 
 
