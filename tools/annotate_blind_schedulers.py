@@ -33,9 +33,8 @@ files, not these scripts, and are left as they are.
 
 from __future__ import annotations
 
-import os
+import functools
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -74,8 +73,15 @@ def _git(repo: str, *args: str) -> str:
     return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True, text=True).stdout
 
 
+@functools.lru_cache(maxsize=None)
 def _commit(repo: str, day: str) -> str:
     return _git(repo, "rev-list", "-1", f"--before={day}T23:59:59Z", "HEAD").strip()
+
+
+@functools.lru_cache(maxsize=None)
+def _scripts(repo: str, commit: str) -> frozenset:
+    """The paths under ``benchmarks/`` at ``commit`` (read once per commit)."""
+    return frozenset(_git(repo, "ls-tree", "-r", "--name-only", commit, "benchmarks/").split())
 
 
 def _script(repo: str, commit: str, row) -> str | None:
@@ -84,7 +90,7 @@ def _script(repo: str, commit: str, row) -> str | None:
     fw = {"trt": "_trt", "atom": "_atom"}.get(str(row["engine"]), "")
     mtp = "_mtp" if str(row["spec_decode"]) == "mtp" else ""
     base = f"dsr1_{prec}_{gpu}"
-    names = _git(repo, "ls-tree", "-r", "--name-only", commit, "benchmarks/").split()
+    names = _scripts(repo, commit)
     for cand in (f"benchmarks/single_node/{base}{fw}{mtp}.sh",
                  f"benchmarks/single_node/fixed_seq_len/{base}{fw}{mtp}.sh", f"benchmarks/{base}{fw}{mtp}.sh",
                  f"benchmarks/{base}{fw}{mtp}_docker.sh", f"benchmarks/{base}{fw}{mtp}_slurm.sh"):
