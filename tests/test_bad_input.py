@@ -112,6 +112,7 @@ FILES: dict[str, bytes] = {
     "disagg_nosplit.csv": _disagg_without("n_prefill_gpus", "n_decode_gpus"),
     "neg_batch_cap.csv": _mlperf_with("max_batch_size", -5),
     "zero_requests.csv": _mlperf_with("n_requests", 0),
+    "pct_mem_frac.csv": _mlperf_with("mem_frac", 95),
     "disagg_nodecode.csv": _disagg_without("n_decode_gpus"),
     "adir/keep": b"",
     "afile": b"not a directory",
@@ -206,6 +207,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
     (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be a positive number (or empty), got -5"),
     (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be a positive number"),
+    (["validate-serving", "pct_mem_frac.csv"], "mem_frac must be a fraction in (0, 1] (or empty), got 95; did you mean 0.95?"),
     # -- sweep: the grid reader, sizes, --out, engines
     (["sweep", "missing.toml"], "not found"),
     (["sweep", "adir"], "is a directory"),
@@ -325,6 +327,10 @@ def _lib_cases(tmp: Path):
         ("batch array with text", ds(batch=np.array(["1", "2"]))),
         ("context NaN", ds(context_tok=float("nan"))),
         ("profile as a number", ds(profile=3)),
+        ("memory fraction as a percent", lambda: __import__("tokenomics.deployment", fromlist=["resolve"]).resolve(
+            "llama-3.1-8b", hardware="h200", mem_frac=90)),
+        ("memory fraction zero", lambda: __import__("tokenomics.deployment", fromlist=["resolve"]).resolve(
+            "llama-3.1-8b", hardware="h200", mem_frac=0.0)),
         ("profile file missing", ds(profile=str(tmp / "nope.json"))),
         ("profile JSON a number", lambda: P.from_json("3")),
         ("profile JSON list", lambda: P.from_json("[]")),

@@ -138,3 +138,10 @@ def test_blind_runs_carry_the_settings_their_launch_scripts_state():
     assert (nv_sgl.loc[nv_sgl["spec_decode"] == "mtp", "max_batch_size"] == 512).all()
     fp8 = co["engine"].isin(["trt", "atom"]) | (co["engine"].eq("sglang") & ~co["hardware"].eq("h200"))
     assert (co.loc[fp8, "kv_precision"] == "fp8").all() and co.loc[~fp8, "kv_precision"].isna().all()
+    # SGLang --mem-fraction-static: MEM_FRAC_STATIC=0.82 in dsr1_fp8_b200_mtp.sh (X018), 0.95 in the
+    # B200 TP4 FP8 script (X026), 0.8 in every AMD SGLang script; TensorRT-LLM and ATOM set none
+    frac = co.set_index("case_id")["mem_frac"]
+    assert frac["X018"] == 0.82 and frac["X026"] == 0.95
+    assert (co.loc[co["engine"].eq("sglang") & co["hardware"].str.startswith("mi"), "mem_frac"] == 0.8).all()
+    assert co.loc[co["engine"].isin(["trt", "atom"]), "mem_frac"].isna().all()
+    assert dis["mem_frac"].isna().all()

@@ -128,3 +128,39 @@ def test_server_set_is_predicted_and_scores_tpot():
     t = summarize(p, quantity="tpot")
     assert t.iloc[0]["n_cases"] == len(p)
     assert np.isfinite(t.iloc[0]["median_abs_error_frac"])
+
+
+def test_amd_partner_rows_carry_their_vllm_harness_settings(mlperf):
+    """AMD's partners ship AMD's vLLM harness without the engine-config link the extractor reads;
+    tools/annotate_mlperf_settings.py reads their harness files. Pinned from the files
+    (github:mlcommons/inference_results_v5.1@965182b): closed/Dell/code/llama2-70b-99.9/
+    harness_llm/models/llama2-70b/offline_mi300x.yaml states ``max_num_seqs: 1792`` and
+    ``gpu_memory_utilization: 0.98``; GigaComputing's offline_mi325x.yaml ``max_num_seqs: 2700``
+    and ``gpu_memory_utilization: 0.97``. MangoBoost's own harness (conf files) states neither."""
+    src = mlperf["source"]
+    dell = mlperf[src.str.contains("closed/Dell/results/XE9680_MI300X_192GBx8/llama2-70b-99/Offline")].iloc[0]
+    assert dell["max_batch_size"] == 1792 and dell["mem_frac"] == 0.98
+    assert "Harness settings from github:mlcommons/inference_results_v5.1@965182b:closed/Dell/code/" in dell["note"]
+    giga = mlperf[src.str.contains("closed/GigaComputing/results/8xMI325X_2xEPYC_9575F/llama2-70b-99/Offline")].iloc[0]
+    assert giga["max_batch_size"] == 2700 and giga["mem_frac"] == 0.97
+    mango = mlperf[src.str.contains("closed/MangoBoost/results/8xMI300X_2xEPYC_9534/")]
+    assert len(mango) and mango["mem_frac"].isna().all()
+    assert mlperf.loc[~mlperf["hardware"].str.startswith("mi"), "mem_frac"].isna().all()
+
+
+def test_memory_fraction_sets_the_kv_room_by_hand():
+    """Llama-2-70B FP8 at TP1 on one MI300X: the KV room is mem_frac x HBM - weights, so the
+    largest batch at 0.98 over the one at the profile's 0.9 is (0.98 H - W) / (0.9 H - W) (hand
+    formula; H = the catalogued HBM bytes, W = the weight bytes per chip), to one sequence."""
+    from tokenomics.catalog import accelerator, model
+    from tokenomics.deployment import resolve
+    from tokenomics.perf.memory import weight_bytes_per_chip
+
+    base = resolve("llama-2-70b", hardware="mi300x", tp=1, weight_precision="fp8", kv_precision="fp8")
+    more = base.replace(mem_frac=0.98)
+    h = accelerator("mi300x").hbm_bytes
+    w = weight_bytes_per_chip(model("llama-2-70b"), weight_precision="fp8")
+    b0, b1 = float(base.max_batch(600)), float(more.max_batch(600))
+    assert b1 == pytest.approx(b0 * (0.98 * h - w) / (0.9 * h - w), abs=1.5)
+    assert resolve("llama-2-70b", hardware="mi300x", tp=1, weight_precision="fp8", kv_precision="fp8",
+                   mem_frac=0.9).max_batch(600) == b0

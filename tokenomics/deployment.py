@@ -164,6 +164,10 @@ class Deployment:
         :func:`tokenomics.perf.system.expert_skew_frac`).
     prefill_chunk_tok : int
         Prompt tokens per prefill step [tokens].
+    mem_frac : float or None
+        Fraction of each chip's memory the engine may fill with weights and KV cache: the
+        engine's own setting (vLLM ``gpu_memory_utilization``, SGLang ``--mem-fraction-static``);
+        None (default) = the profile's ``usable_mem_frac`` (0.9) [fraction].
     picked : tuple of str
         What :func:`resolve` chose on the user's behalf, in words.
     """
@@ -184,6 +188,7 @@ class Deployment:
     overlap: str = "none"
     prefill_chunk_tok: int = DEFAULT_PREFILL_CHUNK_TOK
     expert_balance: str = "none"
+    mem_frac: float | None = None
     picked: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -209,6 +214,8 @@ class Deployment:
         v.one_of(self.overlap, "overlap", OVERLAP_MODES)
         v.one_of(self.expert_balance, "expert_balance", EXPERT_BALANCING)
         v.count(self.prefill_chunk_tok, "prefill_chunk_tok")
+        if self.mem_frac is not None:
+            object.__setattr__(self, "mem_frac", float(v.fraction(self.mem_frac, "mem_frac", allow_zero=False)))
         check_plan(self.model, self.parallel, self.system)
 
     # ---- descriptions ---------------------------------------------------------------------
@@ -310,7 +317,7 @@ class Deployment:
                            context_tok=context_tok, spec=self.spec, overlap=self.overlap,
                            check_memory=check_memory, profile=profile,
                            engine_step_s=self.engine_step_s if engine_step_s is None else engine_step_s,
-                           **self._kw())
+                           mem_frac=self.mem_frac, **self._kw())
 
     def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
         """Prompts prefilled together per replica: ``max(1, prefill_chunk_tok // prompt_tok)`` on
@@ -339,7 +346,7 @@ class Deployment:
         return max_batch_per_replica(self.model, self.system, self.parallel, context_tok=context_tok,
                                      weight_precision=self.weight_precision,
                                      expert_precision=self.expert_precision,
-                                     kv_precision=self.kv_precision)
+                                     kv_precision=self.kv_precision, mem_frac=self.mem_frac)
 
     def batch_grid(self, context_tok: Any = 2048, n_max: int | None = None) -> np.ndarray:
         """Batches 1, 2, 4, ... (and midpoints) up to the largest that fits, at most ``n_max``
@@ -404,7 +411,7 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
     if m.is_moe:
         n = int(dep.parallel.ep)
         if (dep.parallel.attn_dp <= 1 or n > s.domain_chips or n not in _tp_candidates(m, n)
-                or not _weights_fit(m, dep.hardware, n, n, dep.weight_precision, dep.expert_precision, 0.02)):
+                or not _weights_fit(m, dep.hardware, n, n, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac)):
             return [dep]
         par = ParallelPlan(tp=n, ep=n, dp=max(1, s.n_chips // n))
         return [dep, dep.replace(parallel=par, picked=tuple(p for p in dep.picked if not p.startswith("layout"))
@@ -412,7 +419,7 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
                                     "(cheapest layout meeting the target speed)",))]
     out = []
     for t in _tp_candidates(m, min(s.domain_chips, s.n_chips)):
-        if not _weights_fit(m, dep.hardware, t, 1, dep.weight_precision, dep.expert_precision, 0.02):
+        if not _weights_fit(m, dep.hardware, t, 1, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
             continue
         par = ParallelPlan(tp=t, ep=1, dp=max(1, s.n_chips // t))
         out.append(dep if t == dep.parallel.tp else dep.replace(
@@ -453,11 +460,11 @@ def _tp_candidates(m: ModelSpec, limit: int) -> list[int]:
     return out
 
 
-def _weights_fit(m, hw, tp, ep, wprec, eprec, frac):
+def _weights_fit(m, hw, tp, ep, wprec, eprec, frac, mem_frac=None):
     from .perf.memory import usable_hbm_bytes, weight_bytes_per_chip
 
     w = weight_bytes_per_chip(m, tp=tp, ep=ep, weight_precision=wprec, expert_precision=eprec)
-    return w <= (1 - frac) * usable_hbm_bytes(hw)
+    return w <= (1 - frac) * usable_hbm_bytes(hw, mem_frac=mem_frac)
 
 
 def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | None = None,
@@ -466,7 +473,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             expert_precision: str | None = None, kv_precision: str | None = None, spec: Any = None,
             ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
             prefill_chunk_tok: int | None = None, expert_balance: str | None = None,
-            engine_version: str | None = None, ar_algo: str | None = None) -> Deployment:
+            engine_version: str | None = None, ar_algo: str | None = None,
+            mem_frac: float | None = None) -> Deployment:
     """Build a :class:`Deployment`, filling what was not given as a production engine would.
 
     Parameters
@@ -483,7 +491,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
         attention data parallelism; False = one TP group over the chips with TP-sharded experts.
     execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
-    a2a_impl, ar_algo, overlap, prefill_chunk_tok, expert_balance, engine_version
+    a2a_impl, ar_algo, overlap, prefill_chunk_tok, expert_balance, engine_version, mem_frac
         As :class:`Deployment` (defaults in the module docstring).
 
     Raises
@@ -495,6 +503,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     from .perf.parallel import ParallelPlan, System, system as _system
 
     m = model if isinstance(model, ModelSpec) else _model(str(model))
+    if mem_frac is not None:
+        v.fraction(mem_frac, "mem_frac", allow_zero=False)
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
     picked: list[str] = []
@@ -571,7 +581,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             for kv_frac in (MIN_KV_FRAC, 0.02):
                 for s in systems:
                     layout = next((lt for lt in layouts(s, attn_tp)
-                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac)), None)
+                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
                     if layout is not None:
                         if sys_ is None and s.n_chips > 1:
                             picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
@@ -591,7 +601,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
                 f"does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
-                f"at the widest layout vs {usable_hbm_bytes(hw) / 1e9:.0f} GB usable; use a larger "
+                f"at the widest layout vs {usable_hbm_bytes(hw, mem_frac=mem_frac) / 1e9:.0f} GB usable; use a larger "
                 f"system (tokenomics systems) or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
                       + (" with attention data parallelism" if layout[1] > layout[0] else "")
@@ -625,14 +635,14 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
         ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
         prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK),
-        expert_balance=expert_balance or "none", picked=tuple(picked))
+        expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
     return dep
 
 
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
 FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
              "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version")
+             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version", "mem_frac")
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:

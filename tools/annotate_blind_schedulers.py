@@ -18,6 +18,10 @@ flags. Read from the captured command line and the ``--extra_llm_api_options`` Y
   ``enable_balance`` is true;
 * ``max_batch_size``: TensorRT-LLM ``--max_batch_size`` (per attention-DP rank with attention DP),
   SGLang ``--max-running-requests``;
+* ``mem_frac``: the fraction of GPU memory the engine may fill with weights and KV cache, SGLang
+  ``--mem-fraction-static``, vLLM and ATOM ``--gpu-memory-utilization`` (TensorRT-LLM's
+  ``free_gpu_memory_fraction`` is a share of the memory left after the weights, another quantity:
+  not read);
 * ``kv_precision``: ``fp8`` where the script sets an FP8 KV cache (TensorRT-LLM
   ``kv_cache_config.dtype``, SGLang ``--kv-cache-dtype fp8_e4m3``, ATOM ``--kv_cache_dtype fp8``);
 * ``ep`` and ``dp_attention`` where the script's own arithmetic sets them (TensorRT-LLM ``--ep_size``
@@ -48,7 +52,7 @@ from tokenomics.io import write_frame  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets"
 FILE = DATA / "serving_blind_2026.csv"
-COLUMNS = ("recv_interval_iters", "adp_timeout_iters", "max_batch_size")
+COLUMNS = ("recv_interval_iters", "adp_timeout_iters", "max_batch_size", "mem_frac")
 
 #: Stubs the dry run puts first on PATH: each records its arguments and exits 0. ``python3``
 #: passes everything but a server launch through to the real interpreter.
@@ -162,6 +166,10 @@ def settings(server: list[str], yml: dict) -> dict:
     mb = _flag(server, "--max_batch_size", "--max-batch-size", "--max-running-requests")
     if mb is not None:
         out["max_batch_size"] = float(mb)
+    mf = _flag(server, "--mem-fraction-static", "--mem_fraction_static", "--gpu-memory-utilization",
+               "--gpu_memory_utilization")
+    if mf is not None and re.fullmatch(r"[0-9.]+", mf):
+        out["mem_frac"] = float(mf)
     if re.search(r"enable_balance:\s*true", text):
         m = re.search(r"timeout_iters:\s*(\d+)", text)
         if m:

@@ -29,12 +29,16 @@ import numpy as np
 from ..specs import ModelSpec, component_precisions, precision_bytes
 
 
-def usable_hbm_bytes(accelerator: Any, profile: Any = None) -> float:
+def usable_hbm_bytes(accelerator: Any, profile: Any = None, mem_frac: float | None = None) -> float:
     """Device memory a serving engine may fill with weights and KV [B].
 
-    ``hbm_bytes x usable_mem_frac`` of the profile (0.9 in every shipped profile: vLLM's default
-    ``gpu_memory_utilization``; the rest holds activations, workspace and the runtime).
+    ``hbm_bytes x mem_frac``: the engine's own setting where a deployment states one (vLLM
+    ``gpu_memory_utilization``, SGLang ``--mem-fraction-static``), else the profile's
+    ``usable_mem_frac`` (0.9 in every shipped profile: vLLM's default; the rest holds
+    activations, workspace and the runtime).
     """
+    if mem_frac is not None:
+        return float(accelerator.hbm_bytes) * float(mem_frac)
     from .profile import load_profile
 
     prof = load_profile(profile, accelerator.name)

@@ -359,16 +359,18 @@ def memory_per_chip(model: "str | ModelSpec", parallel: ParallelPlan, batch: Any
 
 def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, batch: Any = 1,
               context_tok: Any = 4096, weight_precision: str | None = None,
-              kv_precision: str = "bf16", expert_precision: str | None = None) -> dict[str, Any]:
+              kv_precision: str = "bf16", expert_precision: str | None = None,
+              mem_frac: float | None = None) -> dict[str, Any]:
     """Check that every chip holds its shard; raise :class:`DoesNotFitError` otherwise.
 
     Returns the :func:`memory_per_chip` dict plus ``usable_bytes`` and ``fits`` (a boolean
     array over batch/context; the error is raised only when no configuration fits).
+    ``mem_frac``: the engine's memory fraction (:func:`tokenomics.perf.memory.usable_hbm_bytes`).
     """
     m = _model(model)
     check_plan(m, parallel, sys)
     mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
-    usable = usable_hbm_bytes(sys.accelerator)
+    usable = usable_hbm_bytes(sys.accelerator, mem_frac=mem_frac)
     fits = np.asarray(mem["total_bytes"]) <= usable
     mem["usable_bytes"] = usable
     mem["fits"] = fits
@@ -386,11 +388,13 @@ def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, bat
 
 def max_batch_per_replica(model: "str | ModelSpec", sys: System, parallel: ParallelPlan,
                           context_tok: Any = 4096, weight_precision: str | None = None,
-                          kv_precision: str = "bf16", expert_precision: str | None = None) -> np.ndarray:
-    """Largest batch per replica whose weights and KV fit every chip (0 if the weights alone don't)."""
+                          kv_precision: str = "bf16", expert_precision: str | None = None,
+                          mem_frac: float | None = None) -> np.ndarray:
+    """Largest batch per replica whose weights and KV fit every chip (0 if the weights alone don't);
+    ``mem_frac`` as in :func:`check_fit`."""
     from .memory import max_batch
 
-    return max_batch(_model(model), usable_hbm_bytes(sys.accelerator), context_tok=context_tok,
+    return max_batch(_model(model), usable_hbm_bytes(sys.accelerator, mem_frac=mem_frac), context_tok=context_tok,
                      tp=parallel.tp, ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,
                      weight_precision=weight_precision, expert_precision=expert_precision,
                      kv_precision=kv_precision)

@@ -688,7 +688,9 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: ``adp_timeout_iters`` (TensorRT-LLM ``attention_dp_config`` with ``enable_balance``: its
 #: ``timeout_iters``; empty = no balance gate), ``max_batch_size`` (the engine's batch cap per
 #: attention-DP rank where the run set one: the Dynamo TensorRT-LLM generation workers'
-#: ``gen_batch_size``; empty = memory only), ``engine_version`` (the engine release the run's
+#: ``gen_batch_size``; empty = memory only), ``mem_frac`` (the fraction of each GPU's memory the
+#: engine may fill with weights and KV cache where the run set one: vLLM ``gpu_memory_utilization``,
+#: SGLang ``--mem-fraction-static``; empty = the profile's 0.9), ``engine_version`` (the engine release the run's
 #: image held, e.g. ``1.1.0rc2``: TensorRT-LLM releases older than the newest measured kernels
 #: get their kernels' measured slowdown, :mod:`tokenomics.perf.kernel_versions`; empty = the
 #: newest), ``note`` (``[0.8,1.0]`` marks random lengths).
@@ -745,6 +747,16 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
             r = df[bad].iloc[0]
             raise DataError(f"serving case {r['case_id']}: {col} must be a positive number (or empty), "
                             f"got {r[col]}")
+    if "mem_frac" in df.columns:
+        x = pd.to_numeric(df["mem_frac"], errors="coerce")
+        given = df["mem_frac"].notna() & (df["mem_frac"].astype(str).str.strip() != "")
+        bad = given & ~(np.isfinite(x) & (x > 0) & (x <= 1))
+        if bad.any():
+            r = df[bad].iloc[0]
+            hint = (f"; did you mean {float(x[bad].iloc[0]) / 100:g}?"
+                    if 2 <= float(np.nan_to_num(x[bad].iloc[0])) <= 100 else "")
+            raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
+                            f"got {r['mem_frac']}{hint}")
     for _, r in df.iterrows():
         check_split(r)
         version = _cell(r, "engine_version")
@@ -829,7 +841,14 @@ def case_deployment(row: Any):
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
-                   a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"), **kw)
+                   a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
+                   mem_frac=_frac_cell(row, "mem_frac"), **kw)
+
+
+def _frac_cell(row: Any, name: str) -> float | None:
+    """An optional fraction cell of a serving row; ``None`` when absent or empty."""
+    x = _num(row.get(name))
+    return x if x > 0 else None
 
 
 def _cell(row: Any, name: str) -> str | None:

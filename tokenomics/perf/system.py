@@ -450,6 +450,7 @@ def system_step(
     expert_balance: str = "none",
     kernel_release: tuple[str, str] | None = None,
     ar_algo: str | None = None,
+    mem_frac: float | None = None,
 ) -> SystemStepResult:
     """Time one decode step of ``model`` on ``system`` under a parallel plan.
 
@@ -479,6 +480,9 @@ def system_step(
         Passed to the single-chip core.
     check_memory : bool
         Raise :class:`~tokenomics.errors.DoesNotFitError` when no configuration fits per chip.
+    mem_frac : float, optional
+        Fraction of each chip's memory the engine may fill with weights and KV (its own setting);
+        default the profile's (:func:`tokenomics.perf.memory.usable_hbm_bytes`).
     expert_precision : str, optional
         Routed/shared expert weights precision (default: as the weights).
     engine_step_s : float
@@ -513,7 +517,7 @@ def system_step(
                                kv_precision=kv_precision, profile=profile, check_memory=check_memory,
                                expert_precision=expert_precision, engine_step_s=engine_step_s,
                                expert_balance=expert_balance, kernel_release=kernel_release,
-                               ar_algo=ar_algo)
+                               ar_algo=ar_algo, mem_frac=mem_frac)
     a2a_impl = a2a_impl or ar_impl
     comm.impl(ar_impl)
     comm.impl(a2a_impl)
@@ -523,12 +527,13 @@ def system_step(
     v.count(context_tok, "context_tok", minimum=0)
     check_plan(m, parallel, sys_)
     if check_memory:
-        mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
+        mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision,
+                        mem_frac=mem_frac)
     else:
         from .parallel import memory_per_chip
 
         mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
-        mem["fits"] = np.asarray(mem["total_bytes"]) <= usable_hbm_bytes(sys_.accelerator)
+        mem["fits"] = np.asarray(mem["total_bytes"]) <= usable_hbm_bytes(sys_.accelerator, mem_frac=mem_frac)
 
     b = np.asarray(batch, dtype=float)
     ctx = np.asarray(context_tok, dtype=float)
