@@ -190,3 +190,24 @@ def test_validate_kernels_csv_and_table(tmp_path, capsys):
     bad.write_text("bench_id,hardware,op\nx,h200,moe_experts\n")
     code, _, err = run_main(["validate-kernels", str(bad)], capsys)
     assert code == 2 and "missing columns" in err and len(err.strip().splitlines()) == 1
+
+
+def test_deployment_file_values_are_not_overridden_by_command_defaults(tmp_path, capsys):
+    """`throughput` and `frontier` with --deployment: the file's model, system, plan and memory
+    fraction hold unless a flag is given (the commands' own defaults, llama-3.1-8b on one h200
+    under the graph plan, once replaced the file's model silently)."""
+    f = tmp_path / "d.toml"
+    f.write_text('[deployment]\nmodel = "llama-3.1-70b"\nsystem = "dgx-h200"\ntp = 2\n'
+                 'weight_precision = "fp8"\nmem_frac = 0.95\n')
+    r = runner.invoke(app, ["throughput", "--deployment", str(f), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)[0]
+    assert row["model"] == "llama-3.1-70b" and row["plan"] == "engine" and row["tp"] == 2
+    r = runner.invoke(app, ["throughput", "--deployment", str(f), "-m", "llama-3.1-8b", "--format", "json"])
+    assert json.loads(r.output)[0]["model"] == "llama-3.1-8b"
+    r = runner.invoke(app, ["frontier", "--deployment", str(f), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert "tp2-ep1-pp1-dp4" in r.output
+    f.write_text(f.read_text().replace("0.95", "95"))
+    code, _, err = run_main(["throughput", "--deployment", str(f)], capsys)
+    assert code == 2 and "did you mean 0.95" in err and "Traceback" not in err

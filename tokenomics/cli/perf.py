@@ -92,22 +92,22 @@ def _int_list(text: str, name: str, minimum: int | None = None) -> list[int]:
     return vals
 
 
-HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name (see `tokenomics hardware`).")]
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model name (see `tokenomics models`).")]
-ExecOpt = Annotated[str, typer.Option("--execution", "-e", help="Execution plan: eager, eager-fused, graph-unfused, graph, engine, super, megakernel.")]
+HardwareOpt = Annotated[Optional[str], typer.Option("--hardware", "-H", help="Accelerator name (see `tokenomics hardware`) [default h200, or the --deployment file's].")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (see `tokenomics models`) [default llama-3.1-8b, or the --deployment file's].")]
+ExecOpt = Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan: eager, eager-fused, graph-unfused, graph, engine, super, megakernel [default graph, or the --deployment file's].")]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Calibration profile: a shipped name or a JSON file from `tokenomics calibrate`.")]
 
 
 @app.command()
 def throughput(
-    hardware: HardwareOpt = "h200",
-    model: ModelOpt = "llama-3.1-8b",
+    hardware: HardwareOpt = None,
+    model: ModelOpt = None,
     batch: Annotated[str, typer.Option("--batch", "-b", help="Sequences per step; a list like 1,8,32 sweeps.")] = "1",
     context: Annotated[str, typer.Option("--context", "-c", help="Cached context per sequence [tokens]; list allowed.")] = "1024",
-    execution: ExecOpt = "graph",
+    execution: ExecOpt = None,
     tokens_per_step: Annotated[int, typer.Option(help="New tokens per sequence per step (speculative verify > 1).")] = 1,
     weight_precision: Annotated[str | None, typer.Option(help="Weight precision (bf16, fp8, int4, mxfp4); default: the model's native one.")] = None,
-    kv_precision: Annotated[str, typer.Option(help="KV-cache precision.")] = "bf16",
+    kv_precision: Annotated[Optional[str], typer.Option(help="KV-cache precision [default bf16, or the --deployment file's].")] = None,
     prompt: Annotated[int, typer.Option(help="Also time the prefill of a prompt of this many tokens (TTFT); 0 = skip.")] = 0,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Show the per-operator breakdown (table format).")] = True,
     profile: ProfileOpt = None,
@@ -132,6 +132,9 @@ def throughput(
 
     from ..perf import decode_step, prefill
 
+    if deployment is None:  # a deployment file's own values win over these defaults, flags over both
+        hardware, model = hardware or "h200", model or "llama-3.1-8b"
+        execution, kv_precision = execution or "graph", kv_precision or "bf16"
     b = np.array(_int_list(batch, "--batch"))[:, None]  # ranges: checked by decode_step
     c = np.array(_int_list(context, "--context"))[None, :]
     if b.size * c.size > MAX_LIST:

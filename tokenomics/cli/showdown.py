@@ -103,10 +103,10 @@ def showdown(
 
 @app.command()
 def frontier(
-    model: Annotated[str, typer.Option("--model", "-m", help="Catalog model, e.g. llama-3.1-70b.")] = "llama-3.1-70b",
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Catalog model, e.g. llama-3.1-70b [default llama-3.1-70b, or the --deployment file's].")] = None,
     hardware: Annotated[Optional[str], typer.Option("--hardware", help="Accelerator; picks the first catalogued system built from it.")] = None,
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Catalogued system, e.g. dgx-h200 (see `tokenomics systems`).")] = None,
-    plan: Annotated[str, typer.Option("--plan", "-p", help="Execution plan of each chip.")] = "engine",
+    plan: Annotated[Optional[str], typer.Option("--plan", "-p", help="Execution plan of each chip [default engine, or the --deployment file's].")] = None,
     context: Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")] = 4096,
     precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
@@ -142,7 +142,11 @@ def frontier(
         else:
             emit(df, fmt)
         return
-    if system is None:
+    if deployment is None:  # a deployment file's own values win over these defaults, flags over both
+        model, plan = model or "llama-3.1-70b", plan or "engine"
+    if system is None and hardware is None and deployment is not None:
+        sys_ = None  # the file names the chips
+    elif system is None:
         if hardware is None:
             raise ValidationError("give --system (see `tokenomics systems`) or --hardware")
         sys_ = fr.system_for(hardware)
@@ -154,7 +158,7 @@ def frontier(
             raise ValidationError(
                 f"--hardware {hardware} conflicts with --system {system} (built from {sys_.accelerator.name})")
     if any(x is not None for x in (tp, ep, dp_attention, spec, deployment)):
-        dep = resolve_deployment(model=model, hardware=None, system=sys_.name, deployment_file=deployment,
+        dep = resolve_deployment(model=model, hardware=None, system=sys_.name if sys_ else None, deployment_file=deployment,
                                  execution=plan, tp=tp, ep=ep, dp_attention=dp_attention, spec=spec,
                                  weight_precision=precision)
         res = fr.deployment_frontier(dep, context_tok=context)
