@@ -142,6 +142,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_lmsys_phase": DatasetInfo(
+        "serving_lmsys_phase.csv",
+        "6 prefill-only / decode-only throughputs of SGLang's wide-EP DeepSeek-V3 deployments published by LMSYS (96 H100, GB200 NVL72), collected after the last model change: a blind check of the phase model.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (ASSUMED: not published).",

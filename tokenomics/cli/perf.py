@@ -356,12 +356,13 @@ def validate_kernels(
 
 #: validate-serving's names for the bundled serving sets.
 BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "blind": "serving_blind_2026",
-                   "mlperf": "serving_mlperf", "mlperf-server": "serving_mlperf_server"}
+                   "mlperf": "serving_mlperf", "mlperf-server": "serving_mlperf_server",
+                   "lmsys": "serving_lmsys_phase"}
 
 
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -394,11 +395,16 @@ def validate_serving(
                  "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
                  "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
     show["error_frac"] = show["error_frac"] * 100
+    pre = (pred["phase"] == "prefill").to_numpy()  # a prefill-only row is scored on its input tokens/s
+    for col in ("measured", "predicted"):
+        out = f"{col}_output_tok_per_s_per_gpu"
+        show[out] = show[out].where(~pre, pred[f"{col}_total_tok_per_s_per_gpu"])
     show = show.rename(columns={"measured_output_tok_per_s_per_gpu": "meas tok/s/GPU",
                                 "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU",
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
-    emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})")
+    emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})",
+         caption="tok/s/GPU: output tokens, input tokens for prefill-only rows" if pre.any() else None)
     s = summarize(pred, by=("hardware", "model", "engine", "weight_precision", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "

@@ -884,13 +884,16 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     frac = mean_length_frac(row.get("note", ""))
     isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
     phase = str(row["phase"])
-    no_lengths = phase in ("decode", "prefill") and not (isl > 0 and osl > 0)
-    if no_lengths:
-        # production rows without request lengths: decode at the published mean KV length;
-        # prefill of chunk-sized prompts (only the prompt-token throughput is compared)
-        ctx = _num(row.get("context_tok"))
-        isl = ctx if ctx > 0 else float(dep.prefill_chunk_tok)
-        osl = 1.0
+    no_lengths = not (isl > 0 and osl > 0)  # a decode row's total tokens/s needs both
+    if phase in ("decode", "prefill"):
+        # a phase-only row needs no output length; without a prompt length (production rows):
+        # decode at the published mean KV length, prefill of chunk-sized prompts (only the
+        # prompt-token throughput is compared)
+        if not isl > 0:
+            ctx = _num(row.get("context_tok"))
+            isl = ctx if ctx > 0 else float(dep.prefill_chunk_tok)
+        if not osl > 0:
+            osl = 1.0
     n_gpus = _num(row["n_gpus"]) or dep.replica_chips
     conc = _num(row["concurrency"])
     check_split(row)
