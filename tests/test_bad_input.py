@@ -207,6 +207,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
     (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be a positive number (or empty), got -5"),
     (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be a positive number"),
+    (["price", "--mem-frac", "90"], "mem_frac must be in (0, 1], got 90. Fractions are 0-1; did you mean 0.9?"),
     (["validate-serving", "pct_mem_frac.csv"], "mem_frac must be a fraction in (0, 1] (or empty), got 95; did you mean 0.95?"),
     # -- sweep: the grid reader, sizes, --out, engines
     (["sweep", "missing.toml"], "not found"),

@@ -211,3 +211,17 @@ def test_deployment_file_values_are_not_overridden_by_command_defaults(tmp_path,
     f.write_text(f.read_text().replace("0.95", "95"))
     code, _, err = run_main(["throughput", "--deployment", str(f)], capsys)
     assert code == 2 and "did you mean 0.95" in err and "Traceback" not in err
+
+
+def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
+    """--mem-frac 0.97 leaves more KV room than the default 0.9 on the same chips (weights fixed),
+    so the cheapest batch that still gives each user 15 tok/s is at least as large and no dearer."""
+    out = {}
+    for mf in ("0.9", "0.97"):
+        r = runner.invoke(app, ["price", "--system", "dgx-h200", "-m", "llama-3.1-70b", "--target-tok-s-user",
+                                "15", "--mem-frac", mf, "--format", "json"])
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.output)
+        out[mf] = d[0] if isinstance(d, list) else d
+    assert out["0.97"]["batch"] > out["0.9"]["batch"]
+    assert out["0.97"]["usd_per_m_output_tok"] <= out["0.9"]["usd_per_m_output_tok"]

@@ -22,6 +22,7 @@ ExpertPrecOpt = Annotated[Optional[str], typer.Option("--expert-precision", help
 OverlapOpt = Annotated[Optional[str], typer.Option("--overlap", help="Communication overlap: none, two-batch (two micro-batches, wide EP), tile, prefetch [default none].")]
 BalanceOpt = Annotated[Optional[str], typer.Option("--expert-balance", help="Expert-parallel load balancing: none (measured routing skew on the busiest chip) or eplb [default none].")]
 KvPrecOpt = Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache precision [default bf16].")]
+MemFracOpt = Annotated[Optional[float], typer.Option("--mem-frac", help="Share of each chip's memory the engine may fill with weights and KV cache, 0-1 (vLLM gpu_memory_utilization, SGLang --mem-fraction-static) [default 0.9].")]
 
 
 def resolve_deployment(*, model: Optional[str], hardware: Optional[str], system: Optional[str],

@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, OverlapOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, MemFracOpt, OverlapOpt,
                       PrefillBatchOpt,
                       PrefillChunkOpt, SpecOpt, SystemOpt, TargetOpt, TpOpt, describe, resolve_deployment)
 
@@ -90,6 +90,7 @@ def price(
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="bf16, fp8, int4, ... [default: the model's].")] = None,
     expert_precision: ExpertPrecOpt = None,
     kv_precision: KvPrecOpt = None,
+    mem_frac: MemFracOpt = None,
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
     output_convention: OutputConventionOpt = "decode-only",
@@ -109,7 +110,7 @@ def price(
                              tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, engine_version=engine_version,
                              spec=spec, prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
                              expert_precision=expert_precision, kv_precision=kv_precision, overlap=overlap,
-                             expert_balance=expert_balance)
+                             expert_balance=expert_balance, mem_frac=mem_frac)
     utilization = utilization_of(utilization, utilization_profile, autoscale)
     if batch is None and target is None:
         batch = 32 * int(dep.parallel.attn_dp)

@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, MemFracOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
                       describe,
                       resolve_deployment)
 
@@ -120,6 +120,7 @@ def throughput(
     spec: SpecOpt = None,
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
+    mem_frac: MemFracOpt = None,
     deployment: DeploymentOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -141,12 +142,14 @@ def throughput(
         from ..errors import ValidationError
 
         raise ValidationError(f"--batch x --context make {b.size * c.size:,} rows; at most {MAX_LIST:,}")
-    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, expert_balance, deployment)):
+    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, expert_balance, mem_frac,
+                                   deployment)):
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
                                  dp_attention=dp_attention, engine=engine, engine_version=engine_version,
                                  spec=spec, overlap=overlap,
-                                 expert_balance=expert_balance, weight_precision=weight_precision, kv_precision=kv_precision)
+                                 expert_balance=expert_balance, weight_precision=weight_precision, kv_precision=kv_precision,
+                                 mem_frac=mem_frac)
         rs = dep.decode(b, c, profile=profile)
         df = rs.to_frame()
         if prompt:
