@@ -77,7 +77,7 @@ def headline_numbers() -> dict[str, float]:
     for name in ("serving_public", "serving_holdout", "serving_blind_2026", "serving_mlperf",
                  "serving_mlperf_server", "serving_lmsys_phase"):
         pred = predict_cases(load(name))
-        if name.startswith("serving_mlperf"):  # chip against chip on each benchmark (prompt lengths assumed)
+        if name.startswith("serving_mlperf"):  # chip against chip on each benchmark (what its rows share divided out)
             w = summarize_within(pred).iloc[0]
             out[f"serving.{name}.within_model_median_abs_error_frac"] = float(w["median_abs_error_frac"])
             out[f"serving.{name}.within_model_p90_abs_error_frac"] = float(w["p90_abs_error_frac"])

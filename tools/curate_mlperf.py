@@ -28,8 +28,8 @@ and chips the catalog holds, in the schema of ``serving_public.csv``:
   requests LoadGen queued (``samples_per_query`` of the log: the dataset's samples repeated to fill
   the minimum duration), ``osl_tok`` = the run's own mean output length (logged
   tokens/s over samples/s), ``isl_tok`` = the benchmark's mean input length of ``datasets/mlperf_benchmarks.csv`` (an
-  ASSUMPTION there: no source publishes it; ``validate-serving mlperf`` shows how the errors move at
-  half and twice it);
+  assumption when these rows were curated; since stop 31 the datasets' measured means, written into
+  the rows of both files);
 * ``measured_output_tok_per_s_per_gpu`` = logged tokens per second (output tokens) / ``n_gpus``.
 
 ``serving_mlperf_server.csv`` holds the **Server** and **Interactive** results of the same systems

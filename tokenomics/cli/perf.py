@@ -415,7 +415,7 @@ def validate_serving(
                   "rows; ~1 when the run kept it in flight; no model involved)"))
     w = summarize_within(pred, within="model", by=("hardware",))
     emit(w, fmt, title="The same, each row over its model's median predicted/measured (chip against chip)",
-         caption="what is left once whatever a model's rows share is divided out (e.g. an assumed prompt length)")
+         caption="what is left once whatever a model's rows share is divided out (e.g. a benchmark's prompt length)")
     for q in ("ttft", "tpot"):
         t = summarize(pred, by=("engine", "disaggregated"), quantity=q)
         emit(t, fmt, title=f"Absolute error of {q.upper()} (median, p90) and median predicted/measured, "

@@ -110,7 +110,7 @@ def frontier(
     context: Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")] = 4096,
     precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
-    mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: bracket the MLPerf rows of datasets/measured_public.csv (prompt lengths assumed in datasets/mlperf_benchmarks.csv; point predictions of newer MLPerf results: validate-serving mlperf).")] = False,
+    mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: bracket the MLPerf rows of datasets/measured_public.csv (prompt lengths from datasets/mlperf_benchmarks.csv; point predictions of newer MLPerf results: validate-serving mlperf).")] = False,
     tp: TpOpt = None,
     ep: EpOpt = None,
     dp_attention: DpAttnOpt = None,

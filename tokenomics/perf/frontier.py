@@ -236,7 +236,7 @@ _MLPERF_SYSTEMS = {"H100-SXM-80GB": "dgx-h100", "H200-SXM-141GB": "dgx-h200",
                    "B200-SXM-180GB": "dgx-b200", "GB200-186GB": "gb200-nvl72",
                    "GB300-288GB": "gb300-nvl72", "MI300X": "mi300x-8", "MI325X": "mi325x-8"}
 #: MLPerf model label -> catalog model; its mean prompt and output tokens come from
-#: ``datasets/mlperf_benchmarks.csv`` (prompt lengths ASSUMED there: none is published).
+#: ``datasets/mlperf_benchmarks.csv`` (prompt lengths: the official datasets' means, measured).
 #: Decode runs at prompt + output / 2 of context.
 _MLPERF_MODELS = {"Llama-2-70B": "llama-2-70b", "Llama-3.1-405B": "llama-3.1-405b"}
 #: Per-user rate the scenario requires [tokens/s] (1 / TPOT limit; MLPerf rules via the notes).

@@ -1073,9 +1073,9 @@ def summarize_within(pred: "pd.DataFrame", within: str = "model",  # noqa: F821
                      by: tuple[str, ...] = ("hardware",)) -> "pd.DataFrame":  # noqa: F821
     """:func:`summarize` of each row's predicted/measured over its ``within`` group's median.
 
-    What remains once whatever a group shares is divided out: for MLPerf results, whose mean
-    prompt lengths are not published (``datasets/mlperf_benchmarks.csv`` assumes them), the
-    error of one chip against the others on the same benchmark, whatever prompt length is assumed.
+    What remains once whatever a group shares is divided out: for MLPerf results, whatever the
+    rows of one benchmark share (its prompt length, ``datasets/mlperf_benchmarks.csv``; the
+    reference harness), the error of one chip against the others on the same benchmark.
 
     Examples
     --------
