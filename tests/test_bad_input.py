@@ -517,7 +517,9 @@ def test_sigterm_during_sweep_leaves_no_file_and_no_temporary(tmp_path):
     grid = tmp_path / "g.toml"
     grid.write_text('[grid]\nhardware=["h200", "b200", "mi300x", "h100-sxm"]\nmodel=["llama-3.1-8b", "llama-3.1-70b"]\n'
                     'batch={start=1, stop=512, num=512}\ncontext_tok={start=128, stop=131072, num=400}\n'
-                    'margin_frac={start=0, stop=0.5, num=10}\n[sweep]\nchunk_configs=200000\n')
+                    'margin_frac={start=0, stop=0.5, num=60}\n[sweep]\nchunk_configs=200000\n')
+    # ~98 M configurations: minutes of work, so the signal lands mid-sweep on any machine (at 16 M
+    # a fast machine finished inside the 6 s and the test saw exit 0)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     p = subprocess.Popen([sys.executable, "-m", "tokenomics", "sweep", str(grid), "--out", str(tmp_path / "r.parquet"),
                           "--no-progress"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
