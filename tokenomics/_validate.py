@@ -66,6 +66,13 @@ def non_negative(value: Any, name: str) -> Any:
     return value
 
 
+def percent_hint(value: float) -> str:
+    """``" did you mean 0.9?"``-style suffix where ``value`` reads as a percent (from
+    :data:`PERCENT_HINT_MIN` to 100), else ``""``."""
+    v = float(value)
+    return f" did you mean {v / 100:g}?" if np.isfinite(v) and PERCENT_HINT_MIN <= v <= 100 else ""
+
+
 def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool = True) -> Any:
     """Check that ``value`` is a fraction in [0, 1] (bounds configurable).
 
@@ -81,9 +88,8 @@ def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool 
         hi = "1]" if allow_one else "1)"
         bad = a[~(np.isfinite(a) & lo_ok & hi_ok)] if a.ndim else a
         first = float(np.ravel(bad)[0]) if np.size(bad) else float("nan")
-        hint = ""
-        if np.isfinite(first) and PERCENT_HINT_MIN <= first <= 100:
-            hint = f" Fractions are 0-1; did you mean {first / 100:g}?"
+        hint = percent_hint(first)
+        hint = f" Fractions are 0-1;{hint}" if hint else ""
         raise ValidationError(f"{name} must be in {lo}, {hi}, got {_show(value)}.{hint}")
     return value
 

@@ -150,7 +150,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
-        "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (ASSUMED: not published).",
+        "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",
         index="model",
         required=("model", "benchmark", "isl_tok", "isl_kind", "osl_tok", "performance_sample_count", "source", "as_of"),
     ),

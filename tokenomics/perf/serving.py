@@ -753,10 +753,9 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
         bad = given & ~(np.isfinite(x) & (x > 0) & (x <= 1))
         if bad.any():
             r = df[bad].iloc[0]
-            hint = (f"; did you mean {float(x[bad].iloc[0]) / 100:g}?"
-                    if 2 <= float(np.nan_to_num(x[bad].iloc[0])) <= 100 else "")
+            hint = v.percent_hint(x[bad].iloc[0])
             raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
-                            f"got {r['mem_frac']}{hint}")
+                            f"got {r['mem_frac']}{';' + hint if hint else ''}")
     for _, r in df.iterrows():
         check_split(r)
         version = _cell(r, "engine_version")
