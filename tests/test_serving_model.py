@@ -79,6 +79,34 @@ def test_offline_batch_is_capped_by_the_requests_queued():
     assert capped["predicted_output_tok_per_s_per_gpu"] < free["predicted_output_tok_per_s_per_gpu"]
 
 
+def test_drain_hand_identity():
+    """drain_s is the steady run minus the drained tokens' full-batch decode iterations plus
+    the draining ones (hand: the same sum written out with the decode iteration times)."""
+    dep = resolve("llama-3.1-8b", system="dgx-h200", tp=1, execution="engine", engine="trt")
+    n, b, osl, ctx = 1000.0, 384.0, 128.0, 192
+    d = lambda x: float(serving._decode_iteration_s(dep, np.asarray([x]), ctx, 0.0)[0])
+    t_it = 2 * d(b)
+    left = (np.arange(serving.DRAIN_POINTS) + 0.5) / serving.DRAIN_POINTS
+    hand = n * osl / b * t_it - osl / 2 * d(b) + osl * np.mean([d(b * u) for u in left])
+    assert serving.drain_s(dep, n, b, osl, t_it, ctx, 0.0) == pytest.approx(hand, rel=1e-12)
+    # draining costs time: an iteration's fixed cost (weights read once) is paid by fewer tokens
+    assert serving.drain_s(dep, n, b, osl, t_it, ctx, 0.0) > n * osl / b * t_it
+
+
+def test_offline_run_longer_than_one_batch_ends_in_a_drain():
+    """More requests queued than run at once: the run's tail drains at a shrinking batch, so the
+    rate falls below steady state, and less so the more requests queue (it tends to steady state)."""
+    cap = dict(max_batch_size=256)
+    few = serving.predict_case(_row(n_requests=1000, **cap))
+    many = serving.predict_case(_row(n_requests=1e7, **cap))
+    steady = serving.predict_case(_row(**cap))
+    assert few["predicted_batch"] == many["predicted_batch"] == steady["predicted_batch"] <= 256
+    assert few["predicted_output_tok_per_s_per_gpu"] < many["predicted_output_tok_per_s_per_gpu"] \
+        < steady["predicted_output_tok_per_s_per_gpu"]
+    assert many["predicted_output_tok_per_s_per_gpu"] == pytest.approx(
+        steady["predicted_output_tok_per_s_per_gpu"], rel=1e-4)
+
+
 def test_prefill_cache_hits_count_as_input_without_compute():
     """A measured input rate that includes cache hits h is the computed rate / (1 - h)."""
     row = _row(phase="prefill", model="deepseek-v3", hardware="h800", n_gpus=32, tp=1, ep=32, dp_attention=1,
@@ -240,3 +268,24 @@ def test_prompt_work_per_second_matches_the_request_rate(spec):
     x = b * tps / (osl * t_it)  # requests/s per replica
     assert (t_it - d) / t_it == pytest.approx(x * isl * t_pre, rel=1e-9)
     assert float(r.output_tok_per_s_per_gpu) == pytest.approx(x * osl / dep.replica_chips, rel=1e-9)
+
+
+def test_azure_trtllm_rows_carry_the_batch_cap_their_engines_were_built_with():
+    """The Azure guide builds one TensorRT-LLM engine per model with trtllm-bench's 2,048/2,048
+    dataset and runs every pair on it; tools/annotate_azure_trtllm_bench.py applies
+    trtllm-bench's rule (tensorrt_llm/bench/build/tuning.py). Hand: Llama 3.1 8B FP8 on one
+    H100 (NVML 81,559 MiB = 79.65 GiB): KV 2 x 32 layers x 8 heads x 128 x 1 B = 64 KiB a token,
+    weights 8.03e9 B = 7.48 GiB, 0.95 x (79.65 - 7.48) GiB / (64 KiB x 4,096) = 274.2 requests,
+    rounded up to a multiple of 128 above 256: 384. 70B at TP8 on H100: 0.95 x (8 x 79.65 -
+    65.75) / (160 KiB x 4,096) = 868.6 -> 896. 405B at TP8 on H100: 250.2 -> a multiple of 32
+    below 256: 256."""
+    d = pd.read_csv(_holdout())
+    az = d[d["source"].str.contains("AI-benchmarking-guide") & (d["engine"] == "trt")]
+    cap = az.groupby(["hardware", "model"])["max_batch_size"].unique()
+    assert list(cap[("h100", "llama-3.1-8b")]) == [384]
+    assert list(cap[("h100", "llama-3.1-70b")]) == [896]
+    assert list(cap[("h100", "llama-3.1-405b")]) == [256]
+    assert len(az) == 48 and az["note"].str.contains("Batch cap from trtllm-bench build").all()
+    # the vLLM rows of the same guide are not touched
+    assert d.loc[d["source"].str.contains("AI-benchmarking-guide") & (d["engine"] == "vllm"),
+                 "max_batch_size"].isna().all()

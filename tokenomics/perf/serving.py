@@ -42,7 +42,12 @@ prompts together, :func:`adp_gate_window`).
 
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
-requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). A
+requests it queued: 1,000 fixed-length requests run as one wave of 1,000 however many fit). When
+it queued more requests ``N`` than run at once, the run ends by draining (:func:`drain_s`): once
+the queue is empty the last ``B`` sequences, their remaining lengths spread evenly over
+``[0, osl]``, finish over ``osl / tokens_per_step`` iterations at a batch shrinking from ``B`` to
+0, so the run lasts ``N * osl * t_it / (B * tokens_per_step)`` minus the decode iterations those
+``B * osl / 2`` tokens would have taken at full batch plus the draining iterations. A
 ``decode`` deployment (disaggregated decode workers) decodes ``B`` sequences at a given context with
 no prefill; a ``prefill`` deployment processes prompt tokens only.
 
@@ -369,6 +374,49 @@ def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profi
     return np.asarray(t, dtype=float) * np.ones(b.shape)
 
 
+#: Quadrature points of the draining batch's iteration time (midpoint rule over its share left).
+DRAIN_POINTS = 16
+
+
+def drain_s(dep: Any, n_requests: float, batch: float, osl_tok: float, iteration_s: float,
+            context_tok: float, t_eng: float, profile: Any = None) -> float:
+    """Duration of an offline run of ``n_requests`` requests, ``batch`` at a time, ending in a
+    drain (module docstring) [s].
+
+    Steady state emits ``batch * tokens_per_step`` tokens every ``iteration_s``. When the queue
+    empties, the ``batch`` sequences in flight have ``osl * U`` tokens left (``U`` uniform on
+    ``[0, 1)``), so they finish over ``osl / tokens_per_step`` iterations at a batch falling
+    linearly from ``batch`` to 0: the run is ``N * osl / (B * tps) * iteration_s``, minus the
+    ``osl / (2 tps)`` full-batch decode iterations those ``B * osl / 2`` tokens would have
+    taken, plus the draining iterations (their mean decode time over the shrinking batch,
+    midpoint rule with :data:`DRAIN_POINTS` points). Prefill work is unchanged: every prompt is
+    still prefilled once.
+
+    Parameters
+    ----------
+    dep : Deployment
+    n_requests : float
+        Requests the benchmark queued, more than ``batch`` [requests].
+    batch : float
+        Sequences in flight in steady state [sequences].
+    osl_tok : float
+        Output tokens per request [tokens].
+    iteration_s : float
+        Steady-state iteration (decode plus its share of prefill) [s].
+    context_tok : float
+        Mean KV length of a decoding sequence [tokens].
+    t_eng : float
+        Engine cost per iteration [s].
+    profile : optional
+        Calibration profile.
+    """
+    tps = dep.spec.tokens_per_step if dep.spec else 1.0
+    n, b, osl = float(n_requests), float(batch), float(osl_tok)
+    left = (np.arange(DRAIN_POINTS) + 0.5) / DRAIN_POINTS
+    d = _decode_iteration_s(dep, np.append(b * left, b), context_tok, t_eng, profile)
+    return n * osl / (b * tps) * float(iteration_s) + osl / tps * (float(np.mean(d[:-1])) - 0.5 * float(d[-1]))
+
+
 def _slot_cap(dep, context_tok: float, max_batch_per_rank: float | None = None) -> float:
     """Sequences one instance of ``dep`` runs at most [sequences]: what its paged KV cache holds at
     the sequences' mean length ``context_tok`` (steady state: half the output generated), and the
@@ -447,7 +495,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     engines : pandas.DataFrame, optional
         An engines table in the schema of ``datasets/engines.csv`` (fitting); default the bundled one.
     n_requests : float, optional
-        ``offline``: requests the benchmark queued (caps the batch); default unbounded.
+        ``offline``: requests the benchmark queued (caps the batch; more than the batch end in a
+        drain, :func:`drain_s`); default unbounded (steady state).
     recv_interval_iters : float
         Iterations between the scheduler's polls for new requests (SGLang
         ``--scheduler-recv-interval``; default 1: every iteration) [iterations].
@@ -545,6 +594,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
         ttft = (c - b) / x
     out = b * tps / t_it / gpus
+    if phase == "offline" and n_requests is not None and math.isfinite(float(n_requests)) and float(n_requests) > b:
+        run_s = drain_s(dep, float(n_requests), b, osl, t_it, ctx_mean, t_eng, profile)
+        out = float(n_requests) * osl / run_s / gpus
     return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
                          np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
 
