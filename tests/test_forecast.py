@@ -534,6 +534,25 @@ def test_backtest_coverage_table_by_sample_and_horizon(sample):
     assert ((cov["coverage_95"] >= cov["coverage_80"]) & (cov["coverage_95"] <= 1)).all()
 
 
+def test_backtest_coverage_by_series_votes_each_series_once():
+    """One row per scored series, then a vote row whose coverage is the plain mean of the series'
+    coverages (hand identity) and whose points add up to the horizon table's ``all`` row."""
+    bt = run_backtest()
+    for sample in ("tuning", "holdout"):
+        ser = bt.coverage_by_series(sample)
+        rows, vote = ser.iloc[:-1], ser.iloc[-1]
+        assert vote["series"] == "each series one vote" and vote["n_series"] == len(rows)
+        assert rows["series"].is_unique and (rows["n_series"] == 1).all()
+        for c in ("coverage_80", "coverage_95", "mae_log10"):
+            assert vote[c] == pytest.approx(rows[c].mean(), rel=1e-12)
+        assert vote["n_points"] == rows["n_points"].sum() == bt.coverage_by_horizon(sample)["n_points"].iloc[-1]
+        # each series' coverage is its own points' share inside the interval
+        ens = bt.points[(bt.points["model"] == "ensemble") & (bt.points["sample"] == sample)]
+        first = rows.iloc[0]
+        assert first["coverage_80"] == pytest.approx(
+            ens.loc[ens["series"] == first["series"], "in_80"].astype(float).mean(), rel=1e-12)
+
+
 def test_holdout_series_are_scored_never_tuned_on():
     """Dropping the held-out series from the history changes neither the damping, the weights
     nor the calibration: they are only scored."""

@@ -57,8 +57,8 @@ def test_table_output_and_out_dir(tmp_path):
     res = runner.invoke(app, ["forecast", "-s", "google", "--scenario", "high", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "2030-12" in res.stdout and "median" in res.stdout
-    for name in ("forecast_annual.csv", "forecast_monthly.csv", "backtest.csv", "history.csv",
-                 "references.csv", "forecast_fan.png"):
+    for name in ("forecast_annual.csv", "forecast_monthly.csv", "backtest.csv", "backtest_coverage.csv",
+                 "backtest_series.csv", "history.csv", "references.csv", "forecast_fan.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "forecast_fan.png").read_bytes()[:4] == b"\x89PNG"
     assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave no temporaries

@@ -112,6 +112,11 @@ def forecast(
             keep.update({"agentic_share_frac": "agentic share", "agentic_uplift": "uplift"})
         df = df[list(keep)].rename(columns=keep)
     emit(df, fmt, title=title, caption=caption)
+    if show == Show.backtest and fmt == Format.table:
+        emit(result.backtest.coverage_by_series(), fmt,
+             title="The same intervals by series (each series' rolling-origin points)",
+             caption="each series one vote: the mean of the series' rows, so a long series (the held-out "
+                     "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
 
 
 def _show_added(before, after, have_added: bool, fmt: Format) -> None:

@@ -357,6 +357,27 @@ class BacktestResult(Display):
         """
         return _by_sample(self.points, sample, _coverage_table)
 
+    def coverage_by_series(self, sample: str = "all") -> "pd.DataFrame":
+        """Calibrated ensemble intervals scored out of sample, by sample and series.
+
+        A long series contributes many overlapping points to :meth:`coverage_by_horizon` (the
+        held-out OpenRouter weeks are three quarters of that sample); here each series gets its
+        own row, and a last row per sample (``series = "each series one vote"``) averages the
+        series' coverages, widths and errors, so one series cannot stand for the sample.
+
+        Parameters
+        ----------
+        sample : {"all", "tuning", "holdout"}
+            As :meth:`coverage_by_horizon`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``sample, series, n_points, n_series, coverage_80, coverage_95,
+            median_width_95_log10`` (decades), ``mae_log10, mae_naive_log10, mae_vs_naive``.
+        """
+        return _by_sample(self.points, sample, _series_table)
+
 
 # ----------------------------------------------------------------------------- the backtest
 def _baselines(t: np.ndarray, y: np.ndarray, tq: np.ndarray) -> dict[str, np.ndarray]:
@@ -629,35 +650,60 @@ def _bin_label(lo: float, hi: float) -> str:
     return f"> {lo:g} y" if math.isinf(hi) else f"{lo:g}-{hi:g} y"
 
 
+def _coverage_row(sub: "pd.DataFrame", naive: "pd.DataFrame") -> dict:
+    """Coverage, width and error of the calibrated ensemble rows ``sub`` beside the random walk."""
+    import pandas as pd
+
+    keys = list(zip(sub["series"], sub["n_train"], sub["target_year"]))
+    en = naive.loc[naive.index.intersection(keys), "error_log10"].to_numpy(float)
+    mae = float(np.mean(np.abs(sub["error_log10"])))
+    mae_n = float(np.mean(np.abs(en))) if len(en) else np.nan
+    return {
+        "n_points": int(len(sub)),
+        "n_series": int(sub["series"].nunique()),
+        "coverage_80": float(pd.to_numeric(sub["in_80"]).mean()),
+        "coverage_95": float(pd.to_numeric(sub["in_95"]).mean()),
+        "median_width_95_log10": float(np.median(sub["width_95_log10"])),
+        "mae_log10": mae,
+        "mae_naive_log10": mae_n,
+        "mae_vs_naive": mae / mae_n if mae_n > 0 else np.nan,
+    }
+
+
+def _scored(points: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """The calibrated ensemble rows and the random walk's rows indexed by point."""
+    ens = points[(points["model"] == "ensemble") & points["in_95"].notna()]
+    naive = points[points["model"] == "naive"].set_index(["series", "n_train", "target_year"])
+    return ens, naive
+
+
 def _coverage_table(points: "pd.DataFrame") -> "pd.DataFrame":
     import pandas as pd
 
-    ens = points[(points["model"] == "ensemble") & points["in_95"].notna()]
-    naive = points[points["model"] == "naive"].set_index(["series", "n_train", "target_year"])
+    ens, naive = _scored(points)
     rows = []
     bins = list(zip(HORIZON_BINS_YEAR[:-1], HORIZON_BINS_YEAR[1:])) + [(0.0, math.inf)]
     for i, (lo, hi) in enumerate(bins):
         last = i == len(bins) - 1
         h = ens["horizon_year"]
         sub = ens if last else ens[(h > lo) & (h <= hi) | ((lo == 0) & (h == 0))]
-        if sub.empty:
-            continue
-        keys = list(zip(sub["series"], sub["n_train"], sub["target_year"]))
-        en = naive.loc[naive.index.intersection(keys), "error_log10"].to_numpy(float)
-        mae = float(np.mean(np.abs(sub["error_log10"])))
-        mae_n = float(np.mean(np.abs(en))) if len(en) else np.nan
-        rows.append({
-            "horizon": "all" if last else _bin_label(lo, hi),
-            "n_points": int(len(sub)),
-            "n_series": int(sub["series"].nunique()),
-            "coverage_80": float(pd.to_numeric(sub["in_80"]).mean()),
-            "coverage_95": float(pd.to_numeric(sub["in_95"]).mean()),
-            "median_width_95_log10": float(np.median(sub["width_95_log10"])),
-            "mae_log10": mae,
-            "mae_naive_log10": mae_n,
-            "mae_vs_naive": mae / mae_n if mae_n > 0 else np.nan,
-        })
+        if not sub.empty:
+            rows.append({"horizon": "all" if last else _bin_label(lo, hi), **_coverage_row(sub, naive)})
     return pd.DataFrame(rows)
+
+
+def _series_table(points: "pd.DataFrame") -> "pd.DataFrame":
+    import pandas as pd
+
+    ens, naive = _scored(points)
+    rows = [{"series": name, **_coverage_row(sub, naive)} for name, sub in ens.groupby("series", sort=True)]
+    if not rows:
+        return pd.DataFrame()
+    t = pd.DataFrame(rows)
+    vote = {c: float(t[c].mean()) for c in ("coverage_80", "coverage_95", "median_width_95_log10",
+                                               "mae_log10", "mae_naive_log10", "mae_vs_naive")}
+    vote.update(series="each series one vote", n_points=int(t["n_points"].sum()), n_series=int(len(t)))
+    return pd.concat([t, pd.DataFrame([vote])], ignore_index=True)[t.columns]
 
 
 def run_backtest(history: "pd.DataFrame | None" = None, fit_through=None,
