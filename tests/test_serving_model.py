@@ -272,7 +272,7 @@ def test_prompt_work_per_second_matches_the_request_rate(spec):
 
 def test_azure_trtllm_rows_carry_the_batch_cap_their_engines_were_built_with():
     """The Azure guide builds one TensorRT-LLM engine per model with trtllm-bench's 2,048/2,048
-    dataset and runs every pair on it; tools/annotate_azure_trtllm_bench.py applies
+    dataset and runs every pair on it; tools/annotate_azure_guide.py applies
     trtllm-bench's rule (tensorrt_llm/bench/build/tuning.py). Hand: Llama 3.1 8B FP8 on one
     H100 (NVML 81,559 MiB = 79.65 GiB): KV 2 x 32 layers x 8 heads x 128 x 1 B = 64 KiB a token,
     weights 8.03e9 B = 7.48 GiB, 0.95 x (79.65 - 7.48) GiB / (64 KiB x 4,096) = 274.2 requests,
@@ -286,6 +286,7 @@ def test_azure_trtllm_rows_carry_the_batch_cap_their_engines_were_built_with():
     assert list(cap[("h100", "llama-3.1-70b")]) == [896]
     assert list(cap[("h100", "llama-3.1-405b")]) == [256]
     assert len(az) == 48 and az["note"].str.contains("Batch cap from trtllm-bench build").all()
-    # the vLLM rows of the same guide are not touched
-    assert d.loc[d["source"].str.contains("AI-benchmarking-guide") & (d["engine"] == "vllm"),
-                 "max_batch_size"].isna().all()
+    # the guide's MI300X rows ran its AMD harness: vLLM --kv-cache-dtype fp8 --max-num-seqs {3000}
+    # (github:samuel-bohman/AI-benchmarking-guide@ca9286d Benchmarks/AMD/LLMBenchmark.py, config.json@89b87f0)
+    amd = d[d["source"].str.contains("AI-benchmarking-guide") & (d["engine"] == "vllm")]
+    assert len(amd) == 18 and (amd["max_batch_size"] == 3000).all() and (amd["kv_precision"] == "fp8").all()

@@ -1,6 +1,6 @@
-"""Fill the batch cap of the Azure benchmarking guide's TensorRT-LLM rows from how they were built.
+"""Fill the run settings of the Azure benchmarking guide's offline rows from the guide's own harness.
 
-    python tools/annotate_azure_trtllm_bench.py
+    python tools/annotate_azure_guide.py
 
 The Azure AI benchmarking guide (github:Azure/AI-benchmarking-guide,
 ``Benchmarks/NVIDIA/LLMBenchmark.py``) runs ``trtllm-bench throughput`` on 1,000 fixed-length
@@ -22,7 +22,17 @@ Every engine therefore ran the short pairs (128 / 128 ...) at the batch cap size
 ``serving_holdout.csv`` whose ``source`` names the guide and writes it to ``max_batch_size``
 (sequences per engine: the rows run tensor parallelism only, one attention rank), naming the
 rule in the row's ``note``. Nothing is fitted: the rule is TensorRT-LLM's, the inputs the model
-card and the GPU. Idempotent: a second run changes nothing.
+card and the GPU.
+
+The MI300X rows ran vLLM's ``benchmark_throughput.py`` from the guide's AMD harness
+(github:samuel-bohman/AI-benchmarking-guide@ca9286d ``Benchmarks/AMD/LLMBenchmark.py``, the
+version of 2025-02-04 that committed the MI300X results, unchanged in these flags through
+2025-03: ``--kv-cache-dtype fp8 --gpu-memory-utilization 0.90 --max-num-seqs {max_num_seq}``,
+with ``max_num_seqs: [3000]`` in ``config.json``@89b87f0 for all three Llama models): so those rows
+take ``max_batch_size`` 3,000 and ``kv_precision`` fp8 (the 0.90 memory fraction is the default) instead of vLLM's
+defaults (256 sequences, a BF16 cache).
+
+Idempotent: a second run changes nothing.
 """
 
 from __future__ import annotations
@@ -45,6 +55,9 @@ BUILD_KV_FRAC = 0.95
 #: result files name the same GPUs: "H100 80GB HBM3", "H200 141GB", "GB200 185GB").
 NVML_TOTAL_MIB = {"h100": 81559, "h200": 143771, "gb200": 189471}
 MARK = "Batch cap from trtllm-bench build"
+#: The AMD harness's vLLM flags (module docstring).
+VLLM_HARNESS = {"max_batch_size": 3000.0, "kv_precision": "fp8"}  # 0.90 memory: the default
+VLLM_MARK = "Harness settings from github:samuel-bohman/AI-benchmarking-guide@ca9286d"
 
 
 def round_batch(requests: float) -> int:
@@ -69,7 +82,7 @@ def build_batch_cap(model: str, hardware: str, tp: int, isl_tok: int = BUILD_ISL
 
 
 def annotate(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of the guide's TensorRT-LLM runs with ``max_batch_size`` filled (a copy)."""
+    """The guide's rows with their engines' settings filled (a copy; module docstring)."""
     out = df.copy()
     rows = out["source"].astype(str).str.contains("AI-benchmarking-guide") & (out["engine"] == "trt")
     for i in out.index[rows]:
@@ -79,7 +92,16 @@ def annotate(df: pd.DataFrame) -> pd.DataFrame:
         if MARK not in note:
             out.at[i, "note"] = (note + f" {MARK} (github:NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/"
                                  f"tuning.py) on the guide's {BUILD_ISL_TOK}/{BUILD_OSL_TOK} build dataset:"
-                                 f" {cap} sequences (tools/annotate_azure_trtllm_bench.py).").strip()
+                                 f" {cap} sequences (tools/annotate_azure_guide.py).").strip()
+    amd = out["source"].astype(str).str.contains("AI-benchmarking-guide") & (out["engine"] == "vllm")
+    for i in out.index[amd]:
+        for col, value in VLLM_HARNESS.items():
+            out.at[i, col] = value
+        note = str(out.at[i, "note"]) if pd.notna(out.at[i, "note"]) else ""
+        if VLLM_MARK not in note:
+            out.at[i, "note"] = (note + f" {VLLM_MARK} Benchmarks/AMD/LLMBenchmark.py (--kv-cache-dtype fp8"
+                                 " --gpu-memory-utilization 0.90 --max-num-seqs 3000 from config.json@89b87f0;"
+                                 " tools/annotate_azure_guide.py).").strip()
     return out
 
 
