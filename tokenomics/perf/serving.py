@@ -730,7 +730,7 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: Optional columns read when present: ``context_tok`` and ``prefill_tok_per_gpu`` (decode-only /
 #: prefill-only rows), ``n_prefill_gpus``/``n_decode_gpus``/``prefill_tp``/``prefill_ep``
 #: (disaggregated rows), ``measured_tok_per_s_per_user``, ``n_requests`` (offline rows: requests
-#: queued by the benchmark), ``cache_hit_frac`` (prefill rows: share of the input tokens served
+#: queued by the benchmark; more than run at once end in a drain, :func:`drain_s`), ``cache_hit_frac`` (prefill rows: share of the input tokens served
 #: from a KV/prefix cache, counted in the measured input rate), ``overlap`` (``two-batch`` where the run used two-batch overlap;
 #: empty = none), ``expert_balance`` (``eplb`` where the run balanced experts; empty = none),
 #: ``a2a_impl`` (the expert all-to-all kernels where the run names them, e.g. ``deepep_rdma`` for
