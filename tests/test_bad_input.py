@@ -273,6 +273,12 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["price", "-b", "nan"], "Invalid value"),
     (["forecast", "--out", "afile"], "must be a directory"),
     (["frontier", "--out", "adir"], "must be a file path"),
+    # -- a place no one can create files in (Linux /proc: permission bits do not stop root, the
+    #    file system does), refused before any work rather than as a traceback at the write
+    (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
+    (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
+    (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out': "),
+    (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv': "),
 ]
 
 
@@ -617,3 +623,20 @@ def test_atomic_dir_never_renames_the_working_directory(tmp_path, monkeypatch):
     assert Path.cwd() == tmp_path and tmp_path.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
     assert (tmp_path / "report.md").read_text() == "new"
+
+
+def test_a_file_system_error_mid_run_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    """A write the file system refuses after the checks passed (disk full, a read-only mount)
+    is one line naming the error and the file, exit 2, no traceback."""
+    import tokenomics.io as tio
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "out" / "forecast_annual.csv"))
+
+    monkeypatch.setattr(tio, "write_frame", full)
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "-s", "google", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert [ln for ln in err.splitlines() if ln.strip()] == [
+        f"Error: No space left on device: {tmp_path / 'out' / 'forecast_annual.csv'}"]

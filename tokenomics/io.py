@@ -113,6 +113,13 @@ def _check_parent_writable(path: Path, what: str) -> None:
         raise ValidationError(f"{what} {str(path)!r}: {str(probe)!r} is a file, not a directory")
     if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
         raise ValidationError(f"{what} {str(path)!r}: directory {str(probe)!r} is not writable")
+    if probe.exists():  # permission bits do not bind root, nor tell a read-only or pseudo file system
+        try:
+            with tempfile.TemporaryFile(dir=probe):
+                pass
+        except OSError as exc:
+            raise ValidationError(f"{what} {str(path)!r}: cannot write in {str(probe)!r} "
+                                  f"({exc.strerror or exc}); expected a writable directory") from None
 
 
 def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Iterable[str] | None = None,

@@ -80,8 +80,8 @@ def _usage_line(exc) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app; a :class:`TokenomicsError` or a usage error becomes one line
-    on stderr and exit code 2; Ctrl-C and SIGTERM stop cleanly (exit 130 and 143) with no file
+    """Entry point: run the app; a :class:`TokenomicsError`, a usage error or a file system
+    error (``OSError``) becomes one line on stderr and exit code 2; Ctrl-C and SIGTERM stop cleanly (exit 130 and 143) with no file
     half-written."""
     import signal
     import warnings
@@ -112,6 +112,12 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
+    except BrokenPipeError:  # a reader such as `head` closed the pipe: nothing more to say
+        sys.exit(0)
+    except OSError as exc:  # the file system refused (disk full, read-only, gone): one line, no traceback
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        typer.echo(f"Error: {_one(exc.strerror or exc)}{where}", err=True)
+        sys.exit(2)
     except (typer.Abort, KeyboardInterrupt) as exc:
         term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
         typer.echo("Terminated: nothing half-written." if term else "Interrupted: nothing half-written.", err=True)
