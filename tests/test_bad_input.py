@@ -56,6 +56,16 @@ def _mlperf_with(col: str, value) -> bytes:
     return df.to_csv(index=False).encode()
 
 
+def _mlperf_cells(**cells) -> bytes:
+    """The first bundled MLPerf serving row (DeepSeek-R1 FP4 on 8 B200) with several cells replaced."""
+    import pandas as pd
+
+    df = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv").head(1).copy()
+    for col, value in cells.items():
+        df[col] = value
+    return df.to_csv(index=False).encode()
+
+
 def _disagg_without(*cols: str) -> bytes:
     """The header of the held-out serving cases and its first disaggregated serve row with
     ``cols`` emptied."""
@@ -111,6 +121,10 @@ FILES: dict[str, bytes] = {
     "sn_words.csv": (SN_HEADER + "\n2025-01,v,p,,deliveries,many,,lots,chips,s,2025-01,\n").encode(),
     "disagg_nosplit.csv": _disagg_without("n_prefill_gpus", "n_decode_gpus"),
     "neg_batch_cap.csv": _mlperf_with("max_batch_size", -5),
+    "typo_hw.csv": _mlperf_with("hardware", "h2000"),
+    "typo_model.csv": _mlperf_with("model", "llama-2-7b0"),
+    "typo_engine.csv": _mlperf_with("engine", "tensort"),
+    "too_small.csv": _mlperf_cells(tp=1, ep=1, dp_attention=0, n_gpus=1),
     "zero_requests.csv": _mlperf_with("n_requests", 0),
     "pct_mem_frac.csv": _mlperf_with("mem_frac", 95),
     "disagg_nodecode.csv": _disagg_without("n_decode_gpus"),
@@ -206,6 +220,10 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["validate-serving", "disagg_nosplit.csv"], "missing n_prefill_gpus, n_decode_gpus"),
     (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
     (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be a positive number (or empty), got -5"),
+    (["validate-serving", "typo_hw.csv"], "Unknown accelerator 'h2000'. Did you mean"),
+    (["validate-serving", "typo_model.csv"], "Unknown model 'llama-2-7b0'. Did you mean 'llama-2-70b'"),
+    (["validate-serving", "typo_engine.csv"], "Unknown engine 'tensort'. Did you mean"),
+    (["validate-serving", "too_small.csv", "--format", "csv"], "does not fit per chip"),
     (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be a positive number"),
     (["price", "--mem-frac", "90"], "mem_frac must be in (0, 1], got 90. Fractions are 0-1; did you mean 0.9?"),
     (["validate-serving", "pct_mem_frac.csv"], "mem_frac must be a fraction in (0, 1] (or empty), got 95; did you mean 0.95?"),

@@ -290,3 +290,16 @@ def test_azure_trtllm_rows_carry_the_batch_cap_their_engines_were_built_with():
     # (github:samuel-bohman/AI-benchmarking-guide@ca9286d Benchmarks/AMD/LLMBenchmark.py, config.json@89b87f0)
     amd = d[d["source"].str.contains("AI-benchmarking-guide") & (d["engine"] == "vllm")]
     assert len(amd) == 18 and (amd["max_batch_size"] == 3000).all() and (amd["kv_precision"] == "fp8").all()
+
+
+def test_a_row_that_cannot_hold_its_weights_is_not_predicted_and_named():
+    """DeepSeek-R1 in FP4 (~0.4 TB of weights) on one B200 (192 GB) cannot run even with all of
+    the chip's memory: predict_cases keeps the row with its reason and NaN predictions (library),
+    instead of pricing a layout that cannot exist."""
+    d = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv").head(2).copy()
+    d[["tp", "ep", "dp_attention", "n_gpus"]] = [1, 1, 0, 1]
+    p = serving.predict_cases(d)
+    assert p["status"].str.startswith("not predicted: serving case M00").all()
+    assert p["status"].str.contains("does not fit per chip").all()
+    assert p["predicted_output_tok_per_s_per_gpu"].isna().all()
+    assert set(serving.PREDICTED_COLUMNS) <= set(p.columns)

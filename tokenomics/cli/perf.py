@@ -383,6 +383,13 @@ def validate_serving(
     if cases is None or cases in BUNDLED_SERVING:
         cases = str(_bundled(BUNDLED_SERVING[cases or "public"]))
     pred = predict_cases(cases, profile)
+    failed = pred[pred["status"] != "predicted"]
+    if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong
+        from ..errors import ValidationError
+
+        why = str(failed["status"].iloc[0]).removeprefix("not predicted: ")
+        more = f" ({len(failed)} of {len(pred)} rows not predicted)" if len(failed) > 1 else ""
+        raise ValidationError(f"{why}{more}")
     if fmt != Format.table:
         keep = ["case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
                 "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",

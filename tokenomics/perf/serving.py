@@ -808,6 +808,7 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
             hint = v.percent_hint(x[bad].iloc[0])
             raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
                             f"got {r['mem_frac']}{';' + hint if hint else ''}")
+    _check_names(df)
     for _, r in df.iterrows():
         check_split(r)
         version = _cell(r, "engine_version")
@@ -819,6 +820,29 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
             except ValidationError as exc:
                 raise DataError(f"serving case {r['case_id']}: {exc}") from None
     return df
+
+
+def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
+    """Every row's hardware, model and engine is one the library knows (the catalog's own lookup,
+    aliases included; a close-match hint otherwise)."""
+    from ..catalog import accelerator, model
+    from ..deployment import ENGINE_ALIASES, ENGINES, UNFITTED_ENGINES
+    from ..errors import DataError, TokenomicsError, unknown_name
+
+    engines = set(ENGINES) | set(ENGINE_ALIASES) | set(UNFITTED_ENGINES)
+
+    def engine(name: str) -> None:
+        if name not in engines:
+            raise unknown_name("engine", name, engines)
+
+    lookups = {"hardware": lambda n: accelerator(HARDWARE_ALIASES.get(n, n)), "model": model, "engine": engine}
+    for col, lookup in lookups.items():
+        for name in df[col].astype(str).unique():
+            try:
+                lookup(name)
+            except TokenomicsError as exc:
+                r = df[df[col].astype(str) == name].iloc[0]
+                raise DataError(f"serving case {r['case_id']}: {exc}") from None
 
 
 #: Optional numeric columns that, where a row gives them, must be positive.
@@ -920,6 +944,25 @@ def case_prefill_deployment(row: Any):
     return case_deployment(r)
 
 
+#: What :func:`predict_case` returns for a row (:func:`predict_cases` keeps every one as a column).
+PREDICTED_COLUMNS = ("predicted_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_deployment_gpu",
+                     "predicted_total_tok_per_s_per_gpu", "predicted_tok_per_s_per_user", "predicted_tpot_s",
+                     "predicted_ttft_s", "predicted_batch", "deployment")
+
+
+def _require_one_sequence(row: Any, dep: Any, context_tok: float) -> None:
+    """A row whose layout cannot hold its weights and one sequence of ``context_tok`` tokens even
+    in all of each chip's memory is an error naming the case
+    (:class:`~tokenomics.errors.DoesNotFitError`), not a prediction. (All of it: a published run
+    that ran may have given its engine more than the default share, ``mem_frac``.)"""
+    from ..errors import DoesNotFitError
+
+    try:
+        dep.replace(mem_frac=1.0).decode(1, max(1, int(round(context_tok))), check_memory=True)
+    except DoesNotFitError as exc:
+        raise DoesNotFitError(f"serving case {row['case_id']}: {exc}") from None
+
+
 def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str, float]:
     """Predicted serving figures of one published row (see :func:`serve`, :func:`serve_disaggregated`).
 
@@ -948,6 +991,10 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     n_gpus = _num(row["n_gpus"]) or dep.replica_chips
     conc = _num(row["concurrency"])
     check_split(row)
+    ctx = _num(row.get("context_tok")) if phase == "decode" else float("nan")
+    _require_one_sequence(row, dep, isl if phase == "prefill" else (ctx if ctx > 0 else isl + osl))
+    if _is_disaggregated_serve(row):
+        _require_one_sequence(row, case_prefill_deployment(row), isl)
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
     max_batch = _num(row.get("max_batch_size"))
@@ -993,7 +1040,7 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         v.fraction(hit, "cache_hit_frac", allow_one=False)
         total = total / (1.0 - hit)
     per_all = r.output_tok_per_s_per_gpu if per_all is None else per_all
-    return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),
+    return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),  # PREDICTED_COLUMNS
             "predicted_output_tok_per_s_per_deployment_gpu": f(per_all),
             "predicted_total_tok_per_s_per_gpu": total,
             "predicted_tok_per_s_per_user": f(r.tok_per_s_per_user), "predicted_tpot_s": f(r.tpot_s),
@@ -1070,6 +1117,9 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
             rec = {"status": f"not predicted: {exc}"}
         rows.append(rec)
     out = pd.concat([df, pd.DataFrame(rows)], axis=1)
+    for col in PREDICTED_COLUMNS:  # present even when no row could be predicted
+        if col not in out.columns:
+            out[col] = np.nan
     meas = out["measured_output_tok_per_s_per_gpu"].astype(float)
     pred = out.get("predicted_output_tok_per_s_per_gpu", pd.Series(np.nan, index=out.index)).astype(float)
     pre = out["phase"] == "prefill"
