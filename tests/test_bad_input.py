@@ -291,6 +291,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["price", "-b", "nan"], "Invalid value"),
     (["forecast", "--out", "afile"], "must be a directory"),
     (["frontier", "--out", "adir"], "must be a file path"),
+    (["frontier", "-s", "dgx-h200", "--out", "f.txt"], "--out must end in .png, got 'f.txt'"),
+    (["frontier", "--mlperf", "--out", "f.png"], "--mlperf prints a table and draws no frontier"),
     # -- a place no one can create files in (Linux /proc: permission bits do not stop root, the
     #    file system does), refused before any work rather than as a traceback at the write
     (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),

@@ -127,6 +127,13 @@ def frontier(
     from ..perf import frontier as fr
 
     cases = None
+    if out is not None:  # checked before any work
+        from ..io import check_output
+
+        check_output(out, suffixes=(".png",))
+        if mlperf:
+            raise ValidationError("--mlperf prints a table and draws no frontier: drop --out, or drop --mlperf "
+                                  "to draw the frontier of a deployment")
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
         from ..perf.serving import read_cases
 
