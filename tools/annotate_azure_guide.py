@@ -18,7 +18,12 @@ heuristic (github:NVIDIA/TensorRT-LLM ``tensorrt_llm/bench/build/tuning.py``,
   1,024, of 256 above (capped at 4,096).
 
 Every engine therefore ran the short pairs (128 / 128 ...) at the batch cap sized for 2,048 /
-2,048, which is what limited them. This computes that cap for each TensorRT-LLM row of
+2,048, which is what limited them. The rule is the one TensorRT-LLM 0.17's documentation shows
+(docs/source/performance/perf-benchmarking.md, a build log of 2025-01-18: "Max batch size and max
+num tokens are not provided, use tuning heuristics or pre-defined setting"; Llama 3.1 has no
+pre-defined setting) and that later releases keep; the guide's H100/H200 results were committed
+on 2024-12-13 with a TensorRT-LLM cloned from main that month, so the rule is ASSUMED to hold
+for them too. This computes that cap for each TensorRT-LLM row of
 ``serving_holdout.csv`` whose ``source`` names the guide and writes it to ``max_batch_size``
 (sequences per engine: the rows run tensor parallelism only, one attention rank), naming the
 rule in the row's ``note``. Nothing is fitted: the rule is TensorRT-LLM's, the inputs the model
