@@ -660,3 +660,18 @@ def test_a_file_system_error_mid_run_is_one_line_exit_2(tmp_path, monkeypatch, c
     assert exc.value.code == 2
     assert [ln for ln in err.splitlines() if ln.strip()] == [
         f"Error: No space left on device: {tmp_path / 'out' / 'forecast_annual.csv'}"]
+
+
+@pytest.mark.parametrize("kw, needle", [
+    (dict(batch=10**300), "batch must be an integer <= 1e+12 (far beyond any memory), got 1e+300"),
+    (dict(batch=[1, 5e13]), "batch must be an integer <= 1e+12 (far beyond any memory), got 5e+13 (element of an array)"),
+    (dict(batch=1, context_tok=2e12), "context_tok must be an integer <= 1e+12"),
+])
+def test_astronomical_shapes_are_refused_not_overflowed(kw, needle):
+    """Even with the memory check off, a batch or context past 1e12 is an error, not an
+    operation count that overflows to inf (hypothesis found 10**300 warning its way to NaN)."""
+    from tokenomics.perf import decode_step
+
+    with pytest.raises(TokenomicsError) as exc:
+        decode_step("h200", "dense-1b", "graph", on_oom="ignore", **kw)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)

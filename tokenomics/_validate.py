@@ -94,15 +94,20 @@ def fraction(value: Any, name: str, *, allow_zero: bool = True, allow_one: bool 
     return value
 
 
-def count(value: Any, name: str, *, minimum: int = 1) -> Any:
-    """Check that ``value`` (scalar or array) is an integer >= ``minimum``."""
-    if type(value) is int and value >= minimum:  # fast path for the common scalar call
+def count(value: Any, name: str, *, minimum: int = 1, maximum: float | None = None) -> Any:
+    """Check that ``value`` (scalar or array) is an integer >= ``minimum`` (and <= ``maximum``)."""
+    if type(value) is int and value >= minimum and (maximum is None or value <= maximum):  # fast path
         return value
     a = _arr(value, name)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))
+        if maximum is not None:
+            ok &= a <= maximum
     if not np.all(ok):
-        raise ValidationError(f"{name} must be an integer >= {minimum}, got {_first_bad(value, a, ok)}")
+        with np.errstate(invalid="ignore"):
+            too_big = maximum is not None and bool(np.ravel(a[~ok] > maximum)[0])
+        bound = f"<= {maximum:g} (far beyond any memory)" if too_big else f">= {minimum}"
+        raise ValidationError(f"{name} must be an integer {bound}, got {_first_bad(value, a, ok)}")
     return value
 
 
@@ -130,6 +135,8 @@ def _show(value: Any) -> str:
         v = a.item()
         if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) < 1e15:
             return str(int(v)) if not isinstance(value, float) else f"{v:g}"
+        if isinstance(v, int) and abs(v) >= 1e15:
+            return f"{float(v):g}"
         return f"{v:g}" if isinstance(v, float) else repr(v)
     return f"array with values {np.ravel(a)[:3].tolist()}..."
 

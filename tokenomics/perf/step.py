@@ -186,9 +186,14 @@ class StepResult(Display):
         return df
 
 
+#: Largest batch [sequences] and context [tokens] a step is computed for: far beyond any memory,
+#: below where the operation counts overflow floating point.
+MAX_SHAPE = 1e12
+
+
 def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1):
-    v.count(batch, "batch")
-    v.count(context_tok, "context_tok", minimum=0)
+    v.count(batch, "batch", maximum=MAX_SHAPE)
+    v.count(context_tok, "context_tok", minimum=0, maximum=MAX_SHAPE)
     v.count(tokens_per_step, "tokens_per_step")
     v.count(tp, "tp")
     v.count(ep, "ep")
