@@ -789,25 +789,21 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     if bad.any():
         r = df[bad].iloc[0]
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
-    for col in POSITIVE_OPTIONAL_COLUMNS:
+    for col in POSITIVE_OPTIONAL_COLUMNS + ("mem_frac",):
         if col not in df.columns:
             continue
         x = pd.to_numeric(df[col], errors="coerce")
         given = df[col].notna() & (df[col].astype(str).str.strip() != "")
-        bad = given & ~(np.isfinite(x) & (x > 0))
+        ok = np.isfinite(x) & (x > 0) & ((x <= 1) if col == "mem_frac" else True)
+        bad = given & ~ok
         if bad.any():
             r = df[bad].iloc[0]
+            if col == "mem_frac":
+                hint = v.percent_hint(x[bad].iloc[0])
+                raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
+                                f"got {r[col]}{';' + hint if hint else ''}")
             raise DataError(f"serving case {r['case_id']}: {col} must be a positive number (or empty), "
                             f"got {r[col]}")
-    if "mem_frac" in df.columns:
-        x = pd.to_numeric(df["mem_frac"], errors="coerce")
-        given = df["mem_frac"].notna() & (df["mem_frac"].astype(str).str.strip() != "")
-        bad = given & ~(np.isfinite(x) & (x > 0) & (x <= 1))
-        if bad.any():
-            r = df[bad].iloc[0]
-            hint = v.percent_hint(x[bad].iloc[0])
-            raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
-                            f"got {r['mem_frac']}{';' + hint if hint else ''}")
     _check_names(df)
     for _, r in df.iterrows():
         check_split(r)
@@ -956,9 +952,11 @@ def _require_one_sequence(row: Any, dep: Any, context_tok: float) -> None:
     (:class:`~tokenomics.errors.DoesNotFitError`), not a prediction. (All of it: a published run
     that ran may have given its engine more than the default share, ``mem_frac``.)"""
     from ..errors import DoesNotFitError
+    from .parallel import check_fit
 
     try:
-        dep.replace(mem_frac=1.0).decode(1, max(1, int(round(context_tok))), check_memory=True)
+        check_fit(dep.model, dep.system, dep.parallel, 1, max(1, int(round(context_tok))),
+                  dep.weight_precision, dep.kv_precision, dep.expert_precision, mem_frac=1.0)
     except DoesNotFitError as exc:
         raise DoesNotFitError(f"serving case {row['case_id']}: {exc}") from None
 
@@ -1017,7 +1015,6 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
                   n_requests=n_req / replicas if math.isfinite(n_req) else None, max_batch_per_rank=max_batch)
     elif phase == "decode":
-        ctx = _num(row.get("context_tok"))
         user = _num(row.get("measured_tok_per_s_per_user"))
         if math.isfinite(conc):
             b = conc / max(1.0, (_num(row.get("n_decode_gpus")) or n_gpus) / dep.replica_chips)
@@ -1040,11 +1037,8 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         v.fraction(hit, "cache_hit_frac", allow_one=False)
         total = total / (1.0 - hit)
     per_all = r.output_tok_per_s_per_gpu if per_all is None else per_all
-    return {"predicted_output_tok_per_s_per_gpu": f(r.output_tok_per_s_per_gpu),  # PREDICTED_COLUMNS
-            "predicted_output_tok_per_s_per_deployment_gpu": f(per_all),
-            "predicted_total_tok_per_s_per_gpu": total,
-            "predicted_tok_per_s_per_user": f(r.tok_per_s_per_user), "predicted_tpot_s": f(r.tpot_s),
-            "predicted_ttft_s": f(r.ttft_s), "predicted_batch": f(r.batch), "deployment": dep.label()}
+    return dict(zip(PREDICTED_COLUMNS, (f(r.output_tok_per_s_per_gpu), f(per_all), total, f(r.tok_per_s_per_user),
+                                        f(r.tpot_s), f(r.ttft_s), f(r.batch), dep.label())))
 
 
 #: Buckets of :func:`measured_concurrency_frac` (lower edges; a run that held its concurrency is ~1).
