@@ -166,6 +166,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     ([T, "-c", "-1"], "context_tok must be an integer >= 0"),
     ([T, "-b", ",".join(["1"] * 20001)], "at most"),
     ([T, "--tokens-per-step", "0"], "tokens_per_step"),
+    ([T, "--system", "dgx-h200", "--tokens-per-step", "3"], "come from --spec"),
     ([T, "--prompt", "-5"], "prompt_tok"),
     ([T, "-H", "h2000"], "Unknown accelerator 'h2000'"),
     ([T, "-m", "llama-9"], "Unknown model"),

@@ -213,6 +213,25 @@ def test_deployment_file_values_are_not_overridden_by_command_defaults(tmp_path,
     assert code == 2 and "did you mean 0.95" in err and "Traceback" not in err
 
 
+def test_throughput_of_a_deployment_runs_the_plan_price_runs():
+    """`throughput --system/--tp/--engine` times the deployment `price` prices: the resolver's
+    engine plan, not the one-chip core's graph plan (which times a MoE's experts as one kernel
+    each: DeepSeek-R1 on a DGX B200 at batch 64 took 84 ms a step there, 26 ms under the engine)."""
+    args = ["--system", "dgx-h200", "--model", "llama-3.1-70b", "--tp", "8", "--batch", "32", "--context", "2048",
+            "--format", "json"]
+    r = runner.invoke(app, ["throughput", *args])
+    assert r.exit_code == 0, r.output
+    step = json.loads(r.output)[0]
+    r = runner.invoke(app, ["price", *args])
+    assert r.exit_code == 0, r.output
+    priced = json.loads(r.output)  # one configuration: one object
+    assert step["plan"] == "engine" == priced["execution"]
+    assert step["tok_per_s_per_chip"] == pytest.approx(priced["tok_per_s_per_chip"], rel=1e-9)
+    r = runner.invoke(app, ["throughput", "--system", "dgx-b200", "--model", "deepseek-r1", "--batch", "64",
+                            "--format", "json"])
+    assert json.loads(r.output)[0]["step_time_s"] < 0.05
+
+
 def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
     """--mem-frac 0.97 leaves more KV room than the default 0.9 on the same chips (weights fixed),
     so the cheapest batch that still gives each user 15 tok/s is at least as large and no dearer."""

@@ -94,7 +94,7 @@ def _int_list(text: str, name: str, minimum: int | None = None) -> list[int]:
 
 HardwareOpt = Annotated[Optional[str], typer.Option("--hardware", "-H", help="Accelerator name (see `tokenomics hardware`) [default h200, or the --deployment file's].")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (see `tokenomics models`) [default llama-3.1-8b, or the --deployment file's].")]
-ExecOpt = Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan: eager, eager-fused, graph-unfused, graph, engine, super, megakernel [default graph, or the --deployment file's].")]
+ExecOpt = Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan: eager, eager-fused, graph-unfused, graph, engine, super, megakernel [default: graph on one chip (the calibrated core); engine for a deployment (--system, --tp, --engine, ...); or the --deployment file's].")]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Calibration profile: a shipped name or a JSON file from `tokenomics calibrate`.")]
 
 
@@ -133,17 +133,22 @@ def throughput(
 
     from ..perf import decode_step, prefill
 
+    from ..errors import ValidationError
+
+    as_deployment = any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap,
+                                                expert_balance, mem_frac, deployment))
     if deployment is None:  # a deployment file's own values win over these defaults, flags over both
         hardware, model = hardware or "h200", model or "llama-3.1-8b"
-        execution, kv_precision = execution or "graph", kv_precision or "bf16"
+        if not as_deployment:  # one chip: the calibrated core's plan; a deployment: the resolver's (engine)
+            execution, kv_precision = execution or "graph", kv_precision or "bf16"
     b = np.array(_int_list(batch, "--batch"))[:, None]  # ranges: checked by decode_step
     c = np.array(_int_list(context, "--context"))[None, :]
     if b.size * c.size > MAX_LIST:
-        from ..errors import ValidationError
-
         raise ValidationError(f"--batch x --context make {b.size * c.size:,} rows; at most {MAX_LIST:,}")
-    if any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap, expert_balance, mem_frac,
-                                   deployment)):
+    if as_deployment:
+        if tokens_per_step != 1:
+            raise ValidationError(f"--tokens-per-step {tokens_per_step} times one chip's verify step; a deployment's "
+                                  "verify steps come from --spec (e.g. --spec mtp, or mtp:2:0.8 = method:drafts:acceptance)")
         dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
                                  dp_attention=dp_attention, engine=engine, engine_version=engine_version,
