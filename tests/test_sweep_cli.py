@@ -97,6 +97,17 @@ def test_sweep_mc_json_is_to_frame():
                                                                                      rel=1e-12)
 
 
+def test_sweep_mc_prices_the_point_price_prices():
+    """Monte Carlo and `price` run one default plan (engine): the MC median sits near the point
+    price. Under the graph plan (once sweep-mc's default) gpt-oss-120b's experts ran one kernel
+    each and its median came out 7x the `price` command's USD 0.34 per M output tokens."""
+    from tokenomics.chain import price
+
+    mc = sweep.price_monte_carlo("h200", "gpt-oss-120b", n_samples=20000, seed=1).to_frame()
+    point = float(price("h200", "gpt-oss-120b", batch=32, cost="bottom-up").to_frame().usd_per_m_output_tok[0])
+    assert mc.price_usd_per_1k_tok_p5[0] * 1e3 < point < mc.price_usd_per_1k_tok_p95[0] * 1e3
+
+
 def test_cli_modules_import_no_heavy_libraries():
     """tokenomics --help stays fast: importing the CLI pulls in none of pandas/pyarrow/dask."""
     code = ("import sys, tokenomics.cli.sweep, tokenomics.cli; "

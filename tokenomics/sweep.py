@@ -21,7 +21,7 @@ Grid file (TOML)
     [grid]
     hardware = ["h200", "b200"]                 # catalog names
     model = ["llama-3.1-8b"]
-    execution = ["graph", "engine"]              # default ["graph"]
+    execution = ["graph", "engine"]              # default ["engine"], as tokenomics price
     workload = ["chat"]                          # default ["chat"]
     cost = ["default"]                           # default, bottom-up, a tier, or a flat "2.5" USD/chip-h
     weight_precision = ["native"]                # native = the model's own
@@ -81,7 +81,7 @@ MC_KEEP_SAMPLES = 20_000_000
 CATEGORICAL = ("hardware", "model", "execution", "workload", "cost", "weight_precision", "kv_precision",
                "system", "tp", "ep")
 NUMERIC = ("batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh")
-_CAT_DEFAULTS = {"execution": ("graph",), "workload": ("chat",), "cost": ("default",),
+_CAT_DEFAULTS = {"execution": ("engine",), "workload": ("chat",), "cost": ("default",),
                  "weight_precision": ("native",), "kv_precision": ("bf16",)}
 _SECTIONS = {"grid": CATEGORICAL + NUMERIC, "sweep": ("chunk_configs",)}
 _RANGE_KEYS = ("start", "stop", "num", "scale")
@@ -195,7 +195,7 @@ class Grid:
     hardware: tuple[str, ...]
     model: tuple[str, ...]
     batch: np.ndarray
-    execution: tuple[str, ...] = ("graph",)
+    execution: tuple[str, ...] = ("engine",)
     workload: tuple[str, ...] = ("chat",)
     cost: tuple[str, ...] = ("default",)
     weight_precision: tuple[str, ...] = ("native",)
@@ -997,13 +997,14 @@ def _streamed_percentiles(parts, qs) -> list[float]:
     return out
 
 
-def price_monte_carlo(hardware: str, model: str, execution: str = "graph", *, batch: int = 32,
+def price_monte_carlo(hardware: str, model: str, execution: str | None = None, *, batch: int = 32,
                       context_tok: int | None = None, workload: str = "chat", n_samples: int = 1_000_000,
                       seed: int = 0, chunk_samples: int = 250_000, engine: str = "local",
                       scheduler: str | None = None, n_workers: int = 2, processes: bool = True) -> MonteCarloSweep:
     """Monte Carlo of the output-token price of one serving point over the bottom-up cost inputs.
 
-    Throughput and board power come from :func:`tokenomics.chain.price` at the point; the cost
+    Throughput and board power come from :func:`tokenomics.chain.price` at the point (``execution``
+    None = its default, the ``engine`` plan, so the median matches ``tokenomics price``); the cost
     inputs (capex, life, WACC, ..., utilization) are drawn as in
     :func:`tokenomics.econ.uncertainty.monte_carlo`, chunked and seeded as in :func:`monte_carlo`.
     """

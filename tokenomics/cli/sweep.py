@@ -98,7 +98,7 @@ def sweep(
 def sweep_mc(
     hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name.")] = "h200",
     model: Annotated[str, typer.Option("--model", "-m", help="Model name.")] = "llama-3.1-8b",
-    execution: Annotated[str, typer.Option("--execution", "-e", help="Execution plan.")] = "graph",
+    execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan [default: engine, as price].")] = None,
     batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences decoded together.")] = 32,
     context: Annotated[Optional[int], typer.Option("--context", "-c", help="Decode context tokens [default: workload input + output/2].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix (chat, reasoning, summarization).")] = "chat",
