@@ -232,6 +232,16 @@ def test_throughput_of_a_deployment_runs_the_plan_price_runs():
     assert json.loads(r.output)[0]["step_time_s"] < 0.05
 
 
+def test_throughput_of_a_moe_model_under_a_reference_plan_says_so():
+    r = runner.invoke(app, ["throughput", "-m", "gpt-oss-120b", "--batch", "64", "--no-breakdown"])
+    assert r.exit_code == 0, r.output
+    assert "each routed expert is its own kernel" in r.output and "-e engine" in r.output
+    r = runner.invoke(app, ["throughput", "-m", "gpt-oss-120b", "--batch", "64", "-e", "engine", "--no-breakdown"])
+    assert "its own kernel" not in r.output
+    r = runner.invoke(app, ["throughput", "-m", "llama-3.1-8b", "--batch", "64", "--no-breakdown"])
+    assert "its own kernel" not in r.output
+
+
 def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
     """--mem-frac 0.97 leaves more KV room than the default 0.9 on the same chips (weights fixed),
     so the cheapest batch that still gives each user 15 tok/s is at least as large and no dearer."""

@@ -193,7 +193,11 @@ def throughput(
         show["TTFT ms"] = df["ttft_s"] * 1e3
     title = (f"{r.model.name} on {r.hardware.name}, plan {r.plan.name}, weights {r.weight_precision}, "
              f"KV {r.kv_precision}, profile {r.profile.name}")
-    emit(show, fmt, title=title)
+    caption = None
+    if r.model.is_moe and r.plan.expert_compute == "touched" and r.plan.fusion not in ("engine", "super"):
+        caption = (f"plan {r.plan.name} times a reference implementation: each routed expert is its own kernel; "
+                   "-e engine times a serving engine's fused MoE (what price and --system use)")
+    emit(show, fmt, title=title, caption=caption)
     if breakdown:
         bd = r.breakdown(len(df) - 1)
         bd = bd[["op", "time_s", "share", "bound", "bytes", "flop", "kernels"]].copy()
