@@ -170,14 +170,26 @@ def moe_rows(repo: Path) -> list[dict]:
 AIC_MOE_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "gb200": "gb200",
                  "b300_sxm": "b300", "gb300": "gb300"}
 MOE_SHAPE_NAMES = {"dsv3": "DeepSeek-V3", "gptoss120b": "gpt-oss-120b"}
-#: (shape, hidden, expert FFN, experts, top-k, EP, aiconfigurator moe_dtypes, precision): the formats
-#: the serving rows use (block-FP8 and NVFP4 DeepSeek; MXFP4 gpt-oss, run with MXFP8 or BF16
-#: activations, an engine's choice)
+#: (shape, hidden, expert FFN, experts, top-k, EP, MoE TP, aiconfigurator moe_dtypes, precision): the
+#: formats the serving rows use (block-FP8 and NVFP4 DeepSeek; MXFP4 gpt-oss, run with MXFP8 or BF16
+#: activations, an engine's choice), each whole expert on one GPU (EP8 / one GPU)
 MOE_SHAPES = (
-    ("dsv3", 7168, 2048, 256, 8, 8, ("fp8_block",), "fp8"),
-    ("dsv3", 7168, 2048, 256, 8, 8, ("nvfp4",), "nvfp4"),
-    ("gptoss120b", 2880, 2880, 128, 4, 1, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
+    ("dsv3", 7168, 2048, 256, 8, 8, 1, ("fp8_block",), "fp8"),
+    ("dsv3", 7168, 2048, 256, 8, 8, 1, ("nvfp4",), "nvfp4"),
+    ("gptoss120b", 2880, 2880, 128, 4, 1, 1, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
 )
+#: The same layers with every expert split over MoE-TP GPUs (each GPU holds a 1/TP slice of every
+#: expert: the layout of a tensor-parallel deployment without expert parallelism), at the
+#: ceiling-fit token counts only (:data:`MOE_TP_TOKENS`): how the grouped GEMMs' ceiling falls as
+#: each expert's slice narrows (``perf.step.moe_gemm_ratio``).
+MOE_TP_SHAPES = (
+    ("dsv3", 7168, 2048, 256, 8, 1, 8, ("fp8_block",), "fp8"),
+    ("dsv3", 7168, 2048, 256, 8, 1, 8, ("nvfp4",), "nvfp4"),
+    ("gptoss120b", 2880, 2880, 128, 4, 1, 2, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
+    ("gptoss120b", 2880, 2880, 128, 4, 1, 4, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
+    ("gptoss120b", 2880, 2880, 128, 4, 1, 8, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
+)
+MOE_TP_TOKENS = (8192, 16384)
 MOE_FORMAT = {"fp8_block": "FP8, 128x128 block scales", "nvfp4": "NVFP4",
               "w4a8_mxfp4_mxfp8": "MXFP4 weights, MXFP8 activations", "w4a16_mxfp4": "MXFP4 weights, BF16 activations"}
 MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
@@ -201,7 +213,8 @@ def best_moe_rows(repo: Path) -> list[dict]:
     recipe picks its engine's fastest backend, so the best kernel is the chip's capability.)
     EP8 of 256 experts with balanced routing leaves each GPU 32 experts and, on average, one
     routed pair per token: shown as a 32-expert, top-1 layer (same weights, rows per expert and
-    FLOPs).
+    FLOPs). The MoE-TP layouts (:data:`MOE_TP_SHAPES`) keep every expert on every GPU, each a
+    1/TP slice: shown with the slice's width as ``expert_ffn_hidden``.
     """
     paths = files(repo)
     rows = []
@@ -214,16 +227,21 @@ def best_moe_rows(repo: Path) -> list[dict]:
             d = table(repo, rel)
             if "distribution" not in d:
                 continue
-            d = d[(d.moe_tp_size == 1) & (d.distribution == "balanced")].assign(framework=parts[2],
-                                                                                 version=parts[3], rel=rel)
+            d = d[d.distribution == "balanced"].assign(framework=parts[2], version=parts[3], rel=rel)
             found.append(d)
         if not found:
             continue
         d = pd.concat(found, ignore_index=True)
-        for shape, h, f, e, k, ep, dtypes, prec in MOE_SHAPES:
+        shapes = [(s, MOE_TOKENS) for s in MOE_SHAPES] + [(s, MOE_TP_TOKENS) for s in MOE_TP_SHAPES]
+        for (shape, h, f, e, k, ep, tp, dtypes, prec), token_counts in shapes:
             sel_shape = d[(d.hidden_size == h) & (d.inter_size == f) & (d.num_experts == e) & (d.topk == k)
-                          & (d.moe_ep_size == ep) & d.moe_dtype.isin(dtypes)]
-            for n in MOE_TOKENS:
+                          & (d.moe_ep_size == ep) & (d.moe_tp_size == tp) & d.moe_dtype.isin(dtypes)]
+            layout = f"ep{ep}" if tp == 1 else f"tp{tp}"
+            split = (f"at EP{ep}, balanced routing, {{n}} tokens: per GPU {e // ep} experts and {{pairs}} routed pairs, "
+                     f"shown as n_experts {e // ep}, experts_per_token {k // ep}" if tp == 1 else
+                     f"at MoE TP{tp} (each GPU holds a 1/{tp} slice, {f // tp} wide, of all {e} experts), balanced "
+                     f"routing, {{n}} tokens: shown as expert_ffn_hidden {f // tp} (the slice)")
+            for n in token_counts:
                 sel = sel_shape[sel_shape.num_tokens == n]
                 if sel.empty:
                     continue
@@ -231,15 +249,14 @@ def best_moe_rows(repo: Path) -> list[dict]:
                 (fw, ver, dtype, kernel, rel), lat = timed.idxmin(), timed.min()
                 as_of = aic_as_of(repo, rel)
                 rows.append({
-                    "bench_id": f"{hw}-moe-best-{prec}-{shape}-ep{ep}-t{n}", "hardware": hw, "op": "moe_experts",
+                    "bench_id": f"{hw}-moe-best-{prec}-{shape}-{layout}-t{n}", "hardware": hw, "op": "moe_experts",
                     "kernel": f"{MOE_FRAMEWORKS[fw]} {ver} fused MoE ({kernel}), {MOE_FORMAT[dtype]}",
                     "precision": prec, "kv_precision": "", "batch": n, "kv_len_tok": 0, "q_tok_per_seq": 1,
-                    "hidden": h, "expert_ffn_hidden": f, "n_experts": e // ep, "experts_per_token": k // ep,
+                    "hidden": h, "expert_ffn_hidden": f // tp, "n_experts": e // ep, "experts_per_token": k // ep,
                     "metric": "latency_s", "value": float(lat) * 1e-3, "unit": "s", "kind": "measured",
                     "source": f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{rel}", "as_of": as_of,
                     "note": (f"{MOE_SHAPE_NAMES[shape]} expert shape (hidden {h}, expert FFN {f}, {e} experts, top {k}) "
-                             f"at EP{ep}, balanced routing, {n} tokens: per GPU {e // ep} experts and {n * k // ep} "
-                             f"routed pairs, shown as n_experts {e // ep}, experts_per_token {k // ep}; the fastest of "
+                             + split.format(n=n, pairs=n * k // ep) + "; the fastest of "
                              f"{len(timed)} (engine, version, format, kernel) timings at this point; "
                              + AIC_NOTE.format(extra="and routing, permute and finalize kernels"))})
     return rows

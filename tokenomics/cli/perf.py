@@ -363,7 +363,9 @@ def validate_kernels(
     c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
     wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
     emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",
-         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio)")
+         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio), for "
+                 "whole experts; a slice f columns wide (MoE tensor parallelism) gets x [f/(f+w)] / [F/(F+w)], "
+                 "w per chip and format in perf.kernels.moe_ceilings()")
 
 
 #: validate-serving's names for the bundled serving sets.

@@ -25,7 +25,7 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import gemm_peak_flop_per_s, mla_kv_read_frac, moe_gemm_ratio, moe_stream_frac
+from .step import _moe_ceiling_fit, gemm_peak_flop_per_s, mla_kv_read_frac, moe_gemm_ratio, moe_stream_frac
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -150,7 +150,7 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
         ops = build_ops(m, plan, batch=b, context_tok=0, kv_bytes_per_elem=kvb, weight_bytes_per_param=wb,
                         expert_bytes_per_param=wb)
         peak, datasheet = gemm_peak_flop_per_s(hw, prec)
-        ceiling = moe_gemm_ratio(hw.name, prec)[0]
+        ceiling = moe_gemm_ratio(hw.name, prec, _int(row, "expert_ffn_hidden"))[0]
         stream_frac = moe_stream_frac(hw.name, prec)[0] if stream else 1.0
     else:
         q = max(_int(row, "q_tok_per_seq", 1), 1)
@@ -259,8 +259,10 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
     -------
     pandas.DataFrame
         ``hardware``, ``weight_precision``, ``ceiling_frac`` (share of a dense GEMM's ceiling
-        the routed experts reach, :func:`tokenomics.perf.step.moe_gemm_ratio`; 1 = no
-        measurement) and ``measured_on`` (the chip whose rows gave it, empty for none).
+        whole routed experts reach, :func:`tokenomics.perf.step.moe_gemm_ratio`; 1 = no
+        measurement), ``slice_width_scale`` (``w`` of the narrow-slice form: how fast the ceiling
+        falls as MoE tensor parallelism narrows each expert's slice; 0 = measured at one width)
+        [columns] and ``measured_on`` (the chip whose rows gave it, empty for none).
     """
     import pandas as pd
 
@@ -274,8 +276,9 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
         except Exception:  # noqa: BLE001 -- a catalogue row the performance model cannot take
             continue
         for prec in CEILING_FORMATS:
-            c, chip = moe_gemm_ratio(hw, prec)
-            rows.append({"hardware": hw, "weight_precision": prec, "ceiling_frac": c, "measured_on": chip})
+            c, _, w, chip = _moe_ceiling_fit(hw, prec)
+            rows.append({"hardware": hw, "weight_precision": prec, "ceiling_frac": c, "slice_width_scale": w,
+                         "measured_on": chip})
     return pd.DataFrame(rows)
 
 

@@ -233,13 +233,22 @@ def _moe_fit(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float,
     NVFP4); the chip's own rows, else its vendor sibling's (``profile.VENDOR_SIBLING``,
     ``profile.ASSUMED_LIKE``); ``(1.0, "")`` where the vendor has none (other vendors do not borrow
     NVIDIA's). ``per_row`` returns None for a row that says nothing."""
+    rows, chip = _moe_rows(hardware, weight_precision, lo_tok, hi_tok, per_row)
+    if not rows:
+        return 1.0, ""
+    return min(1.0, float(np.median([v for _, v in rows]))), chip
+
+
+def _moe_rows(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float, per_row):
+    """``([(row, per_row(row, chip)), ...], chip)``: the rows :func:`_moe_fit` takes (``([], "")``
+    for none)."""
     from ..catalog import load
     from .profile import ASSUMED_LIKE, PATH_PRECISIONS, VENDOR_SIBLING
 
     try:
         hw = _accelerator(hardware)
     except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
-        return 1.0, ""
+        return [], ""
     path = hw.peak_flop_field(_compute_precision(weight_precision))
     df = load("kernel_microbench")
     tok = df["batch"].astype(float)
@@ -255,14 +264,13 @@ def _moe_fit(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float,
         if not same.any():  # another format: the path's own formats only (bf16; fp8; fp4/nvfp4)
             on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
             same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
-        vals = [x for x in (per_row(r, chip) for _, r in mine[same].iterrows()) if x is not None]
+        vals = [(r, x) for r, x in ((r, per_row(r, chip)) for _, r in mine[same].iterrows()) if x is not None]
         if vals:
-            return min(1.0, float(np.median(vals))), chip
-    return 1.0, ""
+            return vals, chip
+    return [], ""
 
 
-@functools.lru_cache(maxsize=256)
-def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
+def moe_gemm_ratio(hardware: str, weight_precision: str, expert_ffn_per_chip: float | None = None) -> tuple[float, str]:
     """Ceiling of an MoE layer's grouped GEMMs as a share of the modelled dense GEMM ceiling.
 
     Ragged per-expert tiles, scale handling and the permute and finalize kernels make a fused
@@ -279,6 +287,22 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
     (``profile.VENDOR_SIBLING``, ``profile.ASSUMED_LIKE``); 1.0 where the vendor has none (no
     evidence either way; other vendors do not borrow NVIDIA's).
 
+    **Narrow expert slices.** With experts split over MoE-TP GPUs, each GPU multiplies by a
+    ``expert_ffn_per_chip``-wide slice of every expert, and the grouped GEMMs fall further from
+    the ceiling (narrow tiles, more experts per kernel): the same layers timed at MoE TP2-TP8
+    (``*-tp*`` rows) run 1.1-1.6x (Hopper) and 1.1-2.8x (Blackwell) longer than whole experts.
+    The ceiling at a slice width ``f`` is ``c x [f / (f + w)] / [F / (F + w)]``, ``c`` the median
+    over the rows of the widest slice ``F`` measured (whole experts), ``w`` [columns] the median
+    over the narrower rows of the width at which that form reproduces the row. Slices at least
+    ``F`` wide keep ``c`` (ASSUMPTION: no gain is extrapolated beyond the widest slice measured);
+    chips with rows at one width only keep ``c`` at every width.
+
+    Parameters
+    ----------
+    expert_ffn_per_chip : float, optional
+        Width of the expert slice one chip multiplies by [columns]: the expert FFN width over the
+        MoE tensor-parallel ways. None: a whole expert (``c``).
+
     Returns
     -------
     (float, str)
@@ -286,9 +310,28 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
 
     >>> r, chip = moe_gemm_ratio("b200", "fp8"); chip, round(r, 2)   # DeepGEMM block-FP8, DeepSeek-V3 EP8
     ('b200', 0.68)
+    >>> round(moe_gemm_ratio("b200", "fp8", 256)[0], 2)   # DeepSeek-V3's 2048-wide experts at MoE TP8
+    0.23
     >>> moe_gemm_ratio("tpu-v7", "bf16")
     (1.0, '')
     """
+    c, wide, w, chip = _moe_ceiling_fit(str(hardware), str(weight_precision))
+    if expert_ffn_per_chip is None or not np.isfinite(wide) or expert_ffn_per_chip >= wide:
+        return c, chip
+    f = float(v.positive(expert_ffn_per_chip, "expert_ffn_per_chip"))
+    return c * (f / (f + w)) / (wide / (wide + w)), chip
+
+
+#: Width scale of the narrow-slice form past which a row's slowdown is taken as proportional to its
+#: width (the ceiling falls with the slice, ``w`` >> ``f``) [columns].
+MOE_WIDTH_CAP = 1e6
+
+
+@functools.lru_cache(maxsize=256)
+def _moe_ceiling_fit(hardware: str, weight_precision: str) -> tuple[float, float, float, str]:
+    """``(c, F, w, chip)`` of :func:`moe_gemm_ratio`: the ceiling of whole experts, their width
+    [columns], the narrow-slice width scale [columns] (0 with one width measured) and the chip
+    measured (``(1.0, inf, 0.0, "")`` for none)."""
     def ceiling(r, chip):
         acc, prof, prec = _accelerator(chip), load_profile(None, chip), str(r["precision"])
         tok, k, e = float(r["batch"]), float(r["experts_per_token"]), float(r["n_experts"])
@@ -298,7 +341,20 @@ def moe_gemm_ratio(hardware: str, weight_precision: str) -> tuple[float, str]:
         rows = tok * k / e
         return a * rows / (rows - a * prof.gemm_half_rows) if rows > a * prof.gemm_half_rows else 1.0
 
-    return _moe_fit(hardware, weight_precision, MOE_RATIO_MIN_TOKENS, np.inf, ceiling)
+    rows, chip = _moe_rows(hardware, weight_precision, MOE_RATIO_MIN_TOKENS, np.inf, ceiling)
+    if not rows:
+        return 1.0, np.inf, 0.0, ""
+    width = np.array([float(r["expert_ffn_hidden"]) for r, _ in rows])
+    cs = np.array([x for _, x in rows])
+    wide = float(width.max())
+    c = min(1.0, float(np.median(cs[width == wide])))
+    ws = []
+    for f, cf in zip(width[width < wide], cs[width < wide]):
+        rho = c / min(1.0, cf)  # how much lower the narrow slice's ceiling is
+        # c_f / c = [f / (f + w)] / [F / (F + w)], solved for w
+        ws.append(0.0 if rho <= 1.0 else
+                  MOE_WIDTH_CAP if rho * f >= wide else wide * f * (rho - 1.0) / (wide - rho * f))
+    return c, wide, (float(np.median(ws)) if ws else 0.0), chip
 
 
 #: Token counts of the ``moe_experts`` rows :func:`moe_stream_frac` is fitted on: decode-sized
@@ -476,7 +532,11 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
     # the routed experts' grouped GEMMs at their measured ceiling
-    expert_ceiling = moe_gemm_ratio(hw.name, eprec)[0] if m.is_moe else 1.0
+    expert_ceiling = 1.0
+    if m.is_moe:  # at the width of the expert slice one chip multiplies by (build_ops' split)
+        from .memory import expert_tp_ways
+
+        expert_ceiling = moe_gemm_ratio(hw.name, eprec, m.expert_ffn_hidden / expert_tp_ways(tp * attn_dp, ep))[0]
     mega = p.launch == "megakernel"
     # ... streaming their weights at the fused MoE kernels' measured rate (a megakernel streams
     # them with its own DMA pipeline)
