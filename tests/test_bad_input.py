@@ -289,6 +289,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["report", "-o", "afile/sub"], "is a file, not a directory"),
     # -- commands owned elsewhere: only what already holds
     (["price", "-H", "h2000"], "Unknown accelerator"),
+    # a model no chip of the default system holds: the catalogued systems that do (B300 288 GB,
+    # MI325X 256 GB, MI355X 288 GB hold Kimi K3's ~200 GB a chip over 8 chips; H200's 141 GB do not)
+    (["price", "-m", "kimi-k3"], "catalogued ones that hold it: dgx-b300, mi325x-8, mi355x-8"),
     (["price", "-b", "nan"], "Invalid value"),
     (["forecast", "--out", "afile"], "must be a directory"),
     (["frontier", "--out", "adir"], "must be a file path"),

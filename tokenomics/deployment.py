@@ -451,6 +451,25 @@ def _systems_of(hw_name: str) -> list:
     return [system(n) for n in rows.index]
 
 
+def _systems_that_hold(m: ModelSpec, wprec: str, eprec: str, mem_frac: Any = None, n_max: int = 3) -> list[str]:
+    """The ``n_max`` smallest catalogued systems (fewest chips, then name) whose chips hold the
+    model's weights at their widest layout (every chip a tensor or expert shard), for an error
+    that says where the model does fit."""
+    from .perf.parallel import system, systems_table
+
+    found = []
+    for name, row in systems_table().iterrows():
+        try:
+            s = system(name)
+        except Exception:  # noqa: BLE001 -- a catalogue row the performance model cannot take
+            continue
+        n = s.n_chips
+        ep = max(c for c in range(1, min(n, m.n_experts) + 1) if n % c == 0) if m.is_moe else 1
+        if _weights_fit(m, s.accelerator, _tp_candidates(m, n)[-1], ep, wprec, eprec, 0.0, mem_frac):
+            found.append((n, str(name)))
+    return [name for _, name in sorted(found)[:n_max]]
+
+
 def _tp_candidates(m: ModelSpec, limit: int) -> list[int]:
     out = []
     tp = 1
@@ -603,11 +622,13 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             n = s.n_chips
             w = weight_bytes_per_chip(m, tp=_tp_candidates(m, n)[-1], ep=min(n, m.n_experts) if m.is_moe else 1,
                                       weight_precision=wprec, expert_precision=eprec)
+            hold = _systems_that_hold(m, wprec, eprec, mem_frac)
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
                 f"does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
                 f"at the widest layout vs {usable_hbm_bytes(hw, mem_frac=mem_frac) / 1e9:.0f} GB usable; use a larger "
-                f"system (tokenomics systems) or a smaller precision")
+                + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
+                   "system (tokenomics systems)") + " or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
                       + (" with attention data parallelism" if layout[1] > layout[0] else "")
                       + (" (smallest tp that fits, leaving KV room)" if not wide_ep else
