@@ -179,9 +179,9 @@ MOE_SHAPES = (
     ("gptoss120b", 2880, 2880, 128, 4, 1, 1, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
 )
 #: The same layers with every expert split over MoE-TP GPUs (each GPU holds a 1/TP slice of every
-#: expert: the layout of a tensor-parallel deployment without expert parallelism), at the
-#: ceiling-fit token counts only (:data:`MOE_TP_TOKENS`): how the grouped GEMMs' ceiling falls as
-#: each expert's slice narrows (``perf.step.moe_gemm_ratio``).
+#: expert: the layout of a tensor-parallel deployment without expert parallelism), at
+#: :data:`MOE_TP_TOKENS`: the 8192-16384-token rows fit how the grouped GEMMs' ceiling falls as
+#: each expert's slice narrows (``perf.step.moe_gemm_ratio``); the 1024-4096 ones are predicted.
 MOE_TP_SHAPES = (
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("fp8_block",), "fp8"),
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("nvfp4",), "nvfp4"),
@@ -189,7 +189,7 @@ MOE_TP_SHAPES = (
     ("gptoss120b", 2880, 2880, 128, 4, 1, 4, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
     ("gptoss120b", 2880, 2880, 128, 4, 1, 8, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
 )
-MOE_TP_TOKENS = (8192, 16384)
+MOE_TP_TOKENS = (1024, 4096, 8192, 16384)
 MOE_FORMAT = {"fp8_block": "FP8, 128x128 block scales", "nvfp4": "NVFP4",
               "w4a8_mxfp4_mxfp8": "MXFP4 weights, MXFP8 activations", "w4a16_mxfp4": "MXFP4 weights, BF16 activations"}
 MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
