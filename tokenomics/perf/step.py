@@ -33,7 +33,7 @@ from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
 from ..specs import Accelerator, ExecutionPlan, ModelSpec, component_precisions, plan as _plan, precision_bytes
 from .memory import max_batch as _max_batch
-from .memory import resident_bytes, usable_hbm_bytes
+from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
 from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
 from .profile import Profile, load_profile, tensor_path_ratio
@@ -316,9 +316,11 @@ def moe_gemm_ratio(hardware: str, weight_precision: str, expert_ffn_per_chip: fl
     (1.0, '')
     """
     c, wide, w, chip = _moe_ceiling_fit(str(hardware), str(weight_precision))
-    if expert_ffn_per_chip is None or not np.isfinite(wide) or expert_ffn_per_chip >= wide:
+    if expert_ffn_per_chip is None:
         return c, chip
     f = float(v.positive(expert_ffn_per_chip, "expert_ffn_per_chip"))
+    if f >= wide or w == 0.0:  # nothing narrower measured, or no gain beyond the widest slice measured
+        return c, chip
     return c * (f / (f + w)) / (wide / (wide + w)), chip
 
 
@@ -534,8 +536,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = 1.0
     if m.is_moe:  # at the width of the expert slice one chip multiplies by (build_ops' split)
-        from .memory import expert_tp_ways
-
         expert_ceiling = moe_gemm_ratio(hw.name, eprec, m.expert_ffn_hidden / expert_tp_ways(tp * attn_dp, ep))[0]
     mega = p.launch == "megakernel"
     # ... streaming their weights at the fused MoE kernels' measured rate (a megakernel streams
