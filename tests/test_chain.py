@@ -169,3 +169,23 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
     kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0)
     assert (kept.deployment.parallel.tp, kept.deployment.parallel.ep) == (1, 8)
     assert float(np.ravel(kept.usd_per_m_output_tok)[0]) > float(np.ravel(fast.usd_per_m_output_tok)[0])
+
+
+def test_a_fast_target_looks_beyond_the_smallest_system_the_resolver_picked():
+    """Llama 3.1 8B fits one H200, whose only layout (tp1) tops out at ~184 tok/s per user: a
+    300 tok/s target is met on the chip's larger system (DGX H200, tp8: ~394 at batch 1) and
+    the result says it picked that system. A named system stays the user's: on one chip's worth
+    of layouts the target fails with the fastest speed reachable."""
+    from tokenomics.chain import price
+    from tokenomics.errors import ValidationError
+
+    r = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=300)
+    dep = r.deployment
+    assert dep.system.name == "dgx-h200" and dep.parallel.tp >= 4
+    assert float(np.min(r.tok_per_s_per_user)) >= 300
+    assert any(p.startswith("system dgx-h200") for p in dep.picked)
+    with pytest.raises(ValidationError, match="the fastest is 39"):
+        price("h200", "llama-3.1-8b", target_tok_per_s_per_user=1000)
+    # a slower target that the single chip meets is still priced at the cheapest layout per chip
+    slow = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=50)
+    assert float(np.min(slow.tok_per_s_per_user)) >= 50

@@ -342,7 +342,10 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         layout_free = (parallel is None and tp is None and ep is None
                        and any(str(x).startswith("layout") for x in dep.picked))
         if layout_free:
-            dep, batch = _cheapest_layout_for_target(dep, target_tok_per_s_per_user, context_tok)
+            from .deployment import on_larger_systems
+
+            bases = [dep, *on_larger_systems(dep)]
+            dep, batch = _cheapest_layout_for_target(bases, target_tok_per_s_per_user, context_tok)
         else:
             batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
     if batch is None:
@@ -433,13 +436,15 @@ _LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", 
                 "expert_precision", "kv_precision")
 
 
-def _cheapest_layout_for_target(dep: Any, target: float, context_tok: Any):
-    """Among the layouts of :func:`tokenomics.deployment.layout_candidates`, the one whose cheapest
-    batch at the target speed serves the most tokens per chip (the lowest price per token)."""
+def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
+    """Among the layouts of :func:`tokenomics.deployment.layout_candidates` of each deployment in
+    ``bases`` (the resolver's, then the same on larger systems of the chip), the one whose
+    cheapest batch at the target speed serves the most tokens per chip (the lowest price per
+    token; on a tie the earlier, smaller system)."""
     from .deployment import layout_candidates
 
     best, last = None, None
-    for cand in layout_candidates(dep):
+    for cand in (c for base in bases for c in layout_candidates(base)):
         try:
             b = cand.batch_for_target(target, int(np.max(context_tok)))
         except ValidationError as exc:

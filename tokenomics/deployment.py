@@ -434,6 +434,41 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
 
 
 
+def on_larger_systems(dep: Deployment) -> list[Deployment]:
+    """The same deployment resolved on each larger catalogued system of its chip, for a target
+    speed its own system cannot reach; empty when the user named the system.
+
+    The resolver picks the smallest system that holds the model (one H200 for Llama 3.1 8B),
+    whose layouts may all be too slow for a fast target (tp1: 184 tok/s per user at most); a
+    DGX H200 allows tp2-tp8. The user's settings travel (plan, engine, precisions, speculative
+    decoding, chunk, memory fraction, and collectives or overlap they changed from the
+    defaults); the layout is re-resolved for each system.
+    """
+    from .errors import TokenomicsError
+
+    if not (getattr(dep.system, "kind", "") == "chip" or any(p.startswith("system ") for p in dep.picked)):
+        return []
+    kw: dict[str, Any] = dict(execution=dep.execution, engine=dep.engine, engine_version=dep.engine_version or None,
+                              weight_precision=dep.weight_precision, expert_precision=dep.expert_precision,
+                              kv_precision=dep.kv_precision, spec=dep.spec, prefill_chunk_tok=dep.prefill_chunk_tok,
+                              mem_frac=dep.mem_frac)
+    for f, default in (("ar_impl", "auto"), ("a2a_impl", "auto"), ("overlap", "none")):
+        if getattr(dep, f) != default:
+            kw[f] = getattr(dep, f)
+    out = []
+    for s in _systems_of(dep.hardware.name):
+        if s.n_chips <= dep.system.n_chips:
+            continue
+        try:
+            base = resolve(dep.model, system=s, **kw)
+        except TokenomicsError:
+            continue
+        out.append(base.replace(picked=tuple(p for p in base.picked if not p.startswith("system "))
+                                + (f"system {s.name} (the smallest {dep.hardware.name} system whose layouts "
+                                   "meet the target speed)",)))
+    return out
+
+
 def _one_chip_system(hw: Accelerator):
     from .perf.parallel import System
 
