@@ -18,8 +18,10 @@ parser.add_argument("--samples", type=int, default=10_000, help="Monte Carlo dra
 args = parser.parse_args()
 pd.set_option("display.width", 160)
 
-# One call prices a whole batch sweep (numpy arrays broadcast through perf -> power -> cost).
-r = chain.price("h200", "llama-3.1-8b", "graph", batch=np.array([1, 8, 32, 128]), context_tok=1024)
+# One call prices a whole batch sweep (numpy arrays broadcast through perf -> power -> cost), under
+# the production plan `tokenomics price` uses (a serving engine; "graph" would time the calibration
+# runs' reference implementation instead).
+r = chain.price("h200", "llama-3.1-8b", batch=np.array([1, 8, 32, 128]), context_tok=1024)
 df = r.to_frame()
 df["usd_per_m_output_tok"] = df["price_usd_per_1k_output_tok"] * 1e3
 print(df[["batch", "tok_per_s_per_chip", "tok_per_s_per_user", "board_power_w", "energy_j_per_tok",
@@ -27,7 +29,7 @@ print(df[["batch", "tok_per_s_per_chip", "tok_per_s_per_user", "board_power_w", 
 
 # The same configuration under InferenceX's $/GPU-hour tiers (Aug-2025 and Jul-2026 surveys).
 for cost in ("bottom-up", "hyperscaler-owned", "hyperscaler-owned@2026-07", "rental-3yr@2026-07"):
-    p = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024, cost=cost)
+    p = chain.price("h200", "llama-3.1-8b", batch=32, context_tok=1024, cost=cost)
     print(f"{cost:>28}: {float(p.cost_usd_per_chip_h):.2f} USD/h -> "
           f"{float(p.price_usd_per_1k_output_tok) * 1e3:.3f} USD per M output tokens")
 
