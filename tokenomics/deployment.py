@@ -443,6 +443,12 @@ def on_larger_systems(dep: Deployment) -> list[Deployment]:
     DGX H200 allows tp2-tp8. The user's settings travel (plan, engine, precisions, speculative
     decoding, chunk, memory fraction, and collectives or overlap they changed from the
     defaults); the layout is re-resolved for each system.
+
+    Returns
+    -------
+    list of Deployment
+        One per larger system of the chip that holds the model, smallest first; each says in
+        ``picked`` which system it is.
     """
     from .errors import TokenomicsError
 
