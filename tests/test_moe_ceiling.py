@@ -138,7 +138,7 @@ def test_narrow_expert_slices_by_hand_b200_block_fp8():
     per row as for whole experts (rows per expert T x 8 / 256, FLOPs 2 x T x 8 x 3 x 7168 x 256);
     rho = whole-expert ceiling / slice ceiling; w = F f (rho - 1) / (F - rho f) with F = 2048,
     f = 256 solves c f / (f + w) / [F / (F + w)] = the slice's ceiling; the median of the two rows."""
-    from tokenomics.perf.step import _moe_ceiling_fit
+    from tokenomics.perf.step import moe_ceiling_params
 
     rows = _rows("b200-moe-best-fp8-dsv3-tp8-")
     hw, prof = catalog.accelerator("b200"), load_profile(None, "b200")
@@ -150,7 +150,7 @@ def test_narrow_expert_slices_by_hand_b200_block_fp8():
         m = t * 8 / 256
         rho = c / (a * m / (m - a * prof.gemm_half_rows))
         ws.append(2048 * 256 * (rho - 1) / (2048 - rho * 256))
-    c_fit, wide, w, chip = _moe_ceiling_fit("b200", "fp8")
+    c_fit, wide, w, chip = moe_ceiling_params("b200", "fp8")
     assert (c_fit, wide, chip) == (c, 2048.0, "b200")
     assert w == pytest.approx(float(np.median(ws)), rel=1e-12)
     assert 600 < w < 950  # 782 columns when the rows were added

@@ -115,3 +115,14 @@ def test_report_prices_a_named_deployment(tmp_path):
     want = chain.price(system="gb200-nvl72", model="deepseek-v3", batch=32 * 72)
     assert row["batch"] == 32 * 72
     assert row["price_usd_per_1k_output_tok"] == pytest.approx(float(want.price_usd_per_1k_output_tok), rel=1e-12)
+
+
+def test_price_table_names_each_rows_deployment():
+    """Llama 3.1 70B FP8 needs two H100s (80 GB) but fits one H200 (141 GB): the report's price
+    table says so, since that is why the H100 row is faster per user."""
+    from tokenomics.report import build_report, price_view
+
+    rep = build_report(hardware=("h100-sxm", "h200"), models=("llama-3.1-70b",), weight_precision="fp8", n_samples=50)
+    view = price_view(rep.prices).set_index("config")
+    assert view.loc["h100-sxm / llama-3.1-70b (fp8)", "deployment"].startswith("dgx-h100 tp2-ep1-pp1")
+    assert view.loc["h200 / llama-3.1-70b (fp8)", "deployment"] == "h200 tp1-ep1-pp1"

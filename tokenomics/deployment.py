@@ -233,17 +233,21 @@ class Deployment:
         """Chips of one model replica [chips]."""
         return int(self.parallel.replica_chips)
 
-    def label(self) -> str:
-        """One line: model, system, layout, plan, precisions."""
+    def layout_label(self) -> str:
+        """The chips and how the model is split over them, e.g. ``dgx-h200 tp2-ep1-pp1 (4 replicas)``."""
         p = self.parallel
         reps = self.system.n_chips // p.replica_chips
         rep = f" ({reps} replicas)" if reps > 1 else ""
+        return f"{self.system.name} tp{p.tp}-ep{p.ep}-pp{p.pp}{rep}"
+
+    def label(self) -> str:
+        """One line: model, system, layout, plan, precisions."""
         prec = self.weight_precision if self.expert_precision == self.weight_precision or not self.model.is_moe \
             else f"{self.weight_precision}+{self.expert_precision} experts"
         spec = f", spec {self.spec.method}" if self.spec else ""
         eng = f" ({self.engine}{' ' + self.engine_version if self.engine_version else ''})" \
             if self.engine != "default" else ""
-        return (f"{self.model.name} on {self.system.name} tp{p.tp}-ep{p.ep}-pp{p.pp}{rep}, "
+        return (f"{self.model.name} on {self.layout_label()}, "
                 f"{self.execution.name}{eng}, {prec}/{self.kv_precision} KV{spec}")
 
     def to_dict(self) -> dict[str, Any]:
@@ -504,11 +508,17 @@ def _systems_that_hold(m: ModelSpec, wprec: str, eprec: str, mem_frac: Any = Non
             s = system(name)
         except Exception:  # noqa: BLE001 -- a catalogue row the performance model cannot take
             continue
-        n = s.n_chips
-        ep = max(c for c in range(1, min(n, m.n_experts) + 1) if n % c == 0) if m.is_moe else 1
-        if _weights_fit(m, s.accelerator, _tp_candidates(m, n)[-1], ep, wprec, eprec, 0.0, mem_frac):
-            found.append((n, str(name)))
+        if _weights_fit(m, s.accelerator, *_widest_layout(m, s.n_chips), wprec, eprec, 0.0, mem_frac):
+            found.append((s.n_chips, str(name)))
     return [name for _, name in sorted(found)[:n_max]]
+
+
+def _widest_layout(m: ModelSpec, n_chips: int) -> tuple[int, int]:
+    """``(tp, ep)`` that splits the model over the most of ``n_chips`` chips: the widest tp the
+    heads allow and, for an MoE model, the largest divisor of the chip count up to one chip per
+    expert (the resolver's wide-EP rule)."""
+    ep = max(c for c in range(1, min(n_chips, m.n_experts) + 1) if n_chips % c == 0) if m.is_moe else 1
+    return _tp_candidates(m, n_chips)[-1], ep
 
 
 def _tp_candidates(m: ModelSpec, limit: int) -> list[int]:
@@ -627,8 +637,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             """Candidate (tp, ep) layouts on system ``s``, preferred first."""
             n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
             if wide_ep and n > m.n_experts:
-                # at most one chip per expert: the largest divisor of the system <= n_experts
-                n = max(c for c in range(1, m.n_experts + 1) if s.n_chips % c == 0)
+                n = _widest_layout(m, s.n_chips)[1]  # at most one chip per expert
             if not wide_ep:
                 return [(t, 1) for t in _tp_candidates(m, n) if s.n_chips % t == 0]
             if attn_tp:
@@ -661,8 +670,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 
             s = systems[-1]
             n = s.n_chips
-            w = weight_bytes_per_chip(m, tp=_tp_candidates(m, n)[-1], ep=min(n, m.n_experts) if m.is_moe else 1,
-                                      weight_precision=wprec, expert_precision=eprec)
+            tp_w, ep_w = _widest_layout(m, n)
+            w = weight_bytes_per_chip(m, tp=tp_w, ep=ep_w, weight_precision=wprec, expert_precision=eprec)
             hold = _systems_that_hold(m, wprec, eprec, mem_frac)
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "

@@ -138,8 +138,10 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
                 frontiers[key] = fr
                 # 32 sequences per attention group (per replica on plain TP layouts)
                 b = int(min(REFERENCE_BATCH * int(f.deployment.parallel.attn_dp), fr["batch"].max()))
-                ref = chain.price(hw, m, execution, batch=b, workload=workload, weight_precision=wp, **lay).to_frame()
+                r = chain.price(hw, m, execution, batch=b, workload=workload, weight_precision=wp, **lay)
+                ref = r.to_frame()
                 ref.insert(0, "config", key)
+                ref.insert(1, "deployment", r.deployment.layout_label())  # where the speed per user comes from
                 prices.append(ref)
                 pai = chain.price_at_interactivity(hw, m, execution, tok_per_s_per_user=list(INTERACTIVITY_TARGETS),
                                                    workload=workload, weight_precision=wp, **lay)
@@ -252,11 +254,8 @@ def price_view(prices):
     v = prices[["config", "batch", "tok_per_s_per_chip", "tok_per_s_per_user", "cost_usd_per_chip_h",
                 "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok",
                 "energy_j_per_tok", "wh_per_1k_tok"]].copy()
-    if {"system", "tp", "ep", "attn_dp"} <= set(prices.columns):  # where the speed per user comes from
-        v.insert(1, "deployment", [f"{sy} tp{int(tp)}" + (f"-ep{int(ep)}" if int(ep) > 1 else "")
-                                   + (f" (attention DP {int(dp)})" if int(dp) > 1 else "")
-                                   for sy, tp, ep, dp in zip(prices["system"], prices["tp"], prices["ep"],
-                                                             prices["attn_dp"])])
+    if "deployment" in prices.columns:
+        v.insert(1, "deployment", prices["deployment"].to_numpy())
     for c in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok"):
         v[c.replace("price_usd_per_1k_", "usd_per_m_")] = v.pop(c) * 1e3
     for c in ("cost_basis", "output_convention"):  # every price says its basis and convention

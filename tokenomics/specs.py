@@ -515,6 +515,18 @@ class ExecutionPlan:
         if self.kernels_per_step is not None:
             v.positive(self.kernels_per_step, "kernels_per_step")
 
+    @property
+    def engine_fused(self) -> bool:
+        """Whether the step runs a serving engine's fused kernels (``engine`` or ``super``
+        fusion), not the plain-PyTorch reference implementation."""
+        return self.fusion in ("engine", "super")
+
+    @property
+    def expert_loop(self) -> bool:
+        """Whether a MoE layer is the reference implementation's loop over touched experts (each
+        routed expert its own kernels, one host sync per expert), not a fused MoE kernel."""
+        return self.expert_compute == "touched" and not self.engine_fused
+
     def replace(self, **changes: Any) -> "ExecutionPlan":
         return replace(self, **changes)
 

@@ -194,7 +194,7 @@ def throughput(
     title = (f"{r.model.name} on {r.hardware.name}, plan {r.plan.name}, weights {r.weight_precision}, "
              f"KV {r.kv_precision}, profile {r.profile.name}")
     caption = None
-    if r.model.is_moe and r.plan.expert_compute == "touched" and r.plan.fusion not in ("engine", "super"):
+    if r.model.is_moe and r.plan.expert_loop:
         caption = (f"plan {r.plan.name} times a reference implementation: each routed expert is its own kernel; "
                    "-e engine times a serving engine's fused MoE (what price and --system use)")
     emit(show, fmt, title=title, caption=caption)

@@ -25,7 +25,7 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import _moe_ceiling_fit, gemm_peak_flop_per_s, mla_kv_read_frac, moe_gemm_ratio, moe_stream_frac
+from .step import gemm_peak_flop_per_s, mla_kv_read_frac, moe_ceiling_params, moe_gemm_ratio, moe_stream_frac
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -276,7 +276,7 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
         except Exception:  # noqa: BLE001 -- a catalogue row the performance model cannot take
             continue
         for prec in CEILING_FORMATS:
-            c, _, w, chip = _moe_ceiling_fit(hw, prec)
+            c, _, w, chip = moe_ceiling_params(hw, prec)
             rows.append({"hardware": hw, "weight_precision": prec, "ceiling_frac": c, "slice_width_scale": w,
                          "measured_on": chip})
     return pd.DataFrame(rows)

@@ -204,7 +204,6 @@ def build_ops(
     wb = weight_bytes_per_param
     one = 0.0 * m + 1.0
     zero = 0.0 * m
-    engine = plan.fusion in ("engine", "super")
     fused = plan.fusion != "unfused"
     ops: list[Op] = []
 
@@ -342,7 +341,7 @@ def build_ops(
         flop = 2.0 * rows_total * 3.0 * hx * ef
         act = rows_total * (2 * hx + 3 * ef) * ACT_BYTES
         gemms_per_expert = 2.0 if fused else 3.0
-        if plan.expert_compute == "touched" and not engine:
+        if plan.expert_loop:
             # experts that got >= 2 tokens run tiled GEMMs, the others GEMVs (binomial routing)
             q = k / E
             p0 = (1 - q) ** m
@@ -378,7 +377,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
     """
     L, nd = model.n_layers, model.n_dense_layers
     out = []
-    engine = plan.fusion in ("engine", "super")
+    engine = plan.engine_fused
     for op in ops:
         kern = op.kernels
         dropped = op.timing_extra_kernels
@@ -417,7 +416,7 @@ def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: st
     """Kernel launches of one step under the plan (before launch mode): sum over ops plus the
     per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``."""
     total = sum(op.count * op.kernels for op in ops)
-    engine = plan.fusion in ("engine", "super")
+    engine = plan.engine_fused
     # per-step extras: embedding, lm head (counted as an op), sampling, final norm; only the
     # final norm without a vocabulary
     extra = (ENGINE_STEP_EXTRA if engine else REF_STEP_EXTRA) - 1 if model.vocab else 1

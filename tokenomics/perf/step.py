@@ -315,7 +315,7 @@ def moe_gemm_ratio(hardware: str, weight_precision: str, expert_ffn_per_chip: fl
     >>> moe_gemm_ratio("tpu-v7", "bf16")
     (1.0, '')
     """
-    c, wide, w, chip = _moe_ceiling_fit(str(hardware), str(weight_precision))
+    c, wide, w, chip = moe_ceiling_params(str(hardware), str(weight_precision))
     if expert_ffn_per_chip is None:
         return c, chip
     f = float(v.positive(expert_ffn_per_chip, "expert_ffn_per_chip"))
@@ -330,10 +330,16 @@ MOE_WIDTH_CAP = 1e6
 
 
 @functools.lru_cache(maxsize=256)
-def _moe_ceiling_fit(hardware: str, weight_precision: str) -> tuple[float, float, float, str]:
-    """``(c, F, w, chip)`` of :func:`moe_gemm_ratio`: the ceiling of whole experts, their width
-    [columns], the narrow-slice width scale [columns] (0 with one width measured) and the chip
-    measured (``(1.0, inf, 0.0, "")`` for none)."""
+def moe_ceiling_params(hardware: str, weight_precision: str) -> tuple[float, float, float, str]:
+    """The fitted parameters behind :func:`moe_gemm_ratio` for one chip and weight format.
+
+    Returns
+    -------
+    (float, float, float, str)
+        ``c``, the ceiling of whole experts (share of the dense GEMM ceiling); ``F``, their width
+        [columns]; ``w``, the narrow-slice width scale [columns] (0 with one width measured);
+        and the chip measured. ``(1.0, inf, 0.0, "")`` where nothing was measured.
+    """
     def ceiling(r, chip):
         acc, prof, prec = _accelerator(chip), load_profile(None, chip), str(r["precision"])
         tok, k, e = float(r["batch"]), float(r["experts_per_token"]), float(r["n_experts"])
@@ -573,7 +579,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         mem_bound_time = mem_bound_time + own * is_mem
         comp_bound_time = comp_bound_time + own * ~is_mem
     syncs = 0.0
-    if m.n_moe_layers and p.expert_compute == "touched" and p.fusion not in ("engine", "super") and not mega:
+    if m.n_moe_layers and p.expert_loop and not mega:
         # the reference expert loop syncs with the host once per touched expert (nonzero)
         syncs = m.n_moe_layers * expected_distinct_experts(b * t, m.n_experts, m.experts_per_token) / ep
 
