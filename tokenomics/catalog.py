@@ -106,6 +106,12 @@ REGISTRY: dict[str, DatasetInfo] = {
     "collectives": DatasetInfo("collectives.csv", "Measured collective latencies (NCCL, custom, symmetric-memory all-reduce; DeepEP all-to-all) used to fit the alpha-beta model.", index=None, required=("impl", "collective", "algo", "n_chips", "message_bytes", "latency_s", "link_bytes_per_s", "source", "as_of")),
     "plan_params": DatasetInfo("plan_params.csv", "Every parameter of the Kimi K3 showdown scenarios, with source or explicit assumption.", index=None, required=("scenario", "param", "value", "kind", "source", "as_of")),
     "megakernel_bench": DatasetInfo("megakernel_bench.csv", "Published decode throughput of Inferact's TPU megakernels: Kimi K3 behind the showdown's TPU v7 and GB200 figures (batch 1-8 without speculation; DSpark at fixed acceptance lengths) and Muse Spark 1.2 on 4 TPU7x chips.", index=None, required=("scenario", "model", "system", "tp", "ep", "expert_precision", "batch", "spec", "spec_gamma", "acceptance_length", "context_tok", "measured_tok_per_s", "kind", "source", "as_of")),
+    "gemm_shapes": DatasetInfo(
+        "gemm_shapes.csv",
+        "Measured speed-up of FP8 and NVFP4 GEMMs over BF16 by weight shape on six NVIDIA chips (aiconfigurator tables): how much a faster tensor path gains on small GEMMs.",
+        index=None,
+        required=("hardware", "precision", "n", "k", "speedup_vs_bf16", "source", "as_of"),
+    ),
     "chip_microbench": DatasetInfo(
         "chip_microbench.csv",
         "Measured ceilings per accelerator (HBM read bandwidth, large-GEMM FLOP/s, all-reduce bus bandwidth).",
