@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import math
+
 import numpy as np
 
 from ..errors import ValidationError
@@ -84,6 +86,9 @@ class Op:
         Split-K reduction kernels a skinny GEMM has at one row but no longer at ``rows``; the
         step timing charges them anyway (see :func:`timed_kernels`) so that a bigger batch
         never makes a step faster. Zero for every op without split-K.
+    gemm_size : float
+        ``sqrt(n k)`` of a dense GEMM's weight matrix on one chip [elements]
+        (:func:`tokenomics.perf.profile.gemm_size_curve`); infinite for every other op.
     """
 
     name: str
@@ -98,6 +103,7 @@ class Op:
     kernels: np.ndarray
     tile_always: bool = False  # n_gemm already counts only the tiled GEMMs
     timing_extra_kernels: Any = 0.0
+    gemm_size: float = float("inf")  # sqrt(n k) of a dense GEMM's weight matrix [elements]
 
 
 def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
@@ -218,7 +224,7 @@ def build_ops(
         dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - _splitk_extra(rows, k, n)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
-                      one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped))
+                      one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped, gemm_size=math.sqrt(k * n)))
 
     L = model.n_layers
     La = model.n_attn_layers  # layers running ``model.attention`` (the rest: linear attention)
@@ -408,7 +414,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
         elif engine and op.kind.startswith("attention"):
             kern = 0.0 * m + 1.0
         out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
-                      op.rows, op.n_gemm, kern, op.tile_always, dropped))
+                      op.rows, op.n_gemm, kern, op.tile_always, dropped, op.gemm_size))
     return out
 
 

@@ -296,6 +296,69 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
     return 1.0
 
 
+#: Weight-size grid [elements, sqrt(n k)] :func:`gemm_size_curve` searches for its half-way size.
+_SIZE_W_GRID = tuple(float(x) for x in __import__("numpy").geomspace(16.0, 65536.0, 481))
+
+
+@functools.lru_cache(maxsize=256)
+def gemm_size_curve(hardware: str, field: str) -> tuple[float, float, str]:
+    """How a low-precision tensor path's GEMM speed falls with the weight matrix's size.
+
+    ``datasets/gemm_shapes.csv`` holds, per chip, path and weight shape ``n x k``, the measured
+    speed-up of the path over BF16 at the same shape and compute-bound token counts (one harness,
+    as in :func:`tensor_path_ratio`). Its rows are fitted (least squares on the log) with
+    ``speedup(s) = a * s / (s + w)``, ``s = sqrt(n k)``: small GEMMs gain less from a faster
+    tensor path, since the fixed work around the MMA (activation quantization, scales, prologue,
+    tail) does not shrink with it. The step then times a GEMM of size ``s`` at
+    ``min(1, gain * s / (s + w))`` of the path's large-GEMM rate (``gain = a`` over that rate's
+    own speed-up, the best measured, so no size gains over it).
+
+    A chip without rows borrows those of a measured chip of its own vendor, in the order of
+    :func:`tensor_path_ratio` (kernel libraries differ by vendor: AMD chips do not borrow NVIDIA's);
+    ``(1.0, 0.0, "")`` (no size effect) where none has rows, and for the bf16 path, whose size
+    behaviour the profile's fitted compute fraction already holds.
+
+    Returns
+    -------
+    (float, float, str)
+        ``gain`` (dimensionless), ``w`` [elements] and the chip the rows came from.
+
+    >>> g, w, chip = gemm_size_curve("b200", "peak_fp4_flop_per_s")
+    >>> chip, round(min(1.0, g * 4096 / (4096 + w)), 2), round(min(1.0, g * 16384 / (16384 + w)), 2)
+    ('b200', 0.63, 1.0)
+    """
+    import numpy as np
+
+    from ..catalog import accelerator, load
+
+    if field == "peak_bf16_flop_per_s" or field not in PATH_PRECISIONS:
+        return 1.0, 0.0, ""
+    try:
+        hw = accelerator(hardware)
+    except Exception:  # noqa: BLE001 -- a chip outside the catalog keeps the plain path
+        return 1.0, 0.0, ""
+    if not math.isfinite(float(getattr(hw, field))):
+        return 1.0, 0.0, ""
+    df = load("gemm_shapes")
+    for chip in _measured_chips(hw):
+        if accelerator(chip).vendor != hw.vendor:
+            continue
+        d = df[(df["hardware"] == chip) & df["precision"].astype(str).isin(PATH_PRECISIONS[field])]
+        if d.empty:
+            continue
+        size = np.sqrt(d["n"].to_numpy(float) * d["k"].to_numpy(float))
+        log_sp = np.log(d["speedup_vs_bf16"].to_numpy(float))
+        w = np.asarray(_SIZE_W_GRID)[:, None]
+        shape = np.log(size / (size + w))
+        a = (log_sp - shape).mean(axis=1)  # the best scale for each half-way size
+        sse = ((log_sp - shape - a[:, None]) ** 2).sum(axis=1)
+        i = int(np.argmin(sse))
+        acc = accelerator(chip)
+        best = tensor_path_ratio(chip, field) * float(getattr(acc, field)) / float(acc.peak_bf16_flop_per_s)
+        return float(np.exp(a[i]) / best), float(_SIZE_W_GRID[i]), chip
+    return 1.0, 0.0, ""
+
+
 def measured_fracs(hardware: str) -> dict[str, Any]:
     """Measured / datasheet HBM read bandwidth and bf16 GEMM throughput of a chip.
 

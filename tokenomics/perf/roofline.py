@@ -94,6 +94,7 @@ def op_times(
     expert_ceiling_frac: float = 1.0,
     expert_stream_frac: float = 1.0,
     kv_read_frac: float = 1.0,
+    gemm_size_curve: tuple[float, float] = (1.0, 0.0),
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -122,7 +123,12 @@ def op_times(
         Rate at which the decode attention reads its KV cache, as a share of
         :func:`kv_read_efficiency` (:func:`tokenomics.perf.step.mla_kv_read_frac` for MLA); the
         bytes stay what the cache holds.
+    gemm_size_curve : (float, float)
+        ``(gain, w)`` of :func:`tokenomics.perf.profile.gemm_size_curve`: a dense GEMM of weight
+        size ``s = sqrt(n k)`` computes at ``min(1, gain * s / (s + w))`` of
+        ``compute_peak_flop_per_s``; ``w = 0``: no size effect (the bf16 path, or no data).
     """
+    size_gain, size_w = gemm_size_curve
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
@@ -134,6 +140,8 @@ def op_times(
             mem = (op.weight_bytes + op.act_bytes) / (w_bw * expert_stream_frac if expert else w_bw)
             ceiling = expert_ceiling_frac if expert else 1.0
             comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile, ceiling))
+            if size_w > 0 and not expert:  # a small GEMM gains less from a fast tensor path
+                comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
         elif op.kind == "attention":

@@ -36,7 +36,7 @@ from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
 from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
-from .profile import Profile, load_profile, tensor_path_ratio
+from .profile import Profile, gemm_size_curve, load_profile, tensor_path_ratio
 from .roofline import OpTime, op_times
 
 
@@ -539,6 +539,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
                     expert_bytes_per_param=eb)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
+    # ... and small dense GEMMs gain less from a fast tensor path than large ones
+    size_curve = gemm_size_curve(hw.name, hw.peak_flop_field(_compute_precision(eprec if m.is_moe else wprec)))[:2]
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = 1.0
     if m.is_moe:  # at the width of the expert slice one chip multiplies by (build_ops' split)
@@ -553,7 +555,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # an MLA decode reads its latent cache at the MLA kernels' measured rate
     kv_frac = mla_kv_read_frac(hw.name, kv_precision) if m.attention == "mla" and phase == "decode" else 1.0
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
-                     expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac)
+                     expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac,
+                     gemm_size_curve=size_curve)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
