@@ -13,10 +13,9 @@ per chip.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
-
-import math
 
 import numpy as np
 

@@ -297,7 +297,7 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
 
 
 #: Weight-size grid [elements, sqrt(n k)] :func:`gemm_size_curve` searches for its half-way size.
-_SIZE_W_GRID = tuple(float(x) for x in __import__("numpy").geomspace(16.0, 65536.0, 481))
+_SIZE_W_GRID = tuple(16.0 * 4096.0 ** (i / 480) for i in range(481))  # 16 .. 65,536, log-spaced
 
 
 @functools.lru_cache(maxsize=256)
