@@ -86,6 +86,13 @@ def build_batch_cap(model: str, hardware: str, tp: int, isl_tok: int = BUILD_ISL
     return round_batch(BUILD_KV_FRAC * free_gib / (kv_gib_per_tok * (isl_tok + osl_tok)))
 
 
+def _add_note(df: pd.DataFrame, i, mark: str, text: str) -> None:
+    """Append ``mark text`` to row ``i``'s note unless the mark is already there (idempotent)."""
+    note = str(df.at[i, "note"]) if pd.notna(df.at[i, "note"]) else ""
+    if mark not in note:
+        df.at[i, "note"] = f"{note} {mark} {text}".strip()
+
+
 def annotate(df: pd.DataFrame) -> pd.DataFrame:
     """The guide's rows with their engines' settings filled (a copy; module docstring)."""
     out = df.copy()
@@ -93,20 +100,15 @@ def annotate(df: pd.DataFrame) -> pd.DataFrame:
     for i in out.index[rows]:
         cap = build_batch_cap(out.at[i, "model"], out.at[i, "hardware"], int(out.at[i, "tp"]))
         out.at[i, "max_batch_size"] = float(cap)
-        note = str(out.at[i, "note"]) if pd.notna(out.at[i, "note"]) else ""
-        if MARK not in note:
-            out.at[i, "note"] = (note + f" {MARK} (github:NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/"
-                                 f"tuning.py) on the guide's {BUILD_ISL_TOK}/{BUILD_OSL_TOK} build dataset:"
-                                 f" {cap} sequences (tools/annotate_azure_guide.py).").strip()
+        _add_note(out, i, MARK, f"(github:NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py) on the guide's "
+                                f"{BUILD_ISL_TOK}/{BUILD_OSL_TOK} build dataset: {cap} sequences "
+                                "(tools/annotate_azure_guide.py).")
     amd = out["source"].astype(str).str.contains("AI-benchmarking-guide") & (out["engine"] == "vllm")
     for i in out.index[amd]:
         for col, value in VLLM_HARNESS.items():
             out.at[i, col] = value
-        note = str(out.at[i, "note"]) if pd.notna(out.at[i, "note"]) else ""
-        if VLLM_MARK not in note:
-            out.at[i, "note"] = (note + f" {VLLM_MARK} Benchmarks/AMD/LLMBenchmark.py (--kv-cache-dtype fp8"
-                                 " --gpu-memory-utilization 0.90 --max-num-seqs 3000 from config.json@89b87f0;"
-                                 " tools/annotate_azure_guide.py).").strip()
+        _add_note(out, i, VLLM_MARK, "Benchmarks/AMD/LLMBenchmark.py (--kv-cache-dtype fp8 --gpu-memory-utilization "
+                                     "0.90 --max-num-seqs 3000 from config.json@89b87f0; tools/annotate_azure_guide.py).")
     return out
 
 

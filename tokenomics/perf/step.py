@@ -200,6 +200,12 @@ def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1)
     v.count(attn_dp, "attn_dp")
 
 
+def tensor_path(hw, weight_precision: str) -> str:
+    """The datasheet tensor path (``Accelerator`` field, e.g. ``peak_fp4_flop_per_s``) GEMMs on
+    ``weight_precision`` weights run on (:meth:`Accelerator.peak_flop_field`)."""
+    return hw.peak_flop_field(_compute_precision(weight_precision))
+
+
 def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
     """Tensor peak the GEMMs on ``weight_precision`` weights are timed at [FLOP/s].
 
@@ -214,7 +220,7 @@ def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
     (float, float)
         The peak to time with and the datasheet peak of that path [FLOP/s].
     """
-    path = hw.peak_flop_field(_compute_precision(weight_precision))
+    path = tensor_path(hw, weight_precision)
     datasheet = float(getattr(hw, path))
     return datasheet * tensor_path_ratio(hw.name, path), datasheet
 
@@ -538,9 +544,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
     # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
-    peak, datasheet_peak = gemm_peak_flop_per_s(hw, eprec if m.is_moe else wprec)
+    gemm_prec = eprec if m.is_moe else wprec
+    peak, datasheet_peak = gemm_peak_flop_per_s(hw, gemm_prec)
     # ... and small dense GEMMs gain less from a fast tensor path than large ones
-    size_curve = gemm_size_curve(hw.name, hw.peak_flop_field(_compute_precision(eprec if m.is_moe else wprec)))[:2]
+    size_curve = gemm_size_curve(hw.name, tensor_path(hw, gemm_prec))[:2]
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = 1.0
     if m.is_moe:  # at the width of the expert slice one chip multiplies by (build_ops' split)
