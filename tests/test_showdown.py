@@ -52,6 +52,24 @@ def test_tpu_and_gb200_run_the_published_benchmark_setting():
     assert scs["sd200-ultra"].context_tok == 8192.0 and scs["sd200-ultra"].expert_precision is None
 
 
+def test_sd200_runs_the_latency_layout():
+    """The SD200 single-user record runs attention TP32 (3 of K3's 96 heads a chip, the split of
+    Inferact's published K3 kernel), the widest power-of-two split of the heads within 128 chips.
+    On the checkpoint's ~110 GB of BF16 non-expert weights every doubling of TP shortens the step
+    (the record's layout is the fastest the heads allow), while the unoptimized stack keeps TP8
+    inside one 8-chip board."""
+    scs = sd.scenarios()
+    assert (scs["sd200-ultra"].tp, scs["sd200-ultra"].ep) == (32, 128)
+    assert scs["unoptimized"].tp == 8
+    steps = [float(sd.run_scenario("sd200-ultra", tp=t).step_time_s) for t in (8, 16, 32)]
+    assert steps[0] > steps[1] > steps[2]
+    # hand calculation: at TP8 a chip reads >= 1/8 of ~110 GB of BF16 non-expert weights a token,
+    # >= 8 ms at the assumed 1.6 TB/s -> the TP8 step cannot be a 5.85 ms record
+    assert steps[0] > 0.008
+    w = sd.waterfall("sd200-ultra")
+    assert "layout" in set(w["category"])
+
+
 def test_measured_points_are_predicted_and_compared():
     """datasets/megakernel_bench.csv (Inferact's figures): 12 published Kimi K3 points and Muse
     Spark 1.2 at batch 1 (int4, NVFP4; bf16 and int8 dense) on 4 TPU7x chips, each predicted with

@@ -332,6 +332,7 @@ WATERFALL_STEPS: dict[str, list[tuple[str, str, dict]]] = {
         ("graph launch (no host launch per kernel)", "graph or megakernel", {"exec_plan": "engine"}),
         ("super operators: 10x fewer kernels", "fusion", {"exec_plan": "super"}),
         ("3D mesh unified-memory fabric instead of RDMA", "hardware", {"system": "sd200-ultra", "a2a_impl": "nccl"}),
+        ("attention TP32 across the mesh (3 heads per chip) instead of TP8 in a board", "layout", {"tp": TARGET}),
         ("symmetric memory one-shot collectives", "symmetric memory", {"ar_impl": TARGET, "a2a_impl": TARGET}),
         ("communication-compute fusion, tile pipelining", "overlap", {"overlap": "tile"}),
     ],
