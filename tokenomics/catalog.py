@@ -154,6 +154,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_ascend": DatasetInfo(
+        "serving_ascend.csv",
+        "12 Huawei Ascend 910C serving results (DeepSeek-R1 INT8 / W4A8): CloudMatrix-Infer's decode SLO sweep and prefill on CloudMatrix384, SGLang's Ascend best-practice TPOTs; collected after the last model change: a blind check on a vendor nothing is fitted on.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",

@@ -89,9 +89,9 @@ SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
 ENGINES = ("default", "vllm", "sglang", "trt", "none")
 
 #: Engines that published serving rows name but no fitted parameters cover (AMD's ATOM, SGLang
-#: with AMD's MoRI communication library, DeepSeek's in-house engine): priced with the fitted
-#: ``default`` engine of the chip's vendor.
-UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal")
+#: with AMD's MoRI communication library, DeepSeek's in-house engine, Huawei's CloudMatrix-Infer):
+#: priced with the fitted ``default`` engine of the chip's vendor.
+UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal", "cloudmatrix-infer")
 
 #: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
 ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",

@@ -96,8 +96,10 @@ class Accelerator:
         Accelerator memory capacity [B].
     hbm_bytes_per_s : float
         Datasheet memory bandwidth [B/s].
-    peak_fp8_flop_per_s, peak_fp4_flop_per_s, peak_int4_flop_per_s : float
-        Dense throughput at lower precisions [FLOP/s]; NaN where the chip has no such path.
+    peak_fp8_flop_per_s, peak_fp4_flop_per_s, peak_int4_flop_per_s, peak_int8_flop_per_s : float
+        Dense throughput at lower precisions [FLOP/s]; NaN where the chip has no such path
+        (``peak_int8_flop_per_s`` only where INT8 is a path of its own: a chip without FP8 tensor
+        cores, such as Ascend; elsewhere INT8 runs at the FP8 rate).
     sram_bytes : float
         On-chip memory the program can use (L2, VMEM, SRAM) [B]; NaN if unknown.
     scaleup_bytes_per_s : float
@@ -115,6 +117,7 @@ class Accelerator:
     peak_fp8_flop_per_s: float = float("nan")
     peak_fp4_flop_per_s: float = float("nan")
     peak_int4_flop_per_s: float = float("nan")
+    peak_int8_flop_per_s: float = float("nan")
     sram_bytes: float = float("nan")
     scaleup_bytes_per_s: float = float("nan")
     tdp_w: float = float("nan")
@@ -134,7 +137,7 @@ class Accelerator:
                 )
             v.positive(val, f"{self.name}.{f}")
         for f in ("peak_fp8_flop_per_s", "peak_fp4_flop_per_s", "peak_int4_flop_per_s",
-                  "sram_bytes", "scaleup_bytes_per_s", "tdp_w", "price_usd"):
+                  "peak_int8_flop_per_s", "sram_bytes", "scaleup_bytes_per_s", "tdp_w", "price_usd"):
             val = _nan(getattr(self, f))
             if not math.isnan(val) and val <= 0:
                 raise ValidationError(f"{self.name}.{f} must be positive or NaN, got {val:g}")
@@ -149,15 +152,18 @@ class Accelerator:
     def peak_flop_field(self, precision: str = "bf16") -> str:
         """The datasheet field (tensor path) that computes ``precision``: the first of its paths
         the chip has, else ``peak_bf16_flop_per_s`` (see :meth:`peak_flop_per_s`)."""
+        # W4A8 (int4 weights, 8-bit activations) runs 8-bit GEMMs where no 4-bit path exists
         order = {"fp4": ["peak_fp4_flop_per_s", "peak_int4_flop_per_s", "peak_fp8_flop_per_s"],
-                 "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
+                 "int4": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s",
+                          "peak_int8_flop_per_s"],
                  # MXFP4 without an FP4 tensor path (Hopper, MI300): kernels dequantize the weights
                  # and run FP8 tensor cores (TensorRT-LLM's W4A8 MXFP4 MoE on Hopper)
                  "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],
                  "nvfp4": ["peak_fp4_flop_per_s"],
-                 "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_fp8_flop_per_s"],
+                 "fp8": ["peak_fp8_flop_per_s"], "int8": ["peak_int8_flop_per_s", "peak_fp8_flop_per_s"],
                  "fp8-mxfp4": ["peak_fp8_flop_per_s"],
-                 "int4-g128": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s"]}
+                 "int4-g128": ["peak_int4_flop_per_s", "peak_fp4_flop_per_s", "peak_fp8_flop_per_s",
+                               "peak_int8_flop_per_s"]}
         for f in order.get(precision, []):
             if not math.isnan(_nan(getattr(self, f))):
                 return f

@@ -494,7 +494,7 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
 def _compute_precision(weight_precision: str) -> str:
     """The tensor-path precision GEMMs on ``weight_precision`` weights compute at."""
     return {"int4": "int4", "fp4": "fp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "fp8": "fp8",
-            "int8": "fp8", "fp8-mxfp4": "fp8", "int4-g128": "int4-g128"}.get(weight_precision, "bf16")
+            "int8": "int8", "fp8-mxfp4": "fp8", "int4-g128": "int4-g128"}.get(weight_precision, "bf16")
 
 
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
