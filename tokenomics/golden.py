@@ -71,6 +71,9 @@ def headline_numbers() -> dict[str, float]:
     f = cost_floor()
     for _, row in f.iterrows():
         out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_1k_tok"])
+    from .watch.supernodes import modelled_tok_per_s_per_chip
+
+    out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
     from .perf.serving import predict_cases, summarize as summarize_serving, summarize_within
 
