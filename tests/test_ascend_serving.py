@@ -52,3 +52,22 @@ def test_every_row_is_predicted(rows):
     assert np.all(np.diff(sweep) > 0)
     sg = p[p["engine"] == "sglang"]
     assert np.isfinite(sg["predicted_tpot_s"]).all() and sg["error_frac"].isna().all()
+
+
+def test_watch_prices_cloudmatrix_through_the_validated_deployment(rows):
+    """The supernode watch's perf-core rate is the deployment validate-serving builds for the
+    paper's headline row (A003), at the cheapest batch within TPOT 50 ms: the same physics, so the
+    two cannot disagree; a tighter TPOT gives fewer tokens/s per chip; an unknown case is refused."""
+    from tokenomics.errors import UnknownNameError
+    from tokenomics.perf.serving import case_deployment
+    from tokenomics.watch.supernodes import modelled_tok_per_s_per_chip
+
+    tps, note = modelled_tok_per_s_per_chip()
+    dep = case_deployment(rows.set_index("case_id", drop=False).loc["A003"])
+    b = dep.batch_for_target(20.0, 4096.0)
+    r = dep.decode(b, 4096.0, check_memory=False)
+    assert tps == pytest.approx(float(np.asarray(r.tok_per_s_per_chip)))
+    assert float(np.asarray(r.tpot_s)) <= 0.05 and "A003" in note
+    assert modelled_tok_per_s_per_chip(0.03)[0] < tps
+    with pytest.raises(UnknownNameError):
+        modelled_tok_per_s_per_chip(case="A999")

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
-from ..errors import DataError
+from ..errors import DataError, unknown_name
 from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -246,33 +246,46 @@ def measured_tok_per_s_per_chip(events: "str | pd.DataFrame | None" = None, prod
     return float(r["value"]), int(r["row"])
 
 
-def modelled_tok_per_s_per_chip(hardware: str = "ascend-910c", model: str = "deepseek-v3",
-                                execution: str = "engine", context_tok: int = 4096,
-                                weight_precision: str = "int8", ep: int = 32,
-                                tpot_slo_s: float = 0.05) -> tuple[float, str]:
-    """Performance-core decode tokens/s per chip under a TPOT target, DeepSeek-style serving.
+#: The published serving row whose configuration the perf-core rate uses: CloudMatrix-Infer's
+#: headline decode point (``datasets/serving_ascend.csv``: DeepSeek-R1 W8A8, EP320 over 160 Ascend
+#: 910C, MTP at 70 %, microbatch overlap, 4K KV; 1,943 tok/s per NPU at TPOT 49.4 ms).
+CLOUDMATRIX_DECODE_CASE = "A003"
 
-    Expert parallelism over ``ep`` chips with attention data-parallel on the same chips (as
-    CloudMatrix-Infer serves DeepSeek-R1: EP, INT8, TPOT < 50 ms, arXiv 2506.12708); the largest
-    per-chip batch whose step stays within ``tpot_slo_s`` and fits in memory. Communication is
-    not included (an upper bound).
+
+def modelled_tok_per_s_per_chip(tpot_slo_s: float = 0.05, case: str = CLOUDMATRIX_DECODE_CASE) -> tuple[float, str]:
+    """Performance-core decode tokens/s per chip of the published CloudMatrix configuration.
+
+    The :class:`~tokenomics.deployment.Deployment` the serving validation builds for ``case`` of
+    ``datasets/serving_ascend.csv`` (:func:`tokenomics.perf.serving.case_deployment`: the same
+    physics ``tokenomics validate-serving ascend`` scores, communication and engine cost included),
+    at the cheapest batch whose TPOT stays within ``tpot_slo_s``
+    (:meth:`~tokenomics.deployment.Deployment.batch_for_target`) and the row's KV length.
+
+    Returns
+    -------
+    (float, str)
+        Tokens/s per chip and a note naming the configuration; NaN and the reason when no batch
+        meets the target.
     """
-    from ..perf import decode_step, max_batch
+    from ..catalog import load
+    from ..errors import ValidationError
+    from ..perf.serving import case_deployment
 
-    nb = int(max_batch(hardware, model, context_tok=context_tok, weight_precision=weight_precision,
-                       ep=ep, attn_dp=ep))
-    if nb < ep:
-        return np.nan, f"{model} does not fit on {ep} x {hardware}"
-    per_chip = np.arange(1, nb // ep + 1)
-    r = decode_step(hardware, model, execution, batch=per_chip * ep, context_tok=context_tok,
-                    weight_precision=weight_precision, ep=ep, attn_dp=ep)
-    ok = np.flatnonzero(np.asarray(r.step_time_s) <= tpot_slo_s)
-    if ok.size == 0:
-        return np.nan, f"no batch meets TPOT {tpot_slo_s * 1e3:.0f} ms"
-    i = int(ok.max())
-    return float(r.tok_per_s_per_chip[i]), (
-        f"modelled: {hardware} {model} {execution} {weight_precision} ep={ep} with attention DP, "
-        f"{int(per_chip[i])} sequences/chip, ctx {context_tok}, TPOT <= {tpot_slo_s * 1e3:.0f} ms, no comm")
+    v.positive(tpot_slo_s, "tpot_slo_s")
+    rows = load("serving_ascend").set_index("case_id", drop=False)
+    if case not in rows.index:
+        raise unknown_name("serving_ascend case", case, rows.index)
+    row = rows.loc[case]
+    dep = case_deployment(row)
+    ctx = float(row["context_tok"])
+    try:
+        b = dep.batch_for_target(1.0 / tpot_slo_s, ctx)
+    except ValidationError as exc:
+        return np.nan, str(exc)
+    r = dep.decode(b, ctx, check_memory=False)
+    return float(np.asarray(r.tok_per_s_per_chip)), (
+        f"modelled: {dep.label()}, {b / dep.replica_chips:.3g} sequences/chip, KV {ctx:.0f}, "
+        f"TPOT <= {tpot_slo_s * 1e3:.0f} ms (datasets/serving_ascend.csv {case})")
 
 
 def implied_capacity(units: Any, tok_per_s_per_chip: Any, chips_per_node: int = 384) -> Any:
