@@ -211,7 +211,8 @@ def gemm_peak_flop_per_s(hw, weight_precision: str) -> tuple[float, float]:
 
     The chip's datasheet path for that precision (:meth:`Accelerator.peak_flop_field`: fp8
     weights on the fp8 path, int8 on an INT8 path where the chip lists one (Ascend) and else the
-    fp8 path, fp4 formats on the fp4 path, a missing path falling back to the next wider one), times its measured share of peak relative to bf16
+    fp8 path, fp4 formats on the fp4 path, a missing path falling back to the next wider one),
+    times its measured share of peak relative to bf16
     (:func:`tokenomics.perf.profile.tensor_path_ratio`): the profile's compute fractions are the
     bf16 path's.
 
