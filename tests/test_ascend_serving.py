@@ -20,7 +20,7 @@ def test_rows_are_the_published_figures(rows):
     paper's 'NPU' is read as the 910C package; concurrency = batch x 160 NPUs. Prefill: the measured
     default 5,655 input tokens/s per NPU, not the simulated perfect-balance 6,688."""
     r = rows.set_index("case_id")
-    assert len(r) == 12 and (r["hardware"] == "ascend-910c").all()
+    assert len(r) == 14 and (r["hardware"] == "ascend-910c").all()
     dec = r[r["phase"] == "decode"]
     batch = dec["concurrency"] / 160
     assert (batch / dec["measured_tpot_s"]).to_numpy() == pytest.approx(
@@ -28,6 +28,10 @@ def test_rows_are_the_published_figures(rows):
     assert r.at["A003", "measured_output_tok_per_s_per_gpu"] == 1943
     assert r.at["A006", "measured_total_tok_per_s_per_gpu"] == 5655
     assert (r.loc[r["engine"] == "sglang", "measured_tpot_s"] > 0).all()
+    # vLLM-Ascend Qwen3-235B: 2,761.72 output tok/s over 8 packages; the PD run's 8,593.44 per decode
+    # package (16), as the schema counts a disaggregated row
+    assert r.at["A013", "measured_output_tok_per_s_per_gpu"] == pytest.approx(2761.72 / 8, rel=1e-4)
+    assert r.at["A014", "measured_output_tok_per_s_per_gpu"] == pytest.approx(8593.44 / 16)
 
 
 def test_int8_runs_on_its_own_path_where_a_chip_has_one():

@@ -156,7 +156,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_ascend": DatasetInfo(
         "serving_ascend.csv",
-        "12 Huawei Ascend 910C serving results (DeepSeek-R1 INT8 / W4A8): CloudMatrix-Infer's decode SLO sweep and prefill on CloudMatrix384, SGLang's Ascend best-practice TPOTs; collected after the last model change: a blind check on a vendor nothing is fitted on.",
+        "14 Huawei Ascend 910C serving results: CloudMatrix-Infer's DeepSeek-R1 INT8 decode SLO sweep and prefill on CloudMatrix384, SGLang's Ascend best-practice DeepSeek-R1 TPOTs (W8A8, W4A8), vLLM-Ascend's Qwen3-235B W8A8 runs; collected after the last model change: a blind check on a vendor nothing is fitted on.",
         index=None,
         required=_SERVING_COLUMNS,
     ),
