@@ -1137,15 +1137,15 @@ def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine",
     """Median and 90th-percentile absolute error and median predicted/measured, overall and by group.
 
     ``quantity`` ``output``: output tokens/s per GPU (``error_frac``); ``ttft`` / ``tpot``: time
-    to first token / per output token, over the rows that measured it (``ttft_error_frac``,
-    ``tpot_error_frac``).
+    to first token / per output token (``ttft_error_frac``, ``tpot_error_frac``); each over the
+    rows that measured it (``n_cases`` counts those: a TPOT-only row is not an output case).
     """
     import pandas as pd
 
     v.one_of(quantity, "quantity", ("output", "ttft", "tpot"))
     err, ratio = ("error_frac", "ratio") if quantity == "output" else (f"{quantity}_error_frac", f"{quantity}_ratio")
     ok = pred[pred["status"] == "predicted"]
-    ok = ok[np.isfinite(ok[err].astype(float))] if quantity != "output" else ok
+    ok = ok[np.isfinite(ok[err].astype(float))]
     rows = []
 
     def add(group: str, key: str, d):
