@@ -75,3 +75,19 @@ def test_watch_prices_cloudmatrix_through_the_validated_deployment(rows):
     assert modelled_tok_per_s_per_chip(0.03)[0] < tps
     with pytest.raises(UnknownNameError):
         modelled_tok_per_s_per_chip(case="A999")
+
+
+def test_fp8_checkpoints_are_served_int8_where_no_fp8_path_exists():
+    """The resolver serves DeepSeek's FP8 checkpoint W8A8 INT8 on the 910C (no FP8 tensor path, an
+    INT8 one), as every Ascend source in serving_ascend.csv runs it, and says so; same bytes, the
+    8-bit rate. A precision the user gives is kept, and chips with FP8 (H200) or neither path (the
+    SD200's assumed chip) are untouched."""
+    from tokenomics.deployment import resolve
+
+    d = resolve("deepseek-v3", system="cloudmatrix-384")
+    assert (d.weight_precision, d.expert_precision) == ("int8", "int8")
+    assert any("W8A8" in p for p in d.picked)
+    assert resolve("deepseek-v3", system="cloudmatrix-384", weight_precision="fp8").weight_precision == "fp8"
+    assert resolve("deepseek-v3", hardware="h200").weight_precision == "fp8"
+    k3 = resolve("kimi-k3", system="sd200-ultra")
+    assert (k3.weight_precision, k3.expert_precision) == ("bf16", "mxfp4")
