@@ -256,7 +256,7 @@ def _moe_rows(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float
         hw = _accelerator(hardware)
     except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
         return [], ""
-    path = hw.peak_flop_field(_compute_precision(weight_precision))
+    path = tensor_path(hw, weight_precision)
     df = load("kernel_microbench")
     tok = df["batch"].astype(float)
     df = df[(df["op"] == "moe_experts") & (tok >= lo_tok) & (tok <= hi_tok)]
@@ -269,7 +269,7 @@ def _moe_rows(hardware: str, weight_precision: str, lo_tok: float, hi_tok: float
         prec_col = mine["precision"].astype(str)
         same = prec_col == weight_precision
         if not same.any():  # another format: the path's own formats only (bf16; fp8; fp4/nvfp4)
-            on_path = prec_col.map(lambda x: acc.peak_flop_field(_compute_precision(x)) == path)
+            on_path = prec_col.map(lambda x: tensor_path(acc, x) == path)
             same = on_path & prec_col.isin(PATH_PRECISIONS.get(path, ()))
         vals = [(r, x) for r, x in ((r, per_row(r, chip)) for _, r in mine[same].iterrows()) if x is not None]
         if vals:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
-from ..errors import DataError, unknown_name
+from ..errors import DataError, ValidationError, unknown_name
 from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -268,7 +268,6 @@ def modelled_tok_per_s_per_chip(tpot_slo_s: float = 0.05, case: str = CLOUDMATRI
         meets the target.
     """
     from ..catalog import load
-    from ..errors import ValidationError
     from ..perf.serving import case_deployment
 
     v.positive(tpot_slo_s, "tpot_slo_s")
