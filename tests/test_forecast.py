@@ -26,6 +26,7 @@ from tokenomics.forecast import (
     serving_requirements,
 )
 from tokenomics.forecast import models as M
+from tokenomics.forecast.backtest import weights_from_points
 from tokenomics.forecast.history import check_history, decimal_year, parse_date, series
 from tokenomics.forecast.scenarios import bass_share, reference_comparison, reference_lines
 
@@ -259,6 +260,19 @@ def test_backtest_weights_follow_out_of_sample_error():
     same = weighted[weighted["n_points"] == weighted["n_points"].max()]
     assert len(same) >= 3
     assert list(same.sort_values("weight").index) == list(same.sort_values("rmse_log10", ascending=False).index)
+
+
+def test_forecast_builds_the_backtest_report_only_when_read():
+    """Weights and calibration come from the models' medians alone; the report frame (every
+    model's own bootstrap intervals, leave-one-series-out and held-out scores) is built on first
+    read, and the weights it implies are the ones the forecast used (same out-of-sample errors)."""
+    history = _toy_history()
+    history = pd.concat([history, history.assign(series="toy2", tokens_per_day=history["tokens_per_day"] * 3)])
+    bt = run_backtest(history=history)
+    assert "points" not in bt.__dict__
+    pts = bt.points
+    assert "points" in bt.__dict__ and set(pts["sample"]) == {"tuning"}
+    assert weights_from_points(pts[pts["model"] != "ensemble"], M.MODELS) == pytest.approx(bt.weights)
 
 
 def test_fit_through_backtest_uses_no_later_data():

@@ -46,7 +46,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -316,10 +316,16 @@ class BacktestResult(Display):
         tuning series only.
     """
 
-    points: "pd.DataFrame"
     damping_per_year: float
     weights: dict
     calibration: Calibration = field(default=None)
+    #: builds :attr:`points` (every model's own intervals, the leave-one-series-out and held-out
+    #: scores): only the reports read it, so a forecast never pays for it
+    _points_fn: "Callable[[], pd.DataFrame]" = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def points(self) -> "pd.DataFrame":
+        return self._points_fn()
 
     def to_frame(self, sample: str = "all") -> "pd.DataFrame":
         """Summary per sample and model: points, errors, ratios to the baselines, coverage, weight.
@@ -743,24 +749,29 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
     held = history["series"].isin(holdout_series(history))
     history, holdout = history[~held], history[held]
     damping = _choose_damping(history) if "damped" in model_list else M.DEFAULT_DAMPING_PER_YEAR
-    points = _all_points(history, model_list, damping)
-    weights = weights_from_points(points, model_list)
-    ens = _ensemble_rows(points, weights, model_list)
+    # weights and calibration read only the errors of the models' medians (no intervals needed)
+    errors = _all_points(history, model_list, damping, intervals=False)
+    weights = weights_from_points(errors, model_list)
+    ens = _ensemble_rows(errors, weights, model_list)
     fallback = None
     if len(ens) >= MIN_CALIBRATION_POINTS:
         cal = _calibrate(ens)
     else:
         fallback = DEFAULT_CALIBRATION if bundled else _bundled_calibration(fit_through)
         cal = fallback
-    loso = _loso(points, model_list, fallback if fallback is not None else cal)
-    held_points = _all_points(holdout, model_list, damping)
-    held_ens = _ensemble_rows(held_points, weights, model_list)
-    frames = [points.assign(sample="tuning"), loso.assign(sample="tuning"),
-              held_points.assign(sample="holdout"),
-              (_score(held_ens, cal) if not held_ens.empty else held_ens).assign(sample="holdout")]
-    frames = [f for f in frames if not f.empty]
-    points = pd.concat(frames, ignore_index=True) if frames else points.assign(sample=pd.Series(dtype=str))
-    return BacktestResult(points, damping, weights, cal)
+
+    def report_points() -> "pd.DataFrame":
+        points = _all_points(history, model_list, damping)
+        loso = _loso(points, model_list, fallback if fallback is not None else cal)
+        held_points = _all_points(holdout, model_list, damping)
+        held_ens = _ensemble_rows(held_points, weights, model_list)
+        frames = [points.assign(sample="tuning"), loso.assign(sample="tuning"),
+                  held_points.assign(sample="holdout"),
+                  (_score(held_ens, cal) if not held_ens.empty else held_ens).assign(sample="holdout")]
+        frames = [f for f in frames if not f.empty]
+        return pd.concat(frames, ignore_index=True) if frames else points.assign(sample=pd.Series(dtype=str))
+
+    return BacktestResult(damping, weights, cal, report_points)
 
 
 def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",

@@ -242,7 +242,6 @@ def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR
         ``params``: ``ceiling_log`` (A) and ``growth_per_year`` (B c) at ``c = damping_per_year``,
         ``damping_per_year``, ``damping_mean_per_year`` (posterior mean of ``c``).
     """
-    from scipy.stats import t as student
     from statsmodels.regression.linear_model import OLS
 
     from .._validate import non_negative, positive
@@ -272,17 +271,13 @@ def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR
     w = np.exp(lw - lw.max())
     w = w / w.sum()
     df_resid = max(n - p, 1)
-    tq_level = {lev: float(student.ppf(0.5 + lev / 2, df_resid)) for lev in LEVELS}
 
     def predict(tq: np.ndarray) -> dict[str, np.ndarray]:
         locs, scales = [], []
         for res, design in fits:
-            pred = res.get_prediction(design(tq))
-            sf = pred.summary_frame(alpha=1 - LEVELS[0])
-            mean = np.asarray(pred.predicted_mean, dtype=float)
-            half = sf["obs_ci_upper"].to_numpy(float) - mean
-            locs.append(mean)
-            scales.append(np.maximum(half / tq_level[LEVELS[0]], 1e-12))
+            pred = res.get_prediction(design(tq))  # se_obs: the Student-t scale of a new point
+            locs.append(np.asarray(pred.predicted_mean, dtype=float))
+            scales.append(np.maximum(np.asarray(pred.se_obs, dtype=float), 1e-12))
         loc, scale = np.array(locs), np.array(scales)
         probs = [0.5] + [q for lev in LEVELS for q in (0.5 - lev / 2, 0.5 + lev / 2)]
         qs = _mixture_quantiles(loc, scale, df_resid, w, probs)
