@@ -224,8 +224,6 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
 FLOOR_SYSTEMS: tuple[tuple[str, str], ...] = (("sd200-class", "cloudmatrix-384"), ("gb200-class", "gb200-nvl72"))
 #: Older-generation system used for the modelled cost decline (``lag``): same model, same chain.
 LAG_BASE_SYSTEM = "dgx-h200"
-#: Sequences per chip tried for the floor (the system's batch is this times its chip count).
-FLOOR_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: The floor is the cheapest operating point that still serves this many tokens/s per user:
 #: InferenceX quotes DeepSeek-R1 serving costs at about 35 tok/s/user
 #: (../shared/reference/economics_notes.md, A1).
@@ -236,16 +234,16 @@ FLOOR_MIN_TOK_PER_S_PER_USER = 35.0
 FLOOR_COST_BASIS = "bottom-up"
 
 
-def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine",
-               batches=FLOOR_BATCHES) -> "pd.DataFrame":
+def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine") -> "pd.DataFrame":
     """Modelled cost per 1K output tokens of a 100B+ model on SD200- and GB200-class systems.
 
     Calls :func:`tokenomics.chain.price` on the deployment :func:`tokenomics.deployment.resolve`
-    picks for the named multi-chip ``system`` with
-    ``margin_frac=0`` (cost, not price) over ``batches`` sequences per chip and keeps the cheapest
-    batch that fits and serves at least ``FLOOR_MIN_TOK_PER_S_PER_USER`` tokens/s per user.
-    A system the chain cannot model (no price, does not fit) gets NaN and a ``status`` saying
-    why; no number is invented here.
+    picks for the named multi-chip ``system`` with ``margin_frac=0`` (cost, not price) and
+    ``target_tok_per_s_per_user = FLOOR_MIN_TOK_PER_S_PER_USER``: the cheapest layout and batch
+    that fit and still serve each user that fast, as ``tokenomics price --system SYSTEM -m MODEL
+    --target-tok-s-user 35 --margin 0`` prints it. A system the chain cannot model (no price,
+    does not fit, too slow for the target) gets NaN and a ``status`` saying why; no number is
+    invented here.
 
     Returns
     -------
@@ -255,11 +253,11 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     """
     import pandas as pd
 
-    rows = [_system_cost(label, name, model, execution, batches) for label, name in systems]
+    rows = [_system_cost(label, name, model, execution) for label, name in systems]
     return pd.DataFrame(rows)
 
 
-def _system_cost(label: str, system: str, model: str, execution: str, batches) -> dict[str, Any]:
+def _system_cost(label: str, system: str, model: str, execution: str) -> dict[str, Any]:
     from .. import catalog
 
     rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
@@ -275,12 +273,11 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
         from .. import chain
         from ..deployment import resolve
 
-        # the production layout the resolver picks (wide EP with attention DP for MoE models)
+        # the production layout the resolver picks (wide EP with attention DP for MoE models),
+        # or another of its layouts where that one is cheaper at the target speed
         dep = resolve(model, system=system, execution=execution)
-        rec["parallel"] = f"tp{dep.parallel.tp}-ep{dep.parallel.ep}"
-        # sequences per chip -> sequences of one model replica (the chips the plan spans)
-        batches = np.asarray(batches, dtype=float) * dep.replica_chips
-        r = chain.price(deployment=dep, batch=batches, margin_frac=0.0, on_oom="mask", cost=FLOOR_COST_BASIS)
+        r = chain.price(deployment=dep, target_tok_per_s_per_user=FLOOR_MIN_TOK_PER_S_PER_USER,
+                        margin_frac=0.0, on_oom="mask", cost=FLOOR_COST_BASIS)
         rec["cost_basis"] = r.cost_basis
     except TokenomicsError as exc:
         rec["status"] = f"{PENDING} ({exc})"[:240]
@@ -288,18 +285,14 @@ def _system_cost(label: str, system: str, model: str, execution: str, batches) -
     except (AttributeError, KeyError) as exc:
         rec["status"] = f"{PENDING} ({type(exc).__name__}: {exc})"[:160]
         return rec
-    cost = np.asarray(r.price_usd_per_1k_output_tok, float)
-    per_user = np.ravel(np.asarray(r.tok_per_s_per_user, float))
-    if not np.any(np.isfinite(cost)):
-        rec["status"] = "does not fit at any batch"
+    p = r.deployment.parallel
+    rec["parallel"] = f"tp{p.tp}-ep{p.ep}"
+    cost = float(np.max(r.price_usd_per_1k_output_tok))
+    if not np.isfinite(cost):
+        rec["status"] = "does not fit at the batch that meets the target speed"
         return rec
-    cost = np.where(per_user >= FLOOR_MIN_TOK_PER_S_PER_USER, cost, np.nan)
-    if not np.any(np.isfinite(cost)):
-        rec["status"] = f"no batch reaches {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user"
-        return rec
-    i = int(np.nanargmin(cost))
-    rec.update(cost_usd_per_1k_tok=float(cost[i]), batch=float(np.asarray(batches)[i]),
-               tok_per_s_per_user=float(np.ravel(np.asarray(r.tok_per_s_per_user, float))[i]), status="modelled")
+    rec.update(cost_usd_per_1k_tok=cost, batch=float(np.max(r.batch)),
+               tok_per_s_per_user=float(np.max(r.tok_per_s_per_user)), status="modelled")
     return rec
 
 
@@ -361,7 +354,7 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
     if ok.empty:
         return out
     best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
-    base = _system_cost("base", base_system, model, execution, FLOOR_BATCHES)
+    base = _system_cost("base", base_system, model, execution)
     if base["status"] != "modelled" or not (np.isfinite(base["year"]) and np.isfinite(best["year"])) \
             or best["year"] <= base["year"]:
         out["status"] = f"no modelled decline ({base['status']})"
