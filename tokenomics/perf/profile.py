@@ -249,7 +249,7 @@ def measured_launch(hardware: str) -> tuple[float, str]:
 #: tensor path (``Accelerator.peak_flop_field``); block-scaled FP8 is a distinct kernel, not the path's
 #: best case, and ``fp16`` duplicates bf16.
 PATH_PRECISIONS = {"peak_bf16_flop_per_s": ("bf16",), "peak_fp8_flop_per_s": ("fp8",),
-                   "peak_fp4_flop_per_s": ("nvfp4", "fp4")}
+                   "peak_fp4_flop_per_s": ("nvfp4", "fp4"), "peak_int8_flop_per_s": ("int8",)}
 
 
 @functools.lru_cache(maxsize=256)
@@ -259,9 +259,12 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
     For each source in ``datasets/chip_microbench.csv`` that timed both paths on the chip (one
     harness, so its own biases cancel): (best ``gemm_peak_flop_per_s`` of the path / the path's
     datasheet peak) / (best bf16 / bf16 datasheet); the median over such sources. A chip with
-    none borrows its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`; a vendor
-    without one: the H200's); 1.0 where neither has one, and for the bf16 path. The profile's compute fractions are the bf16 path's,
-    so the step multiplies a low-precision path's datasheet peak by this.
+    none borrows its measured sibling's (:data:`VENDOR_SIBLING`, :data:`ASSUMED_LIKE`). Where
+    neither has one, a path timed on the chip alone, with no bf16 GEMM from the same source (the
+    Ascend 910C's INT8 GEMMs in the CloudMatrix-Infer paper), is set against the bf16 fraction the
+    chip's profile carries (:func:`measured_fracs`); else the H200's ratio (another vendor's). 1.0
+    where none applies, and for the bf16 path. The profile's compute fractions are the bf16
+    path's, so the step multiplies a low-precision path's datasheet peak by this.
 
     >>> round(tensor_path_ratio("b200", "peak_fp4_flop_per_s"), 3)   # (4547/9000) / (1693/2250)
     0.671
@@ -278,7 +281,11 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
         return 1.0
     df = load("chip_microbench")
     df = df[df["metric"] == GEMM_METRIC]
+    own = df[(df["hardware"] == hw.name) & df["precision"].astype(str).isin(PATH_PRECISIONS[field])]
+    vendors = load("accelerators")["vendor"].astype(str).str.upper()
     for chip in _measured_chips(hw):
+        if len(own) and vendors.get(chip, "") != hw.vendor.upper():
+            break  # the chip's own lone timing beats another vendor's ratio
         mine = df[df["hardware"] == chip]
         if mine.empty:
             continue
@@ -293,6 +300,8 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
                               / (float(bf16["value"].max()) / float(acc.peak_bf16_flop_per_s)))
         if ratios:
             return float(statistics.median(ratios))
+    if len(own):
+        return (float(own["value"].max()) / float(getattr(hw, field))) / measured_fracs(hw.name)["gemm_frac"]
     return 1.0
 
 
@@ -341,10 +350,8 @@ def gemm_size_curve(hardware: str, field: str) -> tuple[float, float, str]:
         return 1.0, 0.0, ""
     df = load("gemm_shapes")
     for chip in _measured_chips(hw):
-        if accelerator(chip).vendor != hw.vendor:
-            continue
         d = df[(df["hardware"] == chip) & df["precision"].astype(str).isin(PATH_PRECISIONS[field])]
-        if d.empty:
+        if d.empty or accelerator(chip).vendor != hw.vendor:
             continue
         size = np.sqrt(d["n"].to_numpy(float) * d["k"].to_numpy(float))
         log_sp = np.log(d["speedup_vs_bf16"].to_numpy(float))
