@@ -115,6 +115,7 @@ FILES: dict[str, bytes] = {
                   b'context_tok={start=1, stop=100000, num=1000}\nmargin_frac={start=0, stop=0.5, num=1000}\n'),
     "cc_text.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\n[sweep]\nchunk_configs="many"\n',
     "ok.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1, 8]\n',
+    "batch_1p5.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1.5]\n',
     "mk_words.csv": (MK_HEADER + "\n2025-01,p,nvidia,research_paper,megakernel,high,s,2025-01\n").encode(),
     "mk_header.csv": (MK_HEADER + "\n").encode(),
     "mk_baddate.csv": (MK_HEADER + "\nsoon,p,nvidia,research_paper,megakernel,1,s,2025-01\n").encode(),
@@ -303,6 +304,26 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
     (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out': "),
     (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv': "),
+    # -- stop 36 sweep: an empty --out is no path (a path type reads it as the current directory)
+    (["report", "-o", ""], "--out is empty"),
+    (["forecast", "--out", "", "-s", "google"], "--out is empty"),
+    (["watch", "--out="], "--out is empty"),
+    # -- the prefill chunk: 0 is not 'the default', a huge one is refused, not an overflow
+    (["price", "--prefill-chunk", "0"], "prefill_chunk_tok must be an integer >= 1, got 0"),
+    (["price", "--prefill-chunk", "99999999999999999999"], "prefill_chunk_tok must be an integer <="),
+    (["report", "-o", "rep", "--prefill-chunk", "99999999999999999999"], "prefill_chunk_tok must be an integer <="),
+    # -- a prefill batch whose KV cannot fit (Llama-3.1-8B on one H200 holds 891 prompts of 1K)
+    (["price", "--prefill-batch", "100000"], "largest that fits is 891"),
+    # -- METHOD:GAMMA:ALPHA says which part is wrong
+    (["price", "--spec", "mtp:0:0.5"], "GAMMA (draft tokens per step) must be an integer >= 1"),
+    (["price", "--spec", ":3:0.7"], "names no method"),
+    (["price", "--spec", "eagle:3:70"], "ALPHA (per-token acceptance) must be a fraction in 0-1, got '70'; did you mean 0.7?"),
+    (["price", "--spec", "eagle:3"], "unknown speculative decoding"),
+    # -- empty items between commas are typos, not skipped
+    (["price", "--utilization-profile", "8:278,,16:201"], "empty segment between commas"),
+    (["validate", "--holdout", "regime", "--regime", "verify,,graph"], "empty name between commas"),
+    # -- listed grid batches must be whole (a range's values are rounded)
+    (["sweep", "batch_1p5.toml"], "batch must be an integer >= 1, got 1.5"),
 ]
 
 

@@ -288,3 +288,17 @@ def test_disagg_impossible_when_prefill_dominates():
     r = disagg.compare(10_000, 1_024, 2_048, 40_000, 10_000, 2.0, 1.0, 8192, 1024)
     assert np.isnan(float(r.max_decode_capex_usd_per_chip_for_target))
     assert "impossible" in r.what_must_be_true()
+
+
+def test_load_profile_units_cancel_without_overflow():
+    """Loads are relative: 1e308 nodes at every hour is a flat profile (utilization 1, by hand),
+    with no overflow warning; DeepSeek's 8 h at 278 and 16 h at 201.125 nodes give 226.75 / 278."""
+    import warnings
+
+    from tokenomics.econ.utilization import from_load_profile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert from_load_profile([24.0], [1e308]) == 1.0
+        assert from_load_profile([12.0, 12.0], [1e308, 1e308]) == 1.0
+    assert from_load_profile([8.0, 16.0], [278.0, 201.125]) == pytest.approx(226.75 / 278.0)

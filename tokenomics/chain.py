@@ -360,8 +360,16 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
                   dep.kv_precision, dep.expert_precision)
         raise DoesNotFitError(f"{dep.label()}: batch {int(np.max(batch))} at context {int(np.max(context_tok))} "
                               f"does not fit; the largest that fits is {int(np.min(dep.max_batch(context_tok)))}")
-    pb = dep.prefill_batch(in_tok) if prefill_batch is None else np.asarray(prefill_batch)
-    v.count(pb, "prefill_batch")
+    room = np.maximum(np.min(dep.max_batch(in_tok)), 1)  # prompts whose KV fits next to the weights
+    if prefill_batch is None:  # the chunk budget, at most what memory holds
+        pb = np.minimum(dep.prefill_batch(in_tok), room)
+    else:
+        pb = np.asarray(prefill_batch)
+        v.count(pb, "prefill_batch")
+        if np.any(pb > room):
+            raise DoesNotFitError(f"{dep.label()}: a prefill batch of {int(np.max(pb))} prompts of "
+                                  f"{int(np.max(in_tok))} tokens does not fit next to the weights; the "
+                                  f"largest that fits is {int(room)}")
     pre = dep.prefill(in_tok, batch=pb)
     hw = dep.hardware
     if isinstance(cost, CostInputs) and cost_overrides:

@@ -68,6 +68,8 @@ WIDE_EP_BALANCE_MIN = 32
 #: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
 #: ``max_num_batched_tokens`` 8192 for online serving.
 DEFAULT_PREFILL_CHUNK_TOK = 8192
+#: Largest prefill chunk accepted [tokens]: engines index a step's tokens with 32-bit integers.
+MAX_PREFILL_CHUNK_TOK = 2**31 - 1
 
 #: A dense layout must leave at least this share of usable memory for the KV cache
 #: (ASSUMPTION: production engines size tp so that a useful batch fits).
@@ -118,15 +120,29 @@ def _spec(spec: Any):
     if text in SPEC_PRESETS:
         m, g, a, layers = SPEC_PRESETS[text]
         return SpecDecode(m, g, a, layers)
-    parts = text.split(":")
-    if len(parts) == 3:
-        try:
-            return SpecDecode(parts[0], int(parts[1]), float(parts[2]), 1)
-        except ValueError:
-            pass
-    raise ValidationError(
-        f"unknown speculative decoding {spec!r}; use none, mtp, dspark or METHOD:GAMMA:ALPHA "
-        f"(e.g. eagle:3:0.7)")
+    parts = [p.strip() for p in text.split(":")]
+    if len(parts) != 3:
+        raise ValidationError(
+            f"unknown speculative decoding {spec!r}; use none, mtp, dspark or METHOD:GAMMA:ALPHA "
+            f"(e.g. eagle:3:0.7)")
+    method, gamma, alpha = parts
+    if not method:
+        raise ValidationError(f"speculative decoding {spec!r} names no method; use METHOD:GAMMA:ALPHA (e.g. eagle:3:0.7)")
+    try:
+        g = int(gamma)
+    except ValueError:
+        g = 0
+    if g < 1:
+        raise ValidationError(f"speculative decoding {spec!r}: GAMMA (draft tokens per step) must be an integer "
+                              f">= 1, got {gamma!r} (use --spec none for no speculation)")
+    try:
+        a = float(alpha)
+    except ValueError:
+        a = float("nan")
+    if not 0.0 <= a <= 1.0:
+        raise ValidationError(f"speculative decoding {spec!r}: ALPHA (per-token acceptance) must be a fraction "
+                              f"in 0-1, got {alpha!r};{v.percent_hint(a)}".rstrip(";"))
+    return SpecDecode(method, g, a, 1)
 
 
 @dataclass(frozen=True)
@@ -218,7 +234,8 @@ class Deployment:
             v.one_of(self.ar_algo, "ar_algo", AR_ALGOS)
         v.one_of(self.overlap, "overlap", OVERLAP_MODES)
         v.one_of(self.expert_balance, "expert_balance", EXPERT_BALANCING)
-        v.count(self.prefill_chunk_tok, "prefill_chunk_tok")
+        v.count(self.prefill_chunk_tok, "prefill_chunk_tok", maximum=MAX_PREFILL_CHUNK_TOK)
+        object.__setattr__(self, "prefill_chunk_tok", int(self.prefill_chunk_tok))
         if self.mem_frac is not None:
             object.__setattr__(self, "mem_frac", float(v.fraction(self.mem_frac, "mem_frac", allow_zero=False)))
         check_plan(self.model, self.parallel, self.system)
@@ -720,7 +737,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         engine_version=engine_version or "",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
         ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
-        prefill_chunk_tok=int(prefill_chunk_tok or DEFAULT_PREFILL_CHUNK_TOK),
+        prefill_chunk_tok=DEFAULT_PREFILL_CHUNK_TOK if prefill_chunk_tok is None else prefill_chunk_tok,
         expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
     return dep
 

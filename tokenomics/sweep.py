@@ -152,6 +152,8 @@ def _numeric_axis(name: str, spec: Any) -> np.ndarray:
     if arr.size == 0:
         raise ValidationError(f"axis {name!r} is empty; give it at least one value")
     if name in ("batch", "context_tok"):
+        if not isinstance(spec, dict):  # listed values must be whole; a range's are rounded
+            v.count(arr, name, minimum=1 if name == "batch" else 0)
         arr = np.unique(np.round(arr))  # integer axes: rounded, sorted, de-duplicated
         v.count(arr, name, minimum=1 if name == "batch" else 0)
     elif name == "utilization_frac":

@@ -71,6 +71,17 @@ def _install_out_checks(cmd) -> None:
                 param.callback = _check_out_callback("dir" if name in OUT_DIRS else "file")
 
 
+def _check_empty_out(args: list[str]) -> None:
+    """An empty ``--out`` / ``-o`` is an error: a path type would read it as the current directory."""
+    from ..errors import ValidationError
+
+    for i, a in enumerate(args):
+        empty = (a in ("--out", "-o") and i + 1 < len(args) and not args[i + 1].strip()) or (
+            a.startswith("--out=") and not a[len("--out="):].strip())
+        if empty:
+            raise ValidationError("--out is empty; expected a path")
+
+
 def _usage_line(exc) -> str:
     """A click usage error as one line: the message and where to get help."""
     msg = " ".join(exc.format_message().split())
@@ -104,6 +115,7 @@ def _main(argv: list[str] | None) -> None:
     cmd = typer.main.get_command(app)
     _install_out_checks(cmd)
     try:
+        _check_empty_out(sys.argv[1:] if argv is None else list(argv))
         rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)

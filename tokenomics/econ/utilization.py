@@ -87,6 +87,7 @@ def from_load_profile(hours: Any, load: Any, *, autoscale: bool = False, headroo
     h, ld = check_profile(hours, load)
     v.non_negative(headroom_frac, "headroom_frac")
     v.fraction(min_capacity_frac, "min_capacity_frac")
+    ld = ld / ld.max()  # the unit cancels; relative loads cannot overflow
     peak_cap = float(ld.max()) * (1 + headroom_frac)
     cap = np.maximum(ld * (1 + headroom_frac), min_capacity_frac * peak_cap) if autoscale \
         else np.full_like(ld, peak_cap)
@@ -96,9 +97,12 @@ def from_load_profile(hours: Any, load: Any, *, autoscale: bool = False, headroo
 
 def parse_profile(text: str) -> tuple[np.ndarray, np.ndarray]:
     """Parse ``"hours:load,hours:load,..."`` (e.g. ``"8:278,16:201.125"``) into a checked profile."""
-    segs = [p.strip() for p in str(text).split(",") if p.strip()]
-    if not segs:
+    segs = [p.strip() for p in str(text).split(",")]
+    if not any(segs):
         raise DataError(f"empty load profile {text!r}; give hours:load pairs, e.g. 8:278,16:201.125")
+    if not all(segs):
+        raise DataError(f"load profile {text!r} has an empty segment between commas; give hours:load "
+                        "pairs, e.g. 8:278,16:201.125")
     hours, load = [], []
     for seg in segs:
         a, sep, b = seg.partition(":")

@@ -518,9 +518,11 @@ def leave_regime_out(
         names = list(REGIMES)
     else:
         names = [x.strip() for x in regimes.split(",")] if isinstance(regimes, str) else [str(x).strip() for x in regimes]
-        names = [x for x in names if x]
-        if not names:
+        if not any(names):
             raise DataError(f"no regime named; choose from {', '.join(REGIMES)}")
+        if not all(names):
+            raise DataError(f"regime list {regimes!r} has an empty name between commas; choose from "
+                            f"{', '.join(REGIMES)}")
     for n in names:
         if n not in REGIMES:
             raise unknown_name("regime", n, REGIMES)
