@@ -65,14 +65,17 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     Raises
     ------
     DataError
-        Missing columns, a missing or non-positive output price, a non-positive input/cached
-        price or speed, or an unreadable file (one line naming the first bad row).
+        Missing columns; a missing output price; a price or speed that is text, non-finite or
+        not positive (an empty input, cached input or speed cell means 'not given'); a cached
+        input price above the input price; an unreadable file (one line naming the first bad
+        row).
     UnknownNameError
         A model not in ``datasets/models.csv``.
     """
     import pandas as pd
 
     from . import catalog
+    from .io import numeric_column
 
     where = "datasets/market_prices.csv"
     if prices is None:
@@ -84,26 +87,26 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         where = str(p)
         if not p.is_file():
             raise DataError(f"market price file {p} not found (or not a file)")
-        try:
-            df = pd.read_csv(p)
+        try:  # only an empty cell is 'not given': the text 'nan' in a price cell is an error
+            df = pd.read_csv(p, keep_default_na=False, na_values=[""])
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
-    catalog.check_columns(df, REQUIRED_COLUMNS, f"market price table {where}")
+    what = f"market price table {where}"
+    catalog.check_columns(df, REQUIRED_COLUMNS, what)
     if df.empty:
-        raise DataError(f"market price table {where} has no rows")
+        raise DataError(f"{what} has no rows")
     for c in OPTIONAL_COLUMNS:
         if c not in df.columns:
             df[c] = np.nan
     for c in ("input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user"):
-        num = pd.to_numeric(df[c], errors="coerce")
-        bad = df[c].notna() & num.isna()
-        required = c == "output_usd_per_m_tok"
-        bad |= (num <= 0) | (required & num.isna())
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{where} row {i + 1} ({df['provider'].iloc[i]}, {df['model'].iloc[i]}): {c} must be "
-                            f"a positive number, got {str(df[c].iloc[i])!r}")
-        df[c] = num
+        df[c] = numeric_column(df, c, what, minimum=0.0, strict_minimum=True,
+                               required=c == "output_usd_per_m_tok").to_numpy()
+    dearer = np.flatnonzero((df["cached_input_usd_per_m_tok"] > df["input_usd_per_m_tok"]).to_numpy())
+    if dearer.size:
+        i = int(dearer[0])
+        raise DataError(f"{what} row {i + 1} (line {i + 2}): cached_input_usd_per_m_tok must not exceed "
+                        f"input_usd_per_m_tok (a cache hit is not dearer than a miss), got "
+                        f"{df['cached_input_usd_per_m_tok'].iloc[i]:g} > {df['input_usd_per_m_tok'].iloc[i]:g}")
     known = set(catalog.model_names())
     for m in df["model"].astype(str):
         if m not in known:

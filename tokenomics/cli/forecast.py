@@ -52,7 +52,12 @@ def forecast(
     from ..io import write_frame
 
     from ..forecast.history import add_history as merge_history, load_history, read_history
+    from ..forecast.infrastructure import system_names
 
+    if system not in system_names():  # checked even without --show infra: a typo is never ignored
+        from ..errors import unknown_name
+
+        raise unknown_name("serving system", system, system_names())
     hist = read_history(history) if history is not None else None
     before = hist
     if add_history is not None:

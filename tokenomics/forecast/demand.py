@@ -319,7 +319,11 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     if not frames:
         from ..errors import ValidationError
 
-        raise ValidationError(f"no series has {MIN_OBS} observations through {fit_through}; "
+        found = ", ".join(f"{k} has {v.split()[0]}" for k, v in skipped.items()) or "the history is empty"
+        if fit_through is None:
+            raise ValidationError(f"no series has the {MIN_OBS} observations a trend needs ({found}); "
+                                  "add observations")
+        raise ValidationError(f"no series has {MIN_OBS} observations through {fit_through} ({found}); "
                               "use a later --fit-through")
     monthly = pd.concat(frames, ignore_index=True)
     return ForecastResult(monthly, pd.concat(used_hist, ignore_index=True), bt,

@@ -39,6 +39,12 @@ _ROW_DATE_RE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 #: Columns an added history file (``--add-history``) must have.
 REQUIRED_ADDED = REQUIRED + ("source",)
 
+#: Largest volume a history row may state [tokens/day]. The bundled maximum is 5e14 (Google,
+#: 2026) and the whole world's 2030 forecast is of the same order, so 1e20 is five orders of
+#: magnitude above any plausible observation: a row beyond it is a unit or exponent typo, and
+#: its log-scale extrapolation overflows to ``inf`` in the forecast table.
+MAX_TOKENS_PER_DAY = 1e20
+
 
 def parse_date(value) -> "pd.Timestamp":
     """Turn ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` into a Timestamp.
@@ -140,8 +146,9 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     Raises
     ------
     DataError
-        Missing columns; a date that is not ``YYYY-MM`` or ``YYYY-MM-DD``; a volume that is not
-        a positive finite number; two observations of one series on the same date.
+        Missing columns; an empty series name; a date that is not ``YYYY-MM`` or
+        ``YYYY-MM-DD``; a volume that is not a positive finite number below
+        :data:`MAX_TOKENS_PER_DAY`; two observations of one series on the same date.
     """
     import pandas as pd
 
@@ -149,6 +156,11 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
 
     check_columns(df, REQUIRED, what="history")
     out = df.copy()
+    empty = _blank(out["series"])
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise DataError(f"history row {i + 1} (dated {str(out['date'].iloc[i])!r}): series name is empty; "
+                        "name the series of every observation")
     dates = []
     for name, d in zip(out["series"], out["date"]):
         if not isinstance(d, pd.Timestamp) and not _ROW_DATE_RE.match(str(d).strip()):
@@ -161,14 +173,13 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     out["date"] = dates
 
     vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
-    bad = ~np.isfinite(vol) | (vol <= 0)
-    if bad.any():
-        row = out.loc[bad].iloc[0]
-        raise DataError(
-            f"tokens_per_day must be positive and finite, got {str(row['tokens_per_day'])!r} for "
-            f"series {row['series']!r} on {row['date']:%Y-%m-%d}. Volumes are fitted on a log "
-            "scale; drop or correct the row."
-        )
+    for bad, rule in ((~np.isfinite(vol) | (vol <= 0), "positive and finite (volumes are fitted on a log scale)"),
+                      (vol > MAX_TOKENS_PER_DAY, f"below {MAX_TOKENS_PER_DAY:g}, far above any plausible "
+                                                 "volume (check the units, tokens per day, and the exponent)")):
+        if bad.any():
+            row = out.loc[bad].iloc[0]
+            raise DataError(f"tokens_per_day must be {rule}, got {str(row['tokens_per_day'])!r} for series "
+                            f"{row['series']!r} on {row['date']:%Y-%m-%d}; drop or correct the row")
     out["tokens_per_day"] = vol
     dup = out.duplicated(["series", "date"], keep=False)
     if dup.any():
@@ -266,28 +277,37 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     Raises
     ------
     DataError
-        The file is missing, lacks columns, holds a bad date, a non-positive volume or a
-        duplicated observation.
+        The file is missing, unreadable or has no rows; it lacks columns, or holds an empty
+        series name or source, a bad date, a non-positive or implausibly large volume, a bad
+        ``in_fit`` flag or a duplicated observation (the message names the file line).
     """
-    import pandas as pd
+    from ..io import numeric_column, read_csv
 
-    from ..catalog import check_columns
-
-    try:
-        df = pd.read_csv(path, dtype={"date": str})
-    except (FileNotFoundError, IsADirectoryError):
-        raise DataError(f"history file not found: {path}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise DataError(f"history file {path} is not a readable CSV: {str(exc).splitlines()[0]}") from None
+    what = f"history file {str(path)!r}"
+    df = read_csv(path, "history file", required=REQUIRED_ADDED if require_source else REQUIRED,
+                  dtype={"date": str})
+    checks = [("series", "has no series name; name the series of every observation")]
     if require_source:
-        check_columns(df, REQUIRED_ADDED, what=f"history file {path}")
-        missing = df["source"].isna() | (df["source"].astype(str).str.strip() == "")
+        checks.append(("source", "has no source; cite where each observation comes from"))
+    for col, msg in checks:
+        missing = _blank(df[col])
         if missing.any():
-            raise DataError(f"history file {path}: row {int(missing.to_numpy().argmax()) + 2} has no "
-                            "source; cite where each observation comes from")
+            i = int(np.flatnonzero(missing)[0])
+            raise DataError(f"{what} row {i + 1} (line {i + 2}) {msg}")
     if "in_fit" in df.columns:
-        df = df[df["in_fit"].astype(int) == 1]
-    return check_history(df)
+        flag = numeric_column(df, "in_fit", what, minimum=0, maximum=1, integer=True)
+        df = df[flag == 1]
+        if df.empty:
+            raise DataError(f"{what} has no row with in_fit = 1; nothing to fit")
+    try:
+        return check_history(df)
+    except DataError as exc:
+        raise DataError(f"{what}: {exc}") from None
+
+
+def _blank(values: "pd.Series") -> np.ndarray:
+    """Cells of ``values`` that are missing or only whitespace."""
+    return (values.isna() | (values.astype(str).str.strip() == "")).to_numpy()
 
 
 def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":

@@ -2,8 +2,8 @@
 
 Dates may be a day (``2025-07-28``), a month (``2025-06``, read as the 15th) or a year (``2025``,
 read as 1 July); the precision is kept in a ``date_precision`` column. A missing or unreadable
-date, or an unknown ``kind``/``event``, is a :class:`~tokenomics.errors.DataError` naming the
-row (1-based data row and file line) and the bad value.
+date or ``as_of``, or an unknown ``kind``/``event``, is a :class:`~tokenomics.errors.DataError`
+naming the row (1-based data row and file line) and the bad value.
 """
 
 from __future__ import annotations
@@ -142,6 +142,12 @@ def read_events(
         text in ``date_text``, ``date_parsed`` (the same datetime64, kept for older callers),
         ``t_year`` [yr], ``date_precision`` (day|month|year) and ``row`` (1-based data row).
         A table this function returned can be passed again: its ``date_text`` is re-read.
+
+    Raises
+    ------
+    DataError
+        Missing columns, no rows, a bad number, a missing or bad ``date``, a bad ``as_of`` or
+        an unknown kind; the message names the row.
     """
     import pandas as pd
 
@@ -192,6 +198,11 @@ def read_events(
             raise DataError(
                 f"{what} row {row} (line {row + 1}): unknown {kind_column} {str(k)!r}.{hint} "
                 f"Known: {', '.join(known_kinds)}"
+            )
+        if "as_of" in df.columns and parse_date(df["as_of"].iloc[i]) is None:
+            raise DataError(
+                f"{what} row {row} (line {row + 1}): bad as_of {str(df['as_of'].iloc[i])!r}; "
+                "expected YYYY-MM-DD, YYYY-MM or YYYY"
             )
         dates.append(parsed[0])
         precs.append(parsed[1])

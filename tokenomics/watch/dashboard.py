@@ -248,6 +248,12 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     check_sizes(n_boot, n_draws, seed, ci)
     mke = mk.load_events(megakernel_events)  # the inputs first: a bad file fails before any work
     sne = sn.load_events(supernode_events)
+    # the supernode figures next: too few yields, dated counts or benchmark rows in a user's file
+    # are a one-line DataError before the price and megakernel work
+    yields = sn.yield_trajectory(sne)
+    production = sn.production_ranges(sne)
+    ramp = sn.delivery_ramp(sne, years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
+    meas, mrow = sn.measured_tok_per_s_per_chip(sne)
     pw = pr.price_watch(ci=ci)
     fc = pr.forecast_price(ci=ci)
     index = mk.adoption_index(mke)
@@ -261,10 +267,6 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
                 fits[fam] = mk.fit_adoption(mke, family=fam, n_boot=n_boot, ci=ci, seed=seed)
     cfg = SPEEDUP_CONFIG
     speedup = mk.expected_speedup(cfg["hardware"], cfg["model"], cfg["batch"], cfg["context_tok"])
-    yields = sn.yield_trajectory(sne)
-    production = sn.production_ranges(sne)
-    ramp = sn.delivery_ramp(sne, years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
-    meas, mrow = sn.measured_tok_per_s_per_chip(sne)
     mod, mnote = sn.modelled_tok_per_s_per_chip()
     fcr = ramp.forecast.set_index("t_year").loc[CAPACITY_YEAR]
     cap = []

@@ -44,6 +44,11 @@ KINDS: tuple[str, ...] = (
     "regression_note", "roadmap", "vendor_adoption_claim",
 )
 TRACKS: tuple[str, ...] = ("megakernel", "persistent_kernel", "cuda_graph", "symmetric_memory", "dsl")
+#: Hardware families accepted in ``hardware_family`` (``datasets/README.md``); a typo would
+#: otherwise start a family of its own in the adoption index.
+FAMILIES: tuple[str, ...] = ("nvidia", "amd", "tpu", "ascend", "apple")
+#: Values of the optional ``major_engine`` column.
+MAJOR_ENGINE: tuple[str, ...] = ("yes", "no")
 LEVELS = {0: "paper or blog", 1: "request or RFC in a major engine", 2: "merged opt-in path",
           3: "default in one major engine", 4: "default across engines"}
 MAX_LEVEL = 4.0
@@ -59,12 +64,17 @@ def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
     Raises
     ------
     DataError
-        A row with a missing or bad date, an unknown ``kind``, a level outside 0-4 or an
-        unknown track; the message names the row.
+        A row with a missing or bad date or ``as_of``, an unknown ``kind``, a level outside 0-4,
+        an unknown track or ``hardware_family``, or a ``major_engine`` other than yes/no; the
+        message names the row (and the closest known name).
     """
     from ..errors import DataError
+    from ..io import choice_column
 
     df = read_events(events, "megakernel_events", "kind", KINDS, REQUIRED)
+    df["hardware_family"] = choice_column(df, "hardware_family", "megakernel events", FAMILIES)
+    if "major_engine" in df.columns:
+        choice_column(df, "major_engine", "megakernel events", MAJOR_ENGINE)
     for r in df.itertuples(index=False):
         try:
             lv = float(r.level) if str(r.level).strip() not in ("", "nan") else np.nan

@@ -81,7 +81,8 @@ def yield_trajectory(events: "str | pd.DataFrame | None" = None, product: str = 
     df = load_events(events)
     y = df[(df["event"] == "reported_yield") & (df["product"] == product)].sort_values("t_year")
     if y.empty:
-        raise DataError(f"no reported_yield rows for product {product!r}")
+        raise DataError(f"supernode events: no reported_yield rows for product {product!r}; the yield "
+                        "trajectory needs at least one")
     rows = [{"kind": "reported", "date": day(r.date_parsed), "yield_frac": float(r.value), "date_lo": "",
              "date_hi": "", "logit_slope_per_year": np.nan, "row": str(r.row), "note": r.note}
             for r in y.itertuples(index=False)]
@@ -127,7 +128,7 @@ def production_ranges(events: "str | pd.DataFrame | None" = None) -> "pd.DataFra
         year = int(m.group(1)) if m else int(str(r.date)[:4])
         recs.append({"year": year, "chips": float(r.value), "what": f"{r.product}: {r.unit} ({r.vendor})",
                      "row": r.row})
-    t = pd.DataFrame(recs)
+    t = pd.DataFrame(recs, columns=["year", "chips", "what", "row"])  # the columns even with no rows
     out = t.groupby("year").agg(low_chips=("chips", "min"), high_chips=("chips", "max"),
                                 n_sources=("chips", "size"), what=("what", "; ".join),
                                 rows=("row", lambda s: " ".join(str(x) for x in s))).reset_index()
@@ -186,7 +187,8 @@ def delivery_ramp(events: "str | pd.DataFrame | None" = None, product: str = "Cl
     pts["count_low"] = np.where(pts["event"] == "deployment", 1.0, pts["units_low"].astype(float))
     pts = pts[np.isfinite(pts["count_low"])].sort_values("t_year")
     if len(pts) < 2:
-        raise DataError(f"need at least 2 dated counts for {product!r}, found {len(pts)}")
+        raise DataError(f"supernode events: need at least 2 dated counts of {product!r} (deployment rows, "
+                        f"or deliveries/cumulative_sales rows with units_low) to fit the ramp, found {len(pts)}")
     plus = pts["units_text"].fillna("").astype(str).str.contains(r"\+|>", regex=True).to_numpy()
     ranges = production_ranges(df.drop(columns=["date_parsed", "t_year", "date_precision", "row"]))
     r25 = ranges[ranges["year"] == 2025]
@@ -241,7 +243,8 @@ def measured_tok_per_s_per_chip(events: "str | pd.DataFrame | None" = None, prod
     b = df[(df["event"] == "inference_benchmark") & df["product"].astype(str).str.contains(product, regex=False)
            & df["unit"].astype(str).str.contains("decode tokens/s per NPU", regex=False)]
     if b.empty:
-        raise DataError(f"no decode tokens/s per NPU benchmark row for {product!r}")
+        raise DataError(f"supernode events: no inference_benchmark row for {product!r} with unit "
+                        "'decode tokens/s per NPU'; the implied capacity needs one")
     r = b.iloc[0]
     return float(r["value"]), int(r["row"])
 
