@@ -700,3 +700,14 @@ def test_astronomical_shapes_are_refused_not_overflowed(kw, needle):
     with pytest.raises(TokenomicsError) as exc:
         decode_step("h200", "dense-1b", "graph", on_oom="ignore", **kw)
     assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_fit_with_fewer_measurements_than_parameters_is_refused(tmp_path):
+    """Two cases and no microbenchmarks cannot place nine parameters: one line naming the counts."""
+    from tokenomics.errors import DataError
+    from tokenomics.perf.calibrate import fit_profile
+
+    two = tmp_path / "two.csv"
+    two.write_text("\n".join(CASES.read_text().splitlines()[:3]) + "\n")
+    with pytest.raises(DataError, match="needs at least as many measurements; got 2 cases"):
+        fit_profile(two)

@@ -376,6 +376,11 @@ def fit_profile(
     gemm_pts = _gemm_points(microbench)
     priors = {k: val for k, val in microbench_priors(microbench, hw).items() if k in params}
     meas = cases["measured_step_s"].to_numpy(float)
+    n_obs = len(cases) + len(gemm_pts) + len(priors)
+    if n_obs < len(params):
+        raise DataError(f"fitting {len(params)} parameters ({', '.join(params)}) needs at least as many "
+                        f"measurements; got {len(cases)} cases, {len(gemm_pts)} GEMM points and {len(priors)} "
+                        "microbenchmark priors (add cases, pass --microbench, or fit fewer parameters)")
 
     def make(x) -> Profile:
         return base.replace(**{p: float(val) for p, val in zip(params, x * scale)})
