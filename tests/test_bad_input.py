@@ -115,6 +115,9 @@ FILES: dict[str, bytes] = {
                   b'context_tok={start=1, stop=100000, num=1000}\nmargin_frac={start=0, stop=0.5, num=1000}\n'),
     "cc_text.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\n[sweep]\nchunk_configs="many"\n',
     "ok.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1, 8]\n',
+    "no_measured.csv": ("\n".join(",".join(c for i, c in enumerate(line.split(",")) if i != HEADER.split(",").index("measured_step_s"))
+                                   for line in [HEADER, ROW0]) + "\n").encode(),
+    "two_cases.csv": ("\n".join(CASES.read_text().splitlines()[:3]) + "\n").encode(),
     "batch_1p5.toml": b'[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1.5]\n',
     "mk_words.csv": (MK_HEADER + "\n2025-01,p,nvidia,research_paper,megakernel,high,s,2025-01\n").encode(),
     "mk_header.csv": (MK_HEADER + "\n").encode(),
@@ -322,6 +325,18 @@ CLI_CASES: list[tuple[list[str], str]] = [
     # -- empty items between commas are typos, not skipped
     (["price", "--utilization-profile", "8:278,,16:201"], "empty segment between commas"),
     (["validate", "--holdout", "regime", "--regime", "verify,,graph"], "empty name between commas"),
+    # -- throughput: the hardware a system conflicts with, list typos, quantities named right
+    ([T, "-H", "b200", "-s", "dgx-h200"], "--hardware b200 conflicts with --system dgx-h200"),
+    ([T, "--engine-version", "abc"], "is not a release number"),
+    ([T, "-b", "1,,2"], "has an empty item between commas"),
+    ([T, "--prompt", "99999999999999999999"], "prompt_tok (--prompt) must be an integer <="),
+    ([T, "--prompt", "100000000"], "not one sequence of 100,000,000 tokens fits on h200"),
+    ([T, "--tokens-per-step", "99999999999999999999"], "tokens_per_step must be an integer <="),
+    ([T, "--mem-frac", "0.01"], "2.01 GB of weights per chip at the widest layout vs 1.51 GB usable"),
+    # -- validate compares with measurements; options that do nothing are refused
+    ([V, "--microbench", "missing.csv"], "--microbench needs --holdout"),
+    ([V, "no_measured.csv"], "missing columns ['measured_step_s']"),
+    ([V, "two_cases.csv", "--holdout", "model"], "needs cases of at least 2 models"),
     # -- listed grid batches must be whole (a range's values are rounded)
     (["sweep", "batch_1p5.toml"], "batch must be an integer >= 1, got 1.5"),
 ]

@@ -700,10 +700,12 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             tp_w, ep_w = _widest_layout(m, n)
             w = weight_bytes_per_chip(m, tp=tp_w, ep=ep_w, weight_precision=wprec, expert_precision=eprec)
             hold = _systems_that_hold(m, wprec, eprec, mem_frac)
+            from .units import fmt_bytes
+
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
-                f"does not fit on {s.name}: {w / 1e9:.0f} GB of weights per chip "
-                f"at the widest layout vs {usable_hbm_bytes(hw, mem_frac=mem_frac) / 1e9:.0f} GB usable; use a larger "
+                f"does not fit on {s.name}: {fmt_bytes(w)} of weights per chip "
+                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable; use a larger "
                 + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
                    "system (tokenomics systems)") + " or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"

@@ -152,8 +152,6 @@ def _numeric_axis(name: str, spec: Any) -> np.ndarray:
     if arr.size == 0:
         raise ValidationError(f"axis {name!r} is empty; give it at least one value")
     if name in ("batch", "context_tok"):
-        if not isinstance(spec, dict):  # listed values must be whole; a range's are rounded
-            v.count(arr, name, minimum=1 if name == "batch" else 0)
         arr = np.unique(np.round(arr))  # integer axes: rounded, sorted, de-duplicated
         v.count(arr, name, minimum=1 if name == "batch" else 0)
     elif name == "utilization_frac":
@@ -408,6 +406,9 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
             kw[name] = tuple(str(x) for x in val)
     for name in NUMERIC:
         if name in g:
+            if name in ("batch", "context_tok") and isinstance(g[name], list) and g[name] \
+                    and not any(isinstance(x, (bool, str)) for x in g[name]):
+                v.count(g[name], name, minimum=1 if name == "batch" else 0)  # listed: whole (a range is rounded)
             kw[name] = _numeric_axis(name, g[name])
     if "chunk_configs" in doc.get("sweep", {}):
         cc = doc["sweep"]["chunk_configs"]

@@ -73,9 +73,11 @@ def _int_list(text: str, name: str, minimum: int | None = None) -> list[int]:
     line naming the option (never rounded silently)."""
     from ..errors import ValidationError
 
-    parts = [x.strip() for x in str(text).split(",") if x.strip()]
-    if not parts:
+    parts = [x.strip() for x in str(text).split(",")]
+    if not any(parts):
         raise ValidationError(f"{name} is empty; expected an integer or a comma-separated list like 1,8,32")
+    if not all(parts):
+        raise ValidationError(f"{name} {text!r} has an empty item between commas; expected a list like 1,8,32")
     if len(parts) > MAX_LIST:
         raise ValidationError(f"{name} lists {len(parts):,} values; at most {MAX_LIST:,}")
     vals = []
@@ -135,12 +137,17 @@ def throughput(
 
     from ..errors import ValidationError
 
-    as_deployment = any(x is not None for x in (system, tp, ep, dp_attention, engine, spec, overlap,
-                                                expert_balance, mem_frac, deployment))
+    as_deployment = any(x is not None for x in (system, tp, ep, dp_attention, engine, engine_version, spec,
+                                                overlap, expert_balance, mem_frac, deployment))
+    given_hardware = hardware
     if deployment is None:  # a deployment file's own values win over these defaults, flags over both
         hardware, model = hardware or "h200", model or "llama-3.1-8b"
         if not as_deployment:  # one chip: the calibrated core's plan; a deployment: the resolver's (engine)
             execution, kv_precision = execution or "graph", kv_precision or "bf16"
+    from .. import _validate as v
+    from ..perf.step import MAX_SHAPE
+
+    v.count(prompt, "prompt_tok (--prompt)", minimum=0, maximum=MAX_SHAPE)
     b = np.array(_int_list(batch, "--batch"))[:, None]  # ranges: checked by decode_step
     c = np.array(_int_list(context, "--context"))[None, :]
     if b.size * c.size > MAX_LIST:
@@ -149,7 +156,7 @@ def throughput(
         if tokens_per_step != 1:
             raise ValidationError(f"--tokens-per-step {tokens_per_step} times one chip's verify step; a deployment's "
                                   "verify steps come from --spec (e.g. --spec mtp, or mtp:2:0.8 = method:drafts:acceptance)")
-        dep = resolve_deployment(model=model, hardware=None if system else hardware, system=system,
+        dep = resolve_deployment(model=model, hardware=given_hardware if system else hardware, system=system,
                                  deployment_file=deployment, execution=execution, tp=tp, ep=ep,
                                  dp_attention=dp_attention, engine=engine, engine_version=engine_version,
                                  spec=spec, overlap=overlap,
@@ -282,11 +289,13 @@ def validate(
         raise unknown_name("--holdout mode", holdout, modes)
     if regime is not None and holdout != "regime":
         raise ValidationError("--regime needs --holdout regime")
+    if microbench is not None and holdout == "none":
+        raise ValidationError("--microbench needs --holdout regime|model (it joins the refits)")
     if profile is not None and holdout != "none":
         raise ValidationError("--profile and --holdout exclude each other: a hold-out fits its own profiles")
     if cases is None:
         cases = str(_bundled("h200_cases"))
-    df = read_cases(cases, need_measured=holdout != "none")
+    df = read_cases(cases, need_measured=True)  # validation compares with measured steps
     if holdout != "none":
         _validate_holdout(df, cases, holdout, regime, microbench, fmt)
         return
@@ -393,12 +402,19 @@ def validate_serving(
 
     if cases is None or cases in BUNDLED_SERVING:
         cases = str(_bundled(BUNDLED_SERVING[cases or "public"]))
+    elif not Path(cases).exists():  # neither a file nor a bundled set: say both, with the closest set
+        from ..errors import DataError, unknown_name
+
+        raise DataError(f"serving cases file {cases!r} not found. "
+                        f"{unknown_name('bundled serving set', cases, BUNDLED_SERVING)}")
     pred = predict_cases(cases, profile)
     failed = pred[pred["status"] != "predicted"]
     if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong
         from ..errors import ValidationError
 
         why = str(failed["status"].iloc[0]).removeprefix("not predicted: ")
+        if not why.startswith("serving case"):
+            why = f"serving case {failed['case_id'].iloc[0]}: {why}"
         more = f" ({len(failed)} of {len(pred)} rows not predicted)" if len(failed) > 1 else ""
         raise ValidationError(f"{why}{more}")
     if fmt != Format.table:

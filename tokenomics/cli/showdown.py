@@ -135,9 +135,12 @@ def frontier(
             raise ValidationError("--mlperf prints a table and draws no frontier: drop --out, or drop --mlperf "
                                   "to draw the frontier of a deployment")
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
+        from ..catalog import check_columns
         from ..perf.serving import read_cases
 
         cases = read_cases(serving)
+        check_columns(cases, ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu"),
+                      what=f"--serving file {str(serving)!r} (the measured points to draw)")
     if mlperf:
         df = fr.mlperf_check()
         if fmt == Format.table:

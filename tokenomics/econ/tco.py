@@ -193,9 +193,9 @@ class CostInputs:
                 if math.isnan(chip):
                     raise DataError(f"no bottom-up capex for {acc.name!r} (no server, system or chip price in "
                                     f"datasets/tco_params.csv or accelerators.csv); cost bases that exist for "
-                                    f"{acc.name}: {', '.join(bases(acc.name))}. Hint: commands with --cost take a basis or "
-                                    f"a flat USD per chip-hour (--cost 2.0); the library takes capex_usd=... (all-in "
-                                    f"USD per chip); a bottom-up-only command (sweep-mc) needs a chip_price_usd row")
+                                    f"{acc.name}: {', '.join(bases(acc.name))}. Hint: --cost <basis>, capex_usd=... (all-in "
+                                    f"USD per chip) or a flat USD per chip-hour (--cost 2.0); sweep-mc, bottom-up only, "
+                                    f"needs a chip_price_usd row in datasets/tco_params.csv")
                 overrides["capex_usd"] = chip * param("server_to_chip_price_ratio")
         if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
             if math.isnan(tdp):

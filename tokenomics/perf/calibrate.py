@@ -476,6 +476,9 @@ def leave_one_model_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None"
     if microbench is not None:
         microbench = read_microbench(microbench)
     labels = cases["model"].astype(str)
+    if labels.nunique() < 2:
+        raise DataError(f"leaving one model out needs cases of at least 2 models; these hold only "
+                        f"{sorted(set(labels))}")
     return _leave_out(cases, microbench, kernel_bench, [(m, (labels == m).to_numpy()) for m in sorted(set(labels))])
 
 

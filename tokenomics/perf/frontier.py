@@ -129,10 +129,19 @@ class FrontierResult(Display):
         """Write a PNG of all points and the frontier (atomically); drawn by :func:`tokenomics.plot.frontier`.
 
         ``measured``: a frame with ``measured_tok_per_s_per_user`` and
-        ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier.
+        ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier; its
+        cells are checked as :func:`tokenomics.perf.serving.read_cases` checks them (one-line
+        :class:`~tokenomics.errors.DataError` before anything is drawn or written).
         """
         from .. import plot
-        from ..io import save_png
+        from ..io import read_csv, save_png
+
+        if measured is not None:
+            from .serving import check_cells
+
+            cols = ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu")
+            measured = check_cells(read_csv(measured, "measured points", required=cols, allow_empty=True),
+                                   "measured points")
 
         _, ax = plot._pyplot().subplots(figsize=(7.5, 5.0), dpi=110)
         plot.frontier(self, y="tok_per_s_per_chip", ax=ax,

@@ -766,29 +766,43 @@ def mean_length_frac(note: Any) -> float:
 
 
 def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
-    """Read a serving-cases CSV (or pass a DataFrame through) and check its columns."""
+    """Read a serving-cases CSV (or check a DataFrame) in the schema of ``datasets/serving_public.csv``.
+
+    Every way the file can be wrong is one line naming the case and the column
+    (:func:`tokenomics.io.read_csv` for the file and its columns, :func:`check_cells` for the
+    numbers): the required columns (:data:`CASE_COLUMNS`) are present and there is at least one
+    row; ``phase`` is one of :data:`PHASES`; the numbers are in range (:data:`CELL_CHECKS`,
+    :data:`POSITIVE_OPTIONAL_COLUMNS`, ``mem_frac``); hardware, model, engine and precisions are
+    known; a disaggregated serve row gives its split; ``engine_version`` is a release number.
+
+    Parameters
+    ----------
+    path : path or DataFrame
+        The CSV file or its rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A checked copy (text-typed numeric columns as numbers).
+
+    Raises
+    ------
+    DataError
+        One line naming the file (or case), the column, the value and what was expected.
+    """
     import pandas as pd
 
-    from ..catalog import check_columns
     from ..errors import DataError
+    from ..io import read_csv
 
-    if isinstance(path, pd.DataFrame):
-        df = path.copy()
-    else:
-        from pathlib import Path
-
-        p = Path(str(path))
-        if not p.is_file():
-            raise DataError(f"serving cases file {p} not found (or not a file)")
-        try:
-            df = pd.read_csv(p)
-        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-            raise DataError(f"{p.name} is not a readable CSV: {str(exc).splitlines()[0]}") from None
-    check_columns(df, CASE_COLUMNS, what="serving cases")
+    what = "serving cases" if isinstance(path, pd.DataFrame) else "serving cases file"
+    df = read_csv(path, what, required=CASE_COLUMNS)
+    label = what if isinstance(path, pd.DataFrame) else f"{what} {str(path)!r}"
     bad = ~df["phase"].isin(PHASES)
     if bad.any():
         r = df[bad].iloc[0]
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
+    check_cells(df, label)
     for col in POSITIVE_OPTIONAL_COLUMNS + ("mem_frac",):
         if col not in df.columns:
             continue
@@ -819,11 +833,12 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
 
 
 def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
-    """Every row's hardware, model and engine is one the library knows (the catalog's own lookup,
-    aliases included; a close-match hint otherwise)."""
+    """Every row's hardware, model, engine, weight and KV precision is one the library knows (the
+    catalog's own lookup, aliases included; a close-match hint otherwise)."""
     from ..catalog import accelerator, model
     from ..deployment import ENGINE_ALIASES, ENGINES, UNFITTED_ENGINES
     from ..errors import DataError, TokenomicsError, unknown_name
+    from ..specs import PRECISION_BYTES
 
     engines = set(ENGINES) | set(ENGINE_ALIASES) | set(UNFITTED_ENGINES)
 
@@ -831,13 +846,22 @@ def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
         if name not in engines:
             raise unknown_name("engine", name, engines)
 
-    lookups = {"hardware": lambda n: accelerator(HARDWARE_ALIASES.get(n, n)), "model": model, "engine": engine}
+    def precision(kind: str, empty_ok: bool):
+        def check(name: str) -> None:
+            if not (name.lower() in PRECISION_BYTES or empty_ok and name.lower() in ("", "nan", "none")):
+                raise unknown_name(kind, name, PRECISION_BYTES)
+        return check
+
+    lookups = {"hardware": lambda n: accelerator(HARDWARE_ALIASES.get(n, n)), "model": model, "engine": engine,
+               "weight_precision": precision("weight precision", False),
+               "kv_precision": precision("KV precision", True)}
     for col, lookup in lookups.items():
-        for name in df[col].astype(str).unique():
+        names = df[col].astype(str).fillna("nan")  # pandas >= 3 keeps an empty cell NaN through astype(str)
+        for name in names.unique():
             try:
                 lookup(name)
             except TokenomicsError as exc:
-                r = df[df[col].astype(str) == name].iloc[0]
+                r = df[names == name].iloc[0]
                 raise DataError(f"serving case {r['case_id']}: {exc}") from None
 
 
@@ -847,6 +871,73 @@ POSITIVE_OPTIONAL_COLUMNS = ("n_requests", "max_batch_size", "recv_interval_iter
 
 #: Columns a disaggregated ``serve`` row needs: its prefill/decode split.
 SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
+
+#: Measured figures a serving row may give: empty where not measured, else positive and finite.
+MEASURED_COLUMNS = ("measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
+                    "measured_tok_per_s_per_user", "measured_ttft_s", "measured_tpot_s")
+
+_WHOLE = {"minimum": 1, "integer": True}
+_POSITIVE = {"minimum": 0, "strict_minimum": True, "required": False}
+
+#: Numeric cells :func:`check_cells` checks where the column is present: column ->
+#: (keywords of :func:`tokenomics.io.numeric_column`, what the message says is expected).
+CELL_CHECKS: dict[str, tuple[dict[str, Any], str]] = {
+    **{c: (_WHOLE, "a whole number >= 1") for c in ("n_gpus", "tp", "ep")},
+    **{c: ({**_WHOLE, "required": False}, "a whole number >= 1, or empty")
+       for c in SPLIT_COLUMNS + ("prefill_tp", "prefill_ep")},
+    **{c: ({"minimum": 0, "maximum": 1, "integer": True, "required": False}, "0 or 1 (empty = 0)")
+       for c in ("dp_attention", "disaggregated")},
+    **{c: (_POSITIVE, "a positive number, or empty") for c in ("isl_tok", "osl_tok", "concurrency")},
+    **{c: (_POSITIVE, "a positive number, or empty where not measured") for c in MEASURED_COLUMNS},
+}
+
+
+def check_cells(df: "pd.DataFrame", label: str = "serving cases") -> "pd.DataFrame":  # noqa: F821
+    """Check the numeric cells of serving rows (:data:`CELL_CHECKS`) in place; return ``df``.
+
+    Each present column goes through :func:`tokenomics.io.numeric_column`; a column read as
+    text (blank cells) is stored back as numbers.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Serving rows (file row ``i`` on line ``i + 2``).
+    label : str
+        How messages name the table (``"serving cases file 'x.csv'"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df``.
+
+    Raises
+    ------
+    DataError
+        ``serving case ID: COLUMN is not a number, got 'abc'; expected ... (LABEL row N, line M)``.
+    """
+    import re
+
+    import pandas as pd
+
+    from ..errors import DataError
+    from ..io import numeric_column
+
+    for col, (kw, expected) in CELL_CHECKS.items():
+        if col not in df.columns:
+            continue
+        try:
+            vals = numeric_column(df, col, label, **kw)
+        except DataError as exc:
+            # numeric_column names the row by position: name its case too, and what is expected
+            m = re.search(r" row (\d+) \(line (\d+)\): (.*)$", str(exc))
+            if m is None or "case_id" not in df.columns:
+                raise DataError(f"{exc}; expected {expected}") from None
+            case = df["case_id"].iloc[int(m.group(1)) - 1]
+            raise DataError(f"serving case {case}: {m.group(3)}; expected {expected} "
+                            f"({str(exc)[:m.start()]} row {m.group(1)}, line {m.group(2)})") from None
+        if not pd.api.types.is_numeric_dtype(df[col]):
+            df[col] = vals
+    return df
 
 
 def _is_disaggregated_serve(row: Any) -> bool:
@@ -988,6 +1079,14 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
             osl = 1.0
     n_gpus = _num(row["n_gpus"]) or dep.replica_chips
     conc = _num(row["concurrency"])
+    if no_lengths and phase in ("serve", "offline"):
+        empty = [c for c in ("isl_tok", "osl_tok") if not _num(row[c]) > 0]
+        raise ValidationError(f"serving case {row['case_id']}: a {phase} row needs its prompt and output lengths; "
+                              f"{' and '.join(empty)} empty (expected positive numbers of tokens)")
+    if phase == "serve" and not conc > 0:
+        got = "an empty cell" if math.isnan(conc) else repr(row["concurrency"])
+        raise ValidationError(f"serving case {row['case_id']}: a serve row needs its concurrency (requests in "
+                              f"flight), a positive number; got {got}")
     check_split(row)
     ctx = _num(row.get("context_tok")) if phase == "decode" else float("nan")
     _require_one_sequence(row, dep, isl if phase == "prefill" else (ctx if ctx > 0 else isl + osl))

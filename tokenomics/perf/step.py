@@ -194,7 +194,7 @@ MAX_SHAPE = 1e12
 def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1):
     v.count(batch, "batch", maximum=MAX_SHAPE)
     v.count(context_tok, "context_tok", minimum=0, maximum=MAX_SHAPE)
-    v.count(tokens_per_step, "tokens_per_step")
+    v.count(tokens_per_step, "tokens_per_step", maximum=MAX_SHAPE)
     v.count(tp, "tp")
     v.count(ep, "ep")
     v.count(attn_dp, "attn_dp")
@@ -509,6 +509,11 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
                 f"hold {fmt_bytes(have)} usable each: no room for weights, let alone KV. "
                 f"Use more chips (tp/ep), or a smaller precision")
     bmax = int(np.floor(free / float(np.max(kvbytes_per_seq)))) if np.max(kvbytes_per_seq) > 0 else 0
+    if bmax == 0:
+        return (f"{m.name} at {wprec}: not one sequence of {int(np.max(ctx)):,} tokens fits on {hw.name} "
+                f"({fmt_bytes(float(np.max(kvbytes_per_seq)))} of KV each, {fmt_bytes(free)} left after "
+                f"{fmt_bytes(need_w)} of weights per chip); use a shorter context, more chips or a smaller "
+                "KV precision")
     return (f"{m.name} at {wprec} needs {fmt_bytes(need_w)} of weights per chip; {hw.name} holds "
             f"{fmt_bytes(have)} usable, leaving {fmt_bytes(free)} for KV: batch <= {bmax} at "
             f"{int(np.max(ctx))} context (asked for batch {int(np.max(batch))})")
