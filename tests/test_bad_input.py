@@ -337,6 +337,11 @@ CLI_CASES: list[tuple[list[str], str]] = [
     ([V, "--microbench", "missing.csv"], "--microbench needs --holdout"),
     ([V, "no_measured.csv"], "missing columns ['measured_step_s']"),
     ([V, "two_cases.csv", "--holdout", "model"], "needs cases of at least 2 models"),
+    # -- options that would do nothing are refused
+    (["sweep", "ok.toml", "--workers", "4"], "--workers apply to --engine dask"),
+    (["sweep-mc", "--scheduler", "tcp://x:1"], "--scheduler apply to --engine dask"),
+    (["frontier", "--mlperf", "-m", "foo"], "--mlperf checks the bundled MLPerf rows and takes no deployment: drop --model"),
+    (["price", "--cost", "hyperscaler-owned@"], "names no survey after '@'"),
     # -- listed grid batches must be whole (a range's values are rounded)
     (["sweep", "batch_1p5.toml"], "batch must be an integer >= 1, got 1.5"),
 ]

@@ -127,6 +127,14 @@ def frontier(
     from ..perf import frontier as fr
 
     cases = None
+    if mlperf:
+        given = [f for f, val in (("--model", model), ("--hardware", hardware), ("--system", system),
+                                  ("--plan", plan), ("--precision", precision), ("--tp", tp), ("--ep", ep),
+                                  ("--dp-attention", dp_attention), ("--spec", spec),
+                                  ("--deployment", deployment), ("--serving", serving)) if val is not None]
+        if given:
+            raise ValidationError(f"--mlperf checks the bundled MLPerf rows and takes no deployment: drop "
+                                  f"{', '.join(given)} (or drop --mlperf to draw a deployment's frontier)")
     if out is not None:  # checked before any work
         from ..io import check_output
 

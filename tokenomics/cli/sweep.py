@@ -14,7 +14,25 @@ from ._common import FORMAT_HELP, Format, emit
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
 EngineOpt = Annotated[str, typer.Option("--engine", help="local (one process) or dask (a dask.distributed cluster).")]
 SchedulerOpt = Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 [default: a LocalCluster].")]
-WorkersOpt = Annotated[int, typer.Option("--workers", help="Workers of the LocalCluster (dask engine without --scheduler).")]
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", help="Workers of the LocalCluster (dask engine without --scheduler) [default 2].")]
+
+
+def _cluster(engine: str, scheduler: Optional[str], workers: Optional[int]) -> int:
+    """The worker count; cluster options are refused with the local engine (they would do nothing)."""
+    from .. import _validate as v
+    from ..errors import ValidationError
+
+    v.one_of(engine, "engine", ("local", "dask"))
+    if engine != "dask":
+        given = [f for f, val in (("--scheduler", scheduler), ("--workers", workers)) if val is not None]
+        if given:
+            raise ValidationError(f"{' and '.join(given)} apply to --engine dask; the local engine runs in this process")
+        return 2
+    workers = 2 if workers is None else workers
+    from ..distributed import check_cluster_args
+
+    check_cluster_args(scheduler, workers)
+    return workers
 
 
 class _Bar:
@@ -52,7 +70,7 @@ def sweep(
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Stream every configuration to this .parquet or .csv file (written atomically).")] = None,
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = 2,
+    workers: WorkersOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Allow grids larger than the configured maximum.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for sweeps longer than a second.")] = True,
     fmt: FormatOpt = Format.table,
@@ -64,10 +82,7 @@ def sweep(
     """
     from ..sweep import load_grid, run
 
-    if engine == "dask":
-        from ..distributed import check_cluster_args
-
-        check_cluster_args(scheduler, workers)
+    workers = _cluster(engine, scheduler, workers)
     g = load_grid(grid)
     bar = _Bar(progress, "sweep")
     try:
@@ -107,13 +122,14 @@ def sweep_mc(
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = 2,
+    workers: WorkersOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Seeded, chunked Monte Carlo of the output-token price over the bottom-up cost inputs
     (same samples on the local and dask engines)."""
     from ..sweep import price_monte_carlo
 
+    workers = _cluster(engine, scheduler, workers)
     r = price_monte_carlo(hardware, model, execution, batch=batch, context_tok=context, workload=workload,
                           n_samples=n_samples, seed=seed, chunk_samples=chunk_samples, engine=engine,
                           scheduler=scheduler, n_workers=workers)

@@ -346,8 +346,11 @@ def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
     if cost is None or cost == "bottom-up":
         return CostInputs.for_hardware(hardware, **overrides)
     if isinstance(cost, str):
-        tier, _, vintage = cost.partition("@")
+        tier, at, vintage = cost.partition("@")
         if tier in TIERS:
+            if at and not vintage.strip():
+                raise ValidationError(f"cost basis {cost!r} names no survey after '@'; give {tier} (the 2025-08 "
+                                      f"survey) or {tier}@2026-07")
             return preset(hardware, tier, vintage or "2025-08")
         try:
             cost = float(cost)
