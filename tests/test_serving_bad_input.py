@@ -72,6 +72,7 @@ BAD_CELLS = [
     ({"concurrency": ""}, ["P070", "concurrency", "a serve row needs its concurrency", "empty"]),
     ({"weight_precision": "fp3"}, ["P070", "Unknown weight precision 'fp3'"]),
     ({"kv_precision": "int3"}, ["P070", "Unknown KV precision 'int3'"]),
+    ({"ep": "7", "n_gpus": "1"}, ["P070", "n_gpus 1 is fewer than the 7 chips its layout spans"]),
 ]
 
 

@@ -1092,6 +1092,9 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     _require_one_sequence(row, dep, isl if phase == "prefill" else (ctx if ctx > 0 else isl + osl))
     if _is_disaggregated_serve(row):
         _require_one_sequence(row, case_prefill_deployment(row), isl)
+    if not _is_disaggregated_serve(row) and n_gpus < dep.replica_chips:
+        raise ValidationError(f"serving case {row['case_id']}: n_gpus {n_gpus:g} is fewer than the {dep.replica_chips} "
+                              f"chips its layout spans ({dep.label()}); expected n_gpus >= tp x pp (or ep)")
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
     max_batch = _num(row.get("max_batch_size"))
