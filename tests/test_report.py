@@ -126,3 +126,14 @@ def test_price_table_names_each_rows_deployment():
     view = price_view(rep.prices).set_index("config")
     assert view.loc["h100-sxm / llama-3.1-70b (fp8)", "deployment"].startswith("dgx-h100 tp2-ep1-pp1")
     assert view.loc["h200 / llama-3.1-70b (fp8)", "deployment"] == "h200 tp1-ep1-pp1"
+
+
+def test_report_warns_on_stderr_about_skipped_configurations(tmp_path, capsys):
+    """A chip without a bottom-up capex (A100) is skipped, listed in report.md and named in one
+    warning line on stderr; the rest is priced (exit 0)."""
+    from tokenomics.cli import main
+
+    main(["report", "-o", str(tmp_path / "rep"), "-H", "h200", "-H", "a100", "--samples", "100"])  # exit 0
+    err = capsys.readouterr().err
+    assert "Warning: 2 configuration(s) skipped" in err and "a100 / llama-3.1-8b" in err
+    assert "## Skipped" in (tmp_path / "rep" / "report.md").read_text()

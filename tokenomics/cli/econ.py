@@ -165,6 +165,9 @@ def report(
                        layout={"system": system, "tp": tp, "ep": ep, "dp_attention": dp_attention, "engine": engine,
                                "spec": spec, "prefill_chunk_tok": prefill_chunk})
     paths = write_report(out, report=rep)
+    if rep.skipped:  # priced what it could; say on stderr what it could not (report.md lists why)
+        typer.echo(f"Warning: {len(rep.skipped)} configuration(s) skipped (see 'Skipped' in report.md): "
+                   + "; ".join(s.split(":")[0] for s in rep.skipped), err=True)
     head = price_view(rep.prices)[["config", "batch", "tok_per_s_per_chip", "usd_per_m_input_tok",
                                    "usd_per_m_output_tok", "energy_j_per_tok"]]
     emit(head, Format.table, title=f"{rep.title} (USD per million tokens)")
