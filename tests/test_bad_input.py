@@ -337,6 +337,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     ([V, "--microbench", "missing.csv"], "--microbench needs --holdout"),
     ([V, "no_measured.csv"], "missing columns ['measured_step_s']"),
     ([V, "two_cases.csv", "--holdout", "model"], "needs cases of at least 2 models"),
+    # -- MTP needs the checkpoint's MTP module (Llama 3.1 8B ships none; DeepSeek-V3 one)
+    (["price", "--spec", "mtp"], "llama-3.1-8b ships no multi-token-prediction module"),
     # -- options that would do nothing are refused
     (["sweep", "ok.toml", "--workers", "4"], "--workers apply to --engine dask"),
     (["sweep-mc", "--scheduler", "tcp://x:1"], "--scheduler apply to --engine dask"),

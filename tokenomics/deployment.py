@@ -238,6 +238,10 @@ class Deployment:
         object.__setattr__(self, "prefill_chunk_tok", int(self.prefill_chunk_tok))
         if self.mem_frac is not None:
             object.__setattr__(self, "mem_frac", float(v.fraction(self.mem_frac, "mem_frac", allow_zero=False)))
+        if self.spec is not None and self.spec.method == "mtp" and self.model.mtp_modules == 0:
+            raise ValidationError(f"{self.model.name} ships no multi-token-prediction module (its checkpoint has no "
+                                  "MTP heads, num_nextn_predict_layers 0); use a draft method, e.g. --spec "
+                                  "eagle:3:0.7 (METHOD:GAMMA:ALPHA), or --spec none")
         check_plan(self.model, self.parallel, self.system)
 
     # ---- descriptions ---------------------------------------------------------------------

@@ -239,6 +239,10 @@ class ModelSpec:
     shared_experts_dense : bool
         Shared experts are stored at the dense precision rather than the experts' (Kimi K3's
         checkpoint quantizes the routed experts only).
+    mtp_modules : float
+        Multi-token-prediction modules the checkpoint ships (``num_nextn_predict_layers`` of its
+        config: DeepSeek-V3 and GLM-4.5 1; absent = 0); NaN where not known. ``--spec mtp`` needs
+        at least one.
     """
 
     name: str
@@ -271,6 +275,7 @@ class ModelSpec:
     attn_output_gate: bool = False
     moe_latent_dim: int = 0
     shared_experts_dense: bool = False
+    mtp_modules: float = float("nan")
     claimed_total_params: float = float("nan")
     claimed_active_params: float = float("nan")
     display_name: str = ""
