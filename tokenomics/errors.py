@@ -30,6 +30,16 @@ class DataError(TokenomicsError):
     """A data file is malformed: missing columns, bad rows, unknown kinds."""
 
 
+class CellError(DataError):
+    """One bad cell of a table (:func:`tokenomics.io.numeric_column`): ``row`` (0-based), ``line``
+    (of the file), ``detail`` (``"COLUMN is not a number, got 'abc'"``) and ``what`` (the table),
+    so a caller can name the row its own way."""
+
+    def __init__(self, what: str, row: int, line: int, detail: str) -> None:
+        super().__init__(f"{what} row {row + 1} (line {line}): {detail}")
+        self.what, self.row, self.line, self.detail = what, row, line, detail
+
+
 class DoesNotFitError(TokenomicsError):
     """A model plus its KV cache does not fit in the memory available."""
 

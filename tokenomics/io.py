@@ -474,7 +474,9 @@ def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float
         i, msg = first
         val = raw.iloc[i]
         val = val.item() if hasattr(val, "item") else val
-        raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} {msg}, got {val!r}")
+        from .errors import CellError
+
+        raise CellError(what, i, i + line_offset, f"{column} {msg}, got {val!r}")
     return vals
 
 

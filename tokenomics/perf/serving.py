@@ -915,11 +915,9 @@ def check_cells(df: "pd.DataFrame", label: str = "serving cases") -> "pd.DataFra
     DataError
         ``serving case ID: COLUMN is not a number, got 'abc'; expected ... (LABEL row N, line M)``.
     """
-    import re
-
     import pandas as pd
 
-    from ..errors import DataError
+    from ..errors import CellError, DataError
     from ..io import numeric_column
 
     for col, (kw, expected) in CELL_CHECKS.items():
@@ -927,14 +925,11 @@ def check_cells(df: "pd.DataFrame", label: str = "serving cases") -> "pd.DataFra
             continue
         try:
             vals = numeric_column(df, col, label, **kw)
-        except DataError as exc:
-            # numeric_column names the row by position: name its case too, and what is expected
-            m = re.search(r" row (\d+) \(line (\d+)\): (.*)$", str(exc))
-            if m is None or "case_id" not in df.columns:
+        except CellError as exc:  # name the case too, and what is expected
+            if "case_id" not in df.columns:
                 raise DataError(f"{exc}; expected {expected}") from None
-            case = df["case_id"].iloc[int(m.group(1)) - 1]
-            raise DataError(f"serving case {case}: {m.group(3)}; expected {expected} "
-                            f"({str(exc)[:m.start()]} row {m.group(1)}, line {m.group(2)})") from None
+            raise DataError(f"serving case {df['case_id'].iloc[exc.row]}: {exc.detail}; expected {expected} "
+                            f"({exc.what} row {exc.row + 1}, line {exc.line})") from None
         if not pd.api.types.is_numeric_dtype(df[col]):
             df[col] = vals
     return df
