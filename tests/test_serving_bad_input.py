@@ -184,3 +184,10 @@ def test_bundled_public_set_still_predicts(capsys):
     assert err == ""
     pred = pd.read_csv(io.StringIO(out))
     assert len(pred) == len(pd.read_csv(PUBLIC)) and (pred["status"] == "predicted").all()
+
+
+def test_duplicated_case_ids_are_refused(tmp_path, capsys):
+    f = tmp_path / "dup.csv"
+    f.write_text(LINES[0] + "\n" + LINES[1] + "\n" + LINES[1] + "\n")
+    line = _one_line_error(*run_main(["validate-serving", f, "-f", "csv"], capsys)[::2])
+    assert "case_id 'P070' appears more than once (lines 2, 3)" in line

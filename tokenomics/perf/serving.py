@@ -802,6 +802,11 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     if bad.any():
         r = df[bad].iloc[0]
         raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
+    dup = df["case_id"].astype(str).duplicated(keep=False)
+    if dup.any():
+        rows = [int(i) + 2 for i in dup.to_numpy().nonzero()[0][:3]]
+        raise DataError(f"{label}: case_id {str(df['case_id'][dup].iloc[0])!r} appears more than once (lines "
+                        f"{', '.join(map(str, rows))}); every case needs its own id")
     check_cells(df, label)
     for col in POSITIVE_OPTIONAL_COLUMNS + ("mem_frac",):
         if col not in df.columns:
