@@ -121,7 +121,7 @@ def test_blind_runs_carry_the_settings_their_launch_scripts_state():
     none; the late-2025 TensorRT-LLM scripts chose expert parallelism (and on one row attention DP)
     themselves, so 8 rows run the script's layout, not the dashboard's; every annotated row names
     its script and commit. Disaggregated rows get no scheduler flags from scripts; their decode
-    workers' batch caps come from their recipes (stop 36): 135 rows name recipe and commit, and the
+    workers' batch caps come from their recipes (stop 36): 150 rows name recipe and commit, and the
     pinned ones read as the recipe files say (GB200 TensorRT-LLM X286 at 6 users: 1 a rank; GB200 SGLang X262
     with attention DP: max-running-requests 67584 over dp-size 32 = 2112)."""
     d0 = catalog.load("serving_blind_2026")
@@ -131,7 +131,7 @@ def test_blind_runs_carry_the_settings_their_launch_scripts_state():
     co, dis = d[d["disaggregated"] == 0], d[d["disaggregated"] == 1]
     assert len(co) == 198 and dis[["recv_interval_iters", "adp_timeout_iters"]].isna().all().all()
     recipe = dis["note"].str.contains(r"Decode-worker settings \(stop 36\).*github:[\w-]+/[\w-]+@[0-9a-f]{40}:")
-    assert recipe.sum() == 135 and dis.loc[~recipe, "max_batch_size"].isna().all()
+    assert recipe.sum() == 150 and dis.loc[~recipe, "max_batch_size"].isna().all()
     assert dis.set_index("case_id").loc[["X286", "X262"], "max_batch_size"].tolist() == [1, 67584 // 32]
     assert co["note"].str.contains(r"Run settings from github:SemiAnalysisAI/InferenceX@[0-9a-f]{40}:benchmarks/").all()
     adp = co[(co["engine"] == "trt") & (co["dp_attention"] == 1)]
@@ -151,5 +151,5 @@ def test_blind_runs_carry_the_settings_their_launch_scripts_state():
     assert (co.loc[co["engine"].eq("sglang") & co["hardware"].str.startswith("mi"), "mem_frac"] == 0.8).all()
     assert co.loc[co["engine"].isin(["trt", "atom"]), "mem_frac"].isna().all()
     # a recipe's SGLang mem-fraction-static only (TensorRT-LLM's free_gpu_memory_fraction is another quantity)
-    assert dis.loc[dis["engine"] != "dynamo-sglang", "mem_frac"].isna().all()
+    assert dis.loc[~dis["engine"].isin(["dynamo-sglang", "mori-sglang"]), "mem_frac"].isna().all()
     assert dis.loc[dis["mem_frac"].notna(), "note"].str.contains("mem-fraction-static").all()
