@@ -418,6 +418,11 @@ def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (
     return df
 
 
+def blank_cells(values: "pd.Series") -> "pd.Series":
+    """Cells of ``values`` that are missing or only whitespace (a CSV's 'not given')."""
+    return values.isna() | values.astype(str).str.strip().eq("")
+
+
 def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float | None = None,
                    maximum: float | None = None, strict_minimum: bool = False, integer: bool = False,
                    required: bool = True, line_offset: int = 2) -> "pd.Series":
@@ -448,7 +453,7 @@ def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float
 
     raw = df[column]
     vals = pd.to_numeric(raw, errors="coerce").astype(float)
-    missing = raw.isna() | raw.astype(str).str.strip().eq("")
+    missing = blank_cells(raw)
     if raw.dtype == bool:
         vals = vals.where(False)
     bad_text = vals.isna() & ~missing

@@ -153,10 +153,11 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
     import pandas as pd
 
     from ..catalog import check_columns
+    from ..io import blank_cells
 
     check_columns(df, REQUIRED, what="history")
     out = df.copy()
-    empty = _blank(out["series"])
+    empty = blank_cells(out["series"]).to_numpy()
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise DataError(f"history row {i + 1} (dated {str(out['date'].iloc[i])!r}): series name is empty; "
@@ -281,7 +282,7 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
         series name or source, a bad date, a non-positive or implausibly large volume, a bad
         ``in_fit`` flag or a duplicated observation (the message names the file line).
     """
-    from ..io import numeric_column, read_csv
+    from ..io import blank_cells, numeric_column, read_csv
 
     what = f"history file {str(path)!r}"
     df = read_csv(path, "history file", required=REQUIRED_ADDED if require_source else REQUIRED,
@@ -290,7 +291,7 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     if require_source:
         checks.append(("source", "has no source; cite where each observation comes from"))
     for col, msg in checks:
-        missing = _blank(df[col])
+        missing = blank_cells(df[col]).to_numpy()
         if missing.any():
             i = int(np.flatnonzero(missing)[0])
             raise DataError(f"{what} row {i + 1} (line {i + 2}) {msg}")
@@ -304,10 +305,6 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     except DataError as exc:
         raise DataError(f"{what}: {exc}") from None
 
-
-def _blank(values: "pd.Series") -> np.ndarray:
-    """Cells of ``values`` that are missing or only whitespace."""
-    return (values.isna() | (values.astype(str).str.strip() == "")).to_numpy()
 
 
 def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":

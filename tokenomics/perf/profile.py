@@ -217,6 +217,15 @@ VENDOR_SIBLING = {"NVIDIA": "h200", "AMD": "mi300x", "HUAWEI": "ascend-910b"}
 ASSUMED_LIKE = {"sd200-chip": "ascend-910b"}
 
 
+def _same_vendor(chip: str, hw) -> bool:
+    """Whether catalogued ``chip`` is of ``hw``'s vendor (read from the catalog table, so a chip
+    whose row lacks a field the performance model needs can still be asked)."""
+    from ..catalog import load
+
+    vendor = load("accelerators")["vendor"].astype(str).str.upper().get(chip, "")
+    return vendor == hw.vendor.upper()
+
+
 def _measured_chips(hw) -> tuple[str, ...]:
     """Chips whose microbenchmark rows stand for ``hw``, in order: its own, its measured sibling
     (:data:`ASSUMED_LIKE`, else :data:`VENDOR_SIBLING`), the H200."""
@@ -282,9 +291,8 @@ def tensor_path_ratio(hardware: str, field: str) -> float:
     df = load("chip_microbench")
     df = df[df["metric"] == GEMM_METRIC]
     own = df[(df["hardware"] == hw.name) & df["precision"].astype(str).isin(PATH_PRECISIONS[field])]
-    vendors = load("accelerators")["vendor"].astype(str).str.upper()
     for chip in _measured_chips(hw):
-        if len(own) and vendors.get(chip, "") != hw.vendor.upper():
+        if len(own) and not _same_vendor(chip, hw):
             break  # the chip's own lone timing beats another vendor's ratio
         mine = df[df["hardware"] == chip]
         if mine.empty:
@@ -351,7 +359,7 @@ def gemm_size_curve(hardware: str, field: str) -> tuple[float, float, str]:
     df = load("gemm_shapes")
     for chip in _measured_chips(hw):
         d = df[(df["hardware"] == chip) & df["precision"].astype(str).isin(PATH_PRECISIONS[field])]
-        if d.empty or accelerator(chip).vendor != hw.vendor:
+        if d.empty or not _same_vendor(chip, hw):
             continue
         size = np.sqrt(d["n"].to_numpy(float) * d["k"].to_numpy(float))
         log_sp = np.log(d["speedup_vs_bf16"].to_numpy(float))
