@@ -472,7 +472,7 @@ def _watch_price(ax: "Axes", dashboard: Any) -> None:
     import pandas as pd
 
     from .watch import prices as pr
-    from .watch._events import from_decimal_year
+    from .dates import from_decimal_year
 
     p = pr.load_prices()
     p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
@@ -512,7 +512,7 @@ def _watch_megakernel(ax: "Axes", dashboard: Any) -> None:
     import pandas as pd
 
     from .watch import megakernels as mk
-    from .watch._events import from_decimal_year
+    from .dates import from_decimal_year
 
     if dashboard is not None:
         idx, f = dashboard.adoption_index, dashboard.adoption_fits["all"]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..dates import decimal_year, from_decimal_year
 from ..errors import DataError, ValidationError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,9 +48,10 @@ MAX_TOKENS_PER_DAY = 1e20
 
 
 def parse_date(value) -> "pd.Timestamp":
-    """Turn ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` into a Timestamp.
+    """Turn ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` into a Timestamp (:func:`tokenomics.dates.parse_date`).
 
-    A year-only date means 1 July; a month-only date means the 15th of that month.
+    A year-only date means 1 July; a month-only date means the 15th of that month. Other text
+    pandas reads as a date (``2025/06/30``) is taken as that day.
 
     Parameters
     ----------
@@ -59,33 +61,33 @@ def parse_date(value) -> "pd.Timestamp":
     Returns
     -------
     pandas.Timestamp
+
+    Raises
+    ------
+    ValidationError
+        An empty date, a month outside 01-12, a day the calendar lacks, or text that is no date.
     """
     import pandas as pd
+
+    from ..dates import parse_date as parse
 
     if isinstance(value, pd.Timestamp):
         return value
     text = str(value).strip()
     if not text:
         raise ValidationError("date is empty; give YYYY-MM or YYYY-MM-DD, e.g. --fit-through 2025-12")
-    if not _DATE_RE.match(text):
-        try:
-            return pd.Timestamp(text)
-        except (ValueError, TypeError):
-            raise ValidationError(
-                f"date must look like YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}"
-            ) from None
-    parts = text.split("-")
-    if len(parts) == 1:
-        return pd.Timestamp(int(parts[0]), 7, 1)
-    if len(parts) == 2:
-        month = int(parts[1])
-        if not 1 <= month <= 12:
+    parsed = parse(text)
+    if parsed is not None:
+        return pd.Timestamp(parsed[0])
+    if _DATE_RE.match(text):
+        parts = text.split("-")
+        if len(parts) == 2:
             raise ValidationError(f"month must be 01-12, got {value!r}")
-        return pd.Timestamp(int(parts[0]), month, 15)
+        raise ValidationError(f"not a calendar date: {value!r}")
     try:
         return pd.Timestamp(text)
-    except ValueError:
-        raise ValidationError(f"not a calendar date: {value!r}") from None
+    except (ValueError, TypeError):
+        raise ValidationError(f"date must look like YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}") from None
 
 
 def month_end(value) -> "pd.Timestamp":
@@ -96,38 +98,15 @@ def month_end(value) -> "pd.Timestamp":
     return (ts + pd.offsets.MonthEnd(0)).normalize()
 
 
-def decimal_year(dates) -> np.ndarray:
-    """Dates as decimal years [year], e.g. 2025-07-02 -> about 2025.5.
-
-    Parameters
-    ----------
-    dates : array-like of datetime-like
-
-    Returns
-    -------
-    numpy.ndarray
-        ``year + (day_of_year - 1) / days_in_year``.
-    """
-    import pandas as pd
-
-    idx = pd.DatetimeIndex(pd.to_datetime(np.atleast_1d(dates)))
-    days = np.where(idx.is_leap_year, 366.0, 365.0)
-    return idx.year.to_numpy(float) + (idx.day_of_year.to_numpy(float) - 1.0) / days
-
-
 def date_of_decimal_year(year) -> "pd.DatetimeIndex":
-    """The inverse of :func:`decimal_year`, to the day.
+    """The inverse of :func:`decimal_year`, to the day (:func:`tokenomics.dates.from_decimal_year`).
 
     >>> str(date_of_decimal_year(decimal_year(["2026-06-15"]))[0].date())
     '2026-06-15'
     """
     import pandas as pd
 
-    y = np.atleast_1d(np.asarray(year, dtype=float))
-    whole = np.floor(y).astype(int)
-    start = pd.to_datetime([f"{w:04d}-01-01" for w in whole])
-    days = np.where(start.is_leap_year, 366.0, 365.0)
-    return start + pd.to_timedelta(np.round((y - whole) * days), unit="D")
+    return pd.DatetimeIndex(from_decimal_year(np.atleast_1d(np.asarray(year, dtype=float))).astype("datetime64[ns]"))
 
 
 def check_history(df: "pd.DataFrame") -> "pd.DataFrame":

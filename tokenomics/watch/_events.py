@@ -9,65 +9,15 @@ naming the row (1-based data row and file line) and the bad value.
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..dates import decimal_year, from_decimal_year, parse_date  # noqa: F401 -- re-exported to the watch modules
 from ..errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_MONTH = re.compile(r"^\d{4}-\d{2}$")
-_YEAR = re.compile(r"^\d{4}$")
-
-
-def parse_date(value: Any) -> tuple["np.datetime64", str] | None:
-    """Parse a day, month or year string; return (date, precision) or None if unreadable.
-
-    A month is placed on its 15th, a year on 1 July (the middle of the stated period). A date
-    object (``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is a day.
-    """
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if hasattr(value, "year") and hasattr(value, "month") or isinstance(value, np.datetime64):
-        try:
-            d = np.datetime64(value, "D")
-        except (TypeError, ValueError):
-            return None
-        return None if np.isnat(d) else (d, "day")
-    s = str(value).strip()
-    try:
-        if _DAY.match(s):
-            return np.datetime64(s, "D"), "day"
-        if _MONTH.match(s):
-            return np.datetime64(s + "-15", "D"), "month"
-        if _YEAR.match(s):
-            return np.datetime64(s + "-07-01", "D"), "year"
-    except ValueError:
-        return None
-    return None
-
-
-def decimal_year(dates: Any) -> np.ndarray:
-    """Convert datetime64 values to decimal years [yr] (2025.0 is 1 January 2025)."""
-    d = np.asarray(dates, dtype="datetime64[D]")
-    years = d.astype("datetime64[Y]")
-    start = years.astype("datetime64[D]")
-    nxt = (years + 1).astype("datetime64[D]")
-    return years.astype(int) + 1970 + (d - start).astype(float) / (nxt - start).astype(float)
-
-
-def from_decimal_year(t: Any) -> np.ndarray:
-    """Inverse of :func:`decimal_year`, to the day."""
-    t = np.asarray(t, dtype=float)
-    y = np.floor(t).astype(int)
-    start = (y - 1970).astype("datetime64[Y]").astype("datetime64[D]")
-    nxt = (y + 1 - 1970).astype("datetime64[Y]").astype("datetime64[D]")
-    days = np.round((t - y) * (nxt - start).astype(float)).astype(int)
-    return start + days.astype("timedelta64[D]")
 
 
 def day(x: Any) -> str:
