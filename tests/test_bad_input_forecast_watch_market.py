@@ -163,6 +163,9 @@ def test_watch_library_validates_events():
     ("x,llama-3.1-8b,0.1,,0.2,inf,s,2026", "tok_per_s_per_user is not finite"),
     ("x,llama-3.1-8b,0.1,nan,0.2,,s,2026", "cached_input_usd_per_m_tok is not a number"),
     ("x,llama-3.1-8b,0.1,0.5,0.2,,s,2026", "cached_input_usd_per_m_tok must not exceed input_usd_per_m_tok"),
+    ("x,llama-3.1-8b,0.1,,0.2,,s,", "missing as_of; expected YYYY-MM-DD, YYYY-MM or YYYY"),
+    ("x,llama-3.1-8b,0.1,,0.2,,s,last week", "bad as_of 'last week'"),
+    ("x,llama-3.1-8b,0.1,,0.2,,s,2026-13", "bad as_of '2026-13'"),
 ])
 def test_market_rejects_non_finite_and_dearer_cache(tmp_path, capsys, row, needle):
     f = _write(tmp_path, "p.csv", PRICES + row + "\n")
@@ -178,3 +181,12 @@ def test_market_empty_optional_cells_still_mean_not_given(tmp_path):
     assert df.loc[1, "cached_input_usd_per_m_tok"] == 0.1 and df.loc[1, "tok_per_s_per_user"] == 50
     with pytest.raises(DataError, match="output_usd_per_m_tok is missing"):
         load_prices(_write(tmp_path, "q.csv", PRICES + "x,llama-3.1-8b,0.1,,,,s,2026\n"))
+
+
+def test_market_effective_date_is_optional_but_must_be_a_date(tmp_path):
+    from tokenomics.market import load_prices
+
+    head = PRICES.rstrip("\n") + ",date\n"
+    assert len(load_prices(_write(tmp_path, "p.csv", head + "x,llama-3.1-8b,0.1,,0.2,,s,2026,\n"))) == 1
+    with pytest.raises(DataError, match=r"row 1 \(line 2\): bad date '2026-02-30'"):
+        load_prices(_write(tmp_path, "q.csv", head + "x,llama-3.1-8b,0.1,,0.2,,s,2026,2026-02-30\n"))

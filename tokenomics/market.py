@@ -67,15 +67,17 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     DataError
         Missing columns; a missing output price; a price or speed that is text, non-finite or
         not positive (an empty input, cached input or speed cell means 'not given'); a cached
-        input price above the input price; an unreadable file (one line naming the first bad
-        row).
+        input price above the input price; a missing or unreadable ``as_of`` or ``date``
+        (``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``); an unreadable file (one line naming the first
+        bad row).
     UnknownNameError
         A model not in ``datasets/models.csv``.
     """
     import pandas as pd
 
     from . import catalog
-    from .io import numeric_column
+    from .dates import parse_date
+    from .io import blank_cells, numeric_column
 
     where = "datasets/market_prices.csv"
     if prices is None:
@@ -107,6 +109,12 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         raise DataError(f"{what} row {i + 1} (line {i + 2}): cached_input_usd_per_m_tok must not exceed "
                         f"input_usd_per_m_tok (a cache hit is not dearer than a miss), got "
                         f"{df['cached_input_usd_per_m_tok'].iloc[i]:g} > {df['input_usd_per_m_tok'].iloc[i]:g}")
+    for c in ("as_of", "date"):  # as_of is required; an empty effective date means 'not given'
+        blank = blank_cells(df[c]).to_numpy() if c in df.columns else ()
+        for i, (d, empty) in enumerate(zip(df.get(c, ()), blank)):
+            if (c == "as_of" or not empty) and parse_date(d) is None:
+                bad = f"missing {c}" if empty else f"bad {c} {str(d)!r}"
+                raise DataError(f"{what} row {i + 1} (line {i + 2}): {bad}; expected YYYY-MM-DD, YYYY-MM or YYYY")
     known = set(catalog.model_names())
     for m in df["model"].astype(str):
         if m not in known:
