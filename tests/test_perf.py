@@ -292,3 +292,19 @@ def test_mla_prefill_attends_in_mha_form_and_decode_in_the_absorbed_latent_form(
     dec = next(o for o in build_ops(m, plan("engine"), phase="decode", **kw) if o.name == "attention")
     assert float(pre.flop) == pytest.approx(2 * 8192 * 128 * 8193 / 2 * (192 + 128), rel=1e-9)
     assert float(dec.flop) == pytest.approx(2 * 128 * 8192 * (576 + 512), rel=1e-9)
+
+
+def test_mi355x_reads_its_own_measured_hbm_bandwidth():
+    """The MI355X's bandwidth share is the largest read-only HBM measurement of its gfx950 die
+    (TransferBench on an MI350X, 7.2 TB/s, ROCm/rocm-systems PR 8480) over its 8 TB/s datasheet:
+    7.2 / 8.0 = 0.90 by hand, no longer the MI300X's BabelStream Dot 4.0 / 5.3 = 0.755. The MI325X,
+    with no row of its own, still borrows the MI300X's; the transferred profile scales the H200's
+    weight-read fraction by 0.90 / 0.952 (the H200's BabelStream Dot 4.57 / 4.8)."""
+    from tokenomics.perf.profile import load_profile, measured_fracs, transfer_profile
+
+    m = measured_fracs("mi355x")
+    assert m["read_frac"] == pytest.approx(7.2 / 8.0) and m["read_from"] == "mi355x"
+    assert measured_fracs("mi325x")["read_frac"] == pytest.approx(4.0 / 5.3)
+    h200 = load_profile("h200")
+    got = transfer_profile(h200, "mi355x").weight_bw_frac
+    assert got == pytest.approx(h200.weight_bw_frac * 0.90 / (4.57 / 4.8), rel=1e-9)
