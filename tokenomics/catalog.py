@@ -160,6 +160,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_aic_silicon": DatasetInfo(
+        "serving_aic_silicon.csv",
+        "20 co-located serving measurements NVIDIA's AIConfigurator keeps as its silicon accuracy anchors (tools/accuracy_tracking/silicon_refs.csv: mean TTFT and TPOT of DeepSeek-R1/V3, Kimi-K2.5, MiniMax-M2.5, Qwen3-32B and Qwen3-235B on H100..GB200 with TensorRT-LLM, SGLang and vLLM); found after every model change: a blind check on the peer's own points.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",

@@ -1,0 +1,40 @@
+"""NVIDIA AIConfigurator's silicon accuracy anchors (datasets/serving_aic_silicon.csv), scored blind."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenomics.catalog import load, model
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load("serving_aic_silicon")
+
+
+def test_every_anchor_is_predicted(rows):
+    from tokenomics.perf.serving import predict_cases
+
+    pred = predict_cases(rows)
+    assert len(pred) == 20 and (pred["status"] == "predicted").all()
+
+
+def test_throughput_is_derived_from_the_measured_latencies(rows):
+    # N001: DeepSeek-R1 on 8 H200, 16 users, ISL 1024 / OSL 8192, TTFT 616.878 ms, TPOT 11.389 ms
+    # (silicon_refs.csv): 16 x 8192 / (0.616878 + 8191 x 0.011389262) / 8 = 174.47 tok/s per GPU by hand
+    r = rows.set_index("case_id").loc["N001"]
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(16 * 8192 / (0.616878 + 8191 * 0.011389262) / 8,
+                                                                   rel=1e-5)
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(174.47, abs=0.01)
+
+
+def test_no_anchor_is_counted_twice(rows):
+    key = ["hardware", "engine", "isl_tok", "osl_tok", "concurrency", "tp", "ep", "measured_ttft_s", "measured_tpot_s"]
+    assert not rows.duplicated(key).any()
+
+
+def test_added_models_match_their_published_sizes():
+    # Qwen3-32B: 32.8B parameters (model card); MiniMax-M2.5: ~229B total, ~10B active (MiniMax's release)
+    assert model("qwen3-32b").total_params() == pytest.approx(32.8e9, rel=0.01)
+    m = model("minimax-m2.5")
+    assert m.total_params() == pytest.approx(229e9, rel=0.01) and m.active_params() == pytest.approx(10.4e9, rel=0.02)
