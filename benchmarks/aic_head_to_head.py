@@ -2,10 +2,12 @@
 
     pip install aiconfigurator==0.12.0      # in a separate environment; not a tokenomics dependency
     python benchmarks/aic_head_to_head.py /path/to/ai-dynamo/aiconfigurator   (a git directory)
+    python benchmarks/aic_head_to_head.py /path/to/aiconfigurator --sample 200   (seeded rows of the dump)
 
 Reads the anchors ``tools/accuracy_tracking/silicon_refs.csv`` at the commit
-``tools/curate_aic_silicon.py`` pins, keeps the 20 rows ``datasets/serving_aic_silicon.csv`` holds,
-and predicts each with AIConfigurator's public ``aiconfigurator.cli.api.cli_estimate`` (speculative
+``tools/curate_aic_silicon.py`` pins, keeps the 20 rows ``datasets/serving_aic_silicon.csv`` holds
+(with ``--sample N``: N rows drawn with seed 0 from ``datasets/serving_aic_sample.csv`` and the
+measurement dump behind it), and predicts each with AIConfigurator's public ``aiconfigurator.cli.api.cli_estimate`` (speculative
 decoding off, as its own anchor check runs it; the measured engine release where its database
 has it, else its newest) and with ``tokenomics.perf.serving.predict_cases``. Prints median / p90
 absolute error of TPOT and TTFT for each on the rows both predict, each tool's coverage and its
@@ -27,7 +29,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
-from curate_aic_silicon import COMMIT, PATH  # noqa: E402
+from curate_aic_silicon import COMMIT, PATH, SAMPLE_PATH  # noqa: E402
 from tokenomics.catalog import load  # noqa: E402
 from tokenomics.perf.serving import predict_cases  # noqa: E402
 
@@ -60,11 +62,13 @@ def _stats(ratio: pd.Series) -> str:
     return f"median {e.median():6.1%}  p90 {np.percentile(e, 90):6.1%}  median ratio {ratio.median():.2f}"
 
 
-def main(repo: str) -> None:
+def main(repo: str, sample: int = 0) -> None:
     repo = repo if Path(repo, "HEAD").exists() else str(Path(repo) / ".git")
-    refs = pd.read_csv(io.StringIO(subprocess.run(["git", "--git-dir", repo, "show", f"{COMMIT}:{PATH}"],
+    path = SAMPLE_PATH if sample else PATH
+    refs = pd.read_csv(io.StringIO(subprocess.run(["git", "--git-dir", repo, "show", f"{COMMIT}:{path}"],
                                                   check=True, capture_output=True, text=True).stdout)).set_index("id")
-    ours = load("serving_aic_silicon")
+    ours = load("serving_aic_sample").sample(sample, random_state=0) if sample else load("serving_aic_silicon")
+    ours = ours.reset_index(drop=True)
     ours["ref_id"] = ours["source"].str.extract(r"\(id (.+)\)$")[0]
     pred = predict_cases(ours)  # first pass loads the catalog; time the second
     t0 = time.perf_counter()
@@ -78,7 +82,7 @@ def main(repo: str) -> None:
             status = "ok"
         except Exception as exc:  # noqa: BLE001 -- a failed estimate is a coverage miss, reported
             ttft = tpot = float("nan")
-            used, status = "", f"{type(exc).__name__}"
+            used, status = "", f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
         aic_times.append(time.perf_counter() - t)
         rows.append(dict(case_id=o["case_id"], aic_status=status, aic_release=used,
                          aic_tpot=tpot / o["measured_tpot_s"], aic_ttft=ttft / o["measured_ttft_s"],
@@ -86,7 +90,10 @@ def main(repo: str) -> None:
                          tk_ttft=p["predicted_ttft_s"] / o["measured_ttft_s"]))
     df = pd.DataFrame(rows)
     both = df[df["aic_status"] == "ok"]
-    print(df.round(3).to_string(index=False))
+    if not sample:
+        print(df.round(3).to_string(index=False))
+    print("AIConfigurator failures:", df.loc[df["aic_status"] != "ok", "aic_status"].str.slice(0, 45).value_counts()
+          .to_dict())
     print(f"\nAIConfigurator predicted {len(both)} of {len(df)}; tokenomics {int(pred['status'].eq('predicted').sum())}"
           f" of {len(df)}")
     print(f"on the {len(both)} both predict:")
@@ -98,6 +105,9 @@ def main(repo: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    n = int(args[args.index("--sample") + 1]) if "--sample" in args else 0
+    args = [a for i, a in enumerate(args) if a != "--sample" and (i == 0 or args[i - 1] != "--sample")]
+    if len(args) != 1:
         raise SystemExit(__doc__.split("\n\n")[1])
-    main(sys.argv[1])
+    main(args[0], n)

@@ -38,3 +38,23 @@ def test_added_models_match_their_published_sizes():
     assert model("qwen3-32b").total_params() == pytest.approx(32.8e9, rel=0.01)
     m = model("minimax-m2.5")
     assert m.total_params() == pytest.approx(229e9, rel=0.01) and m.active_params() == pytest.approx(10.4e9, rel=0.02)
+
+
+def test_sample_rows_are_distinct_expressible_and_derived_by_hand():
+    # serving_aic_sample.csv: each measurement once, at most 8 GPUs a row, attention DP only without
+    # attention TP, and throughput = concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs on every row
+    s = load("serving_aic_sample")
+    assert len(s) == 2490
+    assert not s.duplicated(["model", "hardware", "engine", "engine_version", "isl_tok", "osl_tok", "concurrency",
+                             "measured_ttft_s", "measured_tpot_s"]).any()
+    assert (s["n_gpus"] <= 8).all() and ((s["dp_attention"] == 0) | (s["tp"] == 1)).all()
+    derived = s["concurrency"] * s["osl_tok"] / (s["measured_ttft_s"] + (s["osl_tok"] - 1) * s["measured_tpot_s"])
+    assert (derived / s["n_gpus"]).to_numpy() == pytest.approx(s["measured_output_tok_per_s_per_gpu"].to_numpy(),
+                                                                 rel=1e-4)
+
+
+def test_a_seeded_slice_of_the_sample_is_predicted():
+    from tokenomics.perf.serving import predict_cases
+
+    pred = predict_cases(load("serving_aic_sample").sample(40, random_state=0))
+    assert (pred["status"] == "predicted").all()

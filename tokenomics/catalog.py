@@ -166,6 +166,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_aic_sample": DatasetInfo(
+        "serving_aic_sample.csv",
+        "2,490 co-located serving measurements from the NVIDIA dump AIConfigurator's silicon anchors are drawn from (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv): mean TTFT and TPOT of nine catalogued models on H100..GB200 with TensorRT-LLM, SGLang and vLLM; expressible layouts, each measurement once; found after every model change: a blind check at scale.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",

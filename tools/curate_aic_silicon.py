@@ -23,6 +23,18 @@ after every change to the model and are scored once, blind. Read at the commit :
 * measured: ``measured_ttft_s`` and ``measured_tpot_s`` (the source's mean TTFT and TPOT);
   ``measured_output_tok_per_s_per_gpu`` is DERIVED for a closed-loop client keeping the concurrency
   in flight: concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs.
+
+    python tools/curate_aic_silicon.py --sample /path/to/ai-dynamo/aiconfigurator
+
+writes ``serving_aic_sample.csv`` the same way from the whole measurement dump the anchors were
+drawn from (``aic-core/src/aiconfigurator_core/systems/silicon_sample.csv`` at :data:`COMMIT`,
+5,221 rows), keeping co-located rows of catalogued models whose layout the schema expresses and
+whose fields agree: attention TP x DP GPUs with no DP (``dp_attention`` 0, experts TP x EP = the
+attention TP) or DP without attention TP (``dp_attention`` 1, experts TP x EP = the DP), at most 8
+GPUs (the dump re-encodes some runs with 16-64 "TP" ranks next to the same measurement at 8);
+each measurement once (the dump repeats many across its source files). gpt-oss-120b rows labelled
+NVFP4 are its MXFP4 checkpoint (no NVFP4 one is catalogued); a row with no precision is its
+checkpoint's BF16, ASSUMED.
 """
 
 from __future__ import annotations
@@ -46,6 +58,14 @@ HARDWARE = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sx
 MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-v3",
           "moonshotai/Kimi-K2.5": "kimi-k2", "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
           "Qwen/Qwen3-32B": "qwen3-32b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b"}
+#: The dump's further models (the anchors hold none of them).
+SAMPLE_MODELS = {**MODELS, "openai/gpt-oss-120b": "gpt-oss-120b", "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
+                 "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b", "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
+                 "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/Qwen3-32B-NVFP4": "qwen3-32b"}
+SAMPLE_PATH = "aic-core/src/aiconfigurator_core/systems/silicon_sample.csv"
+SAMPLE_OUT = OUT.with_name("serving_aic_sample.csv")
+#: The dump's weight quantization names -> the serving schema's precisions.
+QUANT = {"fp8": "fp8", "fp8_block": "fp8", "nvfp4": "fp4", "int4_wo": "int4"}
 ENGINES = {"trtllm": "trt", "sglang": "sglang", "vllm": "vllm"}
 COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_precision", "engine", "n_gpus", "tp",
            "ep", "dp_attention", "disaggregated", "n_prefill_gpus", "n_decode_gpus", "prefill_tp", "prefill_ep",
@@ -55,6 +75,12 @@ COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_prec
            "source", "as_of", "note", "recv_interval_iters", "adp_timeout_iters", "max_batch_size",
            "engine_version", "mem_frac")
 MEASURE_KEYS = ("ttft", "tpot")
+
+
+def _release(version) -> str:
+    """The engine release a row names, or '' for none or a build that is not a release (a nightly)."""
+    v = "" if pd.isna(version) else str(version).strip()
+    return v if re.match(r"^\d+\.\d+", v) else ""
 
 
 def _num(x) -> float:
@@ -93,7 +119,7 @@ def rows(refs: pd.DataFrame) -> list[dict]:
             ep=ep if MODELS[r.model_path] != "qwen3-32b" else 1, dp_attention=0 if dp == 1 else 1, disaggregated=0,
             spec_decode="none", isl_tok=isl, osl_tok=osl, concurrency=conc,
             measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
-            measured_ttft_s=round(ttft, 6), measured_tpot_s=round(tpot, 6),
+            measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9),
             source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{PATH} (id {r.id})",
             as_of=measured or "2026-07-09", engine_version=version,
             note=(f"{r.model_path} on {tp * dp} x {r.system} with {r.backend} {version or '(release not stated)'}, "
@@ -109,15 +135,86 @@ def rows(refs: pd.DataFrame) -> list[dict]:
     return out
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__.split("\n\n")[1])
-    repo = sys.argv[1]
-    repo = repo if Path(repo, "HEAD").exists() else str(Path(repo) / ".git")
-    text = subprocess.run(["git", "--git-dir", repo, "show", f"{COMMIT}:{PATH}"], check=True, capture_output=True,
+def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
+    """The dump's expressible co-located rows (module docstring), one per measurement."""
+    out, seen, why = [], set(), {}
+
+    def skip(reason: str) -> None:
+        why[reason] = why.get(reason, 0) + 1
+
+    for r in refs.itertuples(index=False):
+        if r.mode != "agg":
+            skip("disaggregated")
+            continue
+        name = SAMPLE_MODELS.get(r.model_path)
+        if name is None:
+            skip(f"{r.model_path} not catalogued")
+            continue
+        tp = int(_num(r.tp_size))
+        dp = int(_num(r.attention_dp_size)) if pd.notna(r.attention_dp_size) and _num(r.attention_dp_size) > 0 else 1
+        mtp = int(_num(r.moe_tp_size)) if pd.notna(r.moe_tp_size) and _num(r.moe_tp_size) > 0 else 1
+        mep = int(_num(r.moe_ep_size)) if pd.notna(r.moe_ep_size) and _num(r.moe_ep_size) > 0 else 1
+        moe = name not in ("llama-3.1-70b", "llama-3.1-8b", "qwen3-32b")
+        if dp > 1 and tp > 1:
+            skip("attention TP inside DP groups (not expressible)")
+            continue
+        if tp * dp > 8 or (moe and mtp * mep != tp * dp):
+            skip("layout fields disagree or exceed one node")
+            continue
+        ttft, tpot = _num(r.silicon_ttft_ms) / 1e3, _num(r.silicon_tpot_ms) / 1e3
+        if not (ttft > 0 and tpot > 0 and _num(r.batch_size) > 0):
+            skip("no measurement")
+            continue
+        key = (name, r.system, r.backend, str(r.backend_version), r.isl, r.osl, r.batch_size, round(ttft, 9),
+               round(tpot, 9))
+        if key in seen:
+            skip("repeats a measurement")
+            continue
+        seen.add(key)
+        quant = str(r.gemm_quant_mode).strip().lower() if pd.notna(r.gemm_quant_mode) else ""
+        prec = QUANT.get(quant, "bf16")
+        if name == "gpt-oss-120b" and prec == "fp4":
+            prec = "mxfp4"
+        meta = dict(kv.split("=", 1) for kv in (p.strip() for p in str(r.silicon_data_source).split(";")) if "=" in kv)
+        measured = meta.get("measured", "")[:10]
+        version = _release(r.backend_version)
+        gpus, conc, isl, osl = tp * dp, float(r.batch_size), float(r.isl), float(r.osl)
+        out.append(dict(
+            case_id=f"M{len(out) + 1:04d}", phase="serve", hardware=HARDWARE[r.system], model=name,
+            weight_precision=prec, kv_precision="", engine=ENGINES[r.backend], n_gpus=gpus, tp=tp if dp == 1 else 1,
+            ep=(mep if dp == 1 else dp) if moe else 1, dp_attention=int(dp > 1), disaggregated=0, spec_decode="none",
+            isl_tok=isl, osl_tok=osl, concurrency=conc,
+            measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
+            measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9),
+            source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{SAMPLE_PATH} (id {r.id})",
+            as_of=measured or "2026-08-21", engine_version=version,
+            note=(f"{r.model_path} on {gpus} x {r.system} with {r.backend} {version or (r.backend_version if pd.notna(r.backend_version) else '(release not stated)')}, "
+                  f"co-located, attention TP{tp} x DP{dp}, MoE TP{mtp} x EP{mep}, quantization "
+                  f"{quant or 'not stated (BF16 ASSUMED)'}, {int(conc)} concurrent requests, ISL {int(isl)} / OSL "
+                  f"{int(osl)}; source {meta.get('source_file', str(r.silicon_data_source).split(';')[0])}, measured "
+                  f"{measured or 'not stated'}. Mean TTFT and TPOT as measured; measured_output_tok_per_s_per_gpu "
+                  "DERIVED = concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs. The measurement dump NVIDIA "
+                  "aiconfigurator's silicon anchors are drawn from (tools/curate_aic_silicon.py --sample)."),
+        ))
+    print("left out:", "; ".join(f"{k}: {v}" for k, v in sorted(why.items(), key=lambda kv: -kv[1])))
+    return pd.DataFrame(out).reindex(columns=list(COLUMNS))
+
+
+def _git_csv(repo: str, path: str) -> pd.DataFrame:
+    text = subprocess.run(["git", "--git-dir", repo, "show", f"{COMMIT}:{path}"], check=True, capture_output=True,
                           text=True).stdout
-    refs = pd.read_csv(io.StringIO(text))
-    df = pd.DataFrame(rows(refs)).reindex(columns=list(COLUMNS))
-    write_frame(df, OUT)
-    print(f"{len(df)} rows -> {OUT.relative_to(OUT.parents[2])}")
+    return pd.read_csv(io.StringIO(text))
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--sample"]
+    if len(args) != 1:
+        raise SystemExit(__doc__.split("\n\n")[1])
+    repo = args[0] if Path(args[0], "HEAD").exists() else str(Path(args[0]) / ".git")
+    if "--sample" in sys.argv:
+        df, out = sample_rows(_git_csv(repo, SAMPLE_PATH)), SAMPLE_OUT
+    else:
+        df, out = pd.DataFrame(rows(_git_csv(repo, PATH))).reindex(columns=list(COLUMNS)), OUT
     assert not any(re.search(r"\bnan\b", str(n)) for n in df["note"])
+    write_frame(df, out)
+    print(f"{len(df)} rows -> {out.relative_to(out.parents[2])}")
