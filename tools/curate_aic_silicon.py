@@ -192,9 +192,8 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
                   f"co-located, attention TP{tp} x DP{dp}, MoE TP{mtp} x EP{mep}, quantization "
                   f"{quant or 'not stated (BF16 ASSUMED)'}, {int(conc)} concurrent requests, ISL {int(isl)} / OSL "
                   f"{int(osl)}; source {meta.get('source_file', str(r.silicon_data_source).split(';')[0])}, measured "
-                  f"{measured or 'not stated'}. Mean TTFT and TPOT as measured; measured_output_tok_per_s_per_gpu "
-                  "DERIVED = concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs. The measurement dump NVIDIA "
-                  "aiconfigurator's silicon anchors are drawn from (tools/curate_aic_silicon.py --sample)."),
+                  f"{measured or 'not stated'}. Throughput DERIVED from the measured TTFT and TPOT "
+                  "(datasets/README.md, serving_aic_sample.csv)."),
         ))
     print("left out:", "; ".join(f"{k}: {v}" for k, v in sorted(why.items(), key=lambda kv: -kv[1])))
     return pd.DataFrame(out).reindex(columns=list(COLUMNS))
