@@ -5,7 +5,7 @@
     python benchmarks/aic_head_to_head.py /path/to/aiconfigurator --sample 200   (seeded rows of the dump)
 
 Reads the anchors ``tools/accuracy_tracking/silicon_refs.csv`` at the commit
-``tools/curate_aic_silicon.py`` pins, keeps the 20 rows ``datasets/serving_aic_silicon.csv`` holds
+``tools/curate_aic_silicon.py`` pins, keeps the 22 rows ``datasets/serving_aic_silicon.csv`` holds
 (with ``--sample N``: N rows drawn with seed 0 from ``datasets/serving_aic_sample.csv`` and the
 measurement dump behind it), and predicts each with AIConfigurator's public ``aiconfigurator.cli.api.cli_estimate`` (speculative
 decoding off, as its own anchor check runs it; the measured engine release where its database

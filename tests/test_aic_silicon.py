@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tokenomics.catalog import load, model
@@ -16,7 +17,7 @@ def test_every_anchor_is_predicted(rows):
     from tokenomics.perf.serving import predict_cases
 
     pred = predict_cases(rows)
-    assert len(pred) == 20 and (pred["status"] == "predicted").all()
+    assert len(pred) == 22 and (pred["status"] == "predicted").all()
 
 
 def test_throughput_is_derived_from_the_measured_latencies(rows):
@@ -44,7 +45,7 @@ def test_sample_rows_are_distinct_expressible_and_derived_by_hand():
     # serving_aic_sample.csv: each measurement once, at most 8 GPUs a row, attention DP only without
     # attention TP, and throughput = concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs on every row
     s = load("serving_aic_sample")
-    assert len(s) == 2490
+    assert len(s) == 2730
     assert not s.duplicated(["model", "hardware", "engine", "engine_version", "isl_tok", "osl_tok", "concurrency",
                              "measured_ttft_s", "measured_tpot_s"]).any()
     assert (s["n_gpus"] <= 8).all() and ((s["dp_attention"] == 0) | (s["tp"] == 1)).all()
@@ -58,3 +59,19 @@ def test_a_seeded_slice_of_the_sample_is_predicted():
 
     pred = predict_cases(load("serving_aic_sample").sample(40, random_state=0))
     assert (pred["status"] == "predicted").all()
+
+
+def test_gated_deltanet_shares_key_heads_by_hand():
+    # Qwen3.5-397B-A17B (config.json): hidden 4096, Gated DeltaNet with 16 query/key heads and 64
+    # value heads of 128. One linear layer's q, k, v, o: 4096 x (2 x 16 x 128 + 2 x 64 x 128)
+    # = 83,886,080 weights (Kimi Delta Attention, equal heads, would be 4 x 4096 x 8192)
+    from tokenomics.specs import plan
+    from tokenomics.perf.ops import build_ops
+
+    m = model("qwen3.5-397b-a17b")
+    assert m.linear_attention_params() == 4096 * (2 * 16 * 128 + 2 * 64 * 128) == 83_886_080
+    assert model("kimi-k3").linear_attention_params() == 4 * 7168 * 96 * 128
+    ops = {o.name: o for o in build_ops(m, plan("graph"), batch=1, context_tok=1024, tp=4)}
+    # fused q/k/v projection, tp 4: weights 4096 x (2 x 4 x 128 + 16 x 128) per layer, 45 layers, bf16
+    assert float(np.ravel(ops["qkv(linear)"].weight_bytes)[0]) * ops["qkv(linear)"].count == pytest.approx(
+        45 * 4096 * (2 * 4 * 128 + 16 * 128) * 2)

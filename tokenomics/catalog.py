@@ -162,13 +162,13 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_aic_silicon": DatasetInfo(
         "serving_aic_silicon.csv",
-        "20 co-located serving measurements NVIDIA's AIConfigurator keeps as its silicon accuracy anchors (tools/accuracy_tracking/silicon_refs.csv: mean TTFT and TPOT of DeepSeek-R1/V3, Kimi-K2.5, MiniMax-M2.5, Qwen3-32B and Qwen3-235B on H100..GB200 with TensorRT-LLM, SGLang and vLLM); found after every model change: a blind check on the peer's own points.",
+        "22 co-located serving measurements NVIDIA's AIConfigurator keeps as its silicon accuracy anchors (tools/accuracy_tracking/silicon_refs.csv: mean TTFT and TPOT of DeepSeek-R1/V3, Kimi-K2.5, MiniMax-M2.5, Qwen3-32B, Qwen3-235B and Qwen3.5-397B on H100..GB200 with TensorRT-LLM, SGLang and vLLM); found after every model change: a blind check on the peer's own points.",
         index=None,
         required=_SERVING_COLUMNS,
     ),
     "serving_aic_sample": DatasetInfo(
         "serving_aic_sample.csv",
-        "2,490 co-located serving measurements from the NVIDIA dump AIConfigurator's silicon anchors are drawn from (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv): mean TTFT and TPOT of nine catalogued models on H100..GB200 with TensorRT-LLM, SGLang and vLLM; expressible layouts, each measurement once; found after every model change: a blind check at scale.",
+        "2,730 co-located serving measurements from the NVIDIA dump AIConfigurator's silicon anchors are drawn from (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv): mean TTFT and TPOT of ten catalogued models on H100..GB200 with TensorRT-LLM, SGLang and vLLM; expressible layouts, each measurement once; found after every model change: a blind check at scale.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -229,6 +229,10 @@ class ModelSpec:
         Attention) instead of ``attention``, with ``linear_heads`` heads of ``linear_head_dim``.
         They hold no KV cache but a fixed ``linear_head_dim^2`` state per head and sequence
         (FP32, :data:`LINEAR_STATE_BYTES_PER_ELEM`); q, k, v and o are full-rank projections.
+    linear_key_heads : int
+        Query / key heads of a linear-attention layer when fewer than its value heads
+        (``linear_heads``; Qwen3.5's Gated DeltaNet: 16 key heads shared by 64 value heads, each
+        value head keeping its own state); 0 = as many as ``linear_heads`` (Kimi Delta Attention).
     attn_output_gate : bool
         Every layer gates its attention output with a ``hidden -> attn width`` projection
         (Kimi K3's ``g_proj``).
@@ -272,6 +276,7 @@ class ModelSpec:
     n_linear_layers: int = 0
     linear_heads: int = 0
     linear_head_dim: int = 0
+    linear_key_heads: int = 0
     attn_output_gate: bool = False
     moe_latent_dim: int = 0
     shared_experts_dense: bool = False
@@ -290,7 +295,7 @@ class ModelSpec:
                   "n_shared_experts", "expert_ffn_hidden", "q_lora_rank", "kv_lora_rank",
                   "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window_tok",
                   "n_sliding_layers", "n_kv_heads", "n_linear_layers", "linear_heads",
-                  "linear_head_dim", "moe_latent_dim"):
+                  "linear_head_dim", "linear_key_heads", "moe_latent_dim"):
             v.count(getattr(self, f), f"{self.name}.{f}", minimum=0)
         v.one_of(self.attention, f"{self.name}.attention", ("gqa", "mla"))
         if self.attention == "gqa" and (self.n_kv_heads < 1 or self.n_q_heads % self.n_kv_heads):
@@ -318,6 +323,9 @@ class ModelSpec:
             raise ValidationError(f"{self.name}: n_sliding_layers + n_linear_layers exceeds n_layers")
         if self.n_linear_layers and min(self.linear_heads, self.linear_head_dim) < 1:
             raise ValidationError(f"{self.name}: linear-attention layers need linear_heads and linear_head_dim >= 1")
+        if self.linear_key_heads > self.linear_heads:
+            raise ValidationError(f"{self.name}: linear_key_heads ({self.linear_key_heads}) exceeds linear_heads "
+                                  f"({self.linear_heads}); value heads share key heads, not the reverse")
         precision_bytes(self.native_precision)
         if self.dense_precision:
             precision_bytes(self.dense_precision)
@@ -346,10 +354,16 @@ class ModelSpec:
         """Width of a linear-attention layer's q, k, v and output (heads x head dim)."""
         return self.linear_heads * self.linear_head_dim
 
+    @property
+    def linear_qk_width(self) -> int:
+        """Width of a linear-attention layer's q and k (key heads x head dim; ``linear_width``
+        unless the layer has fewer key heads than value heads)."""
+        return (self.linear_key_heads or self.linear_heads) * self.linear_head_dim
+
     def linear_attention_params(self) -> int:
         """Weights of one linear-attention layer: q, k, v and o projections (the output gate is
         counted by :meth:`gate_params`; short convolutions, decay and beta gates, ~1 %, ignored)."""
-        return 4 * self.hidden * self.linear_width
+        return self.hidden * (2 * self.linear_qk_width + 2 * self.linear_width)
 
     def gate_params(self, linear: bool = False) -> int:
         """The attention output gate of one layer (0 without ``attn_output_gate``)."""

@@ -16,10 +16,8 @@ after every change to the model and are scored once, blind. Read at the commit :
 * precisions as stated (``fp4`` is NVFP4); two Qwen3-32B rows state none: the checkpoint's BF16,
   ASSUMED; KV cache: the engines' default (not stated);
 * models: DeepSeek-R1 and -V3 (``deepseek-v3`` architecture), Kimi-K2.5 (its text model is Kimi K2's
-  architecture; the vision tower ignored), MiniMax-M2.5, Qwen3-32B, Qwen3-235B-A22B. Left out:
-  Qwen3.5-397B-A17B (its Gated DeltaNet layers have 16 key and 64 value heads, which the catalog's
-  linear-attention layer, one head count for both, does not express) and one DeepSeek-V3 row that
-  repeats a DeepSeek-R1 row value for value;
+  architecture; the vision tower ignored), MiniMax-M2.5, Qwen3-32B, Qwen3-235B-A22B, Qwen3.5-397B-A17B.
+  Left out: one DeepSeek-V3 row that repeats a DeepSeek-R1 row value for value;
 * measured: ``measured_ttft_s`` and ``measured_tpot_s`` (the source's mean TTFT and TPOT);
   ``measured_output_tok_per_s_per_gpu`` is DERIVED for a closed-loop client keeping the concurrency
   in flight: concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs.
@@ -57,7 +55,8 @@ HARDWARE = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sx
             "gb300": "gb300"}
 MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-v3",
           "moonshotai/Kimi-K2.5": "kimi-k2", "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
-          "Qwen/Qwen3-32B": "qwen3-32b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b"}
+          "Qwen/Qwen3-32B": "qwen3-32b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+          "Qwen/Qwen3.5-397B-A17B": "qwen3.5-397b-a17b"}
 #: The dump's further models (the anchors hold none of them).
 SAMPLE_MODELS = {**MODELS, "openai/gpt-oss-120b": "gpt-oss-120b", "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
                  "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b", "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
@@ -165,8 +164,8 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
         if not (ttft > 0 and tpot > 0 and _num(r.batch_size) > 0):
             skip("no measurement")
             continue
-        key = (name, r.system, r.backend, str(r.backend_version), r.isl, r.osl, r.batch_size, round(ttft, 9),
-               round(tpot, 9))
+        key = (name, r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size, round(ttft, 9),
+               round(tpot, 9))  # one nightly measurement is filed under two build labels
         if key in seen:
             skip("repeats a measurement")
             continue

@@ -293,11 +293,12 @@ def build_ops(
         d = model.linear_head_dim
         lh = _shard(model.linear_heads, tp, "tp")
         lw = lh * d
+        qkw = _shard(model.linear_key_heads or model.linear_heads, tp, "tp") * d  # fewer key heads: Gated DeltaNet
         if fused:
-            gemm("qkv(linear)", Ll, h, 3 * lw)
+            gemm("qkv(linear)", Ll, h, 2 * qkw + lw)
         else:
-            for nm in ("q(linear)", "k(linear)", "v(linear)"):
-                gemm(nm, Ll, h, lw)
+            for nm, w in (("q(linear)", qkw), ("k(linear)", qkw), ("v(linear)", lw)):
+                gemm(nm, Ll, h, w)
         state = ba * lh * d * d * LINEAR_STATE_BYTES_PER_ELEM
         per_tok = 10.0 * lh * d * d + (4.0 * 64 * lh * d if phase == "prefill" else 0.0)
         kv = state * (1.0 if phase == "prefill" else 2.0)
