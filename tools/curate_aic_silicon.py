@@ -86,6 +86,26 @@ def _num(x) -> float:
     return float(x) if pd.notna(x) and str(x).strip() != "" else float("nan")
 
 
+def _meta(r) -> dict:
+    """The ``key=value`` provenance fields of a row's ``silicon_data_source``."""
+    return dict(kv.split("=", 1) for kv in (p.strip() for p in str(r.silicon_data_source).split(";")) if "=" in kv)
+
+
+def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int, version: str, source: str,
+            as_of: str, note: str) -> dict:
+    """One co-located serving row of the schema: the measured mean TTFT and TPOT and the output
+    tokens/s per GPU DERIVED from them for a closed-loop client keeping the concurrency in flight."""
+    gpus, conc, osl = tp * dp, float(r.batch_size), float(r.osl)
+    ttft, tpot = _num(r.silicon_ttft_ms) / 1e3, _num(r.silicon_tpot_ms) / 1e3
+    return dict(
+        case_id=case_id, phase="serve", hardware=HARDWARE[r.system], model=name, weight_precision=prec,
+        kv_precision="", engine=ENGINES[r.backend], n_gpus=gpus, tp=tp if dp == 1 else 1, ep=ep,
+        dp_attention=int(dp > 1), disaggregated=0, spec_decode="none", isl_tok=float(r.isl), osl_tok=osl,
+        concurrency=conc, measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
+        measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9), source=source, as_of=as_of,
+        engine_version=version, note=note)
+
+
 def rows(refs: pd.DataFrame) -> list[dict]:
     out, seen, skipped = [], {}, []
     for r in refs.itertuples(index=False):
@@ -104,23 +124,16 @@ def rows(refs: pd.DataFrame) -> list[dict]:
         tp = int(_num(r.tp_size))
         dp = int(_num(r.attention_dp_size)) if pd.notna(r.attention_dp_size) else 1
         ep = max(int(_num(r.moe_ep_size)) if pd.notna(r.moe_ep_size) else 1, 1)
-        gpus = tp * dp
         conc, isl, osl = float(r.batch_size), float(r.isl), float(r.osl)
-        ttft, tpot = r.silicon_ttft_ms / 1e3, r.silicon_tpot_ms / 1e3
         prec = str(r.precision).strip().lower() if pd.notna(r.precision) else "bf16"
-        meta = dict(kv.split("=", 1) for kv in (p.strip() for p in str(r.silicon_data_source).split(";")) if "=" in kv)
+        meta = _meta(r)
         measured = meta.get("measured", "")[:10]
         version = "" if pd.isna(r.backend_version) else str(r.backend_version)
         why = ("precision not stated: the checkpoint's BF16 ASSUMED; " if pd.isna(r.precision) else "")
-        out.append(dict(
-            case_id=f"N{len(out) + 1:03d}", phase="serve", hardware=HARDWARE[r.system], model=MODELS[r.model_path],
-            weight_precision=prec, kv_precision="", engine=ENGINES[r.backend], n_gpus=gpus, tp=tp,
-            ep=ep if MODELS[r.model_path] != "qwen3-32b" else 1, dp_attention=0 if dp == 1 else 1, disaggregated=0,
-            spec_decode="none", isl_tok=isl, osl_tok=osl, concurrency=conc,
-            measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
-            measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9),
-            source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{PATH} (id {r.id})",
-            as_of=measured or "2026-07-09", engine_version=version,
+        out.append(_served(
+            r, case_id=f"N{len(out) + 1:03d}", name=MODELS[r.model_path], prec=prec, tp=tp,
+            ep=ep if MODELS[r.model_path] != "qwen3-32b" else 1, dp=dp, version=version,
+            source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{PATH} (id {r.id})", as_of=measured or "2026-07-09",
             note=(f"{r.model_path} on {tp * dp} x {r.system} with {r.backend} {version or '(release not stated)'}, "
                   f"co-located, attention TP{tp}, MoE TP{int(_num(r.moe_tp_size)) if pd.notna(r.moe_tp_size) else 1} x "
                   f"EP{ep}, {int(conc)} concurrent requests, ISL {int(isl)} / OSL {int(osl)}; "
@@ -174,23 +187,18 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
         prec = QUANT.get(quant, "bf16")
         if name == "gpt-oss-120b" and prec == "fp4":
             prec = "mxfp4"
-        meta = dict(kv.split("=", 1) for kv in (p.strip() for p in str(r.silicon_data_source).split(";")) if "=" in kv)
+        meta = _meta(r)
         measured = meta.get("measured", "")[:10]
         version = _release(r.backend_version)
-        gpus, conc, isl, osl = tp * dp, float(r.batch_size), float(r.isl), float(r.osl)
-        out.append(dict(
-            case_id=f"M{len(out) + 1:04d}", phase="serve", hardware=HARDWARE[r.system], model=name,
-            weight_precision=prec, kv_precision="", engine=ENGINES[r.backend], n_gpus=gpus, tp=tp if dp == 1 else 1,
-            ep=(mep if dp == 1 else dp) if moe else 1, dp_attention=int(dp > 1), disaggregated=0, spec_decode="none",
-            isl_tok=isl, osl_tok=osl, concurrency=conc,
-            measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
-            measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9),
-            source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{SAMPLE_PATH} (id {r.id})",
-            as_of=measured or "2026-08-21", engine_version=version,
-            note=(f"{r.model_path} on {gpus} x {r.system} with {r.backend} {version or (r.backend_version if pd.notna(r.backend_version) else '(release not stated)')}, "
-                  f"co-located, attention TP{tp} x DP{dp}, MoE TP{mtp} x EP{mep}, quantization "
-                  f"{quant or 'not stated (BF16 ASSUMED)'}, {int(conc)} concurrent requests, ISL {int(isl)} / OSL "
-                  f"{int(osl)}; source {meta.get('source_file', str(r.silicon_data_source).split(';')[0])}, measured "
+        shown = version or (r.backend_version if pd.notna(r.backend_version) else "(release not stated)")
+        out.append(_served(
+            r, case_id=f"M{len(out) + 1:04d}", name=name, prec=prec, tp=tp, ep=(mep if dp == 1 else dp) if moe else 1,
+            dp=dp, version=version, source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{SAMPLE_PATH} (id {r.id})",
+            as_of=measured or "2026-08-21",
+            note=(f"{r.model_path} on {tp * dp} x {r.system} with {r.backend} {shown}, co-located, attention TP{tp} x "
+                  f"DP{dp}, MoE TP{mtp} x EP{mep}, quantization {quant or 'not stated (BF16 ASSUMED)'}, "
+                  f"{int(r.batch_size)} concurrent requests, ISL {int(r.isl)} / OSL {int(r.osl)}; source "
+                  f"{meta.get('source_file', str(r.silicon_data_source).split(';')[0])}, measured "
                   f"{measured or 'not stated'}. Throughput DERIVED from the measured TTFT and TPOT "
                   "(datasets/README.md, serving_aic_sample.csv)."),
         ))
