@@ -254,3 +254,22 @@ def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
         out[mf] = d[0] if isinstance(d, list) else d
     assert out["0.97"]["batch"] > out["0.9"]["batch"]
     assert out["0.97"]["usd_per_m_output_tok"] <= out["0.9"]["usd_per_m_output_tok"]
+
+
+def test_validate_serving_table_lists_the_largest_misses_of_a_large_set(tmp_path):
+    # 41 rows (the 37 fit rows and 4 copies under new ids): the table shows the 40 largest misses,
+    # sorted by |error|, and says where every row is; csv still lists all 41
+    import pandas as pd
+
+    from tokenomics.catalog import load
+    from tokenomics.cli.perf import MAX_CASE_ROWS
+
+    df = load("serving_public")
+    extra = df.head(41 - len(df)).assign(case_id=lambda d: d["case_id"] + "-copy")
+    path = tmp_path / "cases.csv"
+    pd.concat([df, extra]).to_csv(path, index=False)
+    r = runner.invoke(app, ["validate-serving", str(path)])
+    assert r.exit_code == 0, r.output
+    assert MAX_CASE_ROWS == 40 and "the 40 largest misses of 41 rows" in r.output and "lists every row" in r.output
+    r = runner.invoke(app, ["validate-serving", str(path), "--format", "csv"])
+    assert len(r.output.strip().splitlines()) == 42  # header + 41 rows

@@ -377,6 +377,10 @@ def validate_kernels(
                  "w per chip and format in perf.kernels.moe_ceilings()")
 
 
+#: Cases validate-serving's table lists one by one; a larger set shows its largest misses (every
+#: row stays in ``--format csv`` / ``json``).
+MAX_CASE_ROWS = 40
+
 #: validate-serving's names for the bundled serving sets.
 BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "blind": "serving_blind_2026",
                    "mlperf": "serving_mlperf", "mlperf-server": "serving_mlperf_server",
@@ -441,8 +445,13 @@ def validate_serving(
                                 "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU",
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
-    emit(show, fmt, title=f"Published serving results vs the model ({Path(cases).name})",
-         caption="tok/s/GPU: output tokens, input tokens for prefill-only rows" if pre.any() else None)
+    notes = ["tok/s/GPU: output tokens, input tokens for prefill-only rows"] if pre.any() else []
+    title = f"Published serving results vs the model ({Path(cases).name})"
+    if len(show) > MAX_CASE_ROWS:  # a wall of rows helps no one: the largest misses, every row in csv/json
+        show = show.loc[show["error %"].abs().sort_values(ascending=False).index[:MAX_CASE_ROWS]]
+        title += f": the {MAX_CASE_ROWS} largest misses of {len(pred)} rows"
+        notes.append("--format csv or json lists every row")
+    emit(show, fmt, title=title, caption="; ".join(notes) or None)
     s = summarize(pred, by=("hardware", "model", "engine", "weight_precision", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
