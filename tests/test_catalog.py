@@ -153,3 +153,14 @@ def test_blind_runs_carry_the_settings_their_launch_scripts_state():
     # a recipe's SGLang mem-fraction-static only (TensorRT-LLM's free_gpu_memory_fraction is another quantity)
     assert dis.loc[~dis["engine"].isin(["dynamo-sglang", "mori-sglang"]), "mem_frac"].isna().all()
     assert dis.loc[dis["mem_frac"].notna(), "note"].str.contains("mem-fraction-static").all()
+
+
+def test_accelerator_aliases_and_prefix_suggestions():
+    # 'h100' is what published results and users write for the catalog's h100-sxm; a name the
+    # user began (h10) is suggested before merely similar ones
+    from tokenomics.catalog import accelerator, accelerator_name
+
+    assert accelerator("h100").name == "h100-sxm" and accelerator_name("h100_sxm") == "h100-sxm"
+    assert accelerator_name("h200") == "h200"
+    with pytest.raises(UnknownNameError, match="Did you mean 'h100-sxm'"):
+        accelerator("h10")

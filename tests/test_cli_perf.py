@@ -82,7 +82,7 @@ def test_validate_estimates_missing_kernel_counts(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["throughput", "--model", "llama-3.1-8"], "Unknown model 'llama-3.1-8'. Did you mean"),
-    (["throughput", "--hardware", "h100"], "Unknown accelerator 'h100'"),
+    (["throughput", "--hardware", "h10"], "Unknown accelerator 'h10'. Did you mean 'h100-sxm'"),
     (["throughput", "--batch", "-3"], "batch must be an integer >= 1"),
     (["throughput", "--batch", "x"], "--batch must be an integer"),
     (["throughput", "--model", "llama-3.1-70b"], "needs 141 GB of weights"),

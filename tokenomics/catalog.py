@@ -287,13 +287,23 @@ def _name(name, kind: str) -> None:
         raise ValidationError(f"{kind} must be a name (text) or a spec object, got {name!r:.60}")
 
 
+#: Names published results and users write for a catalogued accelerator.
+ACCELERATOR_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
+
+
+def accelerator_name(name: str) -> str:
+    """The catalog's name for ``name`` (:data:`ACCELERATOR_ALIASES` resolved; others unchanged)."""
+    return ACCELERATOR_ALIASES.get(str(name), str(name))
+
+
 def accelerator(name: str) -> "Accelerator":
     """Look up an accelerator by name (``"h200"``, ``"tpu-v7"``, ...), with suggestions.
 
-    Specs are frozen, so lookups are cached per data directory (a scalar step costs microseconds).
+    Aliases in :data:`ACCELERATOR_ALIASES` (``"h100"``) resolve to the catalogued chip. Specs are
+    frozen, so lookups are cached per data directory (a scalar step costs microseconds).
     """
     _name(name, "accelerator")
-    return _accelerator_cached(str(name), str(data_dir()))
+    return _accelerator_cached(accelerator_name(name), str(data_dir()))
 
 
 @functools.lru_cache(maxsize=256)

@@ -72,6 +72,9 @@ def unknown_name(kind: str, name: str, known: Iterable[str]) -> UnknownNameError
         The error to raise.
     """
     known = sorted(set(known))
-    close = difflib.get_close_matches(str(name).lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+    low = str(name).strip().lower()
+    # names the given one begins (``h100`` -> ``h100-sxm``) first, then the closest spellings
+    prefix = [k.lower() for k in known if low and k.lower().startswith(low) and k.lower() != low]
+    close = list(dict.fromkeys(prefix + difflib.get_close_matches(low, [k.lower() for k in known], n=3, cutoff=0.5)))[:3]
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return UnknownNameError(f"Unknown {kind} {name!r}.{hint} Known: {', '.join(known)}")

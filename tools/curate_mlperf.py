@@ -120,9 +120,8 @@ def _settings(src, paths: list[str]) -> dict:
 def _dense_tp(model: str, precision: str, hardware: str) -> int:
     from tokenomics.catalog import accelerator, model as _model
     from tokenomics.perf.memory import weight_bytes_per_chip
-    from tokenomics.perf.serving import HARDWARE_ALIASES
 
-    acc = accelerator(HARDWARE_ALIASES.get(hardware, hardware))
+    acc = accelerator(hardware)  # the catalog resolves aliases (h100 -> h100-sxm)
     if precision == "fp4":  # as the serving rows read it (perf.serving.case_deployment)
         precision = "mxfp4" if acc.vendor.upper() == "AMD" else "nvfp4"
     weights = weight_bytes_per_chip(_model(model), weight_precision=precision)

@@ -185,12 +185,11 @@ def frontier(
     df = res.to_frame()
     measured = None
     if cases is not None:
-        from ..catalog import model as _catalog_model
-        from ..perf.serving import HARDWARE_ALIASES
+        from ..catalog import accelerator_name, model as _catalog_model
 
         hw_name = res_system_accelerator(res)
         same = cases.apply(lambda r: _catalog_model(str(r["model"])).name == _catalog_model(res.model).name
-                           and HARDWARE_ALIASES.get(str(r["hardware"]), str(r["hardware"])) == hw_name, axis=1)
+                           and accelerator_name(r["hardware"]) == hw_name, axis=1)
         measured = cases[same & cases["measured_tok_per_s_per_user"].notna()]
     if out is not None:
         res.plot(out, measured=measured)

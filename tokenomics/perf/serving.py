@@ -751,9 +751,6 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: the model's activation dtype, bf16).
 DEFAULT_KV_PRECISION = "bf16"
 
-#: Hardware names of published results that map to catalog names.
-HARDWARE_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
-
 #: InferenceX/InferenceMAX draw each request's lengths uniformly in [0.8, 1.0] x the nominal ISL/OSL
 #: (README of ../shared/calibration): the mean is 0.9 x nominal.
 RANDOM_LENGTH_MEAN_FRAC = 0.9
@@ -857,7 +854,7 @@ def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
                 raise unknown_name(kind, name, PRECISION_BYTES)
         return check
 
-    lookups = {"hardware": lambda n: accelerator(HARDWARE_ALIASES.get(n, n)), "model": model, "engine": engine,
+    lookups = {"hardware": accelerator, "model": model, "engine": engine,
                "weight_precision": precision("weight precision", False),
                "kv_precision": precision("KV precision", True)}
     for col, lookup in lookups.items():
@@ -978,7 +975,7 @@ def case_deployment(row: Any):
     from ..catalog import accelerator, model as _model
     from ..deployment import resolve
 
-    hw = accelerator(HARDWARE_ALIASES.get(str(row["hardware"]), str(row["hardware"])))
+    hw = accelerator(str(row["hardware"]))
     m = _model(str(row["model"]))
     prec = str(row["weight_precision"]).lower()
     if prec == "fp4":
