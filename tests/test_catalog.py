@@ -164,3 +164,14 @@ def test_accelerator_aliases_and_prefix_suggestions():
     assert accelerator_name("h200") == "h200"
     with pytest.raises(UnknownNameError, match="Did you mean 'h100-sxm'"):
         accelerator("h10")
+
+
+def test_kimi_k2_5_is_kimi_k2s_text_architecture():
+    # Kimi-K2.5's config.json text_config (as AIConfigurator ships it): 61 layers, 7168 hidden,
+    # 64 heads, 384 routed experts top-8 of 2048, 1 shared, vocab 163840: Kimi K2's
+    from tokenomics.catalog import model
+
+    k = model("kimi-k2.5")
+    assert k is model("kimi-k2")
+    assert (k.n_layers, k.hidden, k.n_q_heads, k.n_experts, k.experts_per_token, k.expert_ffn_hidden,
+            k.n_shared_experts, k.vocab) == (61, 7168, 64, 384, 8, 2048, 1, 163840)
