@@ -16,7 +16,7 @@ after every change to the model and are scored once, blind. Read at the commit :
 * precisions as stated (``fp4`` is NVFP4); two Qwen3-32B rows state none: the checkpoint's BF16,
   ASSUMED; KV cache: the engines' default (not stated);
 * models: DeepSeek-R1 and -V3 (``deepseek-v3`` architecture), Kimi-K2.5 (its text model is Kimi K2's
-  architecture; the vision tower ignored), MiniMax-M2.5, Qwen3-32B, Qwen3-235B-A22B, Qwen3.5-397B-A17B.
+  architecture, catalogued as the alias kimi-k2.5; the vision tower ignored), MiniMax-M2.5, Qwen3-32B, Qwen3-235B-A22B, Qwen3.5-397B-A17B.
   Left out: one DeepSeek-V3 row that repeats a DeepSeek-R1 row value for value;
 * measured: ``measured_ttft_s`` and ``measured_tpot_s`` (the source's mean TTFT and TPOT);
   ``measured_output_tok_per_s_per_gpu`` is DERIVED for a closed-loop client keeping the concurrency
@@ -54,7 +54,7 @@ OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "serv
 HARDWARE = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200",
             "gb300": "gb300"}
 MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-v3",
-          "moonshotai/Kimi-K2.5": "kimi-k2", "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
+          "moonshotai/Kimi-K2.5": "kimi-k2.5", "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
           "Qwen/Qwen3-32B": "qwen3-32b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
           "Qwen/Qwen3.5-397B-A17B": "qwen3.5-397b-a17b"}
 #: The dump's further models (the anchors hold none of them).
