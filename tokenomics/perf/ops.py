@@ -293,7 +293,7 @@ def build_ops(
         d = model.linear_head_dim
         lh = _shard(model.linear_heads, tp, "tp")
         lw = lh * d
-        qkw = _shard(model.linear_key_heads or model.linear_heads, tp, "tp") * d  # fewer key heads: Gated DeltaNet
+        qkw = _shard(model.linear_qk_width, tp, "tp")  # q and k: fewer key heads in a Gated DeltaNet
         if fused:
             gemm("qkv(linear)", Ll, h, 2 * qkw + lw)
         else:
