@@ -200,3 +200,14 @@ def test_k3_cost_per_token_table():
         assert g.sort_values("batch")["usd_per_m_output_tok"].is_monotonic_decreasing
     sd200 = c[c["system"] == "sd200-ultra"]
     assert sd200["cost_model"].str.contains("as ascend-910c").all()
+
+
+def test_cli_frontier_draws_a_bundled_serving_set_by_name():
+    # --serving takes validate-serving's set names: 'aic' holds one Qwen3-32B TensorRT-LLM run on
+    # one H100 (N021: 32 users, ISL 1024 / OSL 128, TPOT 36.15 ms -> 27.66 tok/s per user, 1 / TPOT)
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic",
+                            "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic"])
+    assert r.exit_code == 0, r.output
+    assert "N021" in r.output and "27.66" in r.output

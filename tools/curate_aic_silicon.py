@@ -20,7 +20,8 @@ after every change to the model and are scored once, blind. Read at the commit :
   Left out: one DeepSeek-V3 row that repeats a DeepSeek-R1 row value for value;
 * measured: ``measured_ttft_s`` and ``measured_tpot_s`` (the source's mean TTFT and TPOT);
   ``measured_output_tok_per_s_per_gpu`` is DERIVED for a closed-loop client keeping the concurrency
-  in flight: concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs.
+  in flight: concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs; ``measured_tok_per_s_per_user``
+  DERIVED as 1 / TPOT (InferenceX's "interactivity").
 
     python tools/curate_aic_silicon.py --sample /path/to/ai-dynamo/aiconfigurator
 
@@ -102,6 +103,7 @@ def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int,
         kv_precision="", engine=ENGINES[r.backend], n_gpus=gpus, tp=tp if dp == 1 else 1, ep=ep,
         dp_attention=int(dp > 1), disaggregated=0, spec_decode="none", isl_tok=float(r.isl), osl_tok=osl,
         concurrency=conc, measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
+        measured_tok_per_s_per_user=round(1.0 / tpot, 4),  # 1 / TPOT, as InferenceX's interactivity
         measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9), source=source, as_of=as_of,
         engine_version=version, note=note)
 

@@ -116,7 +116,7 @@ def frontier(
     dp_attention: DpAttnOpt = None,
     spec: SpecOpt = None,
     deployment: DeploymentOpt = None,
-    serving: Annotated[Optional[Path], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
+    serving: Annotated[Optional[str], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv) or a bundled set of validate-serving (public, holdout, blind, mlperf, mlperf-server, lmsys, ascend, aic, aic-sample): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep).
@@ -145,7 +145,9 @@ def frontier(
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
         from ..catalog import check_columns
         from ..perf.serving import read_cases
+        from .perf import BUNDLED_SERVING, _bundled
 
+        serving = _bundled(BUNDLED_SERVING[serving]) if serving in BUNDLED_SERVING else Path(serving)
         cases = read_cases(serving)
         check_columns(cases, ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu"),
                       what=f"--serving file {str(serving)!r} (the measured points to draw)")
