@@ -388,6 +388,19 @@ BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "bl
                    "aic-sample": "serving_aic_sample"}
 
 
+def serving_source(name: Optional[str]) -> Path:
+    """A serving CSV named on the command line: a bundled set (:data:`BUNDLED_SERVING`; ``None``
+    is the fit set) or a file; neither is one line naming both, with the closest set."""
+    if name is None or name in BUNDLED_SERVING:
+        return _bundled(BUNDLED_SERVING[name or "public"])
+    if not Path(name).exists():
+        from ..errors import DataError, unknown_name
+
+        raise DataError(f"serving cases file {name!r} not found. "
+                        f"{unknown_name('bundled serving set', name, BUNDLED_SERVING)}")
+    return Path(name)
+
+
 @app.command("validate-serving")
 def validate_serving(
     cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,730 co-located rows of the measurement dump they come from).")] = None,
@@ -405,13 +418,7 @@ def validate_serving(
     """
     from ..perf.serving import predict_cases, summarize, summarize_within
 
-    if cases is None or cases in BUNDLED_SERVING:
-        cases = str(_bundled(BUNDLED_SERVING[cases or "public"]))
-    elif not Path(cases).exists():  # neither a file nor a bundled set: say both, with the closest set
-        from ..errors import DataError, unknown_name
-
-        raise DataError(f"serving cases file {cases!r} not found. "
-                        f"{unknown_name('bundled serving set', cases, BUNDLED_SERVING)}")
+    cases = str(serving_source(cases))
     pred = predict_cases(cases, profile)
     failed = pred[pred["status"] != "predicted"]
     if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong

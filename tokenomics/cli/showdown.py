@@ -145,9 +145,9 @@ def frontier(
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
         from ..catalog import check_columns
         from ..perf.serving import read_cases
-        from .perf import BUNDLED_SERVING, _bundled
+        from .perf import serving_source
 
-        serving = _bundled(BUNDLED_SERVING[serving]) if serving in BUNDLED_SERVING else Path(serving)
+        serving = serving_source(serving)
         cases = read_cases(serving)
         check_columns(cases, ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu"),
                       what=f"--serving file {str(serving)!r} (the measured points to draw)")

@@ -285,7 +285,6 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
         raise DataError(f"{what}: {exc}") from None
 
 
-
 def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":
     """Observations of ``extra`` added to ``base`` (new series or more points of existing ones).
 
