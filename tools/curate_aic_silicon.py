@@ -21,7 +21,13 @@ after every change to the model and are scored once, blind. Read at the commit :
 * measured: ``measured_ttft_s`` and ``measured_tpot_s`` (the source's mean TTFT and TPOT);
   ``measured_output_tok_per_s_per_gpu`` is DERIVED for a closed-loop client keeping the concurrency
   in flight: concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs; ``measured_tok_per_s_per_user``
-  DERIVED as 1 / TPOT (InferenceX's "interactivity").
+  DERIVED as 1 / TPOT (InferenceX's "interactivity");
+* ``fixed_lengths`` 1: the source does not record its client, but AIConfigurator's own benchmark
+  harness sends every request with exactly the ISL and OSL (``aiperf`` with
+  ``--isl-stddev 0 --osl-stddev 0``, ``ignore_eos``, ``min_tokens`` = ``max_tokens``:
+  ``src/aiconfigurator/generator/config/backend_templates/benchmark/bench_run.sh.j2`` with the
+  ``BenchConfig.isl_stddev`` / ``osl_stddev`` defaults 0 of ``generator/config/deployment_config.yaml``,
+  and ``generator/sflow.py``, at :data:`COMMIT`): ASSUMED for every row.
 
     python tools/curate_aic_silicon.py --sample /path/to/ai-dynamo/aiconfigurator
 
@@ -73,7 +79,7 @@ COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_prec
            "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu", "measured_tok_per_s_per_user",
            "measured_ttft_s", "measured_tpot_s", "overlap", "cache_hit_frac", "expert_balance", "a2a_impl",
            "source", "as_of", "note", "recv_interval_iters", "adp_timeout_iters", "max_batch_size",
-           "engine_version", "mem_frac")
+           "engine_version", "mem_frac", "fixed_lengths")
 MEASURE_KEYS = ("ttft", "tpot")
 
 
@@ -105,7 +111,7 @@ def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int,
         concurrency=conc, measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
         measured_tok_per_s_per_user=round(1.0 / tpot, 4),  # 1 / TPOT, as InferenceX's interactivity
         measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9), source=source, as_of=as_of,
-        engine_version=version, note=note)
+        engine_version=version, note=note, fixed_lengths=1)
 
 
 def rows(refs: pd.DataFrame) -> list[dict]:

@@ -475,7 +475,8 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
           phase: str = "serve", context_tok: float | None = None, batch: float | None = None,
           prefill_tok: float | None = None, profile: Any = None,
           engines: Any = None, n_requests: float | None = None, recv_interval_iters: float = 1.0,
-          adp_timeout_iters: float | None = None, max_batch_per_rank: float | None = None) -> ServingResult:
+          adp_timeout_iters: float | None = None, max_batch_per_rank: float | None = None,
+          fixed_lengths: bool = False) -> ServingResult:
     """Steady-state serving of ``deployment`` (module docstring).
 
     Parameters
@@ -507,6 +508,11 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         The engine's batch cap per attention-DP rank where the run set one: ``serve``
         (:func:`_slot_cap`; default memory only) and ``offline`` (in place of the engine's
         default ``max_seqs``) [sequences].
+    fixed_lengths : bool
+        ``serve``: every request has exactly ``isl_tok`` / ``osl_tok`` tokens (a benchmark
+        client with zero length spread and ``ignore_eos``); on a prefill-first engine the closed
+        loop then runs in synchronized waves (:func:`wave_serve`). Default False: lengths vary,
+        requests stagger.
     """
     v.one_of(phase, "phase", PHASES)
     v.positive(isl_tok, "isl_tok")
@@ -535,6 +541,12 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         out = b * tps / t_it / gpus
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
                              np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+    if phase == "serve" and runs_in_waves(dep, fixed_lengths):
+        if concurrency is None:
+            raise ValidationError("serve needs a concurrency (requests in flight)")
+        v.positive(concurrency, "concurrency")
+        return wave_serve(dep, isl_tok=isl, osl_tok=osl, concurrency=float(concurrency), t_eng=t_eng,
+                          overhead_s=ep["ttft_overhead_s"], profile=profile, max_batch_per_rank=max_batch_per_rank)
     t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
     n_ranks = int(dep.parallel.attn_dp)
     c_tok = min(isl, chunk)  # prompt tokens of one prefill chunk
@@ -599,6 +611,83 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         out = float(n_requests) * osl / run_s / gpus
     return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
                          np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+
+
+#: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
+#: (SGLang ``Scheduler.get_next_batch_to_run``: "Run prefill first if possible", v0.5.x; mixing a
+#: chunk into the decode batch is the opt-in ``--enable-mixed-chunk``). vLLM v1 schedules the
+#: running requests first and fills the rest of the token budget with prompt chunks, and
+#: TensorRT-LLM's in-flight batching mixes context and generation requests in one iteration:
+#: both mix, so a fixed-length closed loop settles into the staggered steady state there.
+PREFILL_FIRST_ENGINES = frozenset({"sglang"})
+
+
+def runs_in_waves(dep: Any, fixed_lengths: bool) -> bool:
+    """Whether a closed-loop benchmark of ``dep`` runs in synchronized waves (:func:`wave_serve`):
+    every request has the same prompt and output length (``fixed_lengths``) and the engine pauses
+    decode to prefill (:data:`PREFILL_FIRST_ENGINES`)."""
+    return bool(fixed_lengths) and str(dep.engine) in PREFILL_FIRST_ENGINES
+
+
+def wave_serve(dep: Any, *, isl_tok: float, osl_tok: float, concurrency: float, t_eng: float,
+               overhead_s: float, profile: Any = None, max_batch_per_rank: float | None = None) -> ServingResult:
+    """Serving when a fixed-length closed loop runs in synchronized waves [figures per replica].
+
+    A closed-loop client starts its ``C`` users together. When every request has the same
+    lengths and the engine prefills before it decodes (:func:`runs_in_waves`), the ``B``
+    requests a replica holds are prefilled back to back, ``n`` prompts an iteration
+    (:meth:`~tokenomics.deployment.Deployment.prefill_batch`), then decode together for
+    ``(osl - 1) / tokens_per_step`` iterations, finish in the same iteration and come back
+    together: the waves never stagger. Per wave, with ``T_j`` the end of the ``j``-th prefill
+    iteration, ``P`` the last one and ``d`` a decode iteration of ``B`` sequences:
+
+        cycle = overhead + P + (osl - 1) / tps * d,   TTFT = overhead + mean_j T_j,
+        TPOT = (P - mean_j T_j + (osl - 1) / tps * d) / (osl - 1)
+
+    (each request waits for the prompts prefilled after its own before its second token), and
+    the replica emits ``B * osl`` tokens per cycle. The prefill work is the steady state's; it
+    moves from every request's TPOT into the TTFT of the requests behind it. ``B`` is at most
+    what the KV cache holds at the wave's peak length ``isl + osl`` (all sequences grow
+    together); users beyond it wait, ``(C - B) / X`` on top of TTFT (Little's law).
+
+    Parameters
+    ----------
+    dep : Deployment
+    isl_tok, osl_tok : float
+        Prompt and output tokens of every request [tokens].
+    concurrency : float
+        Users of this replica [requests].
+    t_eng : float
+        Engine cost per iteration [s].
+    overhead_s : float
+        The engine's per-request overhead outside the iterations [s].
+    profile : optional
+        Calibration profile.
+    max_batch_per_rank : float, optional
+        The run's batch cap per attention-DP rank [sequences].
+    """
+    tps = dep.spec.tokens_per_step if dep.spec else 1.0
+    isl, osl, c = float(isl_tok), float(osl_tok), float(concurrency)
+    b = min(c, max(1.0, _slot_cap(dep, isl + osl, max_batch_per_rank)))
+    n_req = max(1, int(round(b)))
+    chunks = math.ceil(isl / float(dep.prefill_chunk_tok))
+    per_it = int(np.max(dep.prefill_batch(int(round(isl)))))  # prompts per prefill iteration
+    sizes = np.full(n_req // per_it, per_it)
+    if n_req % per_it:
+        sizes = np.append(sizes, n_req % per_it)
+    # a prompt longer than the chunk takes ``chunks`` iterations, each paying the engine cost
+    t_pre = _prefill_iteration_s(dep, isl, sizes, t_eng, profile) + (chunks - 1) * t_eng
+    ends = np.cumsum(t_pre)
+    wait = float(np.sum(sizes * ends) / n_req)  # mean end of a request's own prefill
+    d = float(_decode_iteration_s(dep, b, round(isl + osl / 2.0), t_eng, profile)[()])
+    decode_s = max(osl - 1.0, 0.0) / tps * d
+    cycle = float(overhead_s) + float(ends[-1]) + decode_s
+    x = b / cycle  # requests/s
+    ttft = float(overhead_s) + wait + ((c - b) / x if c > b else 0.0)
+    tpot = (float(ends[-1]) - wait + decode_s) / (osl - 1.0) if osl > 1 else d / tps
+    out = b * osl / cycle / dep.replica_chips
+    return ServingResult("serve", np.asarray(b), np.asarray(d), np.asarray(tpot), np.asarray(ttft),
+                         np.asarray(1.0 / tpot), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
 
 
 def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: float) -> float:
@@ -745,7 +834,9 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: SGLang ``--mem-fraction-static``; empty = the profile's 0.9), ``engine_version`` (the engine release the run's
 #: image held, e.g. ``1.1.0rc2``: TensorRT-LLM releases older than the newest measured kernels
 #: get their kernels' measured slowdown, :mod:`tokenomics.perf.kernel_versions`; empty = the
-#: newest), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: newest), ``fixed_lengths`` (1 where every request had exactly the stated ISL/OSL: a client with
+#: zero length spread and ``ignore_eos``; on a prefill-first engine the run goes in waves,
+#: :func:`wave_serve`; empty = 0), ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -888,7 +979,7 @@ CELL_CHECKS: dict[str, tuple[dict[str, Any], str]] = {
     **{c: ({**_WHOLE, "required": False}, "a whole number >= 1, or empty")
        for c in SPLIT_COLUMNS + ("prefill_tp", "prefill_ep")},
     **{c: ({"minimum": 0, "maximum": 1, "integer": True, "required": False}, "0 or 1 (empty = 0)")
-       for c in ("dp_attention", "disaggregated")},
+       for c in ("dp_attention", "disaggregated", "fixed_lengths")},
     **{c: (_POSITIVE, "a positive number, or empty") for c in ("isl_tok", "osl_tok", "concurrency")},
     **{c: (_POSITIVE, "a positive number, or empty where not measured") for c in MEASURED_COLUMNS},
 }
@@ -1108,7 +1199,7 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         recv, adp = _num(row.get("recv_interval_iters")), _num(row.get("adp_timeout_iters"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc / replicas, profile=profile, engines=engines,
                   recv_interval_iters=recv if recv > 0 else 1.0, adp_timeout_iters=adp if adp > 0 else None,
-                  max_batch_per_rank=max_batch)
+                  max_batch_per_rank=max_batch, fixed_lengths=_num(row.get("fixed_lengths", 0)) == 1)
     elif phase == "offline":
         n_req = _num(row.get("n_requests"))
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="offline", profile=profile, engines=engines,
