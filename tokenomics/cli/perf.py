@@ -410,7 +410,8 @@ def validate_serving(
     """Predict published serving results (tokens/s per GPU and per user, TPOT, TTFT) and score them.
 
     Each row becomes a deployment (chips, tp/ep/attention DP, engine, precisions, MTP) served in
-    steady-state continuous batching at its concurrency (serve), as prefill and decode instances
+    steady-state continuous batching at its concurrency (serve; in synchronized waves where the
+    row marks fixed_lengths 1 and the engine prefills first, SGLang), as prefill and decode instances
     with KV transfer (a disaggregated serve row: output tokens/s per decode GPU, as published),
     at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
