@@ -211,3 +211,12 @@ def test_cli_frontier_draws_a_bundled_serving_set_by_name():
     r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic"])
     assert r.exit_code == 0, r.output
     assert "N021" in r.output and "27.66" in r.output
+
+
+def test_cli_frontier_says_when_a_serving_set_has_no_point_of_the_chip():
+    # 'aic' has Qwen3-32B on H100 and GB200 but not on H200: one line naming where it has them,
+    # not an empty table
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h200", "--model", "qwen3-32b", "--serving", "aic"])
+    assert r.exit_code == 0, r.output
+    assert "no measured point of qwen3-32b on h200" in r.output and "h100-sxm" in r.output
+    assert "Measured points of" not in r.output

@@ -193,6 +193,8 @@ def frontier(
         same = cases.apply(lambda r: _catalog_model(str(r["model"])).name == _catalog_model(res.model).name
                            and accelerator_name(r["hardware"]) == hw_name, axis=1)
         measured = cases[same & cases["measured_tok_per_s_per_user"].notna()]
+        chips = sorted({accelerator_name(h) for h, m in zip(cases["hardware"], cases["model"])
+                        if _catalog_model(str(m)).name == _catalog_model(res.model).name})
     if out is not None:
         res.plot(out, measured=measured)
     if fmt == Format.table:
@@ -200,10 +202,13 @@ def frontier(
         show["ms/token"] = df["step_time_s"] * 1e3
         emit(show, fmt, title=f"{res.model} on {res.system} ({res.plan}, {context} tokens context): Pareto frontier",
              caption=f"PNG: {out}" if out else None)
-        if measured is not None:
+        if measured is not None and len(measured):
             emit(measured[["case_id", "engine", "tp", "ep", "concurrency", "measured_tok_per_s_per_user",
                            "measured_output_tok_per_s_per_gpu"]], fmt,
                  title=f"Measured points of {serving.name} for this model and chip ({len(measured)})")
+        elif measured is not None:
+            typer.echo(f"{serving.name} has no measured point of {res.model} on {hw_name}"
+                      + (f" (its rows of this model: {', '.join(chips)})" if chips else " (nor of this model)"))
     else:
         emit(df, fmt)
 
