@@ -51,6 +51,12 @@ the queue is empty the last ``B`` sequences, their remaining lengths spread even
 ``decode`` deployment (disaggregated decode workers) decodes ``B`` sequences at a given context with
 no prefill; a ``prefill`` deployment processes prompt tokens only.
 
+A benchmark whose requests all have the same lengths (``fixed_lengths``) on an engine that pauses
+decode to prefill (SGLang) never staggers: its users are prefilled back to back, decode together
+and return together (:func:`wave_serve`), so the prompts' work sits in the TTFT of the users
+behind instead of in every TPOT. Engines that mix prompt chunks into the decode batch (vLLM,
+TensorRT-LLM) settle into the staggered steady state above whatever the lengths.
+
 Disaggregated serving (:func:`serve_disaggregated`) splits the GPUs into prefill instances and
 decode instances. At a total concurrency ``C``, ``X`` requests/s flow through both: a decode
 instance runs ``B`` sequences with no prompt tokens in its iterations (``t_it(B)`` from the
@@ -541,12 +547,6 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         out = b * tps / t_it / gpus
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
                              np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
-    if phase == "serve" and runs_in_waves(dep, fixed_lengths):
-        if concurrency is None:
-            raise ValidationError("serve needs a concurrency (requests in flight)")
-        v.positive(concurrency, "concurrency")
-        return wave_serve(dep, isl_tok=isl, osl_tok=osl, concurrency=float(concurrency), t_eng=t_eng,
-                          overhead_s=ep["ttft_overhead_s"], profile=profile, max_batch_per_rank=max_batch_per_rank)
     t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
     n_ranks = int(dep.parallel.attn_dp)
     c_tok = min(isl, chunk)  # prompt tokens of one prefill chunk
@@ -569,6 +569,9 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
             raise ValidationError("serve needs a concurrency (requests in flight)")
         c = float(concurrency)
         v.positive(c, "concurrency")
+        if runs_in_waves(dep, fixed_lengths):
+            return wave_serve(dep, isl_tok=isl, osl_tok=osl, concurrency=c, t_eng=t_eng,
+                              overhead_s=ep["ttft_overhead_s"], profile=profile, max_batch_per_rank=max_batch_per_rank)
         b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
     n_chunks = math.ceil(isl / chunk)
     # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
@@ -631,7 +634,7 @@ def runs_in_waves(dep: Any, fixed_lengths: bool) -> bool:
 
 def wave_serve(dep: Any, *, isl_tok: float, osl_tok: float, concurrency: float, t_eng: float,
                overhead_s: float, profile: Any = None, max_batch_per_rank: float | None = None) -> ServingResult:
-    """Serving when a fixed-length closed loop runs in synchronized waves [figures per replica].
+    """Serving when a fixed-length closed loop runs in synchronized waves (figures per GPU of one replica).
 
     A closed-loop client starts its ``C`` users together. When every request has the same
     lengths and the engine prefills before it decodes (:func:`runs_in_waves`), the ``B``
