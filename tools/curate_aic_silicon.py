@@ -37,7 +37,8 @@ drawn from (``aic-core/src/aiconfigurator_core/systems/silicon_sample.csv`` at :
 whose fields agree: attention TP x DP GPUs with no DP (``dp_attention`` 0, experts TP x EP = the
 attention TP) or DP without attention TP (``dp_attention`` 1, experts TP x EP = the DP), at most 8
 GPUs (the dump re-encodes some runs with 16-64 "TP" ranks next to the same measurement at 8);
-each measurement once (the dump repeats many across its source files). gpt-oss-120b rows labelled
+each measurement once (the dump repeats many across its source files, some rounded to 0.01 ms in one file and
+kept in full in another: the same TTFT and TPOT within :data:`SAME_S` count once). gpt-oss-120b rows labelled
 NVFP4 are its MXFP4 checkpoint (no NVFP4 one is catalogued); a row with no precision is its
 checkpoint's BF16, ASSUMED.
 """
@@ -81,6 +82,9 @@ COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_prec
            "source", "as_of", "note", "recv_interval_iters", "adp_timeout_iters", "max_batch_size",
            "engine_version", "mem_frac", "fixed_lengths")
 MEASURE_KEYS = ("ttft", "tpot")
+#: Two of the dump's TTFT (or TPOT) values this close are one measurement [s]: half of the 0.01 ms to
+#: which some of its source files round what others keep in full.
+SAME_S = 5e-6 + 1e-12
 
 
 def _release(version) -> str:
@@ -157,7 +161,7 @@ def rows(refs: pd.DataFrame) -> list[dict]:
 
 def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
     """The dump's expressible co-located rows (module docstring), one per measurement."""
-    out, seen, why = [], set(), {}
+    out, seen, why = [], {}, {}
 
     def skip(reason: str) -> None:
         why[reason] = why.get(reason, 0) + 1
@@ -185,12 +189,13 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
         if not (ttft > 0 and tpot > 0 and _num(r.batch_size) > 0):
             skip("no measurement")
             continue
-        key = (name, r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size, round(ttft, 9),
-               round(tpot, 9))  # one nightly measurement is filed under two build labels
-        if key in seen:
+        # one nightly measurement is filed under two build labels, and some files keep a measurement
+        # rounded to 0.01 ms that another keeps in full: the same (TTFT, TPOT) within half of that
+        key = (name, r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size)
+        if any(abs(ttft - a) <= SAME_S and abs(tpot - b) <= SAME_S for a, b in seen.get(key, ())):
             skip("repeats a measurement")
             continue
-        seen.add(key)
+        seen.setdefault(key, []).append((ttft, tpot))
         quant = str(r.gemm_quant_mode).strip().lower() if pd.notna(r.gemm_quant_mode) else ""
         prec = QUANT.get(quant, "bf16")
         if name == "gpt-oss-120b" and prec == "fp4":
