@@ -168,7 +168,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_aic_sample": DatasetInfo(
         "serving_aic_sample.csv",
-        "2,630 co-located serving measurements from the NVIDIA dump AIConfigurator's silicon anchors are drawn from (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv): mean TTFT and TPOT of ten catalogued models on H100..GB200 with TensorRT-LLM, SGLang and vLLM; expressible layouts, each measurement once; found after every model change: a blind check at scale.",
+        "2,504 co-located serving measurements from the NVIDIA dump AIConfigurator's silicon anchors are drawn from (aic-core/src/aiconfigurator_core/systems/silicon_sample.csv): mean TTFT and TPOT of ten catalogued models on H100..GB200 with TensorRT-LLM, SGLang and vLLM; expressible layouts, each measurement once; found after every model change: a blind check at scale.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -38,7 +38,8 @@ whose fields agree: attention TP x DP GPUs with no DP (``dp_attention`` 0, exper
 attention TP) or DP without attention TP (``dp_attention`` 1, experts TP x EP = the DP), at most 8
 GPUs (the dump re-encodes some runs with 16-64 "TP" ranks next to the same measurement at 8);
 each measurement once (the dump repeats many across its source files, some rounded to 0.01 ms in one file and
-kept in full in another: the same TTFT and TPOT within :data:`SAME_S` count once). gpt-oss-120b rows labelled
+kept in full in another: the same TTFT and TPOT within :data:`SAME_S` count once, also where the dump files
+one run under two names of one architecture, DeepSeek-R1 and DeepSeek-V3: the first kept). gpt-oss-120b rows labelled
 NVFP4 are its MXFP4 checkpoint (no NVFP4 one is catalogued); a row with no precision is its
 checkpoint's BF16, ASSUMED.
 """
@@ -161,7 +162,12 @@ def rows(refs: pd.DataFrame) -> list[dict]:
 
 def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
     """The dump's expressible co-located rows (module docstring), one per measurement."""
+    from tokenomics.catalog import model as _model
+
     out, seen, why = [], {}, {}
+
+    def arch(name: str) -> str:
+        return _model(name).name
 
     def skip(reason: str) -> None:
         why[reason] = why.get(reason, 0) + 1
@@ -191,7 +197,8 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
             continue
         # one nightly measurement is filed under two build labels, and some files keep a measurement
         # rounded to 0.01 ms that another keeps in full: the same (TTFT, TPOT) within half of that
-        key = (name, r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size)
+        # and one run of an architecture filed under two of its checkpoints' names (DeepSeek-R1 / -V3)
+        key = (arch(name), r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size)
         if any(abs(ttft - a) <= SAME_S and abs(tpot - b) <= SAME_S for a, b in seen.get(key, ())):
             skip("repeats a measurement")
             continue
