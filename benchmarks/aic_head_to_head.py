@@ -3,6 +3,7 @@
     pip install aiconfigurator==0.12.0      # in a separate environment; not a tokenomics dependency
     python benchmarks/aic_head_to_head.py /path/to/ai-dynamo/aiconfigurator   (a git directory)
     python benchmarks/aic_head_to_head.py /path/to/aiconfigurator --sample 200   (seeded rows of the dump)
+    python benchmarks/aic_head_to_head.py /path/to/aiconfigurator --sample 2504  (every row: ~30 minutes)
 
 Reads the anchors ``tools/accuracy_tracking/silicon_refs.csv`` at the commit
 ``tools/curate_aic_silicon.py`` pins, keeps the 22 rows ``datasets/serving_aic_silicon.csv`` holds
