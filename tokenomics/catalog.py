@@ -138,7 +138,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_mlperf": DatasetInfo(
         "serving_mlperf.csv",
-        "134 MLPerf Inference v5.1/v6.0 closed Offline LLM results (each run once) (Llama 2 70B, Llama 3.1 8B/405B, Mixtral, DeepSeek-R1, gpt-oss on H100..GB300, MI300X..MI355X) collected after the last model change: a blind check.",
+        "134 MLPerf Inference v5.1/v6.0 closed Offline LLM results, each run once (Llama 2 70B, Llama 3.1 8B/405B, Mixtral, DeepSeek-R1, gpt-oss on H100..GB300, MI300X..MI355X), collected after the last model change: a blind check.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -103,6 +103,25 @@ def _meta(r) -> dict:
     return dict(kv.split("=", 1) for kv in (p.strip() for p in str(r.silicon_data_source).split(";")) if "=" in kv)
 
 
+def _arch(name: str) -> str:
+    """The catalog architecture a model name runs (DeepSeek-R1 and -V3: one)."""
+    from tokenomics.catalog import model
+
+    return model(name).name
+
+
+def _repeat_of(seen: dict, key: tuple, ttft_s: float, tpot_s: float, rid: str) -> str | None:
+    """The id of an earlier row of ``key`` with the same TTFT and TPOT (within :data:`SAME_S`):
+    one measurement the dump files twice (two build labels, two checkpoint names of one
+    architecture, or kept in full in one file and rounded to 0.01 ms in another). ``None`` for a
+    new measurement, which is recorded under ``key``."""
+    for a, b, first in seen.get(key, ()):
+        if abs(ttft_s - a) <= SAME_S and abs(tpot_s - b) <= SAME_S:
+            return first
+    seen.setdefault(key, []).append((ttft_s, tpot_s, rid))
+    return None
+
+
 def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int, version: str, source: str,
             as_of: str, note: str) -> dict:
     """One co-located serving row of the schema: the measured mean TTFT and TPOT and the output
@@ -128,12 +147,12 @@ def rows(refs: pd.DataFrame) -> list[dict]:
         if r.model_path not in MODELS:
             skipped.append(f"{r.id} ({r.model_path} not catalogued)")
             continue
-        key = (r.system, r.backend, r.backend_version, r.isl, r.osl, r.batch_size, r.tp_size, r.moe_tp_size,
-               r.moe_ep_size, round(r.silicon_ttft_ms, 6), round(r.silicon_tpot_ms, 6))
-        if key in seen:
-            skipped.append(f"{r.id} (repeats {seen[key]} value for value)")
+        key = (_arch(MODELS[r.model_path]), r.system, r.backend, r.backend_version, r.isl, r.osl, r.batch_size,
+               r.tp_size, r.moe_tp_size, r.moe_ep_size)
+        first = _repeat_of(seen, key, _num(r.silicon_ttft_ms) / 1e3, _num(r.silicon_tpot_ms) / 1e3, r.id)
+        if first is not None:
+            skipped.append(f"{r.id} (repeats {first} value for value)")
             continue
-        seen[key] = r.id
         tp = int(_num(r.tp_size))
         dp = int(_num(r.attention_dp_size)) if pd.notna(r.attention_dp_size) else 1
         ep = max(int(_num(r.moe_ep_size)) if pd.notna(r.moe_ep_size) else 1, 1)
@@ -162,12 +181,7 @@ def rows(refs: pd.DataFrame) -> list[dict]:
 
 def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
     """The dump's expressible co-located rows (module docstring), one per measurement."""
-    from tokenomics.catalog import model as _model
-
     out, seen, why = [], {}, {}
-
-    def arch(name: str) -> str:
-        return _model(name).name
 
     def skip(reason: str) -> None:
         why[reason] = why.get(reason, 0) + 1
@@ -195,14 +209,10 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
         if not (ttft > 0 and tpot > 0 and _num(r.batch_size) > 0):
             skip("no measurement")
             continue
-        # one nightly measurement is filed under two build labels, and some files keep a measurement
-        # rounded to 0.01 ms that another keeps in full: the same (TTFT, TPOT) within half of that
-        # and one run of an architecture filed under two of its checkpoints' names (DeepSeek-R1 / -V3)
-        key = (arch(name), r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size)
-        if any(abs(ttft - a) <= SAME_S and abs(tpot - b) <= SAME_S for a, b in seen.get(key, ())):
+        key = (_arch(name), r.system, r.backend, _release(r.backend_version), r.isl, r.osl, r.batch_size)
+        if _repeat_of(seen, key, ttft, tpot, r.id) is not None:
             skip("repeats a measurement")
             continue
-        seen.setdefault(key, []).append((ttft, tpot))
         quant = str(r.gemm_quant_mode).strip().lower() if pd.notna(r.gemm_quant_mode) else ""
         prec = QUANT.get(quant, "bf16")
         if name == "gpt-oss-120b" and prec == "fp4":

@@ -190,11 +190,11 @@ def frontier(
         from ..catalog import accelerator_name, model as _catalog_model
 
         hw_name = res_system_accelerator(res)
-        same = cases.apply(lambda r: _catalog_model(str(r["model"])).name == _catalog_model(res.model).name
-                           and accelerator_name(r["hardware"]) == hw_name, axis=1)
-        measured = cases[same & cases["measured_tok_per_s_per_user"].notna()]
-        chips = sorted({accelerator_name(h) for h, m in zip(cases["hardware"], cases["model"])
-                        if _catalog_model(str(m)).name == _catalog_model(res.model).name})
+        arch = _catalog_model(res.model).name
+        same_model = cases["model"].map(lambda m: _catalog_model(str(m)).name == arch)
+        chip = cases["hardware"].map(accelerator_name)
+        measured = cases[same_model & (chip == hw_name) & cases["measured_tok_per_s_per_user"].notna()]
+        chips = sorted(set(chip[same_model]))
     if out is not None:
         res.plot(out, measured=measured)
     if fmt == Format.table:
