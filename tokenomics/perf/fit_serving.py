@@ -1,7 +1,7 @@
 """Fit serving-engine parameters on published serving results (``tokenomics.perf.serving``).
 
 Only engine parameters are fitted: the per-kernel iteration cost of each (engine, vendor) seen in
-the fit set. Hardware efficiencies come from microbenchmarks (``perf.profile.transfer_profile``),
+the fit set, and a per-request TTFT overhead per vendor shared by its engines. Hardware efficiencies come from microbenchmarks (``perf.profile.transfer_profile``),
 never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
 their vendor: the median of that vendor's fitted engines.
 """
@@ -58,8 +58,8 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
 
     Least squares on log(predicted / measured) output tokens/s per GPU, one parameter per
     (engine, vendor) group, bounded to [0, 200 us] per kernel; then each group's per-request
-    TTFT overhead as the median of measured - predicted TTFT of its rows (0 where none is
-    measured; ``default`` rows take the medians).
+    TTFT overhead as the median of measured - predicted TTFT over all rows of its vendor (0 where
+    none is measured; ``default`` rows take the medians).
 
     Returns
     -------
@@ -90,13 +90,14 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     x0 = np.full(len(groups), 3e-6)
     fit = least_squares(resid, x0, bounds=(0.0, 2e-4), x_scale=1e-6, loss="soft_l1", f_scale=0.1,
                         diff_step=0.05, max_nfev=60)
-    # per-request TTFT overhead: the median gap between measured and predicted TTFT of each group
-    # (robust to the queueing collapses some rows show), never negative
+    # per-request TTFT overhead: the median gap between measured and predicted TTFT over all rows
+    # of the vendor, every engine pooled (one value per vendor: the median of a single engine's
+    # few rows is taken over by the queueing collapses some rows show), never negative
     p = predict_cases(df, profile, engines=table(fit.x))
     gap = p["measured_ttft_s"].astype(float) - p["predicted_ttft_s"].astype(float) if "measured_ttft_s" in p else None
     ttft = {}
     for g in groups:
-        gg = gap[(engine == g[0]) & (vendor == g[1])].dropna() if gap is not None else []
+        gg = gap[vendor == g[1]].dropna() if gap is not None else []
         ttft[g] = max(0.0, float(np.median(gg))) if len(gg) else float("nan")
     out = table(fit.x, ttft)
     n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}
