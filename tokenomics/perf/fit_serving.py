@@ -1,8 +1,8 @@
 """Fit serving-engine parameters on published serving results (``tokenomics.perf.serving``).
 
 Only engine parameters are fitted: the per-kernel iteration cost of each (engine, vendor) seen in
-the fit set, and a per-request TTFT overhead per vendor shared by its engines. Hardware efficiencies come from microbenchmarks (``perf.profile.transfer_profile``),
-never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
+the fit set, and a per-request TTFT overhead per vendor shared by its engines. Hardware
+efficiencies come from microbenchmarks (``perf.profile.transfer_profile``), never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
 their vendor: the median of that vendor's fitted engines.
 """
 
@@ -95,10 +95,11 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     # few rows is taken over by the queueing collapses some rows show), never negative
     p = predict_cases(df, profile, engines=table(fit.x))
     gap = p["measured_ttft_s"].astype(float) - p["predicted_ttft_s"].astype(float) if "measured_ttft_s" in p else None
-    ttft = {}
-    for g in groups:
-        gg = gap[vendor == g[1]].dropna() if gap is not None else []
-        ttft[g] = max(0.0, float(np.median(gg))) if len(gg) else float("nan")
+    per_vendor = {}
+    for vd in set(vendor):
+        gg = gap[vendor == vd].dropna() if gap is not None else []
+        per_vendor[vd] = max(0.0, float(np.median(gg))) if len(gg) else float("nan")
+    ttft = {g: per_vendor[g[1]] for g in groups}
     out = table(fit.x, ttft)
     n = {g: int(((engine == g[0]) & (vendor == g[1])).sum()) for g in groups}
     out["note"] = [f"fitted on {n[(r.engine, r.vendor)]} serve rows" if (r.engine, r.vendor) in n
