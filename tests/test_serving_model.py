@@ -303,3 +303,27 @@ def test_a_row_that_cannot_hold_its_weights_is_not_predicted_and_named():
     assert p["status"].str.contains("does not fit per chip").all()
     assert p["predicted_output_tok_per_s_per_gpu"].isna().all()
     assert set(serving.PREDICTED_COLUMNS) <= set(p.columns)
+
+
+def test_engine_default_prefill_chunks_follow_the_engines_own_rules():
+    # SGLang ServerArgs: 8192 below 160 GiB, 16384 from 160 GiB; vLLM get_batch_defaults (API
+    # server): 8192 from 70 GiB except A100, else 2048; TensorRT-LLM max_num_tokens 8192
+    from tokenomics.deployment import default_prefill_chunk_tok
+
+    acc = catalog.accelerator
+    assert default_prefill_chunk_tok("sglang", acc("h200")) == 8192     # 141 GB = 140 GiB
+    assert default_prefill_chunk_tok("sglang", acc("b200")) == 16384    # 180 GB = 179 GiB
+    assert default_prefill_chunk_tok("sglang", acc("mi300x")) == 16384
+    assert default_prefill_chunk_tok("vllm", acc("h100-sxm")) == 8192
+    assert default_prefill_chunk_tok("vllm", acc("a100")) == 2048
+    assert default_prefill_chunk_tok("trt", acc("b200")) == 8192
+
+
+def test_sglang_splits_its_chunk_among_attention_dp_ranks():
+    # SGLang divides --chunked-prefill-size by the DP size under DP attention: 16384 // 8 = 2048
+    s = resolve("deepseek-r1", hardware="b200", tp=1, ep=8, engine="sglang", expert_precision="fp8")
+    assert s.prefill_chunk_tok == 16384 and s.prefill_chunk_per_rank_tok == 2048
+    assert int(s.prefill_batch(1024)[()]) == 2 * 8            # two 1k prompts a rank, 8 ranks
+    # vLLM and TensorRT-LLM give every rank the whole budget
+    t = resolve("deepseek-r1", hardware="b200", tp=1, ep=8, engine="trt", expert_precision="fp8")
+    assert t.prefill_chunk_per_rank_tok == t.prefill_chunk_tok == 8192

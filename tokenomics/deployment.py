@@ -21,8 +21,9 @@ engine would (each choice is recorded in :attr:`Deployment.picked` and printed b
   not divide the expert count) with attention data parallelism, tensor parallelism 1 for
   attention; on a bare accelerator, the smallest power-of-two chip count that holds the model;
 * **plan**: ``engine`` (a serving engine's fused kernels under CUDA graphs);
-* **prefill**: chunked, :data:`DEFAULT_PREFILL_CHUNK_TOK` tokens per step (SGLang's default
-  ``chunked_prefill_size``), i.e. ``max(1, chunk // prompt)`` prompts per prefill;
+* **prefill**: chunked, the engine's default budget per step (:func:`default_prefill_chunk_tok`:
+  8192 tokens; SGLang 16384 on GPUs of 160 GiB and more, split among attention-DP ranks), i.e.
+  ``max(1, chunk // prompt)`` prompts per prefill on each rank;
 * **collectives**: ``auto`` (the faster of NCCL ring and the one-shot kernel at each message
   size, as vLLM/SGLang/TRT-LLM switch between them); **precisions**: the model's native weights,
   bf16 KV cache; **speculative decoding**: off;
@@ -68,6 +69,45 @@ WIDE_EP_BALANCE_MIN = 32
 #: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
 #: ``max_num_batched_tokens`` 8192 for online serving.
 DEFAULT_PREFILL_CHUNK_TOK = 8192
+
+GIB = 1024**3
+
+
+def default_prefill_chunk_tok(engine: str, accelerator: Any) -> int:
+    """The prompt-token budget of one prefill step that ``engine`` sets by default on ``accelerator``.
+
+    - SGLang ``--chunked-prefill-size``: 8192 below 160 GiB of GPU memory (H100, H200), 16384 from
+      160 GiB (B200, MI300X) (``ServerArgs``, sgl-project/sglang ``python/sglang/srt/server_args.py``
+      at 469c63e5); with attention data parallelism SGLang splits it among the ranks
+      (:attr:`Deployment.prefill_chunk_per_rank_tok`);
+    - vLLM ``max_num_batched_tokens`` of the API server: 8192 from 70 GiB (A100 excepted), 2048
+      below (``EngineArgs.get_batch_defaults``, vllm-project/vllm PR 12369 and its successors);
+    - TensorRT-LLM ``max_num_tokens`` and every other engine: :data:`DEFAULT_PREFILL_CHUNK_TOK`.
+
+    Parameters
+    ----------
+    engine : str
+        Engine name (:data:`ENGINES`).
+    accelerator : Accelerator
+        The chip (its ``hbm_bytes`` and ``name``).
+
+    Returns
+    -------
+    int
+        Prompt tokens per prefill step [tokens].
+
+    Examples
+    --------
+    >>> from tokenomics.catalog import accelerator
+    >>> [default_prefill_chunk_tok("sglang", accelerator(h)) for h in ("h200", "b200")]
+    [8192, 16384]
+    """
+    mem = float(accelerator.hbm_bytes)
+    if engine == "sglang":
+        return 16384 if mem >= 160 * GIB else 8192
+    if engine == "vllm":
+        return 8192 if mem >= 70 * GIB and "a100" not in accelerator.name.lower() else 2048
+    return DEFAULT_PREFILL_CHUNK_TOK
 #: Largest prefill chunk accepted [tokens]: engines index a step's tokens with 32-bit integers.
 MAX_PREFILL_CHUNK_TOK = 2**31 - 1
 
@@ -184,7 +224,8 @@ class Deployment:
         measured skew of real routing) or ``eplb`` (EPLB with redundant experts;
         :func:`tokenomics.perf.system.expert_skew_frac`).
     prefill_chunk_tok : int
-        Prompt tokens per prefill step [tokens].
+        Prompt tokens per prefill step [tokens]: per attention rank, except on SGLang, whose
+        ``--chunked-prefill-size`` is split among them (:attr:`prefill_chunk_per_rank_tok`).
     mem_frac : float or None
         Fraction of each chip's memory the engine may fill with weights and KV cache: the
         engine's own setting (vLLM ``gpu_memory_utilization``, SGLang ``--mem-fraction-static``);
@@ -349,10 +390,21 @@ class Deployment:
                            engine_step_s=self.engine_step_s if engine_step_s is None else engine_step_s,
                            mem_frac=self.mem_frac, **self._kw())
 
+    @property
+    def prefill_chunk_per_rank_tok(self) -> int:
+        """Prompt tokens one attention data-parallel rank prefills per step [tokens]: SGLang divides
+        its ``--chunked-prefill-size`` among the ranks ("DP attention is enabled. The chunked
+        prefill size is adjusted", ``ServerArgs._handle_data_parallelism``); vLLM and TensorRT-LLM
+        give each rank the whole budget."""
+        dp = int(self.parallel.attn_dp)
+        if self.engine == "sglang" and dp > 1:
+            return max(1, self.prefill_chunk_tok // dp)
+        return self.prefill_chunk_tok
+
     def prefill_batch(self, prompt_tok: Any) -> np.ndarray:
-        """Prompts prefilled together per replica: ``max(1, prefill_chunk_tok // prompt_tok)`` on
-        each attention data-parallel rank (each rank has its own chunk budget) [prompts]."""
-        per_rank = np.maximum(1, self.prefill_chunk_tok // np.asarray(prompt_tok, dtype=int))
+        """Prompts prefilled together per replica: ``max(1, chunk // prompt_tok)`` on each attention
+        data-parallel rank, ``chunk`` the rank's budget (:attr:`prefill_chunk_per_rank_tok`) [prompts]."""
+        per_rank = np.maximum(1, self.prefill_chunk_per_rank_tok // np.asarray(prompt_tok, dtype=int))
         return per_rank * int(self.parallel.attn_dp)
 
     def prefill(self, prompt_tok: Any = 1024, *, batch: Any = None, profile: Any = None):
@@ -743,7 +795,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         engine_version=engine_version or "",
         weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
         ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
-        prefill_chunk_tok=DEFAULT_PREFILL_CHUNK_TOK if prefill_chunk_tok is None else prefill_chunk_tok,
+        prefill_chunk_tok=(default_prefill_chunk_tok(engine or "default", hw) if prefill_chunk_tok is None
+                           else prefill_chunk_tok),
         expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
     return dep
 

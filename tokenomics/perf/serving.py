@@ -531,7 +531,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
-    chunk = float(dep.prefill_chunk_tok)
+    chunk = float(dep.prefill_chunk_per_rank_tok)  # a rank's prompt-token budget per iteration
     if phase == "prefill":
         n = int(np.max(dep.prefill_batch(int(round(isl))))) if prefill_tok is None else max(1, round(prefill_tok / isl))
         t = float(np.max(_prefill_iteration_s(dep, isl, n, t_eng, profile)))
@@ -673,7 +673,7 @@ def wave_serve(dep: Any, *, isl_tok: float, osl_tok: float, concurrency: float, 
     isl, osl, c = float(isl_tok), float(osl_tok), float(concurrency)
     b = min(c, max(1.0, _slot_cap(dep, isl + osl, max_batch_per_rank)))
     n_req = max(1, int(round(b)))
-    chunks = math.ceil(isl / float(dep.prefill_chunk_tok))
+    chunks = math.ceil(isl / float(dep.prefill_chunk_per_rank_tok))
     per_it = int(np.max(dep.prefill_batch(int(round(isl)))))  # prompts per prefill iteration
     sizes = np.full(n_req // per_it, per_it)
     if n_req % per_it:
