@@ -65,11 +65,16 @@ from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, compo
 #: (no balancing) stays.
 WIDE_EP_BALANCE_MIN = 32
 
-#: Chunked-prefill budget per step [tokens]: SGLang's default ``--chunked-prefill-size`` 8192
-#: (https://docs.sglang.ai/advanced_features/server_arguments.html) and vLLM's
-#: ``max_num_batched_tokens`` 8192 for online serving.
+#: Chunked-prefill budget per step [tokens] where the engine sets no other
+#: (:func:`default_prefill_chunk_tok`): TensorRT-LLM's ``max_num_tokens`` 8192, SGLang's
+#: ``--chunked-prefill-size`` below 160 GiB (https://docs.sglang.ai/advanced_features/server_arguments.html)
+#: and vLLM's online ``max_num_batched_tokens`` from 70 GiB.
 DEFAULT_PREFILL_CHUNK_TOK = 8192
 
+#: Largest prefill chunk accepted [tokens]: engines index a step's tokens with 32-bit integers.
+MAX_PREFILL_CHUNK_TOK = 2**31 - 1
+
+#: One gibibyte [bytes]: the engines' memory thresholds are in GiB.
 GIB = 1024**3
 
 
@@ -108,8 +113,7 @@ def default_prefill_chunk_tok(engine: str, accelerator: Any) -> int:
     if engine == "vllm":
         return 8192 if mem >= 70 * GIB and "a100" not in accelerator.name.lower() else 2048
     return DEFAULT_PREFILL_CHUNK_TOK
-#: Largest prefill chunk accepted [tokens]: engines index a step's tokens with 32-bit integers.
-MAX_PREFILL_CHUNK_TOK = 2**31 - 1
+
 
 #: A dense layout must leave at least this share of usable memory for the KV cache
 #: (ASSUMPTION: production engines size tp so that a useful batch fits).
