@@ -2,8 +2,9 @@
 
 Only engine parameters are fitted: the per-kernel iteration cost of each (engine, vendor) seen in
 the fit set, and a per-request TTFT overhead per vendor shared by its engines. Hardware
-efficiencies come from microbenchmarks (``perf.profile.transfer_profile``), never from these rows. Engines or vendors absent from the fit set get the ``default`` row of
-their vendor: the median of that vendor's fitted engines.
+efficiencies come from microbenchmarks (``perf.profile.transfer_profile``), never from these
+rows. Engines or vendors absent from the fit set get the ``default`` row of their vendor: the
+median of that vendor's fitted engines.
 """
 
 from __future__ import annotations
