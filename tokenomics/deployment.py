@@ -357,9 +357,9 @@ class Deployment:
     @functools.cached_property
     def engine_kernels(self) -> float:
         """Kernels one decode iteration of this deployment launches per chip (the core's count
-        for the execution plan; it sets the engine's per-iteration cost) [kernels]."""
-        r = self.decode(1, 1024, check_memory=False, engine_step_s=0.0)
-        return float(np.max(r.core.n_kernels))
+        for the execution plan; it sets the engine's per-iteration cost) [kernels]. Cached across
+        equal deployments (a validation set holds many rows of one deployment)."""
+        return _engine_kernels(self)
 
     def _kw(self) -> dict[str, Any]:
         return dict(weight_precision=self.weight_precision, expert_precision=self.expert_precision,
@@ -565,12 +565,27 @@ def _one_chip_system(hw: Accelerator):
                   source="bare accelerator (datasets/accelerators.csv)", as_of=hw.as_of)
 
 
+@functools.lru_cache(maxsize=512)
+def _engine_kernels(dep: "Deployment") -> float:
+    """:attr:`Deployment.engine_kernels` of one deployment (a frozen, hashable value)."""
+    r = dep.decode(1, 1024, check_memory=False, engine_step_s=0.0)
+    return float(np.max(r.core.n_kernels))
+
+
 def _systems_of(hw_name: str) -> list:
+    """Catalogued systems of one accelerator, fewest chips first (cached per data directory)."""
+    from .catalog import data_dir
+
+    return list(_systems_of_cached(hw_name, str(data_dir())))
+
+
+@functools.lru_cache(maxsize=64)
+def _systems_of_cached(hw_name: str, _dir: str) -> tuple:
     from .perf.parallel import system, systems_table
 
     df = systems_table()
     rows = df[df["accelerator"].astype(str) == hw_name].sort_values("n_chips")
-    return [system(n) for n in rows.index]
+    return tuple(system(n) for n in rows.index)
 
 
 def _systems_that_hold(m: ModelSpec, wprec: str, eprec: str, mem_frac: Any = None, n_max: int = 3) -> list[str]:

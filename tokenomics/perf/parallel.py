@@ -26,6 +26,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -204,9 +206,21 @@ def systems_table() -> "pd.DataFrame":  # noqa: F821
 
 
 def system(name: "str | System") -> System:
-    """Look up a catalogued :class:`System` by name (or pass one through)."""
+    """Look up a catalogued :class:`System` by name (or pass one through).
+
+    A :class:`System` is frozen, so lookups are cached per data directory (as
+    :func:`tokenomics.catalog.accelerator` is): one name gives the same object, and deployments
+    built on it compare equal.
+    """
     if isinstance(name, System):
         return name
+    from ..catalog import data_dir
+
+    return _system_cached(str(name), str(data_dir()))
+
+
+@functools.lru_cache(maxsize=256)
+def _system_cached(name: str, _dir: str) -> System:
     from ..catalog import accelerator
 
     df = systems_table()
