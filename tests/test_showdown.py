@@ -213,6 +213,24 @@ def test_cli_frontier_draws_a_bundled_serving_set_by_name():
     assert "N021" in r.output and "27.66" in r.output
 
 
+def test_cli_frontier_predicts_each_measured_point_as_validate_serving_does(tmp_path):
+    # each measured row of the overlay is predicted at its own layout, lengths and concurrency by
+    # the one function validate-serving uses (predict_cases), so the two commands agree to the digit
+    from tokenomics.perf.serving import predict_cases
+    from tokenomics.catalog import data_dir
+
+    expect = predict_cases(data_dir() / "serving_aic_silicon.csv").set_index("case_id")
+    png = tmp_path / "f.png"
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic",
+                            "-o", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.stat().st_size > 0
+    row = next(line for line in r.output.splitlines() if "N021" in line)
+    cells = [c.strip() for c in row.split("│") if c.strip()]
+    assert f"{expect.loc['N021', 'predicted_tok_per_s_per_user']:.4g}" in cells
+    assert f"{expect.loc['N021', 'error_frac'] * 100:.4g}" in cells
+
+
 def test_cli_frontier_says_when_a_serving_set_has_no_point_of_the_chip():
     # 'aic' has Qwen3-32B on H100 and GB200 but not on H200: one line naming where it has them,
     # not an empty table

@@ -195,6 +195,10 @@ def frontier(
         chip = cases["hardware"].map(accelerator_name)
         measured = cases[same_model & (chip == hw_name) & cases["measured_tok_per_s_per_user"].notna()]
         chips = sorted(set(chip[same_model]))
+        if len(measured):  # each row's own prediction (its layout, lengths, concurrency), as validate-serving
+            from ..perf.serving import predict_cases
+
+            measured = predict_cases(measured)
     if out is not None:
         res.plot(out, measured=measured)
     if fmt == Format.table:
@@ -203,9 +207,17 @@ def frontier(
         emit(show, fmt, title=f"{res.model} on {res.system} ({res.plan}, {context} tokens context): Pareto frontier",
              caption=f"PNG: {out}" if out else None)
         if measured is not None and len(measured):
-            emit(measured[["case_id", "engine", "tp", "ep", "concurrency", "measured_tok_per_s_per_user",
-                           "measured_output_tok_per_s_per_gpu"]], fmt,
-                 title=f"Measured points of {serving.name} for this model and chip ({len(measured)})")
+            show = measured[["case_id", "engine", "tp", "ep", "concurrency", "measured_tok_per_s_per_user",
+                             "predicted_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu",
+                             "predicted_output_tok_per_s_per_gpu"]].copy()
+            show["error %"] = measured["error_frac"] * 100
+            show = show.rename(columns={"measured_tok_per_s_per_user": "tok/s/user", "predicted_tok_per_s_per_user":
+                                        "predicted", "measured_output_tok_per_s_per_gpu": "tok/s/GPU",
+                                        "predicted_output_tok_per_s_per_gpu": "predicted "})
+            emit(show, fmt, title=f"Measured points of {serving.name} for this model and chip ({len(measured)}), "
+                                  "each predicted at its own layout, lengths and concurrency",
+                 caption="error %: predicted / measured - 1 of output tokens/s per GPU (per decode GPU for "
+                         "disaggregated rows), as validate-serving scores it")
         elif measured is not None:
             typer.echo(f"{serving.name} has no measured point of {res.model} on {hw_name}"
                       + (f" (its rows of this model: {', '.join(chips)})" if chips else " (nor of this model)"))

@@ -131,7 +131,10 @@ class FrontierResult(Display):
         ``measured``: a frame with ``measured_tok_per_s_per_user`` and
         ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier; its
         cells are checked as :func:`tokenomics.perf.serving.read_cases` checks them (one-line
-        :class:`~tokenomics.errors.DataError` before anything is drawn or written).
+        :class:`~tokenomics.errors.DataError` before anything is drawn or written). Where it also
+        holds ``predicted_tok_per_s_per_user`` and ``predicted_output_tok_per_s_per_gpu``
+        (:func:`tokenomics.perf.serving.predict_cases` of those rows, each at its own layout,
+        lengths and concurrency), each prediction is drawn as a circle joined to its measurement.
         """
         from .. import plot
         from ..io import read_csv, save_png
@@ -147,8 +150,17 @@ class FrontierResult(Display):
         plot.frontier(self, y="tok_per_s_per_chip", ax=ax,
                       title=f"{self.model} on {self.system} ({self.plan}): latency-throughput frontier")
         if measured is not None and len(measured):
-            ax.scatter(measured["measured_tok_per_s_per_user"], measured["measured_output_tok_per_s_per_gpu"],
-                       marker="x", color="black", s=30, zorder=5, label="measured (serving CSV)")
+            mx, my = measured["measured_tok_per_s_per_user"], measured["measured_output_tok_per_s_per_gpu"]
+            pcols = ("predicted_tok_per_s_per_user", "predicted_output_tok_per_s_per_gpu")
+            if all(c in measured.columns for c in pcols):
+                px = measured[pcols[0]].astype(float)
+                py = measured[pcols[1]].astype(float)
+                ok = np.isfinite(px) & np.isfinite(py) & (px > 0) & (py > 0)
+                for x0, y0, x1, y1 in zip(mx[ok], my[ok], px[ok], py[ok]):
+                    ax.plot([x0, x1], [y0, y1], color="grey", lw=0.6, zorder=4)
+                ax.scatter(px[ok], py[ok], marker="o", facecolors="none", edgecolors="tab:red", s=26,
+                           zorder=5, label="predicted for each measured row (its own layout)")
+            ax.scatter(mx, my, marker="x", color="black", s=30, zorder=6, label="measured (serving CSV)")
             ax.legend(loc="lower left", fontsize=8)
         save_png(ax.figure, path, dpi=100, bbox_inches="tight")
         return Path(path)
