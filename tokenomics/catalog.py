@@ -160,6 +160,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_atom": DatasetInfo(
+        "serving_atom.csv",
+        "156 co-located serving results of AMD's ATOM engine from its own nightly benchmark dashboard (ROCm/ATOM gh-pages: DeepSeek-R1 FP8/MXFP4 with and without MTP, gpt-oss-120b, Kimi-K2.5, Llama-3.3-70B, MiniMax-M2.5, Qwen3.5-397B on MI355X; medians over each configuration's runs); an engine nothing is fitted on, found after the last model change: a blind check.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "serving_aic_silicon": DatasetInfo(
         "serving_aic_silicon.csv",
         "22 co-located serving measurements NVIDIA's AIConfigurator keeps as its silicon accuracy anchors (tools/accuracy_tracking/silicon_refs.csv: mean TTFT and TPOT of DeepSeek-R1/V3, Kimi-K2.5, MiniMax-M2.5, Qwen3-32B, Qwen3-235B and Qwen3.5-397B on H100..GB200 with TensorRT-LLM, SGLang and vLLM); found after every model change: a blind check on the peer's own points.",
