@@ -327,3 +327,28 @@ def test_sglang_splits_its_chunk_among_attention_dp_ranks():
     # vLLM and TensorRT-LLM give every rank the whole budget
     t = resolve("deepseek-r1", hardware="b200", tp=1, ep=8, engine="trt", expert_precision="fp8")
     assert t.prefill_chunk_per_rank_tok == t.prefill_chunk_tok == 8192
+
+
+def test_blind_miss_classes_follow_their_rules():
+    """tools/blind_misses.py sorts a miss by its own measured over predicted TTFT and TPOT (hand
+    rows, ratios as predict_cases gives them: predicted over measured): a 5x TTFT with the TPOT
+    right is a first-token wait even on an MTP run; an MTP run 1.5x slow per token is the MTP class;
+    an MI355X row at 2 users the model is too slow on, and an MI325X row 1.4x slow per token, are the
+    AMD engine classes; anything else is other."""
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    from blind_misses import CLASSES, classify
+
+    def row(ttft_ratio, tpot_ratio, spec="none", hw="b200", conc=64.0, err=0.5):
+        return pd.Series({"ttft_ratio": ttft_ratio, "tpot_ratio": tpot_ratio, "spec_decode": spec,
+                          "hardware": hw, "concurrency": conc, "error_frac": err})
+
+    assert classify(row(0.2, 1.0, spec="mtp")) == CLASSES[0]
+    assert classify(row(1.0, 1 / 1.5, spec="mtp")) == CLASSES[1]
+    assert classify(row(1.0, 1.8, hw="mi355x", conc=2.0, err=-0.45)) == CLASSES[2]
+    assert classify(row(1.0, 1 / 1.4, hw="mi325x")) == CLASSES[3]
+    assert classify(row(0.5, 1.0)) == CLASSES[4]

@@ -207,10 +207,10 @@ def frontier(hardware: Any, model: Any = None, execution: str = "engine", *, y: 
             ax.scatter(pts["tok_per_s_per_user"], pts[col] * scale, s=8, c="0.8",
                        label=f"{lab}: feasible configurations")
             f = fr.frontier
-            layout = f" ({f['parallel'].iloc[0]})" if len(f) and f["parallel"].nunique() == 1 else ""
+            one_layout = f["parallel"].nunique() == 1  # then the legend names it; label batches only
+            layout = f" ({f['parallel'].iloc[0]})" if one_layout else ""
             line, = ax.plot(f["tok_per_s_per_user"], f[col] * scale, "-o", ms=3.5,
                             label=f"{lab}{layout}: Pareto frontier")
-            one_layout = f["parallel"].nunique() == 1  # then the legend's title says it; label batches only
             for _, r in f.iloc[:: max(1, len(f) // 6)].iterrows():
                 text = f"batch {int(r['batch'])}" if one_layout else f"{r['parallel']}\nbatch {int(r['batch'])}"
                 ax.annotate(text, (r["tok_per_s_per_user"], r[col] * scale),

@@ -29,9 +29,10 @@ CLASSES = ("first-token wait", "MTP slower", "MI355X new engines, 1-4 users", "M
 
 
 def classify(row: pd.Series) -> str:
-    """The first class of the module docstring whose rule ``row`` (a predicted blind row) meets."""
-    ttft = row["measured_ttft_s"] / row["predicted_ttft_s"]
-    tpot = row["measured_tpot_s"] / row["predicted_tpot_s"]
+    """The first class of the module docstring whose rule ``row`` (a row of
+    :func:`tokenomics.perf.serving.predict_cases`, whose ``ttft_ratio`` / ``tpot_ratio`` are
+    predicted over measured) meets."""
+    ttft, tpot = 1.0 / row["ttft_ratio"], 1.0 / row["tpot_ratio"]  # measured over predicted
     if ttft >= 3 and abs(tpot - 1) < 0.3:
         return CLASSES[0]
     if str(row["spec_decode"]) == "mtp" and tpot > 1.3:

@@ -211,9 +211,10 @@ def frontier(
                              "predicted_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu",
                              "predicted_output_tok_per_s_per_gpu"]].copy()
             show["error %"] = measured["error_frac"] * 100
-            show = show.rename(columns={"measured_tok_per_s_per_user": "tok/s/user", "predicted_tok_per_s_per_user":
-                                        "predicted", "measured_output_tok_per_s_per_gpu": "tok/s/GPU",
-                                        "predicted_output_tok_per_s_per_gpu": "predicted "})
+            show = show.rename(columns={"measured_tok_per_s_per_user": "tok/s/user",
+                                        "predicted_tok_per_s_per_user": "pred tok/s/user",
+                                        "measured_output_tok_per_s_per_gpu": "tok/s/GPU",
+                                        "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU"})
             emit(show, fmt, title=f"Measured points of {serving.name} for this model and chip ({len(measured)}), "
                                   "each predicted at its own layout, lengths and concurrency",
                  caption="error %: predicted / measured - 1 of output tokens/s per GPU (per decode GPU for "

@@ -27,7 +27,6 @@ Examples
 from __future__ import annotations
 
 import functools
-
 import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
