@@ -352,3 +352,26 @@ def test_blind_miss_classes_follow_their_rules():
     assert classify(row(1.0, 1.8, hw="mi355x", conc=2.0, err=-0.45)) == CLASSES[2]
     assert classify(row(1.0, 1 / 1.4, hw="mi325x")) == CLASSES[3]
     assert classify(row(0.5, 1.0)) == CLASSES[4]
+
+
+def test_harness_simulation_replays_one_user_by_hand():
+    """tools/simulate_harness.py with one user and fixed lengths has no queue and no batching, so
+    the run is, by hand, n x (one prefill iteration + (osl - 1) one-sequence decode iterations),
+    and each TTFT is that prefill iteration plus the fitted per-request overhead."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    from simulate_harness import simulate
+
+    cases = serving.read_cases(catalog.data_dir() / "serving_public.csv")
+    row = cases[cases["case_id"] == "P070"].iloc[0].copy()      # gpt-oss-120b, B200, vLLM, 1k/1k
+    row["concurrency"], row["note"] = 1.0, ""
+    got = simulate(row, n_per_user=3, low_frac=1.0)
+    dep = serving.case_deployment(row)
+    ep, t_eng = serving._engine_cost_s(dep)
+    prefill_s = t_eng + 1024 * serving._prefill_per_token_s(dep, 1024.0, dep.prefill_chunk_per_rank_tok)
+    decode_s = float(serving._decode_iteration_s(dep, 1, 1024 + 512, t_eng)[()])
+    run_s = 3 * (prefill_s + 1023 * decode_s)
+    assert got["sim_output_tok_per_s_per_gpu"] == pytest.approx(3 * 1024 / run_s / dep.replica_chips, rel=1e-9)
+    assert got["sim_ttft_s"] == pytest.approx(prefill_s + ep["ttft_overhead_s"], rel=1e-9)
