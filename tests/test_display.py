@@ -260,3 +260,30 @@ def test_watch_tables_carry_datetime64(watch_dashboard, tmp_path):
     assert csv.splitlines()[1].split(",")[0] == events["date"].iloc[0].strftime("%Y-%m-%d")
     jf = write_frame(d.yields, tmp_path / "y.json").read_text()
     assert "T00:00:00" not in jf and '"date_lo":null' in jf.replace(" ", "")
+
+
+def test_cli_table_breaks_long_headers_after_underscores(capsys):
+    """A table wider than the console (ten columns of 11-21-character names over 6-character
+    cells) gets its most overhanging headers broken after underscores, never inside a word (rich
+    alone folds ``coverage_80`` into ``coverage_8`` / ``0``); a table that fits keeps its headers."""
+    import pandas as pd
+
+    from tokenomics.cli._common import Format, emit
+
+    names = ["sample", "horizon", "n_points", "n_series", "coverage_80", "coverage_95",
+             "median_width_95_log10", "mae_log10", "mae_naive_log10", "mae_vs_naive"]
+    emit(pd.DataFrame([[0.8571] * len(names)], columns=names), Format.table)
+    out = capsys.readouterr().out
+    assert "coverage_8 " not in out and "coverage_80" in out
+    assert "median_" in out and "width_" in out and "log10" in out
+    assert max(len(line) for line in out.splitlines()) <= 120
+    emit(pd.DataFrame([[1, 2]], columns=["case_id", "mae_log10"]), Format.table)
+    assert "case_id" in capsys.readouterr().out
+
+
+def test_cli_common_docstring_examples_are_true():
+    import doctest
+
+    from tokenomics.cli import _common
+
+    assert doctest.testmod(_common).failed == 0

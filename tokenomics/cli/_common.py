@@ -79,9 +79,66 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         from rich.console import Console
         from rich.table import Table
 
+        rows = [[_fmt_cell(v) for v in rec] for rec in df.itertuples(index=False)]
+        width = max(120, 12 * len(df.columns))
+        names = _fitted_headers([str(c) for c in df.columns],
+                                [max((len(r[i]) for r in rows), default=0) for i in range(len(df.columns))], width)
         table = Table(title=title, caption=caption, show_lines=False)
-        for c in df.columns:
-            table.add_column(str(c), overflow="fold")
-        for rec in df.itertuples(index=False):
-            table.add_row(*[_fmt_cell(v) for v in rec])
-        Console(width=max(120, 12 * len(df.columns))).print(table)
+        for name in names:
+            table.add_column(name, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        Console(width=width).print(table)
+
+
+def _fitted_headers(names: list[str], cell_chars: list[int], width: int) -> list[str]:
+    r"""Column headers for a table ``width`` characters wide: while the table is wider than that
+    (and rich would fold, cutting ``coverage_80`` into ``coverage_8`` / ``0``), the header that
+    overhangs its cells most is narrowed by breaking it after an underscore (:func:`_wrap_header`),
+    one step at a time so the broken headers even out; headers of a table that fits stay on one
+    line.
+
+    >>> _fitted_headers(["case_id", "median_width_95_log10"], [4, 6], 200)
+    ['case_id', 'median_width_95_log10']
+    >>> _fitted_headers(["case_id", "median_width_95_log10"], [4, 6], 30)
+    ['case_id', 'median_width_95_\nlog10']
+    >>> _fitted_headers(["case_id", "median_width_95_log10"], [4, 6], 20)
+    ['case_\nid', 'median_\nwidth_\n95_log10']
+    """
+    out = list(names)
+
+    def line(name: str) -> int:
+        return max(len(x) for x in name.split("\n"))
+
+    while sum(max(line(n), c) + 3 for n, c in zip(out, cell_chars)) + 1 > width:
+        over = [line(n) - max(c, _longest_word(n)) for n, c in zip(out, cell_chars)]
+        i = max(range(len(out)), key=over.__getitem__)
+        if over[i] <= 0:
+            break
+        out[i] = _wrap_header(names[i], line(out[i]) - 1)  # a step at a time: broken headers even out
+    return out
+
+
+def _longest_word(name: str) -> int:
+    """Longest piece of a header between underscore breaks [characters]."""
+    return max(len(p) for p in name.replace("\n", "").replace("_", "_\x00").split("\x00"))
+
+
+def _wrap_header(name: str, limit: int) -> str:
+    r"""``name`` broken after underscores into lines of at most ``limit`` characters (or its
+    longest piece), never inside a piece.
+
+    >>> _wrap_header("median_width_95_log10", 6)
+    'median_\nwidth_\n95_\nlog10'
+    >>> _wrap_header("coverage_80", 6), _wrap_header("n", 9)
+    ('coverage_\n80', 'n')
+    """
+    parts = name.replace("_", "_\x00").split("\x00")
+    limit = max(limit, _longest_word(name))
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + len(part) <= limit:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
