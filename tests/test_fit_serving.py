@@ -50,3 +50,96 @@ def test_leave_one_hardware_out_errors(public):
     loo = leave_one_out(public, by="hardware").set_index("held_out")
     assert loo.loc["b200", "median_abs_error_frac"] == pytest.approx(0.182, abs=0.01)
     assert loo["median_abs_error_frac"].max() < 0.20
+
+
+# ---- your own engines: tokenomics fit-serving, validate-serving --engines, $TOKENOMICS_ENGINES ----
+
+def _run(args, capsys):
+    from tokenomics.cli import main
+
+    try:
+        main([str(a) for a in args])
+        code = 0
+    except SystemExit as exc:  # typer exits on errors (2) and, in some paths, on success (0)
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def trt_rows(public, tmp_path_factory):
+    """The fit set's TensorRT-LLM serve rows (8): a user's own measurements of one engine."""
+    path = tmp_path_factory.mktemp("own") / "trt_runs.csv"
+    public[(public["engine"] == "trt") & (public["phase"] == "serve")].to_csv(path, index=False)
+    return path
+
+
+def test_fit_serving_writes_the_fit_of_the_users_rows(trt_rows, tmp_path, capsys):
+    out = tmp_path / "engines.csv"
+    code, text, err = _run(["fit-serving", trt_rows, "--out", out], capsys)
+    assert code == 0, err
+    import pandas as pd
+
+    written = pd.read_csv(out).set_index(["engine", "vendor"])
+    expected = fit_engines(trt_rows).set_index(["engine", "vendor"])
+    assert np.allclose(written.loc[("trt", "nvidia"), "kernel_overhead_s"],
+                       expected.loc[("trt", "nvidia"), "kernel_overhead_s"], rtol=1e-9)
+    # the same engine fitted on its own 8 rows as with the other 21 rows beside it (one
+    # parameter per engine): the shipped value to within the fit's tolerance
+    shipped = catalog.load("engines").set_index(["engine", "vendor"]).loc[("trt", "nvidia"), "kernel_overhead_s"]
+    assert written.loc[("trt", "nvidia"), "kernel_overhead_s"] == pytest.approx(shipped, rel=0.05)
+    assert "fitted engines" in text and "trt_runs.csv" in text
+
+
+def test_engines_of_ones_own_price_everywhere(tmp_path, capsys, monkeypatch):
+    """Doubling vLLM's per-kernel cost in an engines file slows vLLM rows in validate-serving
+    --engines and in every command through $TOKENOMICS_ENGINES; engines it does not name keep
+    the bundled rows."""
+    import pandas as pd
+
+    from tokenomics.perf.serving import predict_cases, read_engines
+
+    own = catalog.load("engines")
+    own = own[own["engine"] == "vllm"].assign(kernel_overhead_s=lambda d: 2 * d["kernel_overhead_s"])
+    path = tmp_path / "slow_vllm.csv"
+    own.to_csv(path, index=False)
+    table = read_engines(path)
+    assert len(table) == len(own) + len(catalog.load("engines"))  # own rows first, bundled after
+    cases = catalog.data_dir() / "serving_public.csv"
+    base, slow = predict_cases(cases), predict_cases(cases, engines=table)
+    vllm = (base["engine"] == "vllm") & (base["phase"] == "serve")
+    assert (slow.loc[vllm, "predicted_tpot_s"] > base.loc[vllm, "predicted_tpot_s"]).all()
+    trt = base["engine"] == "trt"
+    assert np.allclose(slow.loc[trt, "predicted_tpot_s"], base.loc[trt, "predicted_tpot_s"])
+
+    code, text, err = _run(["validate-serving", "--engines", path, "--format", "csv"], capsys)
+    assert code == 0, err
+    import io
+
+    got = pd.read_csv(io.StringIO(text)).set_index("case_id")["predicted_output_tok_per_s_per_gpu"]
+    assert np.allclose(got.loc[slow["case_id"]].to_numpy(), slow["predicted_output_tok_per_s_per_gpu"].to_numpy())
+
+    def price_tok_s():
+        code, text, err = _run(["price", "-H", "h200", "-m", "llama-3.1-8b", "--engine", "vllm", "-f", "csv"], capsys)
+        assert code == 0, err
+        return float(pd.read_csv(io.StringIO(text))["tok_per_s_per_chip"].iloc[0])
+
+    before = price_tok_s()
+    monkeypatch.setenv("TOKENOMICS_ENGINES", str(path))
+    assert price_tok_s() < before
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d.drop(columns=["max_seqs"]), "missing columns ['max_seqs']"),
+    (lambda d: d.assign(kernel_overhead_s=-1e-6), "kernel_overhead_s must be >= 0"),
+    (lambda d: d.assign(engine="vlm"), "Did you mean 'vllm'?"),
+    (lambda d: d.assign(engine="atom"), "engine must be one of"),
+])
+def test_a_bad_engines_file_is_one_line(edit, says, tmp_path, capsys, monkeypatch):
+    path = tmp_path / "engines.csv"
+    edit(catalog.load("engines")).to_csv(path, index=False)
+    code, _, err = _run(["validate-serving", "--engines", path], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+    monkeypatch.setenv("TOKENOMICS_ENGINES", str(path))
+    code, _, err = _run(["price", "-H", "h200", "-m", "llama-3.1-8b"], capsys)
+    assert code == 2 and err.startswith("Error: $TOKENOMICS_ENGINES:") and says in err, err

@@ -119,26 +119,33 @@ def _fitted_headers(names: list[str], cell_chars: list[int], width: int) -> list
     return out
 
 
+def _pieces(name: str) -> list[str]:
+    """A header cut where it may break: after an underscore, before a space (kept on the piece)."""
+    import re
+
+    return re.findall(r" ?[^_ ]*_| ?[^_ ]+", name.replace("\n", " ")) or [name]
+
+
 def _longest_word(name: str) -> int:
-    """Longest piece of a header between underscore breaks [characters]."""
-    return max(len(p) for p in name.replace("\n", "").replace("_", "_\x00").split("\x00"))
+    """Longest piece of a header between its breaks [characters]."""
+    return max(len(p.strip()) for p in _pieces(name))
 
 
 def _wrap_header(name: str, limit: int) -> str:
-    r"""``name`` broken after underscores into lines of at most ``limit`` characters (or its
-    longest piece), never inside a piece.
+    r"""``name`` broken after underscores and at spaces into lines of at most ``limit``
+    characters (or its longest piece), never inside a piece.
 
     >>> _wrap_header("median_width_95_log10", 6)
     'median_\nwidth_\n95_\nlog10'
-    >>> _wrap_header("coverage_80", 6), _wrap_header("n", 9)
-    ('coverage_\n80', 'n')
+    >>> _wrap_header("coverage_80", 6), _wrap_header("n", 9), _wrap_header("meas tok/s/GPU", 6)
+    ('coverage_\n80', 'n', 'meas\ntok/s/GPU')
     """
-    parts = name.replace("_", "_\x00").split("\x00")
+    parts = _pieces(name)
     limit = max(limit, _longest_word(name))
-    lines = [parts[0]]
+    lines = [parts[0].strip()]
     for part in parts[1:]:
         if len(lines[-1]) + len(part) <= limit:
             lines[-1] += part
         else:
-            lines.append(part)
+            lines.append(part.strip())
     return "\n".join(lines)

@@ -401,10 +401,23 @@ def serving_source(name: Optional[str]) -> Path:
     return Path(name)
 
 
+EnginesOpt = Annotated[Optional[Path], typer.Option("--engines", help="Engines CSV of your own (as `tokenomics fit-serving --out` writes it): its rows price the engines it names, the bundled ones the rest [default: datasets/engines.csv, under $TOKENOMICS_ENGINES where set].")]
+
+
+def _engines_table(path: Optional[Path]):
+    """The engines table ``--engines`` names, above the bundled rows; ``None`` without one."""
+    if path is None:
+        return None
+    from ..perf.serving import read_engines
+
+    return read_engines(path)
+
+
 @app.command("validate-serving")
 def validate_serving(
     cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from).")] = None,
     profile: ProfileOpt = None,
+    engines: EnginesOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Predict published serving results (tokens/s per GPU and per user, TPOT, TTFT) and score them.
@@ -420,7 +433,7 @@ def validate_serving(
     from ..perf.serving import predict_cases, summarize, summarize_within
 
     cases = str(serving_source(cases))
-    pred = predict_cases(cases, profile)
+    pred = predict_cases(cases, profile, engines=_engines_table(engines))
     failed = pred[pred["status"] != "predicted"]
     if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong
         from ..errors import ValidationError
@@ -472,3 +485,54 @@ def validate_serving(
         t = summarize(pred, by=("engine", "disaggregated"), quantity=q)
         emit(t, fmt, title=f"Absolute error of {q.upper()} (median, p90) and median predicted/measured, "
                            "rows that measured it")
+
+
+@app.command("fit-serving")
+def fit_serving(
+    cases: Annotated[Optional[str], typer.Argument(help="Serving CSV whose serve rows to fit on, in the schema validate-serving reads, or a bundled set's name [default: the bundled fit set, which gives datasets/engines.csv back].")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the fitted engines table to this .csv (atomically) for validate-serving --engines, or for every command through TOKENOMICS_ENGINES=FILE.")] = None,
+    profile: ProfileOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fit the serving engines' parameters on serving measurements, as datasets/engines.csv is fitted.
+
+    One per-kernel iteration cost per engine and vendor the rows name (least squares on
+    log predicted/measured output tokens/s per GPU of the serve rows) and one per-request TTFT
+    overhead per vendor; an engine no parameters cover (ATOM, MoRI-SGLang, ...) is fitted as its
+    vendor's `default`, as it is priced. Prints the table and the rows' error with the bundled
+    engines and with the fitted ones; with --out, writes the table. Example:
+    tokenomics fit-serving my_runs.csv --out my_engines.csv && TOKENOMICS_ENGINES=my_engines.csv tokenomics price ...
+    """
+    from datetime import date
+
+    import pandas as pd
+
+    from ..io import check_output, write_frame
+    from ..perf.fit_serving import fit_engines
+    from ..perf.serving import predict_cases
+
+    path = serving_source(cases)
+    if out is not None:
+        check_output(out, suffixes=(".csv",))
+    table = fit_engines(path, source=f"fitted by tokenomics fit-serving on {path.name}",
+                        as_of=date.today().isoformat(), profile=profile)
+    if out is not None:
+        write_frame(table, out)
+    rows = []
+    for label, eng in (("bundled engines", None), ("fitted engines", table)):
+        p = predict_cases(path, profile, engines=eng)
+        p = p[(p["phase"] == "serve") & (p["status"] == "predicted")]
+        e = p["error_frac"].abs()
+        rows.append({"engines": label, "serve_rows": len(p), "median_abs_error_frac": e.median(),
+                     "p90_abs_error_frac": e.quantile(0.9), "median_ratio": p["ratio"].median()})
+    cols = ["engine", "vendor", "kernel_overhead_s", "ttft_overhead_s", "max_seqs", "note"]
+    if fmt != Format.table:
+        emit(table, fmt)
+        return
+    emit(table[cols], fmt, title=f"Engine parameters fitted on {path.name}",
+         caption=(f"written to {out}" if out is not None else "--out FILE.csv writes it")
+         + "; `default` rows: the median of the vendor's fitted engines, for engines with no row")
+    emit(pd.DataFrame(rows), fmt, title="Output tokens/s per GPU of those serve rows, predicted / measured - 1",
+         caption="in-sample: an error measured on the rows fitted says how well they are fitted, not how "
+                 "well other rows will be predicted")
+

@@ -70,14 +70,14 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     from scipy.optimize import least_squares
 
     from ..catalog import accelerator
-    from .serving import predict_cases, read_cases
+    from .serving import predict_cases, priced_engine, read_cases
 
     df = read_cases(cases)
     df = df[df["phase"] == "serve"].reset_index(drop=True)
     if df.empty:
         raise ValidationError("fitting engine parameters needs serve rows (concurrency given)")
     vendor = df["hardware"].map(lambda h: accelerator(h).vendor.lower())
-    engine = df["engine"].map(lambda e: str(e).split("-")[-1] if str(e).startswith("dynamo-") else str(e))
+    engine = df["engine"].map(priced_engine)  # the engine whose row prices it (dynamo-trt: trt; atom: default)
     groups = sorted(set(zip(engine, vendor)))
 
     def table(x, ttft=None):

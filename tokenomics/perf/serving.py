@@ -90,6 +90,15 @@ from ..errors import ValidationError
 PHASES = ("serve", "offline", "decode", "prefill")
 
 
+#: Environment variable naming an engines CSV (schema of ``datasets/engines.csv``, e.g. written
+#: by ``tokenomics fit-serving --out``) whose rows take precedence over the bundled ones
+#: everywhere the library prices an engine (:func:`read_engines`).
+ENGINES_ENV = "TOKENOMICS_ENGINES"
+
+#: Columns an engines table must have.
+ENGINE_COLUMNS = ("engine", "vendor", "kernel_overhead_s", "ttft_overhead_s", "max_seqs")
+
+
 def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str, Any]:
     """Fitted per-iteration cost and sequence cap of a serving engine (``datasets/engines.csv``).
 
@@ -99,7 +108,8 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
     the deployment, :attr:`tokenomics.deployment.Deployment.engine_kernels`): a model with more
     kernels per layer (MLA, shared experts) pays more per layer than one with fewer (dense GQA).
     Rows are matched on (engine, vendor) first, then (engine, any vendor), then the ``default``
-    engine of that vendor.
+    engine of that vendor. Without ``table``: the bundled table, under the rows of the file
+    ``$TOKENOMICS_ENGINES`` names where it is set (:data:`ENGINES_ENV`, :func:`read_engines`).
 
     Returns
     -------
@@ -109,21 +119,74 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
         the first token, outside the iterations], ``source``.
     """
     if table is None:
+        import os
+
         from ..catalog import data_dir
 
-        return dict(_bundled_engine_params(str(engine), str(vendor), str(data_dir())))
+        own = os.environ.get(ENGINES_ENV, "").strip()
+        stamp = os.stat(own).st_mtime_ns if own and os.path.isfile(own) else 0  # an edited file is read again
+        return dict(_bundled_engine_params(str(engine), str(vendor), str(data_dir()), own, stamp))
     return _engine_params(engine, vendor, table)
 
 
 @functools.lru_cache(maxsize=64)
-def _bundled_engine_params(engine: str, vendor: str, _dir: str) -> tuple:
+def _bundled_engine_params(engine: str, vendor: str, _dir: str, own: str, _stamp: int) -> tuple:
     from ..catalog import load
 
-    return tuple(_engine_params(engine, vendor, load("engines")).items())
+    if not own:
+        return tuple(_engine_params(engine, vendor, load("engines")).items())
+    from ..errors import DataError
+
+    try:
+        table = read_engines(own)
+    except DataError as exc:  # name where the path came from: the user may not remember setting it
+        raise DataError(f"${ENGINES_ENV}: {exc}; point it at an engines CSV (tokenomics fit-serving --out) "
+                        f"or unset it") from None
+    return tuple(_engine_params(engine, vendor, table).items())
+
+
+def read_engines(source: Any) -> "pd.DataFrame":  # noqa: F821
+    """An engines table of one's own (a CSV path or DataFrame in the schema of
+    ``datasets/engines.csv``, as ``tokenomics fit-serving --out`` writes it) above the bundled
+    rows: its rows are matched first, the bundled ones fill in engines and vendors it lacks.
+
+    Engine names are those of :data:`tokenomics.deployment.ENGINES` (and the names published rows
+    use for them), vendors the catalogued accelerators' or ``any``; costs are non-negative
+    seconds, ``max_seqs`` at least 1. Anything else is one :class:`~tokenomics.errors.DataError`
+    naming the row.
+    """
+    import pandas as pd
+
+    from ..catalog import load
+    from ..deployment import ENGINE_ALIASES, ENGINES
+    from ..io import choice_column, numeric_column, read_csv
+
+    what = "engines table"
+    df = read_csv(source, what, required=ENGINE_COLUMNS).reset_index(drop=True)
+    for col in ("kernel_overhead_s", "ttft_overhead_s"):
+        df[col] = numeric_column(df, col, what, minimum=0.0)
+    df["max_seqs"] = numeric_column(df, "max_seqs", what, minimum=1.0)
+    names = tuple(ENGINES) + tuple(ENGINE_ALIASES)  # an unfitted engine's rows price as `default`
+    df["engine"] = choice_column(df.assign(engine=df["engine"].astype(str).str.strip().str.lower()), "engine",
+                                 what, names).map(priced_engine)
+    bundled = load("engines")
+    vendors = tuple(sorted(set(bundled["vendor"].astype(str)) | _vendors()))
+    df["vendor"] = choice_column(df.assign(vendor=df["vendor"].astype(str).str.strip().str.lower()), "vendor",
+                                 what, vendors)
+    if "source" not in df:
+        df["source"] = str(source) if not isinstance(source, pd.DataFrame) else "engines table"
+    return pd.concat([df, bundled], ignore_index=True)
+
+
+def _vendors() -> set[str]:
+    """Vendors of the catalogued accelerators, lower case."""
+    from ..catalog import load
+
+    return set(load("accelerators")["vendor"].astype(str).str.lower())
 
 
 def _engine_params(engine: str, vendor: str, df: Any) -> dict[str, Any]:
-    eng = str(engine).split("-")[-1] if str(engine).startswith("dynamo-") else str(engine)
+    eng = priced_engine(engine)
     vend = str(vendor).lower()
     for e, vd in ((eng, vend), (eng, "any"), ("default", vend), ("default", "any")):
         sel = df[(df["engine"] == e) & (df["vendor"] == vd)]
@@ -1084,10 +1147,7 @@ def case_deployment(row: Any):
     spec = str(row.get("spec_decode", "none") or "none").lower()
     kv = str(row["kv_precision"]).lower()
     kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
-    from ..deployment import ENGINE_ALIASES, ENGINES
-
-    engine = ENGINE_ALIASES.get(str(row["engine"]), str(row["engine"]))
-    engine = engine if engine in ENGINES else "default"  # an engine never fitted: the fitted default
+    engine = priced_engine(row["engine"])
     # optional cells; empty = the engines' defaults (collectives wait, no EPLB even at wide EP,
     # where the resolver would pick it for a production deployment: a benchmark states what it
     # ran; the resolver's all-to-all: NCCL or one-shot by message size)
@@ -1096,6 +1156,21 @@ def case_deployment(row: Any):
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
                    a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
                    mem_frac=_frac_cell(row, "mem_frac"), **kw)
+
+
+def priced_engine(name: Any) -> str:
+    """The engine whose parameters price a published row's engine name: the name itself for one
+    of :data:`tokenomics.deployment.ENGINES`, the engine an alias names (``dynamo-trt`` -> ``trt``,
+    :data:`~tokenomics.deployment.ENGINE_ALIASES`), else ``default`` (an engine never fitted, such
+    as ``atom``: the fitted default of the chip's vendor).
+
+    >>> priced_engine("dynamo-sglang"), priced_engine("atom"), priced_engine("vllm")
+    ('sglang', 'default', 'vllm')
+    """
+    from ..deployment import ENGINE_ALIASES, ENGINES
+
+    engine = ENGINE_ALIASES.get(str(name).strip().lower(), str(name).strip().lower())
+    return engine if engine in ENGINES else "default"
 
 
 def _frac_cell(row: Any, name: str) -> float | None:
