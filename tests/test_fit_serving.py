@@ -143,3 +143,18 @@ def test_a_bad_engines_file_is_one_line(edit, says, tmp_path, capsys, monkeypatc
     monkeypatch.setenv("TOKENOMICS_ENGINES", str(path))
     code, _, err = _run(["price", "-H", "h200", "-m", "llama-3.1-8b"], capsys)
     assert code == 2 and err.startswith("Error: $TOKENOMICS_ENGINES:") and says in err, err
+
+
+def test_fit_serving_leave_one_out_is_the_library_one(trt_rows, capsys):
+    import io
+
+    import pandas as pd
+
+    code, text, err = _run(["fit-serving", trt_rows, "--leave-one-out", "hardware", "--format", "csv"], capsys)
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(text)).set_index("held_out")
+    want = leave_one_out(trt_rows, by="hardware").set_index("held_out")
+    assert sorted(got.index) == sorted(pd.read_csv(trt_rows)["hardware"].unique())
+    assert np.allclose(got.loc[want.index, "median_abs_error_frac"], want["median_abs_error_frac"])
+    code, _, err = _run(["fit-serving", trt_rows, "--leave-one-out", "chip"], capsys)
+    assert code == 2 and "--leave-one-out must be one of hardware, model, engine" in err

@@ -491,6 +491,7 @@ def validate_serving(
 def fit_serving(
     cases: Annotated[Optional[str], typer.Argument(help="Serving CSV whose serve rows to fit on, in the schema validate-serving reads, or a bundled set's name [default: the bundled fit set, which gives datasets/engines.csv back].")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the fitted engines table to this .csv (atomically) for validate-serving --engines, or for every command through TOKENOMICS_ENGINES=FILE.")] = None,
+    leave_one_out: Annotated[Optional[str], typer.Option("--leave-one-out", help="Also refit without each value of this column (hardware, model or engine) and predict the rows left out: the error to expect on rows the fit has not seen (one refit per value; with --format csv/json this table is what is printed).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -511,7 +512,12 @@ def fit_serving(
     from ..perf.fit_serving import fit_engines
     from ..perf.serving import predict_cases
 
+    from .. import _validate as v
+    from ..perf.fit_serving import leave_one_out as _loo
+
     path = serving_source(cases)
+    if leave_one_out is not None:
+        v.one_of(leave_one_out, "--leave-one-out", ("hardware", "model", "engine"))
     if out is not None:
         check_output(out, suffixes=(".csv",))
     table = fit_engines(path, source=f"fitted by tokenomics fit-serving on {path.name}",
@@ -526,13 +532,18 @@ def fit_serving(
         rows.append({"engines": label, "serve_rows": len(p), "median_abs_error_frac": e.median(),
                      "p90_abs_error_frac": e.quantile(0.9), "median_ratio": p["ratio"].median()})
     cols = ["engine", "vendor", "kernel_overhead_s", "ttft_overhead_s", "max_seqs", "note"]
-    if fmt != Format.table:
-        emit(table, fmt)
+    if fmt != Format.table:  # one frame: the engines, or the leave-one-out scores when asked for
+        emit(_loo(path, by=leave_one_out, profile=profile) if leave_one_out else table, fmt)
         return
     emit(table[cols], fmt, title=f"Engine parameters fitted on {path.name}",
          caption=(f"written to {out}" if out is not None else "--out FILE.csv writes it")
          + "; `default` rows: the median of the vendor's fitted engines, for engines with no row")
     emit(pd.DataFrame(rows), fmt, title="Output tokens/s per GPU of those serve rows, predicted / measured - 1",
          caption="in-sample: an error measured on the rows fitted says how well they are fitted, not how "
-                 "well other rows will be predicted")
+                 "well other rows will be predicted" + ("" if leave_one_out else "; --leave-one-out hardware "
+                                                        "tells that"))
+    if leave_one_out is not None:
+        emit(_loo(path, by=leave_one_out, profile=profile), fmt,
+             title=f"Leave one {leave_one_out} out: refitted without it, its rows predicted",
+             caption="out of sample for the engine parameters (hardware efficiencies come from microbenchmarks)")
 
