@@ -158,3 +158,19 @@ def test_fit_serving_leave_one_out_is_the_library_one(trt_rows, capsys):
     assert np.allclose(got.loc[want.index, "median_abs_error_frac"], want["median_abs_error_frac"])
     code, _, err = _run(["fit-serving", trt_rows, "--leave-one-out", "chip"], capsys)
     assert code == 2 and "--leave-one-out must be one of hardware, model, engine" in err
+
+
+@pytest.mark.slow
+def test_readme_atom_engine_fit():
+    """README, 'Your own engine': fitted on the 156 ATOM runs (one AMD `default` group, as ATOM is
+    priced), the per-kernel cost is 5.0 us (bundled AMD default 7.5 us) and the rows' median error
+    13.4 % (15.3 % with the bundled engines), p90 31 % (34 %), in sample; these runs' own output."""
+    from tokenomics.perf.serving import predict_cases
+
+    atom = catalog.data_dir() / "serving_atom.csv"
+    table = fit_engines(atom).set_index(["engine", "vendor"])
+    assert table.loc[("default", "amd"), "kernel_overhead_s"] == pytest.approx(4.97e-6, rel=0.02)
+    p = predict_cases(atom, engines=table.reset_index())
+    e = p["error_frac"].abs()
+    assert e.median() == pytest.approx(0.1335, abs=0.002)
+    assert e.quantile(0.9) == pytest.approx(0.305, abs=0.005)
