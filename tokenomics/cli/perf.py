@@ -508,12 +508,11 @@ def fit_serving(
 
     import pandas as pd
 
+    from .. import _validate as v
     from ..io import check_output, write_frame
     from ..perf.fit_serving import fit_engines
-    from ..perf.serving import predict_cases
-
-    from .. import _validate as v
     from ..perf.fit_serving import leave_one_out as _loo
+    from ..perf.serving import predict_cases
 
     path = serving_source(cases)
     if leave_one_out is not None:
@@ -524,6 +523,9 @@ def fit_serving(
                         as_of=date.today().isoformat(), profile=profile)
     if out is not None:
         write_frame(table, out)
+    if fmt != Format.table:  # one frame: the engines, or the leave-one-out scores when asked for
+        emit(_loo(path, by=leave_one_out, profile=profile) if leave_one_out else table, fmt)
+        return
     rows = []
     for label, eng in (("bundled engines", None), ("fitted engines", table)):
         p = predict_cases(path, profile, engines=eng)
@@ -532,9 +534,6 @@ def fit_serving(
         rows.append({"engines": label, "serve_rows": len(p), "median_abs_error_frac": e.median(),
                      "p90_abs_error_frac": e.quantile(0.9), "median_ratio": p["ratio"].median()})
     cols = ["engine", "vendor", "kernel_overhead_s", "ttft_overhead_s", "max_seqs", "note"]
-    if fmt != Format.table:  # one frame: the engines, or the leave-one-out scores when asked for
-        emit(_loo(path, by=leave_one_out, profile=profile) if leave_one_out else table, fmt)
-        return
     emit(table[cols], fmt, title=f"Engine parameters fitted on {path.name}",
          caption=(f"written to {out}" if out is not None else "--out FILE.csv writes it")
          + "; `default` rows: the median of the vendor's fitted engines, for engines with no row")
@@ -546,4 +545,3 @@ def fit_serving(
         emit(_loo(path, by=leave_one_out, profile=profile), fmt,
              title=f"Leave one {leave_one_out} out: refitted without it, its rows predicted",
              caption="out of sample for the engine parameters (hardware efficiencies come from microbenchmarks)")
-

@@ -125,12 +125,12 @@ def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str,
 
         own = os.environ.get(ENGINES_ENV, "").strip()
         stamp = os.stat(own).st_mtime_ns if own and os.path.isfile(own) else 0  # an edited file is read again
-        return dict(_bundled_engine_params(str(engine), str(vendor), str(data_dir()), own, stamp))
+        return dict(_engine_params_in_force(str(engine), str(vendor), str(data_dir()), own, stamp))
     return _engine_params(engine, vendor, table)
 
 
 @functools.lru_cache(maxsize=64)
-def _bundled_engine_params(engine: str, vendor: str, _dir: str, own: str, _stamp: int) -> tuple:
+def _engine_params_in_force(engine: str, vendor: str, _dir: str, own: str, _stamp: int) -> tuple:
     from ..catalog import load
 
     if not own:
