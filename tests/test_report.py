@@ -137,3 +137,42 @@ def test_report_warns_on_stderr_about_skipped_configurations(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Warning: 2 configuration(s) skipped" in err and "a100 / llama-3.1-8b" in err
     assert "## Skipped" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def _md_rows(md: str, first_header: str, having: str | None = None) -> list[dict[str, str]]:
+    """The rows of the first Markdown table whose header starts with ``| first_header |`` (and
+    has a column ``having``)."""
+    lines = md.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(f"| {first_header} |")
+             and (having is None or f"| {having} |" in line))
+    head = [c.strip() for c in lines[i].strip("|").split("|")]
+    rows = []
+    for line in lines[i + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
+    return rows
+
+
+def test_report_states_every_price_in_one_unit_and_each_finding_once():
+    """The tornado and Monte Carlo tables are in USD per million output tokens, as the headline
+    table and the tornado figure are: at the tornado's base utilization (its high end, 1) the price
+    is the headline price of the same configuration, to the tables' 4 digits. (Before: USD per 1K,
+    1,000x apart from the figure beside it.) A disaggregation finding that does not depend on
+    the decode chip is listed once, not once per decode chip."""
+    from tokenomics.report import build_report, render_markdown
+
+    rep = build_report(hardware=["h200", "b200", "mi300x"], models=["llama-3.1-8b"], n_samples=100)
+    md = render_markdown(rep, {})
+    head = {r["config"]: r for r in _md_rows(md, "config")}
+    util = next(r for r in _md_rows(md, "input") if r["input"] == "utilization_frac")
+    first = rep.tornado_label.split(",")[0]
+    assert float(util["usd_per_m_output_tok_at_high"]) == pytest.approx(
+        float(head[first]["usd_per_m_output_tok"]), rel=1e-3)
+    mc = {r["config"]: r for r in _md_rows(md, "config", having="price_usd_per_m_tok_p50")}
+    assert mc and all(0.5 < float(mc[k]["price_usd_per_m_tok_p50"]) / float(head[k]["usd_per_m_output_tok"]) < 2
+                      for k in mc)
+    assert "usd_per_1k" not in md.split("## Uncertainty")[1].split("## Rent vs own")[0]
+    bullets = [line for line in md.splitlines() if line.startswith("- ")]
+    assert bullets and len(bullets) == len(set(bullets))
+    assert "above 1, renting is cheaper at any utilization" in md

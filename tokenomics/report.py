@@ -264,6 +264,29 @@ def price_view(prices):
     return v
 
 
+def per_million_view(df):
+    """A report table with its USD-per-1K-token prices as USD per million tokens, the unit of the
+    headline table and the tornado figure: ``*_usd_per_1k_*`` columns become ``*_usd_per_m_*``
+    (x 1,000), and a tornado's ``price_at_low`` / ``price_at_high`` (USD per 1K output tokens)
+    become ``usd_per_m_output_tok_at_low`` / ``_at_high``.
+
+    >>> import pandas as pd
+    >>> per_million_view(pd.DataFrame({"price_usd_per_1k_tok_p50": [0.00015]})).to_dict("list")
+    {'price_usd_per_m_tok_p50': [0.15]}
+    """
+    if not hasattr(df, "columns"):
+        raise ValidationError(f"per_million_view needs a DataFrame, got {type(df).__name__}")
+    v = df.copy()
+    names = {"price_at_low": "usd_per_m_output_tok_at_low", "price_at_high": "usd_per_m_output_tok_at_high"}
+    for c in list(v.columns):
+        new = names.get(c) or (c.replace("_usd_per_1k_", "_usd_per_m_") if "_usd_per_1k_" in f"_{c}_" else None)
+        if new:
+            new = new.replace("usd_per_1k_", "usd_per_m_")  # a name that starts with the unit
+            v[c] = v[c].astype(float) * 1e3
+            v = v.rename(columns={c: new})
+    return v
+
+
 def _figures(rep: Report, out: Path) -> dict[str, Path]:
     """Draw the report's figures with :mod:`tokenomics.plot` and save them as PNG (atomically)."""
     from . import plot
@@ -308,16 +331,20 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
           _md_table(rep.breakdown), "", "InferenceX tiers beside the bottom-up estimate (at 0.75 x TDP):", "",
           _md_table(rep.tiers), ""]
     if rep.tornado is not None:
-        s += ["## Uncertainty", "", f"Tornado for {rep.tornado_label} (USD per 1K output tokens):", "",
-              "![tornado](tornado.png)", "", _md_table(rep.tornado), ""]
+        s += ["## Uncertainty", "", f"Tornado for {rep.tornado_label} (USD per million output tokens):", "",
+              "![tornado](tornado.png)", "", _md_table(per_million_view(rep.tornado)), ""]
     if rep.monte_carlo is not None:
-        s += ["Monte Carlo (triangular inputs, seeded):", "", _md_table(rep.monte_carlo), ""]
+        s += ["Monte Carlo (triangular inputs, seeded; USD per million output tokens):", "",
+              _md_table(per_million_view(rep.monte_carlo)), ""]
     if rep.rent_own is not None:
         s += ["## Rent vs own", "", "Own (bottom-up) vs InferenceX 3-year rental (2026-07 survey):", "",
-              _md_table(rep.rent_own), ""]
+              _md_table(rep.rent_own), "",
+              "`breakeven_utilization_frac`: the share of hours an owned chip must be busy to cost no more "
+              "per used hour than the rental; above 1, renting is cheaper at any utilization.", ""]
     if rep.disagg is not None:
+        lines = dict.fromkeys(rep.disagg_text.splitlines())  # the same finding once, not once per decode chip
         s += ["## Disaggregated prefill/decode (HC2000's 10x claim)", "", _md_table(rep.disagg), "",
-              *[f"- {line}" for line in rep.disagg_text.splitlines()], ""]
+              *[f"- {line}" for line in lines], ""]
     if rep.energy_check is not None:
         s += ["## Measured check: H200, Llama-3.1-8B, CUDA graph, context 1024", "",
               _md_table(rep.energy_check), ""]
