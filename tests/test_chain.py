@@ -99,6 +99,25 @@ def test_price_at_interactivity_monotone():
     assert np.all(np.diff(p) > 0)  # faster per user costs more
 
 
+def test_price_at_interactivity_is_the_target_price():
+    """A speed per user is priced one way: price_at_interactivity gives what
+    ``price(target_tok_per_s_per_user=...)`` (``tokenomics price --target-tok-s-user``) gives, the
+    cheapest batch and layout that serve every user at least that fast. Llama-3.1-70B FP8 on the
+    H200: the resolver's one-chip layout tops out below 50 tok/s per user (its batch sweep gave NaN
+    there before), a TP2 replica of a DGX H200 reaches it."""
+    df = chain.price_at_interactivity("h200", "llama-3.1-70b", "engine", tok_per_s_per_user=[50.0, 1e5],
+                                      weight_precision="fp8")
+    one = chain.frontier("h200", "llama-3.1-70b", "engine", weight_precision="fp8")
+    assert np.nanmax(one.tok_per_s_per_user) < 50  # the one-chip sweep cannot serve 50 tok/s per user
+    want = chain.price("h200", "llama-3.1-70b", "engine", target_tok_per_s_per_user=50.0, weight_precision="fp8")
+    got = df.iloc[0]
+    assert got.price_usd_per_1k_output_tok == pytest.approx(float(np.ravel(want.price_usd_per_1k_output_tok)[0]))
+    assert got.deployment == want.deployment.layout_label() and "tp2" in got.deployment
+    assert got.served_tok_per_s_per_user >= 50
+    far = df.iloc[1]  # no layout serves 100,000 tok/s per user: NaN, not an error
+    assert np.isnan(far.price_usd_per_1k_output_tok) and far.deployment == ""
+
+
 def test_does_not_fit_and_unknown_names():
     with pytest.raises(DoesNotFitError):
         chain.price("h200", "kimi-k3", "graph", batch=1, context_tok=1024)

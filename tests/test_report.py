@@ -176,3 +176,11 @@ def test_report_states_every_price_in_one_unit_and_each_finding_once():
     bullets = [line for line in md.splitlines() if line.startswith("- ")]
     assert bullets and len(bullets) == len(set(bullets))
     assert "above 1, renting is cheaper at any utilization" in md
+
+
+def test_report_module_examples_run():
+    import doctest
+
+    from tokenomics import report
+
+    assert doctest.testmod(report).failed == 0

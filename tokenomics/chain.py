@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _validate as v
 from ._display import Display
-from .errors import DataError, ValidationError, unknown_name
+from .errors import DataError, TargetSpeedError, ValidationError, unknown_name
 
 
 def workload_mix(name: str) -> tuple[int, int]:
@@ -482,25 +482,47 @@ def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, 
 
 def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,
                            tok_per_s_per_user: Any, **kwargs: Any):
-    """Price per 1K output tokens at a required per-user speed (tokens/s per user).
+    """Price per 1K output tokens at each required per-user speed (tokens/s per user).
+
+    Each speed is priced by :func:`price` with ``target_tok_per_s_per_user``: the cheapest batch
+    that serves every user at least that fast and, where no layout is given, the cheapest layout
+    of the chip's systems (the answer of ``tokenomics price --target-tok-s-user``). ``kwargs`` are
+    :func:`price`'s (``workload``, ``context_tok``, layout keywords, ...).
 
     Returns
     -------
     pandas.DataFrame
-        tok_per_s_per_user, price_usd_per_1k_output_tok (NaN where no batch is fast enough),
-        and the cheapest and dearest points of the frontier.
+        One row per speed: tok_per_s_per_user (the target) [tokens/s], deployment (its layout),
+        batch, served_tok_per_s_per_user [tokens/s], price_usd_per_1k_output_tok [USD/1K tokens]
+        (NaN, with an empty deployment, where nothing is fast enough), and frontier_min_price /
+        frontier_max_price: the cheapest and dearest points of the batch sweep of the resolver's
+        own layout (:func:`frontier`) [USD/1K tokens].
     """
     import pandas as pd
 
-    from .econ.pricing import price_at_interactivity as pai
-
+    t = np.atleast_1d(np.asarray(tok_per_s_per_user, float))
+    v.positive(t, "tok_per_s_per_user")
     f = frontier(hardware, model, execution, **kwargs)
     ok = np.isfinite(f.price_usd_per_1k_output_tok)
-    s, p = f.tok_per_s_per_user[ok], f.price_usd_per_1k_output_tok[ok]
-    t = np.atleast_1d(np.asarray(tok_per_s_per_user, float))
-    return pd.DataFrame({"hardware": f.hardware, "model": f.model, "execution": f.execution,
-                         "tok_per_s_per_user": t, "price_usd_per_1k_output_tok": pai(s, p, t),
-                         "frontier_min_price": float(p.min()), "frontier_max_price": float(p.max())})
+    p = f.price_usd_per_1k_output_tok[ok]
+    kwargs.pop("batches", None)  # the frontier's sweep, not a price keyword
+    rows = []
+    for target in t:
+        try:
+            r = price(hardware, model, execution, target_tok_per_s_per_user=float(target), **kwargs)
+        except TargetSpeedError:
+            rows.append({"deployment": "", "batch": np.nan, "served_tok_per_s_per_user": np.nan,
+                         "price_usd_per_1k_output_tok": np.nan})
+            continue
+        rows.append({"deployment": r.deployment.layout_label(), "batch": float(np.ravel(r.batch)[0]),
+                     "served_tok_per_s_per_user": float(np.ravel(r.tok_per_s_per_user)[0]),
+                     "price_usd_per_1k_output_tok": float(np.ravel(r.price_usd_per_1k_output_tok)[0])})
+    out = pd.DataFrame(rows)
+    out.insert(0, "tok_per_s_per_user", t)
+    for i, (k, val) in enumerate((("hardware", f.hardware), ("model", f.model), ("execution", f.execution))):
+        out.insert(i, k, val)
+    out["frontier_min_price"], out["frontier_max_price"] = float(p.min()), float(p.max())
+    return out
 
 
 def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execution: Any = "graph", *,

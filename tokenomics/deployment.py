@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
-from .errors import DoesNotFitError, ValidationError, unknown_name
+from .errors import DoesNotFitError, TargetSpeedError, ValidationError, unknown_name
 from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, component_precisions, plan as _plan
 
 #: Expert-parallel size from which :func:`resolve` balances experts with EPLB when not told: the
@@ -451,7 +451,7 @@ class Deployment:
 
         Raises
         ------
-        ValidationError
+        TargetSpeedError
             When even batch 1 is slower than the target (the message gives the fastest speed).
         """
         v.positive(tok_per_s_per_user, "target tok/s per user")
@@ -461,7 +461,7 @@ class Deployment:
         chip = np.asarray(r.tok_per_s_per_chip, float) * np.ones(b.shape)
         ok = user >= tok_per_s_per_user
         if not ok.any():
-            raise ValidationError(
+            raise TargetSpeedError(
                 f"no batch reaches {tok_per_s_per_user:g} tok/s per user with {self.label()}; the "
                 f"fastest is {float(user.max()):.1f} tok/s per user at batch {int(b[int(np.argmax(user))])}")
         best = int(b[ok][int(np.argmax(chip[ok]))])

@@ -26,6 +26,11 @@ class ValidationError(TokenomicsError):
     """A parameter is out of range, non-finite, or of the wrong kind."""
 
 
+class TargetSpeedError(ValidationError):
+    """No batch (and, where the layout is free, no layout) serves each user the speed asked for;
+    the message gives the fastest there is."""
+
+
 class DataError(TokenomicsError):
     """A data file is malformed: missing columns, bad rows, unknown kinds."""
 

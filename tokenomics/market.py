@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _validate as v
-from .errors import DataError, DoesNotFitError, ValidationError, unknown_name
+from .errors import DataError, DoesNotFitError, TargetSpeedError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -260,9 +260,7 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, **kw: Any
     out["deployment"] = dep.label()
     try:
         r = chain.price(deployment=dep, target_tok_per_s_per_user=speed, margin_frac=0.0, **kw)
-    except ValidationError as exc:
-        if "no batch reaches" not in str(exc):
-            raise
+    except TargetSpeedError as exc:
         fastest = str(exc).split("the fastest is ")[-1]
         out["flag"] = f"{FLAG_UNREACHABLE}: the fastest on this deployment is {fastest}"
         return out

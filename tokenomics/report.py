@@ -148,6 +148,8 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
                 row = {"config": key}
                 for t, p in zip(INTERACTIVITY_TARGETS, pai["price_usd_per_1k_output_tok"]):
                     row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p * 1e3
+                for t, d in zip(INTERACTIVITY_TARGETS, pai["deployment"]):
+                    row[f"layout_at_{t:g}_tok_s_user"] = d
                 row["frontier_cost_range_x"] = float(pai["frontier_max_price"].iloc[0] / pai["frontier_min_price"].iloc[0])
                 inter.append(row)
             except TokenomicsError as exc:
@@ -324,9 +326,15 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
          "performance core; board power from the H200-fitted power model (TDP-scaled elsewhere).", ""]
     s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
           _md_table(price_view(rep.prices)), ""]
+    layouts = [c for c in rep.interactivity.columns if c.startswith("layout_at_")]
     s += ["## Price vs interactivity", "", "![price vs interactivity](price_vs_interactivity.png)", "",
-          _md_table(rep.interactivity), "",
-          "`frontier_cost_range_x`: dearest over cheapest point of the batch sweep.", ""]
+          "At each speed per user: the cheapest batch and layout that serves every user at least that fast "
+          "(as `tokenomics price --target-tok-s-user`); empty where none is. The figure sweeps the batch "
+          "of each configuration's headline layout (the `deployment` column of the first table).", "",
+          _md_table(rep.interactivity.drop(columns=layouts)), "",
+          "`frontier_cost_range_x`: dearest over cheapest point of that batch sweep.", "",
+          "The layout each of those prices runs:", "",
+          _md_table(rep.interactivity[["config", *layouts]]), ""]
     s += ["## Cost of a chip-hour", "", "![cost breakdown](cost_breakdown.png)", "",
           _md_table(rep.breakdown), "", "InferenceX tiers beside the bottom-up estimate (at 0.75 x TDP):", "",
           _md_table(rep.tiers), ""]
