@@ -279,14 +279,12 @@ def per_million_view(df):
     if not hasattr(df, "columns"):
         raise ValidationError(f"per_million_view needs a DataFrame, got {type(df).__name__}")
     v = df.copy()
-    names = {"price_at_low": "usd_per_m_output_tok_at_low", "price_at_high": "usd_per_m_output_tok_at_high"}
-    for c in list(v.columns):
-        new = names.get(c) or (c.replace("_usd_per_1k_", "_usd_per_m_") if "_usd_per_1k_" in f"_{c}_" else None)
-        if new:
-            new = new.replace("usd_per_1k_", "usd_per_m_")  # a name that starts with the unit
-            v[c] = v[c].astype(float) * 1e3
-            v = v.rename(columns={c: new})
-    return v
+    tornado = {"price_at_low": "usd_per_m_output_tok_at_low", "price_at_high": "usd_per_m_output_tok_at_high"}
+    names = {c: tornado.get(c, c.replace("usd_per_1k_", "usd_per_m_")) for c in v.columns
+             if c in tornado or "usd_per_1k_" in c}
+    for c in names:
+        v[c] = v[c].astype(float) * 1e3
+    return v.rename(columns=names)
 
 
 def _figures(rep: Report, out: Path) -> dict[str, Path]:
