@@ -47,7 +47,8 @@ def test_ceiling_by_hand_b200_block_fp8():
 def test_ceilings_by_chip_and_format():
     """Every NVIDIA chip's grouped GEMMs reach less than a dense GEMM in every measured format;
     a format without rows uses its tensor path's own formats (fp4 -> NVFP4 rows, not MXFP4);
-    the MI325X borrows the MI300X's; chips of vendors with no large-token MoE rows keep 1.0."""
+    the MI325X borrows the MI300X's; the MI355X has its own (aiter's MXFP4 and FP8 tables), and an
+    NVFP4 model there finds no NVFP4 rows; chips of vendors with no large-token MoE rows keep 1.0."""
     for chip in ("h100-sxm", "h200", "b200", "gb200", "b300", "gb300"):
         for prec in ("fp8", "fp4", "mxfp4", "bf16"):
             c, src = moe_gemm_ratio(chip, prec)
@@ -56,6 +57,9 @@ def test_ceilings_by_chip_and_format():
     assert moe_gemm_ratio("b200", "fp4") != moe_gemm_ratio("b200", "mxfp4")
     assert moe_gemm_ratio("mi325x", "fp8") == (moe_gemm_ratio("mi300x", "fp8")[0], "mi300x")
     assert moe_gemm_ratio("mi355x", "fp4") == (1.0, "")
+    for prec in ("mxfp4", "fp8"):
+        c, src = moe_gemm_ratio("mi355x", prec)
+        assert src == "mi355x" and 0.2 < c < 0.6, (prec, c)
     for chip in ("tpu-v7", "ascend-910c", "sd200-chip"):
         assert moe_gemm_ratio(chip, "fp8") == (1.0, "")
 
@@ -157,8 +161,45 @@ def test_narrow_expert_slices_by_hand_b200_block_fp8():
     # whole experts keep c; a slice as wide as measured or wider keeps it (no extrapolation)
     assert moe_gemm_ratio("b200", "fp8", 2048)[0] == moe_gemm_ratio("b200", "fp8", 8192)[0] == c
     assert moe_gemm_ratio("b200", "fp8", 256)[0] < moe_gemm_ratio("b200", "fp8", 1024)[0] < c
-    # chips measured at one width only (AMD) keep one ceiling at every width
-    assert moe_gemm_ratio("mi300x", "fp8", 256) == moe_gemm_ratio("mi300x", "fp8")
+    # a chip and format measured at one width only (MI355X FP8: a TP4 slice) keep one ceiling at every width
+    assert moe_gemm_ratio("mi355x", "fp8", 256) == moe_gemm_ratio("mi355x", "fp8", 2048) == moe_gemm_ratio("mi355x", "fp8")
+
+
+def test_mi355x_mxfp4_ceiling_and_slice_width_by_hand():
+    """aiter's MXFP4 DeepSeek-R1 tables on the MI355X (82612d2): whole experts at EP8 (33 local
+    experts, top 8: rows per expert T x 8 / 33, FLOPs 2 x T x 8 x 3 x 7168 x 2048) give the
+    ceiling c, the median over 8192 and 16384 tokens; the TP8 and TP4 slices (257 experts, top 9,
+    256 and 512 wide) give w = F f (rho - 1) / (F - rho f), rho = c over the slice row's own
+    ceiling, the median over their four rows. Before these rows the MI355X had no MXFP4 ceiling
+    (1.0) and the core timed these layers at 0.50-0.70x of aiter's times at 8192-16384 tokens; the
+    six 1024- and 4096-token rows, in no fit, went from 0.51-0.97x to 0.88-0.97x (measured when the
+    rows were added)."""
+    from tokenomics.perf.step import moe_ceiling_params
+
+    hw, prof = catalog.accelerator("mi355x"), load_profile(None, "mi355x")
+    peak = gemm_peak_flop_per_s(hw, "mxfp4")[0] * prof.flop_frac
+
+    def row_ceiling(value, t, k, e, f):
+        a = 2.0 * t * k * 3 * 7168 * f / value / peak
+        m = t * k / e
+        return a * m / (m - a * prof.gemm_half_rows)
+
+    whole = _rows("mi355x-moe-aiter-mxfp4-h7168f2048e33k8-")
+    c = float(np.median([row_ceiling(float(whole.loc[t, "value"]), t, 8, 33, 2048) for t in (8192, 16384)]))
+    ws = []
+    for f in (256, 512):
+        part = _rows(f"mi355x-moe-aiter-mxfp4-h7168f{f}e257k9-")
+        for t in (8192, 16384):
+            rho = c / row_ceiling(float(part.loc[t, "value"]), t, 9, 257, f)
+            ws.append(2048 * f * (rho - 1) / (2048 - rho * f))
+    c_fit, wide, w, chip = moe_ceiling_params("mi355x", "mxfp4")
+    assert (wide, chip) == (2048.0, "mi355x")
+    assert c_fit == pytest.approx(c, rel=1e-12) and w == pytest.approx(float(np.median(ws)), rel=1e-12)
+    assert 0.4 < c < 0.6 and 300 < w < 600  # 0.491 and 450 columns when the rows were added
+    pred = kernels.predict_kernel_microbench(catalog.data_dir() / "kernel_microbench.csv")
+    out = pred[pred["bench_id"].str.startswith("mi355x-moe-aiter-mxfp4-h7168f")
+               & pred["batch"].isin([1024, 4096])]
+    assert len(out) == 6 and (out["error_frac"].abs() < 0.13).all()
 
 
 def test_core_times_the_tensor_parallel_moe_rows():

@@ -328,6 +328,36 @@ AITER_ROWS = [
      7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13", "804761163fe9",
      ((1, 18.89), (4, 26.16), (16, 59.58), (64, 137.17), (256, 140.26)),
      {1: "ea7d7b659ac319bc727e008c0ee71ccfb45b9df4", 64: "2d21a9f239a7", 256: "82612d2f9ad2"}),
+    # the same MXFP4 layers at prefill and verify sizes, the TP4 slice and whole experts (EP8: 33
+    # local experts, top 8 local), from the retuned tables (82612d2, 2026-08-13): the 8192-16384-
+    # token rows fit the chip's MXFP4 grouped-GEMM ceiling and how it falls with the slice
+    # (perf.step.moe_gemm_ratio), the 1024-4096-token ones are predicted
+    ("mi355x", 256, "DeepSeek-R1 MXFP4 TP8 shape with the shared expert fused (257 experts, top 9)", "mxfp4",
+     "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
+     7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",
+     "82612d2f9ad236167fa26871b62ea1f178aa9a97",
+     ((1024, 195.5295), (4096, 430.7707), (8192, 716.9447), (16384, 1350.5468)), {}),
+    ("mi355x", 256, "DeepSeek-R1 MXFP4 TP4 shape with the shared expert fused (257 experts, top 9)", "mxfp4",
+     "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
+     7168, 512, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",
+     "82612d2f9ad236167fa26871b62ea1f178aa9a97",
+     ((1024, 317.8619), (4096, 671.5476), (8192, 1094.9279), (16384, 1964.8217)), {}),
+    ("mi355x", 256, "DeepSeek-R1 MXFP4 EP8 shape with the shared expert fused (33 local experts, top 8 local)",
+     "mxfp4", "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
+     7168, 2048, 33, 8, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",
+     "82612d2f9ad236167fa26871b62ea1f178aa9a97",
+     ((1024, 371.8622), (4096, 1161.7062), (8192, 2178.1958), (16384, 4252.6745)), {}),
+    # FP8 block-scale layers at narrow expert slices, same split (1024-4096 predicted, 8192-16384
+    # fit): DeepSeek-V3's TP4 slice on the MI355X and MiMo-V2.5-Pro's TP8 slice on the MI300X
+    # (gfx942; with the EP8 rows below, how the MI300X ceiling falls with the slice)
+    ("mi355x", 256, "DeepSeek-V3 TP4 shape with the shared expert fused (257 experts, top 9)", "fp8",
+     "aiter 1-stage fused MoE (FP8, 1x128 activation / 128x128 weight block scales)",
+     7168, 512, 257, 9, "model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv", "2026-05-05",
+     "1638f9e7a913cf55ac527917ef3c5d9d0b09d671", ((1024, 673.6803), (4096, 1294.01), (8192, 2305.846)), {}),
+    ("mi300x", 304, "MiMo-V2.5-Pro TP8 shape (384 experts, top 8), gfx942", "fp8",
+     "aiter 1-stage fused MoE (FP8, 1x128 activation / 128x128 weight block scales)",
+     6144, 256, 384, 8, "model_configs/mimo_v2_5_pro_tuned_fmoe.csv", "2026-07-27",
+     "ebc905b03175d4365b16221a523e512601226666", ((4096, 1069.7621), (8192, 1412.0369), (16384, 2680.6649)), {}),
     # EP8 of DeepSeek-V3 with the shared expert fused (33 local experts, top 9): the tuner draws all
     # nine picks from the local experts, so these time the grouped GEMMs at large row counts
     ("mi300x", 304, "DeepSeek-V3 EP8 shape with the shared expert fused (33 local experts, all top-9 local)",
