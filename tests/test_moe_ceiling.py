@@ -237,13 +237,12 @@ def test_kimi_k3_moe_layer_on_mi355x_predicted_from_deepseek_fits():
     and ceilings fitted on DeepSeek's layers. Measured when this test was written: 1.04-1.14x of
     aiter's time at 1-1024 tokens, 0.80-0.92x at 4096-16384, median error 8 %; with the dense curve
     (the MI355X's MXFP4 ceiling before stop 42) 0.61-0.79x at 4096-16384, which this test fails."""
-    pred = kernels.predict_kernel_microbench(pd.DataFrame([{
-        "bench_id": f"kimi-k3-mi355x-t{t}", "hardware": "mi355x", "op": "moe_experts",
-        "kernel": "aiter fused MoE (MXFP4)", "precision": "mxfp4", "kv_precision": "", "batch": t,
-        "kv_len_tok": 0, "q_tok_per_seq": 1, "n_q_heads": None, "n_kv_heads": None, "head_dim": None,
-        "head_dim_v": None, "hidden": 3584, "expert_ffn_hidden": 384, "n_experts": 896, "experts_per_token": 16,
-        "metric": "latency_s", "value": us * 1e-6, "unit": "s", "kind": "measured", "source": "aiter a43fe25",
-        "as_of": "2026-08-12", "note": ""} for t, us in KIMI_K3_MI355X_MXFP4_TP8_US.items()]))
+    # the bundled MI355X MXFP4 rows' schema and kernel, at Kimi K3's shape and aiter's times
+    row = _rows("mi355x-moe-aiter-mxfp4-h7168f256e257k9-").reset_index().iloc[0]
+    bench = pd.DataFrame([row.to_dict() | {
+        "bench_id": f"kimi-k3-mi355x-t{t}", "batch": t, "hidden": 3584, "expert_ffn_hidden": 384, "n_experts": 896,
+        "experts_per_token": 16, "value": us * 1e-6} for t, us in KIMI_K3_MI355X_MXFP4_TP8_US.items()])
+    pred = kernels.predict_kernel_microbench(bench)
     ratio = (pred["predicted"] / pred["measured"]).to_numpy()
     assert (np.abs(ratio - 1) < 0.25).all(), ratio
     assert 0.03 < float(np.median(np.abs(ratio - 1))) < 0.13
