@@ -76,6 +76,19 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("case_id", "phase", "measured_step_s", "source"),
     ),
+    "h200_heldout": DatasetInfo(
+        "h200_heldout.csv",
+        "Measured H200 steps in regimes the calibration set lacks (other sizes, long context, large batch, "
+        "verify steps, MoE, longer prefills), held out of every fit.",
+        index=None,
+        required=("case_id", "phase", "measured_step_s", "regime", "source", "as_of"),
+    ),
+    "h200_heldout_power": DatasetInfo(
+        "h200_heldout_power.csv",
+        "Measured H200 board power during CUDA-graph decode steps the power fit never saw.",
+        index=None,
+        required=("model", "batch", "context_tok", "board_power_w", "j_per_tok", "source", "as_of"),
+    ),
     "h200_microbench": DatasetInfo(
         "h200_microbench.csv",
         "Measured H200 ceilings: HBM bandwidth, launch overheads, GEMM curve, board power.",
