@@ -236,8 +236,8 @@ def calibrate(
     from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
 
     check_output(out, suffixes=(".json",))
-    if cases is None:
-        cases = str(_bundled("h200_cases"))
+    if cases is None or cases in _BUNDLED_CASES:
+        cases = str(_bundled(cases or "h200_cases"))
     df = read_cases(cases, need_measured=True)
     mb = _microbench_for(df, microbench)
     prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
@@ -267,7 +267,7 @@ HOLDOUT_HELP = ("none: predict every case with the profile (in sample for the bu
 
 @app.command()
 def validate(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV of steps in the schema of the bundled h200_cases.csv (default: that file).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV of steps in the schema of the bundled h200_cases.csv (default: that file), or a bundled set by name: h200_cases, h200_heldout (steps no fit saw).")] = None,
     profile: ProfileOpt = None,
     holdout: Annotated[str, typer.Option("--holdout", "--leave-out", help=HOLDOUT_HELP)] = "none",
     regime: Annotated[str | None, typer.Option("--regime", help="With --holdout regime: regimes to hold out, comma-separated (default: all): verify, large-batch, prefill, long-context, small-model, large-model, graph, unfused.")] = None,
@@ -279,7 +279,8 @@ def validate(
     With --holdout regime|model the profile is refitted without each regime (or model) and
     the held-out cases are predicted: the table shows every held-out case and the error by
     held-out regime and execution mode; csv and json give that summary, one row per regime and
-    execution mode (median, p90, max absolute error, median predicted/measured).
+    execution mode (median, p90, max absolute error, median predicted/measured). A CSV with a
+    ``regime`` column (as the bundled h200_heldout) is also summarized by regime.
     """
     from ..errors import ValidationError, unknown_name
     from ..perf.calibrate import predict_cases, read_cases, summarize
@@ -293,20 +294,29 @@ def validate(
         raise ValidationError("--microbench needs --holdout regime|model (it joins the refits)")
     if profile is not None and holdout != "none":
         raise ValidationError("--profile and --holdout exclude each other: a hold-out fits its own profiles")
-    if cases is None:
-        cases = str(_bundled("h200_cases"))
+    if cases is None or cases in _BUNDLED_CASES:
+        cases = str(_bundled(cases or "h200_cases"))
     df = read_cases(cases, need_measured=True)  # validation compares with measured steps
     if holdout != "none":
         _validate_holdout(df, cases, holdout, regime, microbench, fmt)
         return
     pred = predict_cases(df, profile)
+    by_regime = "regime" in df.columns
+    if by_regime:
+        pred.insert(1, "regime", df["regime"].astype(str).to_numpy())
     if fmt != Format.table:
         emit(pred, fmt)
         return
-    show = _step_table(pred, ["case_id", "phase", "model", "execution", "fusion", "batch", "context_tok",
-                              "tokens_per_step", "kernels_per_step"])
+    show = _step_table(pred, ["case_id", *(["regime"] if by_regime else []), "phase", "model", "execution",
+                              "fusion", "batch", "context_tok", "tokens_per_step", "kernels_per_step"])
     emit(show, fmt, title=f"Predicted vs measured ({Path(cases).name})")
+    if by_regime:
+        emit(summarize(pred, by=("regime",)), fmt, title="Absolute relative error by regime and execution mode")
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
+
+
+#: Step sets shipped in datasets/ that ``validate`` takes by name.
+_BUNDLED_CASES = ("h200_cases", "h200_heldout")
 
 
 def _step_table(pred, columns: list[str]):

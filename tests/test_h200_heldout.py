@@ -1,0 +1,97 @@
+"""The H200 step model on steps no fit saw: ``datasets/h200_heldout.csv``.
+
+71 steps measured on one H200 on 2026-12-04 with ``tools/h200_steps.py`` (the calibration
+harness of ``../shared/calibration/README.md`` rebuilt), in regimes ``h200_cases.csv`` lacks.
+The shipped profile is fitted on ``h200_cases.csv`` alone; every expected value below is that
+measurement scored by the shipped profile (docs/serving-validation.md, "The H200 step model on
+steps no fit saw").
+"""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import catalog
+from tokenomics.cli import app
+from tokenomics.econ.power import power_model
+from tokenomics.perf.calibrate import case_model, case_plan, predict_cases
+from tokenomics.perf.step import decode_step
+
+
+@pytest.fixture(scope="module")
+def pred():
+    d = catalog.load("h200_heldout")
+    p = predict_cases(d, "h200")
+    p["regime"] = d["regime"].to_numpy()
+    return p
+
+
+def test_the_harness_is_the_calibration_harness():
+    """Controls: configurations of h200_cases.csv measured again. CUDA-graph steps repeat the
+    calibration run within 2 % (1.712 vs 1.683 ms, 7.626 vs 7.628 ms), so the graph rows test
+    the same harness on the same chip. Eager steps and the prefill do not: eager time is the
+    host's (this host ran them at 0.55-0.85x) and the prefill's glue kernels took 1.30x."""
+    d = catalog.load("h200_heldout")
+    cal = catalog.load("h200_cases").set_index("case_id")["measured_step_s"]
+    c = d[d["regime"] == "control"].set_index(["model", "batch", "execution", "fusion"])["measured_step_s"]
+    assert c[("dense-1b", 1, "graph", "fused_qkv_gateup")] / cal["h200-002"] == pytest.approx(1.0, abs=0.02)
+    assert c[("dense-8b", 32, "graph", "fused_qkv_gateup")] / cal["h200-020"] == pytest.approx(1.0, abs=0.02)
+    assert c[("dense-1b", 1, "eager", "fused_qkv_gateup")] / cal["h200-001"] < 0.9
+    assert c[("dense-8b-layers", 1, "eager", "fused_qkv_gateup")] / cal["h200-049"] == pytest.approx(1.30, abs=0.02)
+
+
+def test_graph_steps_in_unseen_regimes(pred):
+    """26 CUDA-graph steps: 3B and 14B models, contexts 8k-131k, batch 256-512, one-sequence
+    verify steps of 2-8 tokens, MoE layers computing every expert. Measured: median 2.6 %,
+    p90 7.5 %, max 14.5 % (MoE 8x2 at batch 128), median predicted/measured 1.00."""
+    g = pred[(pred["execution"] == "graph") & ~pred["regime"].isin(["control", "verify-batched"])]
+    assert len(g) == 26
+    assert set(g["regime"]) == {"other-size", "long-context", "large-batch", "verify-1-seq", "moe-all"}
+    err = g["error_frac"].abs()
+    assert err.median() == pytest.approx(0.026, abs=0.003)
+    assert err.quantile(0.9) == pytest.approx(0.075, abs=0.01)
+    assert err.max() == pytest.approx(0.145, abs=0.01)
+    assert (1 + g["error_frac"]).median() == pytest.approx(1.00, abs=0.01)
+    for regime, part in g.groupby("regime"):
+        assert part["error_frac"].abs().max() < 0.16, regime
+
+
+def test_batched_verify_steps_are_a_known_miss(pred):
+    """Verify steps of 2-8 tokens for 32-128 sequences run 0.70-0.90x of measured: PyTorch's
+    cuDNN attention runs q_len > 1 in 64-row query tiles per head (3.4 ms of a 11.6 ms step at
+    32 x 4 tokens, 1.15 ms at one token, profiled), which the core does not model. Pinned so a
+    change that moves it is seen."""
+    v = pred[(pred["regime"] == "verify-batched") & (pred["execution"] == "graph")]
+    assert len(v) == 5
+    assert np.all((v["error_frac"] > -0.31) & (v["error_frac"] < -0.10))
+
+
+def test_held_out_board_power():
+    """Board power measured during CUDA-graph decode (h200_heldout_power.csv) against the power
+    model on the core's predicted step: +0 % to +18 % (power), J per token +4 % to +21 %."""
+    pw = catalog.load("h200_heldout_power")
+    steps = catalog.load("h200_heldout")
+    pm = power_model("h200")
+    ratios = []
+    for _, r in pw.iterrows():
+        c = steps[(steps["model"] == r["model"]) & (steps["batch"] == r["batch"])
+                  & (steps["context_tok"] == r["context_tok"]) & (steps["execution"] == "graph")
+                  & (steps["regime"] != "control")].iloc[0]
+        s = decode_step("h200", case_model(c), case_plan(c), batch=int(c["batch"]), context_tok=int(c["context_tok"]),
+                        profile="h200", on_oom="ignore")
+        ratios.append(float(pm.board_power_w(s.hbm_util_frac, s.flop_util_frac)) / r["board_power_w"])
+    ratios = np.array(ratios)
+    assert len(ratios) == 5
+    assert ratios.min() == pytest.approx(1.00, abs=0.02)
+    assert ratios.max() == pytest.approx(1.18, abs=0.02)
+
+
+def test_cli_validates_the_bundled_held_out_set_by_name():
+    r = CliRunner().invoke(app, ["validate", "h200_heldout", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert len(rows) == 71 and {"regime", "predicted_step_s", "measured_step_s"} <= set(rows[0])
+    t = CliRunner().invoke(app, ["validate", "h200_heldout"])
+    assert t.exit_code == 0 and "by regime" in t.output
