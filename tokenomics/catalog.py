@@ -85,7 +85,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "h200_heldout_power": DatasetInfo(
         "h200_heldout_power.csv",
-        "Measured H200 board power during CUDA-graph decode steps the power fit never saw.",
+        "Measured H200 board power during decode and prefill steps the power fit never saw.",
         index=None,
         required=("model", "batch", "context_tok", "board_power_w", "j_per_tok", "source", "as_of"),
     ),

@@ -14,7 +14,8 @@ batches, multi-token verify steps, MoE, longer prefills. It writes
 - ``DIR/h200_steps.csv``: one row per step in the schema of ``h200_cases.csv`` (decode: median
   host wall time of a synchronized step; prefill: median CUDA-event time of one forward, batch 1,
   no embedding or lm head; ``kernels_per_step`` counted with the CUDA profiler on one eager step);
-- ``DIR/h200_power.csv``: board power (nvidia-smi, 50 ms samples) during back-to-back graph steps;
+- ``DIR/h200_power.csv``: board power (nvidia-smi, 50 ms samples) during ~2.5 s of back-to-back
+  steps (graph decode steps of a few groups; the ``power`` group adds eager decode and prefill);
 - ``DIR/env.txt``: GPU, driver, PyTorch and clocks.
 
 Rows are appended as they are measured, so a run stopped early still leaves its rows.
@@ -279,8 +280,23 @@ SOURCE = "tokenomics tools/h200_steps.py on one H200 (device run 2026-12-04); he
 
 
 @torch.inference_mode()
+def power_row(power, fn, t: float, m: "Decoder", phase: str, batch: int, ctx: int, T: int, mode: str, tokens: float):
+    """Run ``fn`` (one step of ``t`` seconds) back to back for ~2.5 s and write its board power."""
+    reps = min(max(1, int(2.5 / t)), 20000)
+    with Power() as pw:
+        time.sleep(0.2)
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    s_ = pw.samples[4:] or pw.samples
+    watts = statistics.mean(s_) if s_ else float("nan")
+    tok_s = tokens / t
+    power.writerow([m.name, batch, ctx, T, mode, t, watts, max(s_) if s_ else "", tok_s, watts / tok_s, phase])
+
+
+@torch.inference_mode()
 def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: int, power=None,
-                 control: bool = False):
+                 control: bool = False, power_modes=("graph",)):
     cache = m.make_cache(batch, ctx)
     tokens = torch.randint(0, m.V, (batch, T), device=DEV)
     pos = ctx - T
@@ -289,6 +305,7 @@ def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: 
     for mode in modes:
         if mode == "eager":
             t = wall_median(step, n)
+            run = step
         else:
             s = torch.cuda.Stream()
             s.wait_stream(torch.cuda.current_stream())
@@ -300,18 +317,10 @@ def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: 
             with torch.cuda.graph(g):
                 step()
             t = wall_median(g.replay, n)
-            if power is not None:
-                reps = max(1, int(2.5 / t))
-                with Power() as pw:
-                    time.sleep(0.2)
-                    for _ in range(reps):
-                        g.replay()
-                    torch.cuda.synchronize()
-                s_ = pw.samples[4:] or pw.samples
-                watts = statistics.mean(s_) if s_ else float("nan")
-                tok_s = batch * T / t
-                power.writerow([m.name, batch, ctx, T, mode, t, watts, max(s_) if s_ else "", tok_s, watts / tok_s])
-            del g
+            run = g.replay
+        if power is not None and mode in power_modes:
+            power_row(power, run, t, m, "decode", batch, ctx, T, mode, batch * T)
+        del run
         w.row(**base_row(m, phase="decode", batch=batch, context_tok=ctx, tokens_per_step=T, execution=mode,
                          kernels_per_step=kern, measured_step_s=t, source=CONTROL if control else SOURCE))
     del cache
@@ -319,9 +328,12 @@ def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: 
 
 
 @torch.inference_mode()
-def prefill_case(w: Writer, m: Decoder, ctx: int, n: int, control: bool = False):
+def prefill_case(w: Writer, m: Decoder, ctx: int, n: int, control: bool = False, power=None):
     x = rand(1, ctx, m.h, scale=1.0)
-    t = event_median(lambda: m.forward(x, None, 0, causal=True), n)
+    fn = lambda: m.forward(x, None, 0, causal=True)  # noqa: E731
+    t = event_median(fn, n)
+    if power is not None:
+        power_row(power, fn, t, m, "prefill", 1, ctx, ctx, "eager", ctx)
     w.row(**base_row(m, model=m.name + "-layers", phase="prefill", batch=1, context_tok=ctx, tokens_per_step=ctx,
                      execution="eager", measured_step_s=t, source=CONTROL if control else SOURCE))
 
@@ -376,7 +388,7 @@ def main():
     pf = open(os.path.join(a.out, "h200_power.csv"), "w", newline="")
     power = csv.writer(pf)
     power.writerow(["model", "batch", "context_tok", "tokens_per_step", "execution", "step_s", "power_w",
-                    "max_power_w", "tok_per_s", "j_per_tok"])
+                    "max_power_w", "tok_per_s", "j_per_tok", "phase"])
     n = 3 if a.quick else 20
     t0 = time.time()
 
@@ -385,6 +397,20 @@ def main():
         print(f"[{time.time() - t0:6.1f} s] {msg}", flush=True)
 
     GE = ("graph", "eager")
+    if "power" in groups:  # board power in host-bound (eager) and compute-bound (prefill) steps
+        for name, b in (("dense-8b", 1), ("dense-1b", 32)):
+            m = Decoder(name, fused=True)
+            decode_cases(w, m, b, 1024, 1, ("eager",), n, power, power_modes=("eager",))
+            del m
+        m = Decoder("dense-14b", fused=True)
+        decode_cases(w, m, 1, 1024, 1, ("graph",), n, power)
+        del m
+        for name, c in (("dense-8b", 8192), ("dense-1b", 2048)):
+            m = Decoder(name, fused=True, vocab=False)
+            prefill_case(w, m, c, max(3, n // 4), power=power)
+            del m
+        torch.cuda.empty_cache()
+        stamp("power")
     if "diag" in groups:
         diag(os.path.join(a.out, f"diag_{ATTN}_{MOE}.txt"))
         stamp("diag")
