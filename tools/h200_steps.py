@@ -1,6 +1,6 @@
 """Measure decode and prefill steps on one GPU in the calibration harness's style (held-out set).
 
-    python tools/h200_steps.py --out DIR [--quick]
+    python tools/h200_steps.py --out DIR [--hardware NAME] [--groups A,B,...] [--quick]
 
 Runs on a machine with a CUDA GPU and PyTorch (nothing else from this repository). It rebuilds the
 synthetic Llama-style decoder that ``../shared/calibration/README.md`` describes for
@@ -11,14 +11,18 @@ softmax top-k and either a loop over the touched experts or every expert for eve
 times it in regimes the calibration set does not hold: other model sizes, long contexts, large
 batches, multi-token verify steps, MoE, longer prefills. It writes
 
-- ``DIR/h200_steps.csv``: one row per step in the schema of ``h200_cases.csv`` (decode: median
+- ``DIR/steps.csv``: one row per step in the schema of ``h200_cases.csv`` (decode: median
   host wall time of a synchronized step; prefill: median CUDA-event time of one forward, batch 1,
   no embedding or lm head; ``kernels_per_step`` counted with the CUDA profiler on one eager step);
-- ``DIR/h200_power.csv``: board power (nvidia-smi, 50 ms samples) during ~2.5 s of back-to-back
+- ``DIR/power.csv``: board power (nvidia-smi, 50 ms samples) during ~2.5 s of back-to-back
   steps (graph decode steps of a few groups; the ``power`` group adds eager decode and prefill);
 - ``DIR/env.txt``: GPU, driver, PyTorch and clocks.
 
-Rows are appended as they are measured, so a run stopped early still leaves its rows.
+Rows are appended as they are measured, so a run stopped early still leaves its rows. On another
+GPU, ``--hardware`` names its catalog entry (``tokenomics hardware``) and ``tokenomics calibrate
+DIR/steps.csv --out mine.json`` fits a profile on the run (``--groups controls,sizes,long,batch,verify``
+gives graph and eager steps of several shapes in about a minute). The bundled
+``h200_heldout.csv`` is this tool's 2026-12-04 run on the H200 (docs/serving-validation.md).
 """
 
 from __future__ import annotations
@@ -256,7 +260,7 @@ class Writer:
             csv.writer(f).writerow(COLUMNS)
 
     def row(self, **kw):
-        kw.setdefault("case_id", f"h200x-{self.n:03d}")
+        kw.setdefault("case_id", f"{HARDWARE}-run-{self.n:03d}")
         self.n += 1
         with open(self.path, "a", newline="") as f:
             csv.writer(f).writerow([kw.get(c, "") for c in COLUMNS])
@@ -266,7 +270,7 @@ class Writer:
 
 
 def base_row(m: Decoder, **kw):
-    r = dict(hardware="h200", n_chips=1, model=m.name, n_layers=m.L, hidden=m.h, ffn_hidden=m.f, n_q_heads=m.nq,
+    r = dict(hardware=HARDWARE, n_chips=1, model=m.name, n_layers=m.L, hidden=m.h, ffn_hidden=m.f, n_q_heads=m.nq,
              n_kv_heads=m.nkv, head_dim=m.hd, vocab=m.V, n_experts=m.E, experts_per_token=m.k,
              expert_ffn_hidden=m.ef, weight_bytes_per_param=2, kv_bytes_per_elem=2,
              total_params=m.total_params, fusion="fused_qkv_gateup" if m.fused else "unfused",
@@ -275,8 +279,9 @@ def base_row(m: Decoder, **kw):
     return r
 
 
-CONTROL = "tokenomics tools/h200_steps.py on one H200 (device run 2026-12-04); control: a configuration of h200_cases.csv"
-SOURCE = "tokenomics tools/h200_steps.py on one H200 (device run 2026-12-04); held out of every fit"
+HARDWARE = "h200"  # --hardware
+SOURCE = ""  # set in main: the tool, the GPU and the date
+CONTROL = ""
 
 
 @torch.inference_mode()
@@ -294,6 +299,18 @@ def power_row(power, fn, t: float, m: "Decoder", phase: str, batch: int, ctx: in
     power.writerow([m.name, batch, ctx, T, mode, t, watts, max(s_) if s_ else "", tok_s, watts / tok_s, phase])
 
 
+def skip_if_oom(fn):
+    """Run a measurement; on a GPU too small for its KV cache or activations, say so and go on."""
+    def run(w, m, *args, **kw):
+        try:
+            return fn(w, m, *args, **kw)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            print(f"skipped {m.name} {args[:3]}: out of GPU memory", flush=True)
+    return run
+
+
+@skip_if_oom
 @torch.inference_mode()
 def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: int, power=None,
                  control: bool = False, power_modes=("graph",)):
@@ -327,6 +344,7 @@ def decode_cases(w: Writer, m: Decoder, batch: int, ctx: int, T: int, modes, n: 
     torch.cuda.empty_cache()
 
 
+@skip_if_oom
 @torch.inference_mode()
 def prefill_case(w: Writer, m: Decoder, ctx: int, n: int, control: bool = False, power=None):
     x = rand(1, ctx, m.h, scale=1.0)
@@ -369,14 +387,18 @@ def diag(path: str):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--quick", action="store_true", help="a few cases only (smoke test)")
+    ap.add_argument("--hardware", default="h200", help="catalog name of the GPU (the rows' hardware column)")
+    ap.add_argument("--quick", action="store_true", help="3 timed repetitions a step instead of 20 (smoke test)")
     ap.add_argument("--attn", choices=("gqa", "expand"), default="gqa")
     ap.add_argument("--moe", choices=("einsum", "bmm"), default="einsum")
     ap.add_argument("--rms", choices=("fp32", "bf16"), default="fp32")
     ap.add_argument("--groups", default="controls,sizes,long,batch,verify,1b,moe,prefill")
     a = ap.parse_args()
-    global ATTN, MOE, RMS
-    ATTN, MOE, RMS = a.attn, a.moe, a.rms
+    global ATTN, MOE, RMS, HARDWARE, SOURCE, CONTROL
+    ATTN, MOE, RMS, HARDWARE = a.attn, a.moe, a.rms, a.hardware
+    SOURCE = (f"tokenomics tools/h200_steps.py on one {torch.cuda.get_device_name()} "
+              f"({time.strftime('%Y-%m-%d')}, PyTorch {torch.__version__})")
+    CONTROL = SOURCE + "; control: a configuration of h200_cases.csv"
     groups = set(a.groups.split(","))
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
@@ -384,8 +406,8 @@ def main():
         f.write(f"torch {torch.__version__} cuda {torch.version.cuda} gpu {torch.cuda.get_device_name()}\n")
         f.write(subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit",
                                 "--format=csv"], capture_output=True, text=True).stdout)
-    w = Writer(os.path.join(a.out, "h200_steps.csv"))
-    pf = open(os.path.join(a.out, "h200_power.csv"), "w", newline="")
+    w = Writer(os.path.join(a.out, "steps.csv"))
+    pf = open(os.path.join(a.out, "power.csv"), "w", newline="")
     power = csv.writer(pf)
     power.writerow(["model", "batch", "context_tok", "tokens_per_step", "execution", "step_s", "power_w",
                     "max_power_w", "tok_per_s", "j_per_tok", "phase"])
