@@ -257,13 +257,13 @@ class Writer:
     def __init__(self, path):
         self.path, self.n = path, 0
         with open(path, "w", newline="") as f:
-            csv.writer(f).writerow(COLUMNS)
+            csv.writer(f, lineterminator="\n").writerow(COLUMNS)
 
     def row(self, **kw):
         kw.setdefault("case_id", f"{HARDWARE}-run-{self.n:03d}")
         self.n += 1
         with open(self.path, "a", newline="") as f:
-            csv.writer(f).writerow([kw.get(c, "") for c in COLUMNS])
+            csv.writer(f, lineterminator="\n").writerow([kw.get(c, "") for c in COLUMNS])
         print(f"{kw['case_id']} {kw['model']} {kw['phase']} b{kw['batch']} ctx{kw['context_tok']} "
               f"T{kw['tokens_per_step']} {kw['execution']} {kw.get('expert_compute', '')} "
               f"k={kw.get('kernels_per_step', '')} {kw['measured_step_s'] * 1e3:.3f} ms", flush=True)
@@ -408,7 +408,7 @@ def main():
                                 "--format=csv"], capture_output=True, text=True).stdout)
     w = Writer(os.path.join(a.out, "steps.csv"))
     pf = open(os.path.join(a.out, "power.csv"), "w", newline="")
-    power = csv.writer(pf)
+    power = csv.writer(pf, lineterminator="\n")
     power.writerow(["model", "batch", "context_tok", "tokens_per_step", "execution", "step_s", "power_w",
                     "max_power_w", "tok_per_s", "j_per_tok", "phase"])
     n = 3 if a.quick else 20
