@@ -105,3 +105,9 @@ def test_cli_validates_the_bundled_held_out_set_by_name():
     assert len(rows) == 71 and {"regime", "predicted_step_s", "measured_step_s"} <= set(rows[0])
     t = CliRunner().invoke(app, ["validate", "h200_heldout"])
     assert t.exit_code == 0 and "by regime" in t.output
+
+
+def test_cli_suggests_the_bundled_step_sets():
+    r = CliRunner().invoke(app, ["validate", "h200_heldoot"])
+    assert r.exit_code == 2
+    assert "Did you mean 'h200_heldout'" in r.output and "Traceback" not in r.output

@@ -238,6 +238,8 @@ def calibrate(
     check_output(out, suffixes=(".json",))
     if cases is None or cases in _BUNDLED_CASES:
         cases = str(_bundled(cases or "h200_cases"))
+    elif not Path(cases).exists() and not cases.lower().endswith(".csv"):
+        raise unknown_name("cases file or bundled step set", cases, _BUNDLED_CASES)
     df = read_cases(cases, need_measured=True)
     mb = _microbench_for(df, microbench)
     prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
@@ -296,6 +298,8 @@ def validate(
         raise ValidationError("--profile and --holdout exclude each other: a hold-out fits its own profiles")
     if cases is None or cases in _BUNDLED_CASES:
         cases = str(_bundled(cases or "h200_cases"))
+    elif not Path(cases).exists() and not cases.lower().endswith(".csv"):
+        raise unknown_name("cases file or bundled step set", cases, _BUNDLED_CASES)
     df = read_cases(cases, need_measured=True)  # validation compares with measured steps
     if holdout != "none":
         _validate_holdout(df, cases, holdout, regime, microbench, fmt)
