@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tokenomics import catalog
-from tokenomics.cli import app
+from tokenomics.cli import app, main
 from tokenomics.econ.power import power_model
 from tokenomics.perf.calibrate import case_model, case_plan, predict_cases
 from tokenomics.perf.step import decode_step, prefill
@@ -107,7 +107,9 @@ def test_cli_validates_the_bundled_held_out_set_by_name():
     assert t.exit_code == 0 and "by regime" in t.output
 
 
-def test_cli_suggests_the_bundled_step_sets():
-    r = CliRunner().invoke(app, ["validate", "h200_heldoot"])
-    assert r.exit_code == 2
-    assert "Did you mean 'h200_heldout'" in r.output and "Traceback" not in r.output
+def test_cli_suggests_the_bundled_step_sets(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["validate", "h200_heldoot"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "Did you mean 'h200_heldout'" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
