@@ -107,9 +107,12 @@ def test_cli_validates_the_bundled_held_out_set_by_name():
     assert t.exit_code == 0 and "by regime" in t.output
 
 
-def test_cli_suggests_the_bundled_step_sets(capsys):
+@pytest.mark.parametrize("command", [["validate"], ["calibrate", "--out", "never.json"]])
+def test_cli_suggests_the_bundled_step_sets(command, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as e:
-        main(["validate", "h200_heldoot"])
+        main([command[0], "h200_heldoot", *command[1:]])
     err = capsys.readouterr().err
     assert e.value.code == 2
     assert "Did you mean 'h200_heldout'" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "never.json").exists()

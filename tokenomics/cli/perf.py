@@ -218,7 +218,7 @@ def throughput(
 
 @app.command()
 def calibrate(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV of measured steps in the schema of the bundled h200_cases.csv (default: that file).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV of measured steps in the schema of the bundled h200_cases.csv (default: that file), or a bundled set by name: h200_cases, h200_heldout.")] = None,
     out: Annotated[str, typer.Option("--out", "-o", help="Where to write the fitted profile (JSON).")] = "profile.json",
     microbench: Annotated[str | None, typer.Option(help="Microbenchmark CSV (GEMM curve, ceilings) to join the fit; default: the bundled H200 one for h200 cases.")] = None,
     name: Annotated[str | None, typer.Option(help="Profile name (default: the hardware).")] = None,
@@ -236,10 +236,7 @@ def calibrate(
     from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
 
     check_output(out, suffixes=(".json",))
-    if cases is None or cases in _BUNDLED_CASES:
-        cases = str(_bundled(cases or "h200_cases"))
-    elif not Path(cases).exists() and not cases.lower().endswith(".csv"):
-        raise unknown_name("cases file or bundled step set", cases, _BUNDLED_CASES)
+    cases = _cases_path(cases)
     df = read_cases(cases, need_measured=True)
     mb = _microbench_for(df, microbench)
     prof = fit_profile(df, microbench=mb, kernel_bench=load("kernel_microbench"), name=name,
@@ -296,10 +293,7 @@ def validate(
         raise ValidationError("--microbench needs --holdout regime|model (it joins the refits)")
     if profile is not None and holdout != "none":
         raise ValidationError("--profile and --holdout exclude each other: a hold-out fits its own profiles")
-    if cases is None or cases in _BUNDLED_CASES:
-        cases = str(_bundled(cases or "h200_cases"))
-    elif not Path(cases).exists() and not cases.lower().endswith(".csv"):
-        raise unknown_name("cases file or bundled step set", cases, _BUNDLED_CASES)
+    cases = _cases_path(cases)
     df = read_cases(cases, need_measured=True)  # validation compares with measured steps
     if holdout != "none":
         _validate_holdout(df, cases, holdout, regime, microbench, fmt)
@@ -319,8 +313,19 @@ def validate(
     emit(summarize(pred), fmt, title="Absolute relative error by execution mode")
 
 
-#: Step sets shipped in datasets/ that ``validate`` takes by name.
+#: Step sets shipped in datasets/ that ``validate`` and ``calibrate`` take by name.
 _BUNDLED_CASES = ("h200_cases", "h200_heldout")
+
+
+def _cases_path(cases: str | None) -> str:
+    """The CSV a ``cases`` argument names: a path, a bundled step set's name, or (None) h200_cases."""
+    from ..errors import unknown_name
+
+    if cases is None or cases in _BUNDLED_CASES:
+        return str(_bundled(cases or "h200_cases"))
+    if not Path(cases).exists() and not cases.lower().endswith(".csv"):
+        raise unknown_name("cases file or bundled step set", cases, _BUNDLED_CASES)
+    return cases
 
 
 def _step_table(pred, columns: list[str]):
