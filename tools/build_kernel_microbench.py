@@ -383,12 +383,39 @@ def aiter_rows() -> list[dict]:
     return rows
 
 
+# AMD's production prefill attention on the MI355X: aiter.flash_attn_func (the hand-written v3
+# assembly forward), the "ref" timings of HazyResearch's HipKittens benchmark (analysis/attn/fwd/
+# benchmark/test_python.py: 100 timed calls after 500 warm-ups, CUDA events, fresh random inputs
+# each call), causal GQA with 64 query and 8 KV heads of 128, batch 16 (15 at 16,384 tokens). Not
+# fitted: the MI355X prefill attention rate is the H200's carried by the chips' GEMM ceilings.
+HIPKITTENS_COMMIT = "f09e9685c4c6aaa41fb3ebd4fe4ca664938589e1"
+HIPKITTENS = ("https://github.com/HazyResearch/HipKittens/blob/" + HIPKITTENS_COMMIT
+              + "/analysis/attn/fwd/benchmark/mi355x_gqa_causal_fwd.json")
+#: (prompt tokens, batch, AITER mean time [ms]) read from that file's ``avg_time_ref``
+HIPKITTENS_AITER_FWD = ((1024, 16, 0.3843743097782135), (2048, 16, 1.1683108520507812),
+                        (4096, 16, 3.9950390529632567), (8192, 16, 14.6035013961792),
+                        (16384, 15, 52.939962501525876))
+
+
+def hipkittens_rows() -> list[dict]:
+    return [{
+        "bench_id": f"mi355x-prefill-aiter-q64kv8d128-b{b}-isl{n}", "hardware": "mi355x", "op": "prefill_attention",
+        "kernel": "aiter flash_attn_func (v3 assembly forward), causal", "precision": "bf16", "kv_precision": "bf16",
+        "batch": b, "kv_len_tok": n, "q_tok_per_seq": n, "n_q_heads": 64, "n_kv_heads": 8, "head_dim": 128,
+        "head_dim_v": 128, "metric": "latency_s", "value": ms * 1e-3, "unit": "s", "kind": "measured",
+        "source": HIPKITTENS, "as_of": "2025-11-20",
+        "note": ("MEASURED by HazyResearch's HipKittens attention benchmark on an MI355X: AMD's aiter "
+                 "flash_attn_func as the reference kernel, mean of 100 calls after 500 warm-ups (CUDA events), "
+                 "causal GQA prompt of kv_len_tok tokens per sequence, no KV-cache write")}
+        for n, b, ms in HIPKITTENS_AITER_FWD]
+
+
 def main(argv: list[str]) -> None:
     if len(argv) != 2:
         sys.exit(__doc__)
     repo = Path(argv[1])
     df = pd.DataFrame(decode_rows(repo) + mla_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo)
-                      + MANUAL + aiter_rows(),
+                      + MANUAL + aiter_rows() + hipkittens_rows(),
                       columns=COLUMNS)
     for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",
               "hidden", "expert_ffn_hidden", "n_experts", "experts_per_token"):
