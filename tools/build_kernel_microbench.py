@@ -11,8 +11,9 @@ of shapes chosen here, and, for six NVIDIA chips, the fastest fused-MoE layer an
 table holds at large token counts (best_moe_rows: the fit set of the grouped-GEMM ceilings). Each collector times one call replayed in a CUDA graph (CUDA events,
 collector/helper.py benchmark_with_power), so a row includes one graph launch and, for
 vLLM decode, the KV-cache write kernel. The hand-curated rows (FlashMLA, FlashAttention-3 on
-H100) are appended from MANUAL below, and AMD fused-MoE timings from ROCm/aiter's tuned tables
-from AITER_ROWS; each says where it was published.
+H100) are appended from MANUAL below, AMD fused-MoE timings from ROCm/aiter's tuned tables
+from AITER_ROWS, and AMD's MI355X prefill attention from HazyResearch's HipKittens benchmark
+(HIPKITTENS_AITER_FWD); each says where it was published.
 """
 
 from __future__ import annotations
