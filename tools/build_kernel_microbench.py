@@ -19,6 +19,7 @@ from AITER_ROWS, and AMD's MI355X prefill attention from HazyResearch's HipKitte
 from __future__ import annotations
 
 import sys
+from itertools import product
 from pathlib import Path
 
 import pandas as pd
@@ -89,33 +90,32 @@ MLA_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b3
 MLA_RELEASE = "1.3.0rc20"
 
 
-def mla_rows(repo: Path) -> list[dict]:
+def mla_rows(repo: Path, heads: tuple[int, ...] = (16,)) -> list[dict]:
     """TensorRT-LLM MLA decode ("generation") attention on six NVIDIA chips: DeepSeek-V3's 128 heads
     at TP8 (16 a GPU), latent 512 + rope 64, BF16 and FP8 KV caches, at memory-bound batches and
-    lengths (the fit set of :func:`tokenomics.perf.step.mla_kv_read_frac`)."""
+    lengths (the fit set of :func:`tokenomics.perf.step.mla_kv_read_frac`); ``heads`` other head
+    counts a GPU of the same table (``tools/mla_heads.py``)."""
     rows = []
     for chip_dir, hw in MLA_CHIPS.items():
         rel = f"{AIC_ROOT}/{chip_dir}/mla/trtllm/{MLA_RELEASE}/generation_mla_perf.parquet"
         d = table(repo, rel)
         as_of = aic_as_of(repo, rel)
         url = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{rel}"
-        for kvp in ("bfloat16", "fp8"):
-            for b in (32, 128, 512):
-                for kv in (2048, 8192, 32768):
-                    sel = d[(d.num_heads == 16) & (d.kv_cache_dtype == kvp) & (d.batch_size == b)
-                            & (d.step == kv - 1) & (d.mla_dtype == "bfloat16")]
-                    if sel.empty:
-                        continue
-                    k = "fp8" if kvp == "fp8" else "bf16"
-                    rows.append({
-                        "bench_id": f"{hw}-mla-decode-trtllm-h16-{k}kv-b{b}-kv{kv}", "hardware": hw,
-                        "op": "mla_decode_attention", "kernel": f"TensorRT-LLM {MLA_RELEASE} MLA generation",
-                        "precision": "bf16", "kv_precision": k, "batch": b, "kv_len_tok": kv, "q_tok_per_seq": 1,
-                        "n_q_heads": 16, "n_kv_heads": 1, "head_dim": 576, "head_dim_v": 512, "metric": "latency_s",
-                        "value": float(sel["latency"].mean()) * 1e-3, "unit": "s", "kind": "measured",
-                        "source": url, "as_of": as_of,
-                        "note": "DeepSeek-V3 MLA at TP8 (16 of 128 heads a GPU), absorbed decode; KV length = step + 1; "
-                                + AIC_NOTE.format(extra="and TensorRT-LLM's MLA-op glue")})
+        for kvp, h, b, kv in product(("bfloat16", "fp8"), heads, (32, 128, 512), (2048, 8192, 32768)):
+            sel = d[(d.num_heads == h) & (d.kv_cache_dtype == kvp) & (d.batch_size == b)
+                    & (d.step == kv - 1) & (d.mla_dtype == "bfloat16")]
+            if sel.empty:
+                continue
+            k = "fp8" if kvp == "fp8" else "bf16"
+            rows.append({
+                "bench_id": f"{hw}-mla-decode-trtllm-h{h}-{k}kv-b{b}-kv{kv}", "hardware": hw,
+                "op": "mla_decode_attention", "kernel": f"TensorRT-LLM {MLA_RELEASE} MLA generation",
+                "precision": "bf16", "kv_precision": k, "batch": b, "kv_len_tok": kv, "q_tok_per_seq": 1,
+                "n_q_heads": h, "n_kv_heads": 1, "head_dim": 576, "head_dim_v": 512, "metric": "latency_s",
+                "value": float(sel["latency"].mean()) * 1e-3, "unit": "s", "kind": "measured",
+                "source": url, "as_of": as_of,
+                "note": f"DeepSeek-V3 MLA at TP{128 // h} ({h} of 128 heads a GPU), absorbed decode; KV length = "
+                        "step + 1; " + AIC_NOTE.format(extra="and TensorRT-LLM's MLA-op glue")})
     return rows
 
 

@@ -17,40 +17,15 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from _aiconfigurator import AIC_ROOT, table
-from build_kernel_microbench import MLA_CHIPS, MLA_RELEASE, mla_rows
+from build_kernel_microbench import mla_rows
 
 from tokenomics.perf.kernels import predict_kernel_microbench
-
-
-def rows(repo: Path, heads=(16, 32, 64, 128)) -> pd.DataFrame:
-    """Kernel-microbench rows of the MLA generation table at ``heads`` heads a GPU (the schema of
-    :func:`build_kernel_microbench.mla_rows`, whose 16-head rows they extend)."""
-    template = pd.DataFrame(mla_rows(repo)).iloc[0]
-    out = []
-    for chip_dir, hw in MLA_CHIPS.items():
-        d = table(repo, f"{AIC_ROOT}/{chip_dir}/mla/trtllm/{MLA_RELEASE}/generation_mla_perf.parquet")
-        for kvp in ("bfloat16", "fp8"):
-            for h in heads:
-                for b in (32, 128, 512):
-                    for kv in (2048, 8192, 32768):
-                        sel = d[(d.num_heads == h) & (d.kv_cache_dtype == kvp) & (d.batch_size == b)
-                                & (d.step == kv - 1) & (d.mla_dtype == "bfloat16")]
-                        if sel.empty:
-                            continue
-                        r = template.copy()
-                        k = "fp8" if kvp == "fp8" else "bf16"
-                        r.update({"bench_id": f"{hw}-mla-decode-trtllm-h{h}-{k}kv-b{b}-kv{kv}", "hardware": hw,
-                                  "n_q_heads": h, "kv_precision": k, "batch": b, "kv_len_tok": kv,
-                                  "value": float(sel["latency"].mean()) * 1e-3})
-                        out.append(r)
-    return pd.DataFrame(out)
 
 
 def main(argv: list[str]) -> None:
     if len(argv) != 1:
         sys.exit(__doc__.split("\n\n")[1])
-    df = rows(Path(argv[0]))
+    df = pd.DataFrame(mla_rows(Path(argv[0]), heads=(16, 32, 64, 128)))
     p = predict_kernel_microbench(df)
     p["heads"], p["kv"] = df["n_q_heads"].to_numpy(), df["kv_precision"].to_numpy()
     p["ratio"] = p["predicted"] / p["measured"]
