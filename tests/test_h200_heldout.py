@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 from tokenomics import catalog
 from tokenomics.cli import app, main
 from tokenomics.econ.power import power_model
-from tokenomics.perf.calibrate import case_model, case_plan, predict_cases
-from tokenomics.perf.step import decode_step, prefill
+from tokenomics.perf.calibrate import predict_cases
 
 
 @pytest.fixture(scope="module")
@@ -79,18 +78,9 @@ def test_held_out_board_power():
 
     pw = catalog.load("h200_heldout_power")
     cases = pd.concat([catalog.load("h200_heldout"), catalog.load("h200_cases")]).set_index("case_id")
-    pm = power_model("h200")
-    ratios = []
-    for _, r in pw.iterrows():
-        c = cases.loc[r["case_id"]]
-        if c["phase"] == "prefill":
-            s = prefill("h200", case_model(c), case_plan(c), prompt_tok=int(c["context_tok"]), profile="h200",
-                        on_oom="ignore")
-        else:
-            s = decode_step("h200", case_model(c), case_plan(c), batch=int(c["batch"]),
-                            context_tok=int(c["context_tok"]), profile="h200", on_oom="ignore")
-        ratios.append(float(pm.board_power_w(s.hbm_util_frac, s.flop_util_frac)) / r["board_power_w"])
-    ratios = pd.Series(ratios, index=pw["execution"] + "/" + pw["phase"])
+    pred = predict_cases(cases.loc[pw["case_id"]].reset_index(), "h200")
+    watts = power_model("h200").board_power_w(pred["hbm_util_frac"], pred["flop_util_frac"])
+    ratios = pd.Series(np.asarray(watts) / pw["board_power_w"].to_numpy(), index=pw["execution"] + "/" + pw["phase"])
     assert len(ratios) == 10
     assert ratios.min() == pytest.approx(0.87, abs=0.02)
     assert ratios.max() == pytest.approx(1.18, abs=0.02)

@@ -147,7 +147,8 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
 
     Columns: case_id, phase, model, execution, fusion, batch, context_tok, tokens_per_step,
     kernels_per_step (used), kernels_estimated (bool), predicted_step_s, measured_step_s,
-    error_frac (predicted / measured - 1), bound.
+    error_frac (predicted / measured - 1), bound, hbm_util_frac and flop_util_frac (the predicted
+    step's bytes and FLOPs over its time at datasheet rates, what board power is priced from).
     """
     import pandas as pd
 
@@ -178,7 +179,7 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
             "tokens_per_step": _int(row["tokens_per_step"], 1),
             "kernels_per_step": float(r.n_kernels), "kernels_estimated": p.kernels_per_step is None,
             "predicted_step_s": pred, "measured_step_s": meas, "error_frac": pred / meas - 1.0,
-            "bound": str(r.bound),
+            "bound": str(r.bound), "hbm_util_frac": float(r.hbm_util_frac), "flop_util_frac": float(r.flop_util_frac),
         })
     return pd.DataFrame(rows)
 
