@@ -2,8 +2,8 @@
 """Read MLPerf Inference closed-division datacenter LLM results out of a results repository.
 
 Used by ``tools/curate_mlperf.py``. :class:`GitSrc` reads a bare git mirror at one commit
-(``git show <commit>:<path>``); :func:`extract` returns one dict per
-``closed/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_1/mlperf_log_summary.txt``:
+(``git show <commit>:<path>``), :class:`DirSrc` a plain directory (:func:`source` picks one);
+:func:`extract` returns one dict per ``closed/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_1/mlperf_log_summary.txt``:
 the logged result, the system's accelerator and count (``systems/<system>.json``), the weight
 precision (``measurements.json``), the engine (``framework``) and, where an engine configuration
 file states it unambiguously, the tensor / pipeline / expert parallelism (:func:`find_configs`).
@@ -27,6 +27,30 @@ NV_CFG = {'llama2-70b-99': 'llama2-70b', 'llama2-70b-99.9': 'llama2-70b',
           'gpt-oss-120b': 'gpt-oss-120b', 'qwen3-vl-235b-a22b': 'qwen3_vl_235b_a22b'}
 
 RES_RE = re.compile(r'^closed/([^/]+)/results/([^/]+)/([^/]+)/([^/]+)/performance/run_1/mlperf_log_summary\.txt$')
+
+
+class DirSrc:
+    """A results tree as a plain directory: a checkout, or an excerpt of one holding the files
+    :func:`extract` reads (``git show`` output saved under the same relative paths)."""
+    def __init__(self, root):
+        from pathlib import Path
+        self.root = Path(root)
+        self.files = sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob('*') if p.is_file())
+        self.fileset = set(self.files)
+
+    def read(self, path):
+        if path not in self.fileset:
+            return None
+        return (self.root / path).read_text(errors='replace')
+
+
+def source(path, commit):
+    """:class:`GitSrc` at ``commit`` for a git directory (bare or with a work tree), else :class:`DirSrc`."""
+    from pathlib import Path
+    p = Path(path)
+    if (p / 'HEAD').exists() or (p / '.git').exists():
+        return GitSrc(str(p), commit)
+    return DirSrc(p)
 
 
 class GitSrc:

@@ -1,6 +1,7 @@
 """Fill the MLPerf rows' batch cap and memory fraction from the vLLM harness files that ran them.
 
     python tools/annotate_mlperf_settings.py <inference_results_v5.1 git dir> <inference_results_v6.0 git dir>
+    python tools/annotate_mlperf_settings.py --v61 <intel-ai-tce/inference_results_v6.1 checkout>   (serving_mlperf_v61.csv)
 
 ``tools/curate_mlperf.py`` reads each submission's engine settings where its extractor links an
 engine configuration to the result; AMD's partners (Dell, GigaComputing, MiTAC, Quanta, Vultr,
@@ -63,6 +64,19 @@ class Repo:
             self._text[path] = subprocess.run(["git", "--git-dir", str(self.gitdir), "show", f"{self.commit}:{path}"],
                                               capture_output=True, text=True, check=True).stdout
         return self._text[path]
+
+
+class Tree(Repo):
+    """The same over a plain directory (a checkout, or an excerpt of one at the same paths)."""
+
+    def __init__(self, root: Path):  # noqa: D107 (no git: the tree is the commit)
+        from _mlperf_extract import DirSrc
+
+        self._src = DirSrc(root)
+        self.paths = [p for p in self._src.files if p.startswith("closed/")]
+
+    def read(self, path: str) -> str:
+        return self._src.read(path) or ""
 
 
 def _gitdir(path: str) -> Path:
@@ -141,14 +155,17 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from curate_mlperf import ROUNDS
+    from curate_mlperf import OUT_V61, ROUND_V61, ROUNDS
 
-    repos = {}
-    for (_, name, commit, _), gitdir in zip(ROUNDS, argv):
-        r = Repo(_gitdir(gitdir), commit)
+    repos, files = {}, FILES
+    if argv[0] == "--v61":
+        pairs, files = [(ROUND_V61, Tree(Path(argv[1])))], (OUT_V61.name,)
+    else:
+        pairs = [(rnd, Repo(_gitdir(gitdir), rnd[2])) for rnd, gitdir in zip(ROUNDS, argv)]
+    for (_, name, commit, _), r in pairs:
         repos[(name, commit[:7])] = r
         repos[(name, commit)] = r
-    for f in FILES:
+    for f in files:
         path = DATA / f
         df, n = annotate(pd.read_csv(path), repos)
         write_frame(df, path)
