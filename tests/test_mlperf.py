@@ -200,3 +200,87 @@ def test_each_run_counts_once(name):
     out = drop_repeated_runs(both)
     assert len(out) == 2 and "-99.9/" not in "".join(out["source"])
     assert out["case_id"].str.endswith(("001", "002")).all()
+
+
+# ---- MLPerf Inference v6.1 (datasets/serving_mlperf_v61.csv) ------------------------------------
+
+@pytest.fixture(scope="module")
+def v61():
+    return load("serving_mlperf_v61")
+
+
+def test_v61_row_is_its_log(v61):
+    """MLPerf v6.1 closed/NVIDIA/results/B300-SXM-270GBx8_TRT/llama2-70b-99.9/Offline/performance/
+    run_1/mlperf_log_summary.txt (github:intel-ai-tce/inference_results_v6.1@5174fca): "Samples per
+    second: 400.205", "Tokens per second: 109277", "samples_per_query : 529320", 8 GPUs. Hand
+    calculation: 109277 / 8 = 13659.625 output tok/s per GPU, mean output 109277 / 400.205 = 273.05."""
+    r = v61[v61["source"].str.contains("closed/NVIDIA/results/B300-SXM-270GBx8_TRT/llama2-70b-99.9/Offline",
+                                       regex=False)]
+    assert len(r) == 1
+    r = r.iloc[0]
+    assert (r["phase"], r["hardware"], r["model"], r["n_gpus"], r["weight_precision"]) == (
+        "offline", "b300", "llama-2-70b", 8, "fp4")
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(109277 / 8, rel=1e-9)
+    assert r["osl_tok"] == pytest.approx(109277 / 400.205, abs=0.1)
+    assert r["n_requests"] == 529320
+    assert "layout not stated" in r["note"]  # Llama 2 70B FP4 fits one B300: TP1 by the stated rule
+
+
+def test_v61_covers_what_it_says(v61):
+    assert len(v61) == 79
+    assert v61["phase"].value_counts().to_dict() == {"serve": 40, "offline": 39}
+    assert set(v61["model"]) == {"llama-2-70b", "llama-3.1-8b", "deepseek-r1", "gpt-oss-120b"}
+    assert set(v61["hardware"]) == {"b200", "b300", "gb200", "gb300", "mi355x"}
+    assert v61["source"].str.startswith("github:intel-ai-tce/inference_results_v6.1@5174fca/closed/").all()
+    assert v61["case_id"].is_unique and (v61["as_of"] == "2026-07").all()
+
+
+def test_v61_is_predicted_blind():
+    """Every v6.1 row predicted through the CLI, as a user scores a set."""
+    res = CliRunner().invoke(app, ["validate-serving", "mlperf-v61", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert len(rows) == 79 and all(np.isfinite(r["predicted_output_tok_per_s_per_gpu"]) for r in rows)
+
+
+def _result(root, sub, system, bench, scen, summary, configs=None):
+    """One result of an MLPerf results tree, as the curation tool reads it (values made up)."""
+    d = root / "closed" / sub / "results" / system / bench / scen
+    (d / "performance" / "run_1").mkdir(parents=True, exist_ok=True)
+    (d / "performance" / "run_1" / "mlperf_log_summary.txt").write_text(summary)
+    (d / "measurements.json").write_text(json.dumps({"weight_data_types": "fp4"}))
+    sysd = root / "closed" / sub / "systems"
+    sysd.mkdir(parents=True, exist_ok=True)
+    (sysd / f"{system}.json").write_text(json.dumps({
+        "system_type": "datacenter", "accelerators_per_node": "8", "number_of_nodes": "1",
+        "accelerator_model_name": "NVIDIA B300-SXM-270GB", "framework": "TensorRT-LLM 1.2", "status": "available"}))
+    for rel, text in (configs or {}).items():
+        p = root / "closed" / sub / "configs" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def test_v61_curation_rules_on_a_plain_tree(tmp_path):
+    """tools/curate_mlperf.py --v61 on a plain directory: the layout and batch cap come from the
+    TensorRT-LLM serve file (``max_batch_size``), and a result run with disaggregated serve files
+    is left out (its prefill / decode split is not stated). Offline: 8,000 tok/s over 8 GPUs =
+    1,000 per GPU, 8,000 / 2 samples/s = 4,000 output tokens a request (hand calculation)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    from curate_mlperf import build_v61
+
+    summary = ("Scenario : Offline\nSamples per second: 2\nTokens per second: 8000\nResult is : VALID\n"
+               "Mean latency (ns)               : 1000000000\nsamples_per_query : 1000\n")
+    serve = "tensor_parallel_size: 8\nmoe_expert_parallel_size: 8\nenable_attention_dp: true\nmax_batch_size: 768\n"
+    _result(tmp_path, "Acme", "B300x8_TRT", "deepseek-r1", "Offline", summary,
+            {"deepseek_r1/B300x8/TRTLLM/Offline/trtllm-serve-ifb-dep8.yaml": serve})
+    _result(tmp_path, "Acme", "B300x8_TRT", "gpt-oss-120b", "Offline", summary,
+            {"gpt_oss_120b/B300x8/TRTLLM/Offline/trtllm-serve-disagg-gen-1gpu.yaml": "tensor_parallel_size: 1\n"})
+    df = build_v61(tmp_path)
+    assert len(df) == 1
+    r = df.iloc[0]
+    assert (r["model"], r["tp"], r["ep"], r["dp_attention"], r["max_batch_size"]) == ("deepseek-r1", 8, 8, 1, 768)
+    assert r["measured_output_tok_per_s_per_gpu"] == 1000 and r["osl_tok"] == 4000 and r["n_requests"] == 1000
+    assert r["case_id"] == "V001"

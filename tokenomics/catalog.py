@@ -161,6 +161,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_mlperf_v61": DatasetInfo(
+        "serving_mlperf_v61.csv",
+        "MLPerf Inference v6.1 closed Offline (offline rows) and Server (serve rows) LLM results of the chips and models the catalog holds, collected after every model change: a blind check on the newest round.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "serving_lmsys_phase": DatasetInfo(
         "serving_lmsys_phase.csv",
         "6 prefill-only / decode-only throughputs of SGLang's wide-EP DeepSeek-V3 deployments published by LMSYS (96 H100, GB200 NVL72), collected after the last model change: a blind check of the phase model.",
