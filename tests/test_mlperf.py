@@ -284,3 +284,20 @@ def test_v61_curation_rules_on_a_plain_tree(tmp_path):
     assert (r["model"], r["tp"], r["ep"], r["dp_attention"], r["max_batch_size"]) == ("deepseek-r1", 8, 8, 1, 768)
     assert r["measured_output_tok_per_s_per_gpu"] == 1000 and r["osl_tok"] == 4000 and r["n_requests"] == 1000
     assert r["case_id"] == "V001"
+
+
+def test_unfitted_pools_every_set_by_name(monkeypatch):
+    """validate-serving unfitted: every set of perf.serving.UNFITTED_SETS predicted and pooled with
+    a ``set`` column (two small sets here, 6 + 14 rows, to keep the test fast; the golden figures
+    pin the pooled accuracy of all of them)."""
+    import tokenomics.perf.serving as S
+
+    assert "serving_public" not in S.UNFITTED_SETS and "serving_aic_silicon" not in S.UNFITTED_SETS
+    assert {"serving_holdout", "serving_blind_2026", "serving_mlperf_v61", "serving_aic_sample"} <= set(S.UNFITTED_SETS)
+    monkeypatch.setattr(S, "UNFITTED_SETS", ("serving_lmsys_phase", "serving_ascend"))
+    res = CliRunner().invoke(app, ["validate-serving", "unfitted", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert [r["set"] for r in rows] == ["serving_lmsys_phase"] * 6 + ["serving_ascend"] * 14
+    table = CliRunner().invoke(app, ["validate-serving", "unfitted"])
+    assert table.exit_code == 0 and "every unfitted bundled set" in table.output and "serving_ascend" in table.output

@@ -75,12 +75,13 @@ def headline_numbers() -> dict[str, float]:
 
     out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
-    from .perf.serving import predict_cases, summarize as summarize_serving, summarize_within
+    from .perf.serving import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
 
+    preds = {}
     for name in ("serving_public", "serving_holdout", "serving_blind_2026", "serving_mlperf",
                  "serving_mlperf_server", "serving_mlperf_v61", "serving_lmsys_phase", "serving_ascend", "serving_atom", "serving_aic_silicon",
                  "serving_aic_sample"):
-        pred = predict_cases(load(name))
+        pred = preds[name] = predict_cases(load(name))
         if name.startswith("serving_mlperf"):  # chip against chip on each benchmark (what its rows share divided out)
             w = summarize_within(pred).iloc[0]
             out[f"serving.{name}.within_model_median_abs_error_frac"] = float(w["median_abs_error_frac"])
@@ -96,6 +97,11 @@ def headline_numbers() -> dict[str, float]:
             out[f"serving.{name}.{q}_median_abs_error_frac"] = float(t["median_abs_error_frac"])
             out[f"serving.{name}.{q}_p90_abs_error_frac"] = float(t["p90_abs_error_frac"])
             out[f"serving.{name}.{q}_median_ratio"] = float(t["median_ratio"])
+    pooled = summarize_serving(pool_sets({n: preds[n] for n in UNFITTED_SETS}), by=()).iloc[0]  # = predict_unfitted()
+    out["serving.unfitted.n_cases"] = float(pooled["n_cases"])
+    out["serving.unfitted.median_abs_error_frac"] = float(pooled["median_abs_error_frac"])
+    out["serving.unfitted.p90_abs_error_frac"] = float(pooled["p90_abs_error_frac"])
+    out["serving.unfitted.median_ratio"] = float(pooled["median_ratio"])
     # ---- calibration accuracy of the shipped H200 profile ------------------------------------
     s = summarize(predict_steps(load("h200_cases")))
     for _, row in s.iterrows():

@@ -408,16 +408,17 @@ BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "bl
                    "aic-sample": "serving_aic_sample"}
 
 
-def serving_source(name: Optional[str]) -> Path:
+def serving_source(name: Optional[str], also: tuple[str, ...] = ()) -> Path:
     """A serving CSV named on the command line: a bundled set (:data:`BUNDLED_SERVING`; ``None``
-    is the fit set) or a file; neither is one line naming both, with the closest set."""
+    is the fit set) or a file; neither is one line naming both, with the closest set (or name of
+    ``also``, the other names the command takes)."""
     if name is None or name in BUNDLED_SERVING:
         return _bundled(BUNDLED_SERVING[name or "public"])
     if not Path(name).exists():
         from ..errors import DataError, unknown_name
 
         raise DataError(f"serving cases file {name!r} not found. "
-                        f"{unknown_name('bundled serving set', name, BUNDLED_SERVING)}")
+                        f"{unknown_name('bundled serving set', name, [*BUNDLED_SERVING, *also])}")
     return Path(name)
 
 
@@ -435,7 +436,7 @@ def _engines_table(path: Optional[Path]):
 
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'mlperf-v61' for the v6.1 round's Offline and Server results; 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'mlperf-v61' for the v6.1 round's Offline and Server results; 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from; 'unfitted' for every one of them no fit used, pooled, scored by set).")] = None,
     profile: ProfileOpt = None,
     engines: EnginesOpt = None,
     fmt: FormatOpt = Format.table,
@@ -450,10 +451,13 @@ def validate_serving(
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
     throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
     """
-    from ..perf.serving import predict_cases, summarize, summarize_within
+    from ..perf.serving import predict_cases, predict_unfitted, summarize, summarize_within
 
-    cases = str(serving_source(cases))
-    pred = predict_cases(cases, profile, engines=_engines_table(engines))
+    if cases == "unfitted":  # every bundled set no fit used, pooled (the README's headline accuracy)
+        pred, name = predict_unfitted(profile, engines=_engines_table(engines)), "every unfitted bundled set"
+    else:
+        cases = str(serving_source(cases, also=("unfitted",)))
+        pred, name = predict_cases(cases, profile, engines=_engines_table(engines)), Path(cases).name
     failed = pred[pred["status"] != "predicted"]
     if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong
         from ..errors import ValidationError
@@ -464,7 +468,7 @@ def validate_serving(
         more = f" ({len(failed)} of {len(pred)} rows not predicted)" if len(failed) > 1 else ""
         raise ValidationError(f"{why}{more}")
     if fmt != Format.table:
-        keep = ["case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
+        keep = ["set", "case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
                 "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",
                 "concurrency", "deployment", "status", "predicted_output_tok_per_s_per_gpu",
                 "predicted_output_tok_per_s_per_deployment_gpu", "predicted_total_tok_per_s_per_gpu",
@@ -474,7 +478,7 @@ def validate_serving(
                 "ttft_error_frac", "measured_concurrency_frac"]
         emit(pred[[c for c in keep if c in pred.columns]], fmt)
         return
-    show = pred[["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
+    show = pred[[c for c in ("set",) if c in pred] + ["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
                  "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
                  "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
     show["error_frac"] = show["error_frac"] * 100
@@ -487,13 +491,14 @@ def validate_serving(
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
     notes = ["tok/s/GPU: output tokens, input tokens for prefill-only rows"] if pre.any() else []
-    title = f"Published serving results vs the model ({Path(cases).name})"
+    title = f"Published serving results vs the model ({name})"
     if len(show) > MAX_CASE_ROWS:  # a wall of rows helps no one: the largest misses, every row in csv/json
         show = show.loc[show["error %"].abs().sort_values(ascending=False).index[:MAX_CASE_ROWS]]
         title += f": the {MAX_CASE_ROWS} largest misses of {len(pred)} rows"
         notes.append("--format csv or json lists every row")
     emit(show, fmt, title=title, caption="; ".join(notes) or None)
-    s = summarize(pred, by=("hardware", "model", "engine", "weight_precision", "phase", "measured_concurrency"))
+    s = summarize(pred, by=("set",) * ("set" in pred) + ("hardware", "model", "engine", "weight_precision", "phase",
+                                                           "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
                   "the published throughput, TTFT and TPOT imply by Little's law over the stated one (serve "

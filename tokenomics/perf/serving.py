@@ -1400,6 +1400,31 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
     return out
 
 
+#: The bundled serving sets no fit used: every published row the accuracy claims are made on
+#: (``serving_public`` is the fit set; AIConfigurator's 22 anchors are rows of ``serving_aic_sample``,
+#: counted there once).
+UNFITTED_SETS = ("serving_holdout", "serving_blind_2026", "serving_mlperf", "serving_mlperf_server",
+                 "serving_mlperf_v61", "serving_lmsys_phase", "serving_ascend", "serving_atom", "serving_aic_sample")
+
+
+def pool_sets(preds: "dict[str, pd.DataFrame]") -> "pd.DataFrame":  # noqa: F821
+    """Predictions of several sets (:func:`predict_cases` of each, by set name) as one frame with a
+    ``set`` column first; ``case_id`` stays the set's own."""
+    import pandas as pd
+
+    return pd.concat([p.assign(set=name) for name, p in preds.items()], ignore_index=True).pipe(
+        lambda d: d[["set"] + [c for c in d.columns if c != "set"]])
+
+
+def predict_unfitted(profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821
+    """:func:`predict_cases` of every set of :data:`UNFITTED_SETS`, pooled (:func:`pool_sets`):
+    the frame the headline "all unfitted rows" accuracy is read from (``summarize(...,
+    by=("set",))``). About 40 s on one core: 3,852 rows."""
+    from ..catalog import load
+
+    return pool_sets({name: predict_cases(load(name), profile, engines) for name in UNFITTED_SETS})
+
+
 def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ("hardware", "engine", "phase"),  # noqa: F821
               quantity: str = "output") -> "pd.DataFrame":  # noqa: F821
     """Median and 90th-percentile absolute error and median predicted/measured, overall and by group.
