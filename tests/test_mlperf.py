@@ -301,3 +301,19 @@ def test_unfitted_pools_every_set_by_name(monkeypatch):
     assert [r["set"] for r in rows] == ["serving_lmsys_phase"] * 6 + ["serving_ascend"] * 14
     table = CliRunner().invoke(app, ["validate-serving", "unfitted"])
     assert table.exit_code == 0 and "every unfitted bundled set" in table.output and "serving_ascend" in table.output
+
+
+def test_v61_server_row_little_law(v61):
+    """MLPerf v6.1 closed/Oracle/results/B300-SXM-270GBx8_TRT/llama2-70b-99.9/Server mlperf_log_summary.txt
+    (github:intel-ai-tce/inference_results_v6.1@5174fca): "Completed samples per second : 390.89",
+    "Completed tokens per second: 106695.59", "Mean latency (ns) : 29436103822", "Mean First Token
+    latency (ns) : 274462730". Hand calculation: 390.89 x 29.436 s = 11,506.3 requests in flight; mean
+    output 106695.59 / 390.89 = 272.96 tokens; TPOT (29.4361 - 0.2745) / 271.96 = 107.2 ms (the log's
+    own mean TPOT: 107.24 ms)."""
+    r = v61[v61["source"].str.contains("closed/Oracle/results/B300-SXM-270GBx8_TRT/llama2-70b-99.9/Server",
+                                       regex=False)].iloc[0]
+    assert r["phase"] == "serve" and r["n_gpus"] == 8
+    assert r["concurrency"] == pytest.approx(390.89 * 29.436103822, abs=0.1)
+    assert r["osl_tok"] == pytest.approx(106695.59 / 390.89, abs=0.1)
+    assert r["measured_tpot_s"] == pytest.approx(0.10724, rel=2e-3)
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(106695.59 / 8, rel=1e-6)
