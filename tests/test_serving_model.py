@@ -319,6 +319,25 @@ def test_engine_default_prefill_chunks_follow_the_engines_own_rules():
     assert default_prefill_chunk_tok("trt", acc("b200")) == 8192
 
 
+def test_engine_default_batch_caps_follow_the_engines_own_rules():
+    """vLLM get_batch_defaults: max_num_seqs 1024 from 70 GiB except A100, else 256 (the same branch
+    as the prefill budget above); TensorRT-LLM max_batch_size 2048 (the engines table's max_seqs).
+    An offline vLLM run with no stated cap on an MI355X (288 GB) holds up to 1,024 sequences."""
+    from tokenomics.deployment import default_max_seqs
+    from tokenomics.perf.serving import engine_params
+
+    acc = catalog.accelerator
+    vllm = engine_params("vllm", "AMD")["max_seqs"]
+    assert vllm == 1024
+    assert default_max_seqs("vllm", acc("mi355x"), vllm) == 1024
+    assert default_max_seqs("vllm", acc("a100"), vllm) == 256
+    assert default_max_seqs("trt", acc("a100"), engine_params("trt", "NVIDIA")["max_seqs"]) == 2048
+    dep = resolve("llama-3.1-8b", hardware="mi355x", tp=1, engine="vllm", weight_precision="fp8", kv_precision="fp8")
+    assert float(np.min(dep.max_batch(1000))) > 1024  # memory holds more: the engine's cap binds
+    run = serving.serve(dep, isl_tok=870, osl_tok=128, phase="offline")
+    assert 0.9 * 1024 <= float(run.batch) <= 1024  # the slots less those holding a prompt's prefill
+
+
 def test_sglang_splits_its_chunk_among_attention_dp_ranks():
     # SGLang divides --chunked-prefill-size by the DP size under DP attention: 16384 // 8 = 2048
     s = resolve("deepseek-r1", hardware="b200", tp=1, ep=8, engine="sglang", expert_precision="fp8")

@@ -78,6 +78,38 @@ MAX_PREFILL_CHUNK_TOK = 2**31 - 1
 GIB = 1024**3
 
 
+#: vLLM's default ``max_num_seqs`` below 70 GiB of GPU memory and on the A100 [sequences]
+#: (:func:`vllm_large_gpu`; from 70 GiB it is the engines table's ``max_seqs``, 1024).
+VLLM_SMALL_GPU_MAX_SEQS = 256
+
+
+def vllm_large_gpu(accelerator: Any) -> bool:
+    """Whether vLLM takes its large-GPU batch defaults on ``accelerator``: at least 70 GiB of memory
+    and not an A100 (``EngineArgs.get_batch_defaults``, vllm-project/vllm ``vllm/engine/arg_utils.py``,
+    PR 12369 and its successors: "For GPUs like H100 and MI300x, use larger default values").
+
+    >>> from tokenomics.catalog import accelerator
+    >>> [vllm_large_gpu(accelerator(h)) for h in ("h100-sxm", "a100", "mi355x")]
+    [True, False, True]
+    """
+    return float(accelerator.hbm_bytes) >= 70 * GIB and "a100" not in accelerator.name.lower()
+
+
+def default_max_seqs(engine: str, accelerator: Any, table_max_seqs: float) -> float:
+    """The sequences one engine instance runs at most when the deployment sets no cap [sequences]:
+    the engines table's ``max_seqs`` (vLLM ``max_num_seqs`` 1024, TensorRT-LLM ``max_batch_size``
+    2048, ...), except vLLM on a GPU below its large-GPU branch (:func:`vllm_large_gpu`), where it
+    is :data:`VLLM_SMALL_GPU_MAX_SEQS`.
+
+    >>> from tokenomics.catalog import accelerator
+    >>> default_max_seqs("vllm", accelerator("mi355x"), 1024.0), default_max_seqs("vllm", accelerator("a100"), 1024.0)
+    (1024.0, 256.0)
+    """
+    if engine == "vllm" and not vllm_large_gpu(accelerator):
+        return float(min(table_max_seqs, VLLM_SMALL_GPU_MAX_SEQS))
+    return float(table_max_seqs)
+
+
 def default_prefill_chunk_tok(engine: str, accelerator: Any) -> int:
     """The prompt-token budget of one prefill step that ``engine`` sets by default on ``accelerator``.
 
@@ -111,7 +143,7 @@ def default_prefill_chunk_tok(engine: str, accelerator: Any) -> int:
     if engine == "sglang":
         return 16384 if mem >= 160 * GIB else 8192
     if engine == "vllm":
-        return 8192 if mem >= 70 * GIB and "a100" not in accelerator.name.lower() else 2048
+        return 8192 if vllm_large_gpu(accelerator) else 2048
     return DEFAULT_PREFILL_CHUNK_TOK
 
 

@@ -6,7 +6,8 @@
 ``tools/curate_mlperf.py`` reads each submission's engine settings where its extractor links an
 engine configuration to the result; AMD's partners (Dell, GigaComputing, MiTAC, Quanta, Vultr,
 Cisco, HPE, ...) ship AMD's vLLM harness under their own ``code/`` or ``src/`` tree without that
-link, so their rows kept vLLM's default batch cap (256 sequences) and the profile's memory
+link, so their rows kept vLLM's default batch cap (256 sequences in the engines table until stop 44, vLLM's
+large-GPU 1,024 since) and the profile's memory
 fraction (0.9). Their harness files state both: ``llm_config: max_num_seqs`` and
 ``gpu_memory_utilization`` in ``<scenario>_<chip>.yaml`` (for example
 ``closed/Dell/code/llama2-70b-99.9/harness_llm/models/llama2-70b/offline_mi300x.yaml``:

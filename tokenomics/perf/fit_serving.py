@@ -48,10 +48,11 @@ def _table(kernel_s: dict[Group, float], ttft_s: dict[Group, float], source: str
     return pd.DataFrame(rows)
 
 
-#: Sequence caps (offline runs): vLLM ``--max-num-seqs`` default 256
-#: (https://docs.vllm.ai/en/latest/configuration/engine_args.html); TensorRT-LLM ``max_batch_size``
-#: default 2048; SGLang and others: ASSUMPTION 1024.
-MAX_SEQS = {"vllm": 256.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
+#: Sequence caps (offline runs): vLLM ``max_num_seqs`` default 1024 on GPUs of 70 GiB and more (A100
+#: excepted; 256 below: :func:`tokenomics.deployment.default_max_seqs`, from vLLM's
+#: ``EngineArgs.get_batch_defaults``); TensorRT-LLM ``max_batch_size`` default 2048; SGLang and
+#: others: ASSUMPTION 1024.
+MAX_SEQS = {"vllm": 1024.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
 
 
 def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any = None):

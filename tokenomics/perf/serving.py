@@ -619,7 +619,10 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
-        seqs = ep["max_seqs"] if max_batch_per_rank is None else _run_cap(dep, max_batch_per_rank)
+        from ..deployment import default_max_seqs
+
+        seqs = (default_max_seqs(dep.engine, dep.hardware, ep["max_seqs"]) if max_batch_per_rank is None
+                else _run_cap(dep, max_batch_per_rank))
         c = min(fit, seqs) if batch is None else float(batch)
         if n_requests is not None and math.isfinite(float(n_requests)):
             v.positive(n_requests, "n_requests")
