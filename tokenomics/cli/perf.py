@@ -478,7 +478,7 @@ def validate_serving(
                 "ttft_error_frac", "measured_concurrency_frac"]
         emit(pred[[c for c in keep if c in pred.columns]], fmt)
         return
-    show = pred[[c for c in ("set",) if c in pred] + ["case_id", "phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
+    show = pred[[c for c in ("set", "case_id") if c in pred] + ["phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
                  "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
                  "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
     show["error_frac"] = show["error_frac"] * 100
@@ -497,8 +497,8 @@ def validate_serving(
         title += f": the {MAX_CASE_ROWS} largest misses of {len(pred)} rows"
         notes.append("--format csv or json lists every row")
     emit(show, fmt, title=title, caption="; ".join(notes) or None)
-    s = summarize(pred, by=("set",) * ("set" in pred) + ("hardware", "model", "engine", "weight_precision", "phase",
-                                                           "measured_concurrency"))
+    groups = ("set",) if "set" in pred else ()  # the pooled sets: each set's own line first
+    s = summarize(pred, by=groups + ("hardware", "model", "engine", "weight_precision", "phase", "measured_concurrency"))
     emit(s, fmt, title="Absolute error of output tokens/s per GPU (median, p90) and median predicted/measured",
          caption=(f"{s.attrs['n_not_predicted']} rows not predicted. measured_concurrency: the concurrency "
                   "the published throughput, TTFT and TPOT imply by Little's law over the stated one (serve "
