@@ -1415,8 +1415,8 @@ def pool_sets(preds: "dict[str, pd.DataFrame]") -> "pd.DataFrame":  # noqa: F821
     ``set`` column first; ``case_id`` stays the set's own."""
     import pandas as pd
 
-    return pd.concat([p.assign(set=name) for name, p in preds.items()], ignore_index=True).pipe(
-        lambda d: d[["set"] + [c for c in d.columns if c != "set"]])
+    out = pd.concat([p.assign(set=name) for name, p in preds.items()], ignore_index=True)
+    return out[["set"] + [c for c in out.columns if c != "set"]]
 
 
 def predict_unfitted(profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821
