@@ -261,9 +261,9 @@ def _result(root, sub, system, bench, scen, summary, configs=None):
 
 
 def test_v61_curation_rules_on_a_plain_tree(tmp_path):
-    """tools/curate_mlperf.py --v61 on a plain directory: the layout and batch cap come from the
-    TensorRT-LLM serve file (``max_batch_size``), and a result run with disaggregated serve files
-    is left out (its prefill / decode split is not stated). Offline: 8,000 tok/s over 8 GPUs =
+    """tools/curate_mlperf.py --v61 on a plain directory: the layout, batch cap and KV precision come
+    from the TensorRT-LLM serve file (``max_batch_size``, ``kv_cache_config.dtype``), and a result run
+    with disaggregated serve files is left out (its prefill / decode split is not stated). Offline: 8,000 tok/s over 8 GPUs =
     1,000 per GPU, 8,000 / 2 samples/s = 4,000 output tokens a request (hand calculation)."""
     import sys
     from pathlib import Path
@@ -273,7 +273,8 @@ def test_v61_curation_rules_on_a_plain_tree(tmp_path):
 
     summary = ("Scenario : Offline\nSamples per second: 2\nTokens per second: 8000\nResult is : VALID\n"
                "Mean latency (ns)               : 1000000000\nsamples_per_query : 1000\n")
-    serve = "tensor_parallel_size: 8\nmoe_expert_parallel_size: 8\nenable_attention_dp: true\nmax_batch_size: 768\n"
+    serve = ("tensor_parallel_size: 8\nmoe_expert_parallel_size: 8\nenable_attention_dp: true\nmax_batch_size: 768\n"
+             "kv_cache_config:\n  dtype: fp8\n  free_gpu_memory_fraction: 0.9\n")
     _result(tmp_path, "Acme", "B300x8_TRT", "deepseek-r1", "Offline", summary,
             {"deepseek_r1/B300x8/TRTLLM/Offline/trtllm-serve-ifb-dep8.yaml": serve})
     _result(tmp_path, "Acme", "B300x8_TRT", "gpt-oss-120b", "Offline", summary,
@@ -281,7 +282,8 @@ def test_v61_curation_rules_on_a_plain_tree(tmp_path):
     df = build_v61(tmp_path)
     assert len(df) == 1
     r = df.iloc[0]
-    assert (r["model"], r["tp"], r["ep"], r["dp_attention"], r["max_batch_size"]) == ("deepseek-r1", 8, 8, 1, 768)
+    assert (r["model"], r["tp"], r["ep"], r["dp_attention"], r["max_batch_size"], r["kv_precision"]) == (
+        "deepseek-r1", 8, 8, 1, 768, "fp8")
     assert r["measured_output_tok_per_s_per_gpu"] == 1000 and r["osl_tok"] == 4000 and r["n_requests"] == 1000
     assert r["case_id"] == "V001"
 

@@ -119,10 +119,13 @@ def _product(expr: str) -> int:
 
 def _settings(src, paths: list[str], serve_yaml: bool = False) -> dict:
     """kv_cache_dtype, enable_attention_dp and the max batch an engine configuration states
-    (``serve_yaml``: also TensorRT-LLM serve files' ``max_batch_size``)."""
+    (``serve_yaml``: also TensorRT-LLM serve files' ``max_batch_size`` and ``kv_cache_config.dtype``)."""
     text = "\n".join(src.read(p) or "" for p in paths)
     out = {}
     kv = set(re.findall(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8|bf16|fp16|auto|nvfp4)", text, re.I))
+    if serve_yaml:  # TensorRT-LLM serve files: kv_cache_config: {dtype: ...}
+        for _, block in re.findall(r"^([ \t]*)kv_cache_config\s*:\s*\n((?:\1[ \t]+\S.*(?:\n|$))*)", text, re.M):
+            kv |= set(re.findall(r"^\s*dtype\s*:\s*['\"]?(fp8|bf16|fp16|auto|nvfp4)", block, re.I | re.M))
     if len(kv) == 1:
         out["kv_precision"] = kv.pop().lower().replace("auto", "")
     dpa = set(re.findall(r"enable_attention_dp['\"]?\s*[:=]\s*(True|False|true|false)", text))
@@ -181,10 +184,10 @@ def round_rows(src, round_: tuple[str, str, str, str], scenarios: tuple[str, ...
     ``src`` (:func:`_mlperf_extract.source`); case ids are left empty.
 
     The v6.1 round's submissions configure TensorRT-LLM with ``trtllm-serve-*.yaml`` files, so for
-    it (only: the v5.1 / v6.0 files rebuild as they were) two rules are added: a result whose
-    engine configuration is a disaggregated one (``*disagg*`` files) is left out (the schema needs
-    the prefill / decode split, which those files do not state), and the batch cap also comes from
-    the serve file's ``max_batch_size``."""
+    it (only: the v5.1 / v6.0 files rebuild as they were) rules are added: a result whose engine
+    configuration is a disaggregated one (``*disagg*`` files) is left out (the schema needs the
+    prefill / decode split, which those files do not state), and the batch cap and KV precision also
+    come from the serve file's ``max_batch_size`` and ``kv_cache_config.dtype``."""
     from tokenomics.catalog import load, model as _model
 
     v61 = round_[0] == "v6.1"
