@@ -167,6 +167,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_trtllm_perf": DatasetInfo(
+        "serving_trtllm_perf.csv",
+        "202 TensorRT-LLM offline max-throughput results NVIDIA publishes in its performance overview (trtllm-bench, v1.0: Llama 3.1 8B/405B, Llama 3.3 70B, Llama 4 Scout/Maverick, Qwen3-235B-A22B, Qwen3-30B-A3B on H100, H200, B200, GB200, prompts of 128 to 20,000 tokens), the eight the fit set holds left out: a check on models and lengths no fit used.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "serving_lmsys_phase": DatasetInfo(
         "serving_lmsys_phase.csv",
         "6 prefill-only / decode-only throughputs of SGLang's wide-EP DeepSeek-V3 deployments published by LMSYS (96 H100, GB200 NVL72), collected after the last model change: a blind check of the phase model.",

@@ -79,7 +79,7 @@ def headline_numbers() -> dict[str, float]:
 
     preds = {}
     for name in ("serving_public", "serving_holdout", "serving_blind_2026", "serving_mlperf",
-                 "serving_mlperf_server", "serving_mlperf_v61", "serving_lmsys_phase", "serving_ascend", "serving_atom", "serving_aic_silicon",
+                 "serving_mlperf_server", "serving_mlperf_v61", "serving_trtllm_perf", "serving_lmsys_phase", "serving_ascend", "serving_atom", "serving_aic_silicon",
                  "serving_aic_sample"):
         pred = preds[name] = predict_cases(load(name))
         if name.startswith("serving_mlperf"):  # chip against chip on each benchmark (what its rows share divided out)

@@ -116,7 +116,7 @@ def frontier(
     dp_attention: DpAttnOpt = None,
     spec: SpecOpt = None,
     deployment: DeploymentOpt = None,
-    serving: Annotated[Optional[str], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv) or a bundled set of validate-serving (public, holdout, blind, mlperf, mlperf-server, mlperf-v61, lmsys, ascend, atom, aic, aic-sample): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
+    serving: Annotated[Optional[str], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv) or a bundled set of validate-serving (public, holdout, blind, mlperf, mlperf-server, mlperf-v61, trtllm-perf, lmsys, ascend, atom, aic, aic-sample): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep).

@@ -1,0 +1,82 @@
+"""TensorRT-LLM's published offline max-throughput tables (datasets/serving_trtllm_perf.csv)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tokenomics import catalog
+from tokenomics.catalog import load
+from tokenomics.cli import app
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load("serving_trtllm_perf")
+
+
+def test_rows_are_the_tables(rows):
+    """Spot values copied from perf-overview.md @ 00f3768 by hand: Llama 3.3 70B on two H100s (TP2,
+    FP8) at 128/128 gives 6,378 tok/s, 3,189 a GPU; Llama 4 Scout on four H200s (TP4, FP8) at
+    128/128 gives 30,354, 7,588.5 a GPU, with the MoE layout ASSUMED (EP4, attention DP); Qwen3-30B-A3B
+    on one GB200 at 20000/2000 gives 3,203. The request counts are the file's dataset table."""
+    assert rows["case_id"].is_unique and len(rows) == 202
+    assert (rows["phase"] == "offline").all() and (rows["engine"] == "trt").all()
+    assert rows["source"].str.startswith("github:NVIDIA/TensorRT-LLM@00f37686aa854010d68bcbd0f4ab000221541ca6:").all()
+    by = rows.set_index(["model", "hardware", "isl_tok", "osl_tok"])
+    r = by.loc[("llama-3.1-70b", "h100", 128.0, 128.0)]
+    assert (r["tp"], r["ep"], r["dp_attention"], r["weight_precision"]) == (2, 1, 0, "fp8")
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(3189.0)
+    assert "Llama 3.3 70B" in r["note"] and r["n_requests"] == 30000
+    r = by.loc[("llama-4-scout", "h200", 128.0, 128.0)]
+    assert (r["tp"], r["ep"], r["dp_attention"]) == (4, 4, 1) and "ASSUMED" in r["note"]
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(7588.5)
+    r = by.loc[("qwen3-30b-a3b", "gb200", 20000.0, 2000.0)]
+    assert r["measured_output_tok_per_s_per_gpu"] == pytest.approx(3203.0) and r["n_requests"] == 1000
+    assert (rows["max_batch_size"] == 4096).all()  # trtllm-bench's own cap (finetune_setting)
+
+
+def test_fit_rows_are_left_out(rows):
+    """The eight cells of the same file the fit set holds (serving_public.csv P107-P114) are not here."""
+    fit = load("serving_public")
+    fit = fit[fit["source"].astype(str).str.contains("perf-overview.md")]
+    assert len(fit) == 8
+    key = ["model", "hardware", "isl_tok", "osl_tok"]
+    both = fit[key].merge(rows[key], on=key)
+    assert both.empty
+
+
+def test_curation_reproduces_the_csv(rows):
+    """tools/curate_trtllm_perf.py writes exactly the bundled CSV (its --check)."""
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import curate_trtllm_perf as cur
+    finally:
+        sys.path.remove(str(TOOLS))
+    assert cur.main(["--check"]) == 0
+    assert len(cur.parse()) == 210  # every non-empty data-centre cell, the fit set's eight included
+
+
+def test_new_models_match_their_checkpoints():
+    """Parameter counts from the config.json shapes, by hand: Llama 4 Scout 48 layers x (attention
+    62.9 M + 17 experts x 3 x 5120 x 8192) + 2 x 202048 x 5120 embeddings = 107.8 B (Meta: 109 B with
+    the vision encoder); Qwen3-30B-A3B 48 x (18.9 M + 128 x 3 x 2048 x 768) + 2 x 151936 x 2048 = 30.5 B."""
+    scout, qwen = catalog.model("llama-4-scout"), catalog.model("qwen3-30b-a3b")
+    assert scout.total_params() == pytest.approx(107.77e9, rel=2e-3)
+    assert qwen.total_params() == pytest.approx(30.53e9, rel=2e-3)
+    assert (scout.n_experts, scout.experts_per_token, scout.n_shared_experts) == (16, 1, 1)
+    assert (qwen.n_experts, qwen.experts_per_token, qwen.expert_ffn_hidden) == (128, 8, 768)
+
+
+def test_every_row_is_predicted_through_the_cli():
+    res = CliRunner().invoke(app, ["validate-serving", "trtllm-perf", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert len(out) == 202 and all(np.isfinite(r["predicted_output_tok_per_s_per_gpu"]) for r in out)
