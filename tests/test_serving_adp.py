@@ -42,6 +42,33 @@ def test_adp_prefill_rare_prompts_hold_every_rank_frequent_ones_spread():
     assert many == pytest.approx(200.0 * loc + n * 200.0 * sh, rel=0.1)
 
 
+def test_expected_max_pass_hand():
+    """Passes of m chunks take max(1, m/4) (one chunk pays a whole pass, four share one). Two ranks at
+    Poisson(1) chunks: the longest pass is 1 whenever either got a chunk (1 - F(0)^2 = 0.864665), and
+    grows by 1/4 for each chunk past the fourth: + 0.25 (1 - F(4)^2) + 0.25 (1 - F(5)^2) + ... with
+    F(4..7) = 0.996340, 0.999406, 0.999917, 0.999990: 0.25 x (0.007307 + 0.001188 + 0.000166 +
+    0.000020 + 0.000002) = 0.002171; total 0.866836 (hand sum). Equal costs give expected_max_poisson."""
+    assert float(serving.expected_max_pass_s(1.0, 2, 1.0, 0.25)) == pytest.approx(0.866836, abs=2e-6)
+    q = np.array([0.0, 0.2, 5.0, 50.0])
+    assert np.allclose(serving.expected_max_pass_s(q, 8, 0.01, 0.01), 0.01 * serving.expected_max_poisson(q, 8))
+    # many chunks: each pays its share; rare ones: a whole pass each
+    assert float(serving.expected_max_pass_s(400.0, 1, 1.0, 0.25)) == pytest.approx(100.0, rel=1e-6)
+    assert float(serving.expected_max_pass_s(1e-4, 8, 1.0, 0.25)) == pytest.approx(8e-4, rel=1e-3)
+
+
+def test_adp_prefill_batched_passes_share_a_pass():
+    """local 10 ms / shared 1 ms a chunk standing alone, 2.5 ms / 0.25 ms batched, 8 ranks: rare chunks
+    cost as before (each a whole pass); at 40 chunks a rank an iteration they cost their batched share,
+    40 x 2.5 ms (busiest rank, + its Poisson excess) + 320 x 0.25 ms, far below the unbatched 40 x 10 ms."""
+    n, loc, sh = 8, 0.010, 0.001
+    rare = 1e-4
+    assert float(serving.adp_prefill_s(rare, n, loc, sh, batched_s=(0.0025, 0.00025))) == pytest.approx(
+        float(serving.adp_prefill_s(rare, n, loc, sh)), rel=2e-3)
+    busy = float(serving.adp_prefill_s(40.0, n, loc, sh, batched_s=(0.0025, 0.00025)))
+    assert 40 * 0.0025 + 320 * 0.00025 < busy < 1.25 * (40 * 0.0025) + 320 * 0.00025
+    assert busy < 0.3 * float(serving.adp_prefill_s(40.0, n, loc, sh))
+
+
 @pytest.fixture(scope="module")
 def dep8():
     # DeepSeek-V3 FP4 experts on 8 B200 with attention data-parallel over the EP group (DEP8)
@@ -60,6 +87,18 @@ def test_adp_parts_split_the_cores_own_prefill(dep8):
     assert loc > 2 * sh > 0
 
 
+def test_batched_parts_are_the_cores_pass_shares(dep8):
+    """1,024-token chunks under TensorRT-LLM's 8,192-token budget: 8 a rank share a pass, each paying
+    t(64) / (8 t(8)) of its stand-alone parts (the core's own prefill); a whole-budget chunk pays all."""
+    loc, sh = serving.adp_prefill_parts_s(dep8, 1024)
+    bl, bs = serving.adp_prefill_batched_parts_s(dep8, 1024)
+    t = np.asarray(dep8.prefill(1024, batch=np.array([8, 64])).step_time_s, float)
+    share = t[1] / (8 * t[0])
+    assert 0 < share < 1
+    assert (bl, bs) == pytest.approx((loc * share, sh * share), rel=1e-12)
+    assert serving.adp_prefill_batched_parts_s(dep8, 8192) == serving.adp_prefill_parts_s(dep8, 8192)
+
+
 def test_dep_iteration_carries_the_lockstep_prefill(dep8):
     """Steady state at 256 users, 1024/1024 tokens: the iteration is the decode step plus
     adp_prefill_s at q = B / 8 x (isl / osl) / 1024 chunks a rank, more than the evenly spread
@@ -71,7 +110,8 @@ def test_dep_iteration_carries_the_lockstep_prefill(dep8):
     d = float(np.asarray(serving._decode_iteration_s(dep8, b, isl + osl / 2, t_eng, None)))
     loc, sh = serving.adp_prefill_parts_s(dep8, 1024)
     q = b / 8 * (isl / osl) / 1024
-    assert t_it - d == pytest.approx(float(serving.adp_prefill_s(q, 8, loc, sh)), rel=1e-9)
+    batched = serving.adp_prefill_batched_parts_s(dep8, 1024)
+    assert t_it - d == pytest.approx(float(serving.adp_prefill_s(q, 8, loc, sh, batched_s=batched)), rel=1e-9)
     assert t_it - d > 2 * q * (loc + 8 * sh)  # > twice the evenly spread prefill
     gated = serving.serve(dep8, isl_tok=isl, osl_tok=osl, concurrency=256, adp_timeout_iters=60)
     assert float(gated.iteration_s) < t_it

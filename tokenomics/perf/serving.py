@@ -36,9 +36,10 @@ is that cap and ``TTFT = (C - B) / X``. Then
 With attention data-parallel ranks (wide expert parallelism, ``attn_dp > 1``) the prompt term is
 not spread evenly: every MoE layer is a barrier across the ranks, so an iteration lasts as long as
 its busiest rank, and a prompt prefilled on one rank holds the others (:func:`adp_prefill_s`: the
-busiest rank's expected chunks, Poisson arrivals per rank, times a chunk's rank-local time, plus
-the experts' share; TensorRT-LLM's balance gate, where a run enabled it, releases a window's
-prompts together, :func:`adp_gate_window`).
+busiest rank's pass over its chunks, Poisson arrivals per rank, plus the experts' pass over every
+rank's chunks; a chunk alone pays a whole pass, chunks batched up to the rank's prompt budget their
+share of one, :func:`adp_prefill_batched_parts_s`; TensorRT-LLM's balance gate, where a run enabled
+it, releases a window's prompts together, :func:`adp_gate_window`).
 
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
@@ -303,8 +304,53 @@ def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, flo
     return max(float(t[0]) - shared, 0.0), shared
 
 
+def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, float]:
+    """What each chunk adds to a rank's prefill pass when several are prefilled together [s]:
+    ``(local_s, shared_s)`` per chunk, from the chunks one rank's prompt-token budget holds.
+
+    Engines batch the waiting prompts of a rank into one pass up to its budget
+    (:attr:`Deployment.prefill_chunk_per_rank_tok`), ``k = budget // chunk_tok`` chunks: a pass of
+    ``k`` chunks on every rank takes ``t(n k)`` where ``k`` separate passes of one chunk a rank take
+    ``k t(n)``. Each of :func:`adp_prefill_parts_s`'s parts is scaled by that share, ``t(n k) /
+    (k t(n))`` (1 at ``k = 1``: a chunk of the whole budget is its own pass), the way the mixed
+    iteration without attention DP prices a prompt token (:func:`_prefill_per_token_s`).
+    """
+    loc, sh = adp_prefill_parts_s(dep, chunk_tok, profile)
+    n = int(dep.parallel.attn_dp)
+    c = int(round(chunk_tok))
+    k = max(1, int(dep.prefill_chunk_per_rank_tok) // max(c, 1))
+    if k == 1:
+        return loc, sh
+    t = np.asarray(dep.prefill(c, batch=np.array([n, n * k]), profile=profile).step_time_s, dtype=float)
+    share = min(float(t[1]) / (k * float(t[0])), 1.0)
+    return loc * share, sh * share
+
+
+def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.ndarray:
+    """Mean time of the longest of ``n`` prefill passes whose chunk counts are independent Poisson of
+    the same ``mean`` [s] (array): a pass of ``m >= 1`` chunks takes ``max(first_s, m each_s)``
+    (one chunk alone pays a whole pass, batched chunks their share), none takes 0.
+
+    ``E[L(M_max)] = sum_{m >= 1} (L(m) - L(m - 1)) (1 - F(m - 1)^n)``, ``F`` the Poisson CDF; with
+    ``each_s = first_s`` it is :func:`expected_max_poisson` x ``first_s``.
+
+    Examples
+    --------
+    >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
+    (0.5888, 0.5507)
+    """
+    from scipy.stats import poisson
+
+    q = np.asarray(mean, dtype=float)
+    first, each = float(first_s), min(float(each_s), float(first_s))
+    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
+    m = np.arange(1, top + 1).reshape((-1,) + (1,) * q.ndim)
+    step = np.maximum(first, m * each) - np.where(m > 1, np.maximum(first, (m - 1) * each), 0.0)
+    return np.sum(step * (1.0 - poisson.cdf(m - 1, q) ** max(int(n), 1)), axis=0)
+
+
 def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,
-                  window_iters: Any = 1.0) -> np.ndarray:
+                  window_iters: Any = 1.0, batched_s: tuple[float, float] | None = None) -> np.ndarray:
     """Prefill time per lockstep iteration of ``n_ranks`` attention-DP ranks [s] (array).
 
     Every MoE layer is a barrier across the ranks, so an iteration lasts as long as its busiest
@@ -327,10 +373,20 @@ def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: 
         A chunk's rank-local and expert-parallel time (:func:`adp_prefill_parts_s`) [s].
     window_iters : array_like
         Iterations prompts are held before they run (1: no gate) [iterations].
+    batched_s : (float, float), optional
+        What each chunk adds to a pass that batches several, ``(local, shared)``
+        (:func:`adp_prefill_batched_parts_s`): a rank's pass of ``m`` chunks then takes ``max(local_s,
+        m local)`` and the experts' pass over all ranks' chunks ``max(shared_s, m shared)``
+        (:func:`expected_max_pass_s`; the experts' chunk count Poisson over the ranks). None: every
+        chunk pays a whole pass.
     """
     q = np.asarray(chunks_per_rank, dtype=float)
     w = np.maximum(np.asarray(window_iters, dtype=float), 1.0)
-    return expected_max_poisson(q * w, n_ranks) / w * float(local_s) + int(n_ranks) * q * float(shared_s)
+    if batched_s is None:
+        return expected_max_poisson(q * w, n_ranks) / w * float(local_s) + int(n_ranks) * q * float(shared_s)
+    loc_each, sh_each = batched_s
+    return (expected_max_pass_s(q * w, n_ranks, local_s, loc_each)
+            + expected_max_pass_s(int(n_ranks) * q * w, 1, shared_s, sh_each)) / w
 
 
 def queue_wait_s(utilization_frac: Any, residual_s: Any) -> np.ndarray:
@@ -616,6 +672,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     # attention-DP ranks run in lockstep (adp_prefill_s); TensorRT-LLM's balance gate, where the
     # run enabled it, holds prompts for a window (adp_gate_window) so that they run together
     adp_parts = adp_prefill_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
+    adp_batched = adp_prefill_batched_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
@@ -654,7 +711,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
             q = b / n_ranks * prompt_per_seq / c_tok  # chunks reaching a rank per iteration
             window = (adp_gate_window(n_ranks * q * c_tok / isl, n_ranks, adp_timeout_iters)
                       if adp_timeout_iters else 1.0)  # prompts per iteration, iterations
-            t_it = d + adp_prefill_s(q, n_ranks, *adp_parts, window_iters=window)
+            t_it = d + adp_prefill_s(q, n_ranks, *adp_parts, window_iters=window, batched_s=adp_batched)
         x = b * tps / (osl * t_it)  # requests/s per replica
         gate = adp_gate_s(x, n_ranks, adp_timeout_iters * t_it) if adp_timeout_iters else 0.0
         # each attention rank admits up to a chunk of prompt tokens per iteration: the arriving
