@@ -75,6 +75,19 @@ def test_new_models_match_their_checkpoints():
     assert (qwen.n_experts, qwen.experts_per_token, qwen.expert_ffn_hidden) == (128, 8, 768)
 
 
+def test_llama4_chunked_attention_layers():
+    """Llama 4 (transformers' Llama4TextConfig defaults, which both checkpoints keep): every 4th layer
+    is a NoPE full-attention layer, the other 36 of 48 attend within 8,192-token chunks, modelled as an
+    8,192-token window. At 20,000 tokens of context the KV a token reads is (12 x 20,000 + 36 x 8,192)
+    / (48 x 20,000) = 0.557 of full attention (hand calculation)."""
+    for name in ("llama-4-scout", "llama-4-maverick"):
+        m = catalog.model(name)
+        assert (m.sliding_window_tok, m.n_sliding_layers, m.n_layers) == (8192, 36, 48)
+        full = m.replace(sliding_window_tok=0, n_sliding_layers=0)
+        ratio = float(m.kv_bytes_per_tok(1.0, 20000.0)) / float(full.kv_bytes_per_tok(1.0, 20000.0))
+        assert ratio == pytest.approx((12 * 20000 + 36 * 8192) / (48 * 20000), rel=1e-9)
+
+
 def test_every_row_is_predicted_through_the_cli():
     res = CliRunner().invoke(app, ["validate-serving", "trtllm-perf", "--format", "json"])
     assert res.exit_code == 0, res.output
