@@ -169,7 +169,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     ),
     "serving_trtllm_perf": DatasetInfo(
         "serving_trtllm_perf.csv",
-        "202 TensorRT-LLM offline max-throughput results NVIDIA publishes in its performance overview (trtllm-bench, v1.0: Llama 3.1 8B/405B, Llama 3.3 70B, Llama 4 Scout/Maverick, Qwen3-235B-A22B, Qwen3-30B-A3B on H100, H200, B200, GB200, prompts of 128 to 20,000 tokens), the eight the fit set holds left out: a check on models and lengths no fit used.",
+        "325 TensorRT-LLM offline max-throughput results NVIDIA publishes in its performance overview (trtllm-bench; the v1.0 edition's 202: Llama 3.1 8B/405B, Llama 3.3 70B, Llama 4 Scout/Maverick, Qwen3-235B-A22B, Qwen3-30B-A3B, prompts of 128 to 20,000 tokens, the eight the fit set holds left out; the later edition's 123: DeepSeek-R1, gpt-oss-120b/20b, Llama 3.3 70B, Maverick, Qwen3 MoE at stated DEP/TP layouts, prompts and outputs to 32,768 tokens; H100, H200, B200, GB200): a check on models, layouts and lengths no fit used.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -233,8 +233,179 @@ def rows() -> pd.DataFrame:
     return df.reindex(columns=COLUMNS)
 
 
+# ---- the later edition: docs/source/developer-guide/perf-overview.md ------------------------------
+COMMIT_V2 = "585c756579dc4d01f21fc13c2f604cdb461ac4f0"
+SOURCE_V2 = (f"github:NVIDIA/TensorRT-LLM@{COMMIT_V2}:docs/source/developer-guide/perf-overview.md "
+             "(trtllm-bench offline max-throughput; 'Per GPU Output Throughput (tps/gpu)')")
+#: ASSUMED: the edition names no release; its wording lies between the v1.0 file above and the 1.2.0
+#: documentation's. Every TensorRT-LLM release before 1.2.0rc5 takes the same kernel tables
+#: (tokenomics.perf.kernel_versions), so 1.0 and 1.1 price alike.
+ENGINE_VERSION_V2 = "1.1.0"
+#: Table heading -> (catalogue model, MoE).
+MODELS_V2 = {
+    "Deepseek R1 0528": ("deepseek-r1", True),
+    "GPT-OSS 120B": ("gpt-oss-120b", True),
+    "GPT-OSS 20B": ("gpt-oss-20b", True),
+    "LLaMA v3.3 70B": ("llama-3.1-70b", False),
+    "LLaMA v4 Maverick": ("llama-4-maverick", True),
+    "Qwen3 235B A22B": ("qwen3-235b-a22b", True),
+    "Qwen3 30B A3B": ("qwen3-30b-a3b", True),
+}
+#: The file's "Number of Requests" table; 1000/1000 is not in it (ASSUMED 3,000, as for 1024/1024
+#: and as the v1.0 edition ran 1000/1000).
+N_REQUESTS_V2 = {(1024, 1024): 3000, (8192, 1024): 1500, (1024, 8192): 1500, (32768, 1024): 1000,
+                 (1024, 32768): 1000, (1000, 1000): 3000}
+
+#: The data-centre GPU tables of developer-guide/perf-overview.md @ 585c756, as printed there
+#: (output tokens/s per GPU; DEPn = n GPUs, attention data parallel with experts over the n).
+TABLES_V2 = """
+# Deepseek R1 0528
+
+| Sequence Length (ISL/OSL) | B200<br/>DEP4 (FP4) | GB200<br/>DEP4 (FP4) | H200<br/>DEP8 (FP8) |
+|---|---|---|---|
+| 1000/1000 | 6,463 | 6,939 | 1,627 |
+| 1024/1024 | 6,430 | 6,924 | 1,620 |
+| 1024/8192 | 3,862 | 4,379 | 1,218 |
+| 1024/32768 | 1,451 | 1,465 | 438 |
+| 8192/1024 | 1,168 | 1,192 | |
+
+# GPT-OSS 120B
+
+| Sequence Length (ISL/OSL) | B200<br/>DEP2 (FP4) | GB200<br/>TP1 (FP4) | H200<br/>TP1 (FP8) | H100<br/>DEP4 (FP8) |
+|---|---|---|---|---|
+| 1000/1000 | 25,943 | 27,198 | 6,868 | 4,685 |
+| 1024/1024 | 25,870 | 26,609 | 6,798 | 4,715 |
+| 1024/8192 | 17,289 | 14,800 | 3,543 | |
+| 1024/32768 | 6,279 | 5,556 | | 1,177 |
+| 8192/1024 | 6,111 | 6,835 | 1,828 | 1,169 |
+| 32768/1024 | 1,392 | 1,645 | 519 | 333 |
+
+# GPT-OSS 20B
+
+| Sequence Length (ISL/OSL) | B200<br/>TP1 (FP4) | GB200<br/>TP1 (FP4) | H200<br/>TP1 (FP8) | H100<br/>TP1 (FP8) |
+|---|---|---|---|---|
+| 1000/1000 | 53,812 | 55,823 | 13,858 | 11,557 |
+| 1024/1024 | 53,491 | 56,528 | 13,890 | 11,403 |
+| 1024/8192 | 34,702 | 38,100 | 12,743 | 8,617 |
+| 1024/32768 | 14,589 | 16,463 | | |
+| 8192/1024 | 11,904 | 12,941 | 4,015 | 3,366 |
+| 32768/1024 | 2,645 | 2,905 | 915 | 785 |
+
+# LLaMA v3.3 70B
+
+| Sequence Length (ISL/OSL) | B200<br/>TP1 (FP4) | GB200<br/>TP1 (FP4) | H200<br/>TP2 (FP8) | H100<br/>TP2 (FP8) |
+|---|---|---|---|---|
+| 1000/1000 | 6,920 | 7,769 | 2,587 | 2,209 |
+| 1024/1024 | 6,842 | 7,751 | 2,582 | |
+| 1024/8192 | 3,242 | 3,805 | 2,009 | |
+| 8192/1024 | 1,362 | 1,491 | 537 | 398 |
+| 32768/1024 | 274 | 302 | 120 | |
+
+# LLaMA v4 Maverick
+
+| Sequence Length (ISL/OSL) | B200<br/>DEP4 (FP4) | GB200<br/>DEP4 (FP4) | H200<br/>DEP8 (FP8) |
+|---|---|---|---|
+| 1000/1000 | 11,337 | 11,828 | 4,146 |
+| 1024/1024 | 11,227 | 11,905 | 4,180 |
+| 1024/8192 | 5,174 | 5,508 | 1,157 |
+| 1024/32768 | 2,204 | 2,300 | 679 |
+| 8192/1024 | 3,279 | 3,444 | 1,276 |
+| 32768/1024 | 859 | 963 | |
+
+# Qwen3 235B A22B
+
+| Sequence Length (ISL/OSL) | B200<br/>DEP4 (FP4) | GB200<br/>DEP4 (FP4) | H200<br/>DEP4 (FP8) | H100<br/>DEP8 (FP8) |
+|---|---|---|---|---|
+| 1000/1000 | 5,764 | 6,172 | 3,288 | 1,932 |
+| 1024/1024 | 5,756 | 5,862 | 3,268 | 1,935 |
+| 1024/8192 | 3,389 | 3,423 | 1,417 | 873 |
+| 1024/32768 | 1,255 | | | |
+| 8192/1024 | 1,410 | 1,464 | 627 | |
+| 32768/1024 | 319 | 333 | 134 | |
+
+# Qwen3 30B A3B
+
+| Sequence Length (ISL/OSL) | B200<br/>TP1 (FP4) | GB200<br/>TP1 (FP4) |
+|---|---|---|
+| 1000/1000 | 26,971 | 22,856 |
+| 1024/1024 | 26,611 | 22,201 |
+| 1024/8192 | 13,497 | 14,272 |
+| 1024/32768 | 4,494 | 4,925 |
+| 8192/1024 | 5,735 | 6,201 |
+| 32768/1024 | 1,265 | 1,380 |
+"""
+
+_HEAD_V2 = re.compile(r"^(B200|GB200|H200|H100)<br/>(DEP|TP)(\d+) \((FP4|FP8)\)$")
+
+
+def parse_v2(text: str = TABLES_V2) -> list[dict]:
+    """One dict per non-empty cell of :data:`TABLES_V2` (model, chip, layout, GPUs, precision,
+    ISL, OSL, output tok/s per GPU)."""
+    cells, model, heads = [], None, None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("# "):
+            model, heads = line[2:], None
+        elif line.startswith("| Sequence Length"):
+            heads = [_HEAD_V2.match(h.strip()) for h in line.strip("|").split("|")[1:]]
+            if not all(heads):
+                raise ValueError(f"unreadable header in {model}: {line}")
+        elif line.startswith("| ") and heads and "/" in line.split("|")[1]:
+            parts = [p.strip() for p in line.strip("|").split("|")]
+            isl, osl = (int(x) for x in parts[0].split("/"))
+            for h, v in zip(heads, parts[1:]):
+                if v:
+                    cells.append({"table": model, "chip": h.group(1), "layout": h.group(2), "gpus": int(h.group(3)),
+                                  "precision": h.group(4).lower(), "isl": isl, "osl": osl,
+                                  "tok_per_s_per_gpu": float(v.replace(",", ""))})
+    return cells
+
+
+def rows_v2() -> pd.DataFrame:
+    """The later edition's cells in the serving schema (case ids continue after :func:`rows`)."""
+    out = []
+    for c in parse_v2():
+        model, moe = MODELS_V2[c["table"]]
+        hw, n, dep = HARDWARE[c["chip"]], c["gpus"], c["layout"] == "DEP"
+        gpt_oss = model.startswith("gpt-oss")
+        hopper = hw in ("h100", "h200")
+        # weights: gpt-oss runs OpenAI's own MXFP4 checkpoint on every chip; the rest NVIDIA's
+        # ModelOpt FP4 / FP8 checkpoints (DeepSeek-R1 on Hopper: deepseek-ai's block-FP8 one)
+        wprec = "mxfp4" if gpt_oss else c["precision"]
+        # KV: the file's gpt-oss and DeepSeek options state FP8 ("Hopper: use auto" for gpt-oss);
+        # ModelOpt checkpoints quantize it to FP8
+        kv = "bf16" if gpt_oss and hopper else "fp8"
+        cfg = {"deepseek-r1": "enable_attention_dp, attention_dp_config enable_balance with timeout_iters 60, "
+                              "CUTLASS MoE, KV FP8",
+               "gpt-oss-120b": "enable_attention_dp, KV FP8 (Hopper: auto), CUTLASS MoE (Hopper: TRITON)",
+               "gpt-oss-20b": "enable_attention_dp, KV FP8 (Hopper: auto), CUTLASS MoE (Hopper: TRITON)"}.get(
+            model, "enable_attention_dp" if moe else "cuda graphs only")
+        out.append({
+            "phase": "offline", "hardware": hw, "model": model, "weight_precision": wprec, "kv_precision": kv,
+            "engine": "trt", "n_gpus": n, "tp": n, "ep": n if (moe and dep) else 1, "dp_attention": int(dep and n > 1),
+            "disaggregated": 0, "spec_decode": "none", "isl_tok": float(c["isl"]), "osl_tok": float(c["osl"]),
+            "n_requests": float(N_REQUESTS_V2[(c["isl"], c["osl"])]), "max_batch_size": float(TRTLLM_BENCH_MAX_BATCH),
+            "measured_output_tok_per_s_per_gpu": c["tok_per_s_per_gpu"],
+            "engine_version": ENGINE_VERSION_V2, "source": SOURCE_V2, "as_of": "2025",
+            "note": (f"Offline max throughput, later edition: {c['tok_per_s_per_gpu']:,.0f} output tok/s per GPU on "
+                     f"{c['chip']} {c['layout']}{n} ({c['precision'].upper()} in the table); the file's options: "
+                     f"{cfg}. ISL/OSL fixed (stdev 0). Engine release ASSUMED 1.1.0 (not stated)."
+                     + (" Llama 3.3 70B, priced as llama-3.1-70b (same architecture)." if c["table"] == "LLaMA v3.3 70B"
+                        else "")),
+        })
+    return pd.DataFrame(out)
+
+
+def all_rows() -> pd.DataFrame:
+    """Both editions, case ids T001 on (the v1.0 edition first)."""
+    v1 = rows().drop(columns="case_id")
+    df = pd.concat([v1, rows_v2()], ignore_index=True)
+    df.insert(0, "case_id", [f"T{i:03d}" for i in range(1, len(df) + 1)])
+    return df.reindex(columns=COLUMNS)
+
+
 def main(argv: list[str]) -> int:
-    df = rows()
+    df = all_rows()
     if "--check" in argv:
         same = OUT.exists() and OUT.read_text() == df.to_csv(index=False)
         print("up to date" if same else f"{OUT.name} differs from the tables")
