@@ -64,6 +64,10 @@ N_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 20
 #: cache holds at 4,096 (tensorrt_llm/bench/build/tuning.py at the v1.0 line; the model's memory fit
 #: applies the rest). It is per executor, so per attention-DP rank.
 TRTLLM_BENCH_MAX_BATCH = 4096
+#: ... but only for the quantizations it tunes (``TUNED_QUANTS``: NVFP4, FP8, block FP8, none). Any
+#: other, such as gpt-oss's MXFP4, runs at ``TorchLlmArgs``' default ``max_batch_size``, 2,048
+#: (``get_benchmark_engine_settings``, tensorrt_llm/bench/build/build.py).
+TRTLLM_BENCH_UNTUNED_MAX_BATCH = 2048
 
 #: The data-centre GPU tables of perf-overview.md @ 00f3768, as printed there.
 TABLES = """
@@ -384,7 +388,8 @@ def rows_v2() -> pd.DataFrame:
             "phase": "offline", "hardware": hw, "model": model, "weight_precision": wprec, "kv_precision": kv,
             "engine": "trt", "n_gpus": n, "tp": n, "ep": n if (moe and dep) else 1, "dp_attention": int(dep and n > 1),
             "disaggregated": 0, "spec_decode": "none", "isl_tok": float(c["isl"]), "osl_tok": float(c["osl"]),
-            "n_requests": float(N_REQUESTS_V2[(c["isl"], c["osl"])]), "max_batch_size": float(TRTLLM_BENCH_MAX_BATCH),
+            "n_requests": float(N_REQUESTS_V2[(c["isl"], c["osl"])]),
+            "max_batch_size": float(TRTLLM_BENCH_UNTUNED_MAX_BATCH if wprec == "mxfp4" else TRTLLM_BENCH_MAX_BATCH),
             "measured_output_tok_per_s_per_gpu": c["tok_per_s_per_gpu"],
             "engine_version": ENGINE_VERSION_V2, "source": SOURCE_V2, "as_of": "2025",
             "note": (f"Offline max throughput, later edition: {c['tok_per_s_per_gpu']:,.0f} output tok/s per GPU on "
