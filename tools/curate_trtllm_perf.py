@@ -184,16 +184,19 @@ COLUMNS = ["case_id", "phase", "hardware", "model", "weight_precision", "kv_prec
            "measured_total_tok_per_s_per_gpu", "measured_tok_per_s_per_user", "measured_ttft_s", "measured_tpot_s",
            "engine_version", "source", "as_of", "note"]
 
-_HEAD = re.compile(r"^(B200|GB200|H200|H100)<br/>TP(\d+) \((FP4|FP8)\)$")
+#: A column heading: chip, layout (TP, or DEP: attention DP with experts over the GPUs), GPUs, format.
+_HEAD = re.compile(r"^(B200|GB200|H200|H100)<br/>(DEP|TP)(\d+) \((FP4|FP8)\)$")
 
 
-def parse(text: str = TABLES) -> list[dict]:
-    """One dict per non-empty cell of :data:`TABLES` (model, chip, TP, precision, ISL, OSL, tok/s)."""
+def read_tables(text: str) -> list[dict]:
+    """One dict per non-empty cell of markdown tables as the overview prints them: ``table`` (the
+    heading above, any level), ``chip``, ``layout``, ``gpus``, ``precision``, ``isl``, ``osl`` and
+    the printed ``value``."""
     cells, model, heads = [], None, None
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("#### "):
-            model, heads = line[5:], None
+        if line.startswith("#"):
+            model, heads = line.lstrip("#").strip(), None
         elif line.startswith("| Sequence Length"):
             heads = [_HEAD.match(h.strip()) for h in line.strip("|").split("|")[1:]]
             if not all(heads):
@@ -203,10 +206,15 @@ def parse(text: str = TABLES) -> list[dict]:
             isl, osl = (int(x) for x in parts[0].split("/"))
             for h, v in zip(heads, parts[1:]):
                 if v:
-                    cells.append({"table": model, "chip": h.group(1), "tp": int(h.group(2)),
-                                  "precision": h.group(3).lower(), "isl": isl, "osl": osl,
-                                  "tok_per_s": float(v.replace(",", ""))})
+                    cells.append({"table": model, "chip": h.group(1), "layout": h.group(2), "gpus": int(h.group(3)),
+                                  "precision": h.group(4).lower(), "isl": isl, "osl": osl,
+                                  "value": float(v.replace(",", ""))})
     return cells
+
+
+def parse(text: str = TABLES) -> list[dict]:
+    """The v1.0 edition's cells (:data:`TABLES`): ``tp`` GPUs each, ``tok_per_s`` of the group."""
+    return [dict(c, tp=c["gpus"], tok_per_s=c["value"]) for c in read_tables(text)]
 
 
 def rows() -> pd.DataFrame:
@@ -339,30 +347,9 @@ TABLES_V2 = """
 | 32768/1024 | 1,265 | 1,380 |
 """
 
-_HEAD_V2 = re.compile(r"^(B200|GB200|H200|H100)<br/>(DEP|TP)(\d+) \((FP4|FP8)\)$")
-
-
 def parse_v2(text: str = TABLES_V2) -> list[dict]:
-    """One dict per non-empty cell of :data:`TABLES_V2` (model, chip, layout, GPUs, precision,
-    ISL, OSL, output tok/s per GPU)."""
-    cells, model, heads = [], None, None
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("# "):
-            model, heads = line[2:], None
-        elif line.startswith("| Sequence Length"):
-            heads = [_HEAD_V2.match(h.strip()) for h in line.strip("|").split("|")[1:]]
-            if not all(heads):
-                raise ValueError(f"unreadable header in {model}: {line}")
-        elif line.startswith("| ") and heads and "/" in line.split("|")[1]:
-            parts = [p.strip() for p in line.strip("|").split("|")]
-            isl, osl = (int(x) for x in parts[0].split("/"))
-            for h, v in zip(heads, parts[1:]):
-                if v:
-                    cells.append({"table": model, "chip": h.group(1), "layout": h.group(2), "gpus": int(h.group(3)),
-                                  "precision": h.group(4).lower(), "isl": isl, "osl": osl,
-                                  "tok_per_s_per_gpu": float(v.replace(",", ""))})
-    return cells
+    """The later edition's cells (:data:`TABLES_V2`): ``tok_per_s_per_gpu`` as printed."""
+    return [dict(c, tok_per_s_per_gpu=c["value"]) for c in read_tables(text)]
 
 
 def rows_v2() -> pd.DataFrame:
