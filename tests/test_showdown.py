@@ -238,3 +238,13 @@ def test_cli_frontier_says_when_a_serving_set_has_no_point_of_the_chip():
     assert r.exit_code == 0, r.output
     assert "no measured point of qwen3-32b on h200" in r.output and "h100-sxm" in r.output
     assert "Measured points of" not in r.output
+
+
+def test_cli_frontier_says_why_offline_rows_are_not_drawn():
+    # TensorRT-LLM's tables hold Qwen3-30B-A3B on B200, but as offline rows without a per-user rate:
+    # one line saying so, not "no measured point" next to a list that names the chip
+    r = runner.invoke(app, ["frontier", "--hardware", "b200", "--model", "qwen3-30b-a3b", "--tp", "1",
+                            "--serving", "trtllm-perf"])
+    assert r.exit_code == 0, r.output
+    assert "16 row(s) of qwen3-30b-a3b on b200, none with a measured tokens/s per user" in r.output
+    assert "no measured point" not in r.output and "Measured points of" not in r.output

@@ -193,6 +193,7 @@ def frontier(
         arch = _catalog_model(res.model).name
         same_model = cases["model"].map(lambda m: _catalog_model(str(m)).name == arch)
         chip = cases["hardware"].map(accelerator_name)
+        on_chip = int((same_model & (chip == hw_name)).sum())
         measured = cases[same_model & (chip == hw_name) & cases["measured_tok_per_s_per_user"].notna()]
         chips = sorted(set(chip[same_model]))
         if len(measured):  # each row's own prediction (its layout, lengths, concurrency), as validate-serving
@@ -219,6 +220,9 @@ def frontier(
                                   "each predicted at its own layout, lengths and concurrency",
                  caption="error %: predicted / measured - 1 of output tokens/s per GPU (per decode GPU for "
                          "disaggregated rows), as validate-serving scores it")
+        elif measured is not None and on_chip:
+            typer.echo(f"{serving.name} has {on_chip} row(s) of {res.model} on {hw_name}, none with a measured "
+                       "tokens/s per user (offline rows), so none is drawn; validate-serving scores them")
         elif measured is not None:
             typer.echo(f"{serving.name} has no measured point of {res.model} on {hw_name}"
                       + (f" (its rows of this model: {', '.join(chips)})" if chips else " (nor of this model)"))
