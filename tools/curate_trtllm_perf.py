@@ -23,6 +23,9 @@ What the file states and what is ASSUMED:
 * Llama 3.3 70B has Llama 3.1 70B's architecture (same config.json shapes), so it is priced as
   ``llama-3.1-70b``.
 * Left out: the RTX 6000 Pro Blackwell Server Edition tables (PCIe card, not catalogued).
+
+The later edition (``docs/source/developer-guide/perf-overview.md``, :data:`TABLES_V2`) prints output
+tok/s per GPU and names each layout and model's options; its rows follow the v1.0 ones (T203 on).
 """
 
 from __future__ import annotations
@@ -213,16 +216,16 @@ def read_tables(text: str) -> list[dict]:
 
 
 def parse(text: str = TABLES) -> list[dict]:
-    """The v1.0 edition's cells (:data:`TABLES`): ``tp`` GPUs each, ``tok_per_s`` of the group."""
-    return [dict(c, tp=c["gpus"], tok_per_s=c["value"]) for c in read_tables(text)]
+    """The v1.0 edition's cells (:data:`TABLES`): ``value`` is tok/s of the ``gpus``-GPU TP group."""
+    return read_tables(text)
 
 
 def rows() -> pd.DataFrame:
-    """The dataset: every parsed cell but the fit set's eight, in the serving schema."""
+    """The v1.0 edition's cells but the fit set's eight, in the serving schema (no case ids yet)."""
     out = []
     for c in parse():
         model, moe = MODELS[c["table"]]
-        hw, tp = HARDWARE[c["chip"]], c["tp"]
+        hw, tp = HARDWARE[c["chip"]], c["gpus"]
         if (model, hw, c["isl"], c["osl"]) in IN_FIT:
             continue
         layout = f"EP{tp} with attention DP (ASSUMED, EP = TP)" if moe and tp > 1 else f"TP{tp}"
@@ -233,16 +236,14 @@ def rows() -> pd.DataFrame:
             "dp_attention": int(moe and tp > 1), "disaggregated": 0, "spec_decode": "none",
             "isl_tok": float(c["isl"]), "osl_tok": float(c["osl"]),
             "n_requests": float(N_REQUESTS[(c["isl"], c["osl"])]), "max_batch_size": float(TRTLLM_BENCH_MAX_BATCH),
-            "measured_output_tok_per_s_per_gpu": round(c["tok_per_s"] / tp, 3),
+            "measured_output_tok_per_s_per_gpu": round(c["value"] / tp, 3),
             "engine_version": ENGINE_VERSION, "source": SOURCE, "as_of": AS_OF,
             "note": (f"Offline max throughput (all requests queued; concurrency = whatever fits). "
-                     f"{c['tok_per_s']:,.0f} tok/s for the {c['chip']} TP{tp} group, divided by {tp}; {layout}. "
+                     f"{c['value']:,.0f} tok/s for the {c['chip']} TP{tp} group, divided by {tp}; {layout}. "
                      f"nvidia/ ModelOpt {c['precision'].upper()} checkpoint (FP8 KV cache). "
                      f"ISL/OSL fixed (stdev 0).{arch}"),
         })
-    df = pd.DataFrame(out)
-    df.insert(0, "case_id", [f"T{i:03d}" for i in range(1, len(df) + 1)])
-    return df.reindex(columns=COLUMNS)
+    return pd.DataFrame(out)
 
 
 # ---- the later edition: docs/source/developer-guide/perf-overview.md ------------------------------
@@ -348,12 +349,12 @@ TABLES_V2 = """
 """
 
 def parse_v2(text: str = TABLES_V2) -> list[dict]:
-    """The later edition's cells (:data:`TABLES_V2`): ``tok_per_s_per_gpu`` as printed."""
-    return [dict(c, tok_per_s_per_gpu=c["value"]) for c in read_tables(text)]
+    """The later edition's cells (:data:`TABLES_V2`): ``value`` is output tok/s per GPU as printed."""
+    return read_tables(text)
 
 
 def rows_v2() -> pd.DataFrame:
-    """The later edition's cells in the serving schema (case ids continue after :func:`rows`)."""
+    """The later edition's cells in the serving schema (no case ids yet)."""
     out = []
     for c in parse_v2():
         model, moe = MODELS_V2[c["table"]]
@@ -366,20 +367,18 @@ def rows_v2() -> pd.DataFrame:
         # KV: the file's gpt-oss and DeepSeek options state FP8 ("Hopper: use auto" for gpt-oss);
         # ModelOpt checkpoints quantize it to FP8
         kv = "bf16" if gpt_oss and hopper else "fp8"
-        cfg = {"deepseek-r1": "enable_attention_dp, attention_dp_config enable_balance with timeout_iters 60, "
-                              "CUTLASS MoE, KV FP8",
-               "gpt-oss-120b": "enable_attention_dp, KV FP8 (Hopper: auto), CUTLASS MoE (Hopper: TRITON)",
-               "gpt-oss-20b": "enable_attention_dp, KV FP8 (Hopper: auto), CUTLASS MoE (Hopper: TRITON)"}.get(
-            model, "enable_attention_dp" if moe else "cuda graphs only")
+        cfg = ("enable_attention_dp, KV FP8 (Hopper: auto), CUTLASS MoE (Hopper: TRITON)" if gpt_oss else
+               "enable_attention_dp, attention_dp_config enable_balance with timeout_iters 60, CUTLASS MoE, KV FP8"
+               if model == "deepseek-r1" else "enable_attention_dp" if moe else "cuda graphs only")
         out.append({
             "phase": "offline", "hardware": hw, "model": model, "weight_precision": wprec, "kv_precision": kv,
             "engine": "trt", "n_gpus": n, "tp": n, "ep": n if (moe and dep) else 1, "dp_attention": int(dep and n > 1),
             "disaggregated": 0, "spec_decode": "none", "isl_tok": float(c["isl"]), "osl_tok": float(c["osl"]),
             "n_requests": float(N_REQUESTS_V2[(c["isl"], c["osl"])]),
             "max_batch_size": float(TRTLLM_BENCH_UNTUNED_MAX_BATCH if wprec == "mxfp4" else TRTLLM_BENCH_MAX_BATCH),
-            "measured_output_tok_per_s_per_gpu": c["tok_per_s_per_gpu"],
+            "measured_output_tok_per_s_per_gpu": c["value"],
             "engine_version": ENGINE_VERSION_V2, "source": SOURCE_V2, "as_of": "2025",
-            "note": (f"Offline max throughput, later edition: {c['tok_per_s_per_gpu']:,.0f} output tok/s per GPU on "
+            "note": (f"Offline max throughput, later edition: {c['value']:,.0f} output tok/s per GPU on "
                      f"{c['chip']} {c['layout']}{n} ({c['precision'].upper()} in the table); the file's options: "
                      f"{cfg}. ISL/OSL fixed (stdev 0). Engine release ASSUMED 1.1.0 (not stated)."
                      + (" Llama 3.3 70B, priced as llama-3.1-70b (same architecture)." if c["table"] == "LLaMA v3.3 70B"
@@ -390,8 +389,7 @@ def rows_v2() -> pd.DataFrame:
 
 def all_rows() -> pd.DataFrame:
     """Both editions, case ids T001 on (the v1.0 edition first)."""
-    v1 = rows().drop(columns="case_id")
-    df = pd.concat([v1, rows_v2()], ignore_index=True)
+    df = pd.concat([rows(), rows_v2()], ignore_index=True)
     df.insert(0, "case_id", [f"T{i:03d}" for i in range(1, len(df) + 1)])
     return df.reindex(columns=COLUMNS)
 

@@ -304,7 +304,8 @@ def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, flo
     return max(float(t[0]) - shared, 0.0), shared
 
 
-def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, float]:
+def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None,
+                                parts: tuple[float, float] | None = None) -> tuple[float, float]:
     """What each chunk adds to a rank's prefill pass when several are prefilled together [s]:
     ``(local_s, shared_s)`` per chunk, from the chunks one rank's prompt-token budget holds.
 
@@ -313,9 +314,10 @@ def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None) -> tuple[fl
     ``k`` chunks on every rank takes ``t(n k)`` where ``k`` separate passes of one chunk a rank take
     ``k t(n)``. Each of :func:`adp_prefill_parts_s`'s parts is scaled by that share, ``t(n k) /
     (k t(n))`` (1 at ``k = 1``: a chunk of the whole budget is its own pass), the way the mixed
-    iteration without attention DP prices a prompt token (:func:`_prefill_per_token_s`).
+    iteration without attention DP prices a prompt token (:func:`_prefill_per_token_s`). ``parts``:
+    :func:`adp_prefill_parts_s`'s result where the caller has it already.
     """
-    loc, sh = adp_prefill_parts_s(dep, chunk_tok, profile)
+    loc, sh = adp_prefill_parts_s(dep, chunk_tok, profile) if parts is None else parts
     n = int(dep.parallel.attn_dp)
     c = int(round(chunk_tok))
     k = max(1, int(dep.prefill_chunk_per_rank_tok) // max(c, 1))
@@ -672,7 +674,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     # attention-DP ranks run in lockstep (adp_prefill_s); TensorRT-LLM's balance gate, where the
     # run enabled it, holds prompts for a window (adp_gate_window) so that they run together
     adp_parts = adp_prefill_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
-    adp_batched = adp_prefill_batched_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
+    adp_batched = adp_prefill_batched_parts_s(dep, c_tok, profile, parts=adp_parts) if n_ranks > 1 else None
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
