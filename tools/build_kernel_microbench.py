@@ -119,6 +119,49 @@ def mla_rows(repo: Path, heads: tuple[int, ...] = (16,)) -> list[dict]:
     return rows
 
 
+#: Decode-attention kernels whose work-unit cost the unit rows time: per engine, the table and the
+#: kernel its default backend runs on Hopper and on Blackwell (aiconfigurator ``kernel_source``).
+UNIT_KERNELS = (
+    ("trtllm", "1.3.0rc20", {"hopper": "torch_flow", "blackwell": "torch_flow"}, "TensorRT-LLM 1.3.0rc20 attention"),
+    ("vllm", "0.24.0", {"hopper": "vllm_flash_attn_fa3", "blackwell": "vllm_flashinfer_trtllmdecode"}, "vLLM 0.24.0 attention"),
+    ("sglang", "0.5.14", {"hopper": "fa3", "blackwell": "trtllm_mha"}, "SGLang 0.5.14 attention"),
+)
+#: (q heads, KV heads, head dim, label) a GPU holds: the shapes of the catalogued GQA models
+UNIT_SHAPES = ((32, 8, 128, "Llama-3.1-8B"), (64, 8, 64, "gpt-oss at TP1"), (8, 1, 128, "Llama-3.1-70B at TP8"))
+#: (batch, KV length): a 2-token cache at 1,024 and 2,048 sequences, where the kernel's cost per
+#: (sequence, KV head) work unit is all there is (the fit set of
+#: :func:`tokenomics.perf.step.attention_unit_s`), and short caches at 256-1,024 sequences, where it
+#: meets the KV read (predicted, not fitted)
+UNIT_POINTS = ((1024, 2), (2048, 2), (256, 128), (256, 512), (1024, 128), (1024, 512))
+
+
+def unit_rows(repo: Path) -> list[dict]:
+    """Decode attention of many sequences with short caches on six NVIDIA chips, three engines."""
+    rows = []
+    for (fw, ver, kernels, label), (folder, hw) in product(UNIT_KERNELS, MLA_CHIPS.items()):
+        rel = f"{AIC_ROOT}/{folder}/attention/{fw}/{ver}/generation_attention_perf.parquet"
+        d = table(repo, rel)
+        source = kernels["hopper" if hw in ("h100-sxm", "h200") else "blackwell"]
+        d = d[(d.kernel_source == source) & (d.kv_cache_dtype == "bfloat16") & (d.attn_dtype == "bfloat16")
+              & (d.window_size == 0)]
+        as_of = aic_as_of(repo, rel)
+        url = f"https://github.com/ai-dynamo/aiconfigurator/blob/{AIC_COMMIT}/{rel}"
+        for (nq, nkv, hd, shape), (b, kv) in product(UNIT_SHAPES, UNIT_POINTS):
+            sel = d[(d.num_heads == nq) & (d.num_key_value_heads == nkv) & (d.head_dim == hd) & (d.batch_size == b)
+                    & (d.step == kv - 1)]
+            if sel.empty:
+                continue
+            rows.append({
+                "bench_id": f"{hw}-decode-{fw}-q{nq}kv{nkv}d{hd}-b{b}-kv{kv}", "hardware": hw, "op": "decode_attention",
+                "kernel": f"{label} ({source})", "precision": "bf16", "kv_precision": "bf16", "batch": b,
+                "kv_len_tok": kv, "q_tok_per_seq": 1, "n_q_heads": nq, "n_kv_heads": nkv, "head_dim": hd,
+                "head_dim_v": hd, "metric": "latency_s", "value": float(sel["latency"].mean()) * 1e-3, "unit": "s",
+                "kind": "measured", "source": url, "as_of": as_of,
+                "note": f"{shape} attention shape, many sequences with a short cache; KV length = step + 1; "
+                        + AIC_NOTE.format(extra="and the engine's attention-op glue")})
+    return rows
+
+
 def prefill_rows(repo: Path) -> list[dict]:
     rel = "attention/trtllm/1.3.0rc20/context_attention_perf.parquet"
     d = _parquet(repo, rel)
@@ -415,7 +458,7 @@ def main(argv: list[str]) -> None:
     if len(argv) != 2:
         sys.exit(__doc__)
     repo = Path(argv[1])
-    df = pd.DataFrame(decode_rows(repo) + mla_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo)
+    df = pd.DataFrame(decode_rows(repo) + unit_rows(repo) + mla_rows(repo) + prefill_rows(repo) + moe_rows(repo) + best_moe_rows(repo)
                       + MANUAL + aiter_rows() + hipkittens_rows(),
                       columns=COLUMNS)
     for c in ("batch", "kv_len_tok", "q_tok_per_seq", "n_q_heads", "n_kv_heads", "head_dim", "head_dim_v",

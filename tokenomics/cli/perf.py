@@ -387,7 +387,8 @@ def validate_kernels(
     emit(show.rename(columns={"error_frac": "error %"}), fmt,
          title=f"Published kernel timings vs the core ({name}; latency in s, bandwidth claims in B/s)")
     emit(summarize_kernel_microbench(pred), fmt, title="Absolute error by operator and size",
-         caption="small: the op's bytes and FLOPs take < 10 us at datasheet peaks (launch-latency sized)")
+         caption=("small: the op's bytes, FLOPs and decode-attention blocks take < 10 us at datasheet peaks and "
+                  "measured block cost (launch-latency sized)"))
     c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
     wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
     emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",

@@ -25,7 +25,8 @@ from .calibrate import _int as _to_int
 from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
-from .step import gemm_peak_flop_per_s, mla_kv_read_frac, moe_ceiling_params, moe_gemm_ratio, moe_stream_frac
+from .step import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_ceiling_params, moe_gemm_ratio,
+                   moe_stream_frac)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -107,7 +108,7 @@ def _bench_model(row) -> ModelSpec:
 
 
 def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool = True,
-                   mla: bool = True) -> dict[str, float | str]:
+                   mla: bool = True, blocks: bool = True) -> dict[str, float | str]:
     """The core's time for one benchmarked operator.
 
     Parameters
@@ -124,13 +125,17 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
         Time an MLA row's KV reads at the chip's fitted MLA rate
         (:func:`~tokenomics.perf.step.mla_kv_read_frac`); False: at the core's KV read rate (what
         that fit compares with).
+    blocks : bool
+        Charge a GQA decode-attention row its (sequence, KV head) blocks at the chip's measured
+        cost (:func:`~tokenomics.perf.step.attention_unit_s`); False: its KV read alone.
 
     Returns
     -------
     dict
         ``op_time_s`` (roofline time of the op) [s], ``kernel_s`` (its kernel boundaries in a
         graph) [s], ``time_s`` (their sum) [s], ``kv_bytes`` (KV cache, or expert weights, read)
-        [B], ``ideal_s`` (bytes and FLOPs at datasheet peaks, the larger) [s], ``bound``
+        [B], ``ideal_s`` (bytes and FLOPs at datasheet peaks, or a decode kernel's blocks at
+        their measured cost, the largest) [s], ``bound``
         (``memory`` or ``compute``).
     """
     hw = accelerator(str(row["hardware"]))
@@ -159,12 +164,14 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
     want = "experts" if op == "moe_experts" else "attention"
     mine = [o for o in ops if o.name == want]
     kv_frac = mla_kv_read_frac(hw.name, _name(row, "kv_precision")) if op == "mla_decode_attention" and mla else 1.0
+    unit_s = attention_unit_s(hw.name)[0] if op == "decode_attention" and blocks else 0.0
     t = op_times(mine, hw, prof, peak, tiles=False, expert_ceiling_frac=ceiling, expert_stream_frac=stream_frac,
-                 kv_read_frac=kv_frac)[0]
+                 kv_read_frac=kv_frac, attn_unit_s=unit_s)[0]
     kernels = float(ENGINE_MOE) if op == "moe_experts" else float(np.max(t.kernels))
     kern_s = kernels * prof.graph_kernel_s
     read = float(np.max(mine[0].weight_bytes if op == "moe_experts" else mine[0].kv_bytes))
-    ideal = max(float(t.bytes) / hw.hbm_bytes_per_s, float(t.flop) / datasheet)
+    ideal = max(float(t.bytes) / hw.hbm_bytes_per_s, float(t.flop) / datasheet,
+                float(np.max(mine[0].work_units)) * unit_s)
     return {"op_time_s": float(t.time_s), "kernel_s": kern_s, "time_s": float(t.time_s) + kern_s,
             "kv_bytes": read, "ideal_s": ideal,
             "bound": "memory" if float(t.mem_s) >= float(t.compute_s) else "compute"}
@@ -186,8 +193,9 @@ def predict_kernel_microbench(bench=None, profile: "Profile | str | None" = None
         One row per benchmark: ``bench_id``, ``hardware``, ``op``, ``kernel``, ``kind``
         (measured or claimed), ``batch``, ``kv_len_tok``, ``metric``, ``measured``,
         ``predicted`` (same unit), ``error_frac`` (predicted / measured - 1), ``bound``,
-        ``size`` (``small`` where the op's bytes and FLOPs take < 10 us at datasheet peaks, where
-        a benchmark is dominated by launch latency, else ``large``), ``measured_bytes_per_s`` and
+        ``size`` (``small`` where the op's bytes and FLOPs take < 10 us at datasheet peaks, and a
+        decode kernel's blocks at their measured cost too, where a benchmark is dominated by launch
+        latency, else ``large``), ``measured_bytes_per_s`` and
         ``predicted_bytes_per_s`` (KV or expert bytes over the time) [B/s].
     """
     import pandas as pd
@@ -284,15 +292,20 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
 
 #: The KV read curve's parameters fitted by :func:`fit_kv_read_curve`.
 KV_CURVE_PARAMS = ("kv_bw_frac", "kv_bw_small_frac", "kv_bw_half_bytes")
+#: Shortest cache [tokens] of the rows a KV read curve is fitted on: below it a kernel of many
+#: sequences costs its (sequence, KV head) blocks (:func:`tokenomics.perf.step.attention_unit_s`),
+#: not its bytes.
+KV_CURVE_MIN_KV_TOK = 1024
 
 
 def kv_curve_rows(bench: "pd.DataFrame", hardware: str, kernel_contains: str | None = None) -> "pd.DataFrame":
     """The rows a KV read curve is fitted on: measured decode-attention latencies of ``hardware``
-    with a bf16 KV cache and one query token per sequence; optionally only kernels whose name
-    contains ``kernel_contains``."""
+    with a bf16 KV cache of at least :data:`KV_CURVE_MIN_KV_TOK` tokens and one query token per
+    sequence; optionally only kernels whose name contains ``kernel_contains``."""
     hw = accelerator(hardware)
     d = bench[(bench["hardware"].astype(str) == hw.name) & (bench["op"] == "decode_attention")
               & (bench["kind"] == "measured") & (bench["metric"] == "latency_s")
+              & (bench["kv_len_tok"].astype(float) >= KV_CURVE_MIN_KV_TOK)
               & (bench["kv_precision"].fillna("bf16").astype(str) == "bf16")
               & (bench["q_tok_per_seq"].fillna(1).astype(int) == 1)]
     if kernel_contains is not None:

@@ -88,6 +88,10 @@ class Op:
     gemm_size : float
         ``sqrt(n k)`` of a dense GEMM's weight matrix on one chip [elements]
         (:func:`tokenomics.perf.profile.gemm_size_curve`); infinite for every other op.
+    work_units : ndarray
+        Decode attention (GQA): the (sequence, KV head) pairs one occurrence processes on a chip,
+        each a block of the kernel with a fixed cost however short its cache
+        (:func:`tokenomics.perf.step.attention_unit_s`). Zero for every other op.
     """
 
     name: str
@@ -103,6 +107,7 @@ class Op:
     tile_always: bool = False  # n_gemm already counts only the tiled GEMMs
     timing_extra_kernels: Any = 0.0
     gemm_size: float = float("inf")  # sqrt(n k) of a dense GEMM's weight matrix [elements]
+    work_units: Any = 0.0  # decode attention: (sequence, KV head) pairs on the chip
 
 
 def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
@@ -241,6 +246,7 @@ def build_ops(
             gemm("v", La, h, kv_n)
         kv_elems_layer = 2 * kv_heads * hd
         qk_dim, v_dim = hd, hd
+        units = ba * kv_heads  # decode kernels run one block per (sequence, KV head)
     else:  # MLA (DeepSeek): latent KV cache, weight absorption at decode
         qk = model.qk_nope_head_dim + model.qk_rope_head_dim
         if model.q_lora_rank:
@@ -252,6 +258,7 @@ def build_ops(
         gemm("kv_b(absorbed)", La, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
              n_gemm=2.0, ref_kernels=2.0 * one)
         kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
+        units = zero  # MLA kernels: not measured as work units (their cost is the latent read)
         if phase == "prefill":
             # prefill attends in the MHA form: kv_b expands the latent cache into per-head keys
             # (nope + rope) and values (the same kv_b FLOPs as the two absorbed products), and
@@ -279,7 +286,7 @@ def build_ops(
             flop = 2.0 * ba * t * nq * keys * (qk_dim + v_dim)
             kv = ba * keys * kv_elems_layer * kv_bytes_per_elem + ba * t * kv_elems_layer * kv_bytes_per_elem
             act = 2 * ma * nq * (qk_dim + v_dim) * ACT_BYTES
-            ops.append(Op(name, "attention", count, zero, act, kv, flop, ma, zero, one))
+            ops.append(Op(name, "attention", count, zero, act, kv, flop, ma, zero, one, work_units=one * units))
     gemm("o", La, model.attn_out_dim / tp, h)
     if model.attn_output_gate:
         gemm("gate(attn out)", La, h, model.attn_out_dim / tp)
@@ -414,7 +421,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
         elif engine and op.kind.startswith("attention"):
             kern = 0.0 * m + 1.0
         out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
-                      op.rows, op.n_gemm, kern, op.tile_always, dropped, op.gemm_size))
+                      op.rows, op.n_gemm, kern, op.tile_always, dropped, op.gemm_size, op.work_units))
     return out
 
 

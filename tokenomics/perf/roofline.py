@@ -9,7 +9,9 @@ achievable rather than datasheet ceilings:
   decode-attention kernels measure (``datasets/kernel_microbench.csv``);
 * GEMM compute time = FLOPs / (peak x ``flop_frac`` x m / (m + ``gemm_half_rows``)): small GEMMs
   (few rows m) cannot fill the tensor cores, as the measured H200 GEMM curve shows;
-* a tiled GEMM (m > 1) pays ``gemm_tile_s`` over a GEMV.
+* a tiled GEMM (m > 1) pays ``gemm_tile_s`` over a GEMV;
+* a decode-attention kernel also pays its (sequence, KV head) blocks at the chip's measured cost
+  per block (``attn_unit_s``), however short the caches: ``hypot(read, blocks)``.
 
 Launch costs (per kernel, per step) are added in :mod:`tokenomics.perf.step`.
 """
@@ -95,6 +97,7 @@ def op_times(
     expert_stream_frac: float = 1.0,
     kv_read_frac: float = 1.0,
     gemm_size_curve: tuple[float, float] = (1.0, 0.0),
+    attn_unit_s: float = 0.0,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -127,6 +130,14 @@ def op_times(
         ``(gain, w)`` of :func:`tokenomics.perf.profile.gemm_size_curve`: a dense GEMM of weight
         size ``s = sqrt(n k)`` computes at ``min(1, gain * s / (s + w))`` of
         ``compute_peak_flop_per_s``; ``w = 0``: no size effect (the bf16 path, or no data).
+    attn_unit_s : float
+        Cost of one (sequence, KV head) block of a decode-attention kernel
+        (:func:`tokenomics.perf.step.attention_unit_s`) [s]. The kernel takes
+        ``hypot(max(mem, compute), work_units * attn_unit_s)``: many sequences of a few tokens cost
+        what their blocks cost, not what their bytes do, and where both are comparable the blocks'
+        fixed work overlaps the read only in part (the exponent 2 is the median of the ones that
+        fit aiconfigurator's decode-attention grids best, 1.4-3.0 over 13 chip-engine tables). The
+        blocks count on the compute side of the op; 0 = no such cost.
     """
     size_gain, size_w = gemm_size_curve
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
@@ -147,7 +158,15 @@ def op_times(
         elif op.kind == "attention":
             mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile) * kv_read_frac) + op.act_bytes / w_bw
             comp = op.flop / attn_peak
+            blocks = op.work_units * attn_unit_s
             tile = 0.0 * mem
+            if attn_unit_s > 0:  # the blocks' fixed cost overlaps the cache read only in part
+                t = np.hypot(np.maximum(mem, comp), blocks)
+                comp = np.maximum(comp, blocks)
+                c = op.count
+                out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
+                                  c * op.kernels))
+                continue
         elif op.kind == "attention_prefill":
             mem = (op.kv_bytes + op.act_bytes) / w_bw
             comp = op.flop / attn_peak

@@ -455,6 +455,71 @@ def mla_kv_read_frac(hardware: str, kv_precision: str) -> float:
     return float(min(1.0, np.median(shares))) if shares else 1.0
 
 
+#: KV length [tokens] up to which a ``decode_attention`` row of ``datasets/kernel_microbench.csv``
+#: times the kernel's work units alone (the cache read is negligible), and the batch from which
+#: its blocks fill the chip many times over.
+ATTN_UNIT_MAX_KV_TOK, ATTN_UNIT_MIN_BATCH = 16, 1024
+
+
+@functools.lru_cache(maxsize=64)
+def attention_unit_s(hardware: str) -> tuple[float, str]:
+    """Cost of one (sequence, KV head) block of a GQA decode-attention kernel on a chip [s].
+
+    Decode-attention kernels run one block (or a few split-KV blocks) per sequence and KV head;
+    each pays a fixed cost (loading its queries, the softmax bookkeeping, writing its output)
+    however short its cache, so a step of thousands of short sequences takes what its blocks
+    cost, not what its bytes do (:func:`tokenomics.perf.roofline.op_times`: ``hypot(read, blocks)``).
+    Engines' kernels only: the reference PyTorch kernel of the graph and eager plans shows no such
+    cost in the H200's measured steps.
+
+    From the measured ``decode_attention`` rows of ``datasets/kernel_microbench.csv`` with a cache
+    of at most :data:`ATTN_UNIT_MAX_KV_TOK` tokens and at least :data:`ATTN_UNIT_MIN_BATCH`
+    sequences: for each kernel and head shape timed at two such batches, the latency's slope per
+    added (sequence, KV head) pair (the difference cancels the harness's fixed cost); the median
+    over kernels and shapes. A chip without rows borrows those of a measured chip of its own
+    vendor (:func:`tokenomics.perf.profile._measured_chips`; kernel libraries differ by vendor);
+    ``(0.0, "")`` (no block cost) where none has any, and for a chip outside the catalog.
+    aiconfigurator's tables (TensorRT-LLM, vLLM and SGLang default kernels) give 21-38 ns a block
+    on the H100/H200 and 8.7-12.5 ns on the Blackwell chips.
+
+    Returns
+    -------
+    (float, str)
+        The cost [s per (sequence, KV head)] and the chip whose rows gave it.
+
+    >>> c, chip = attention_unit_s("h200"); chip, round(c * 1e9, 1)
+    ('h200', 31.4)
+    >>> attention_unit_s("mi355x")
+    (0.0, '')
+    """
+    from ..catalog import accelerator, load
+    from .profile import _measured_chips, _same_vendor
+
+    try:
+        hw = accelerator(hardware)
+    except Exception:  # noqa: BLE001 -- a chip outside the catalog: no measurement stands for it
+        return 0.0, ""
+    df = load("kernel_microbench")
+    df = df[(df["op"] == "decode_attention") & (df["kind"] == "measured") & (df["metric"] == "latency_s")
+            & (df["kv_len_tok"].astype(float) <= ATTN_UNIT_MAX_KV_TOK)
+            & (df["batch"].astype(float) >= ATTN_UNIT_MIN_BATCH)]
+    for chip in _measured_chips(hw):
+        if not _same_vendor(chip, hw):
+            continue
+        mine = df[df["hardware"].astype(str) == chip]
+        slopes = []
+        for _, g in mine.groupby(["kernel", "n_q_heads", "n_kv_heads", "head_dim", "kv_precision", "kv_len_tok"],
+                                 dropna=False):
+            if g["batch"].nunique() < 2:
+                continue
+            lo, hi = g.loc[g["batch"].astype(float).idxmin()], g.loc[g["batch"].astype(float).idxmax()]
+            units = (float(hi["batch"]) - float(lo["batch"])) * float(hi["n_kv_heads"])
+            slopes.append((float(hi["value"]) - float(lo["value"])) / units)
+        if slopes:
+            return float(np.median(slopes)), chip
+    return 0.0, ""
+
+
 #: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
 _BF16_GEMMS = ("router", "lm_head")
 
@@ -567,9 +632,13 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     tiles = p.fusion in ("unfused", "fused_qkv_gateup") and not mega
     # an MLA decode reads its latent cache at the MLA kernels' measured rate
     kv_frac = mla_kv_read_frac(hw.name, kv_precision) if m.attention == "mla" and phase == "decode" else 1.0
+    # ... and an engine's decode-attention kernel pays its measured cost per (sequence, KV head)
+    # block (the reference PyTorch kernel of the graph and eager plans shows none in the H200's
+    # measured steps: batch 256-512 at 1k context within 0-5 % without it)
+    unit_s = attention_unit_s(hw.name)[0] if phase == "decode" and p.engine_fused else 0.0
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
                      expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac,
-                     gemm_size_curve=size_curve)
+                     gemm_size_curve=size_curve, attn_unit_s=unit_s)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
