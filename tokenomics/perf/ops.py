@@ -258,7 +258,9 @@ def build_ops(
         gemm("kv_b(absorbed)", La, model.kv_lora_rank, nq * (model.qk_nope_head_dim + model.v_head_dim),
              n_gemm=2.0, ref_kernels=2.0 * one)
         kv_elems_layer = model.kv_lora_rank + model.qk_rope_head_dim
-        units = zero  # MLA kernels: not measured as work units (their cost is the latent read)
+        # MLA kernels: their per-sequence cost (aiconfigurator's MLA tables: 60-215 ns on Hopper by
+        # heads) is a few % of a decode at 1k+ cached tokens; not charged
+        units = zero
         if phase == "prefill":
             # prefill attends in the MHA form: kv_b expands the latent cache into per-head keys
             # (nope + rope) and values (the same kv_b FLOPs as the two absorbed products), and

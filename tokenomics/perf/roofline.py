@@ -145,6 +145,7 @@ def op_times(
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
     out = []
     for op in ops:
+        own = None  # an op's time when it is not max(mem, compute)
         byts = op.weight_bytes + op.act_bytes + op.kv_bytes
         if op.kind == "gemm":
             expert = op.name == "experts"
@@ -158,15 +159,11 @@ def op_times(
         elif op.kind == "attention":
             mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile) * kv_read_frac) + op.act_bytes / w_bw
             comp = op.flop / attn_peak
-            blocks = op.work_units * attn_unit_s
             tile = 0.0 * mem
             if attn_unit_s > 0:  # the blocks' fixed cost overlaps the cache read only in part
-                t = np.hypot(np.maximum(mem, comp), blocks)
+                blocks = op.work_units * attn_unit_s
+                own = np.hypot(np.maximum(mem, comp), blocks)
                 comp = np.maximum(comp, blocks)
-                c = op.count
-                out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
-                                  c * op.kernels))
-                continue
         elif op.kind == "attention_prefill":
             mem = (op.kv_bytes + op.act_bytes) / w_bw
             comp = op.flop / attn_peak
@@ -175,7 +172,7 @@ def op_times(
             mem = op.act_bytes / w_bw
             comp = op.flop / (hw.peak_bf16_flop_per_s * 0.05)  # vector units, never binding here
             tile = 0.0 * mem
-        t = np.maximum(mem, comp) + tile
+        t = (np.maximum(mem, comp) if own is None else own) + tile
         c = op.count
         out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
                           c * op.kernels))
