@@ -192,6 +192,26 @@ def test_validate_kernels_csv_and_table(tmp_path, capsys):
     assert code == 2 and "missing columns" in err and len(err.strip().splitlines()) == 1
 
 
+def test_validate_kernels_filters_by_op_and_hardware(capsys):
+    """--op and --hardware keep one operator's or one chip's rows: the B200's decode attention is
+    the 48 rows of many short sequences (3 engines x 16, kernel_microbench.csv); the table names
+    the filter and leaves out the MoE ceilings. A misspelt op or chip, or a filter that keeps
+    nothing, is one line and exit 2."""
+    r = runner.invoke(app, ["validate-kernels", "--op", "decode_attention", "-H", "b200", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    from io import StringIO
+
+    df = pd.read_csv(StringIO(r.stdout))
+    assert len(df) == 48 and set(df["hardware"]) == {"b200"} and set(df["op"]) == {"decode_attention"}
+    r = runner.invoke(app, ["validate-kernels", "--op", "decode_attention", "-H", "b200"])
+    assert r.exit_code == 0 and "op decode_attention, hardware b200" in r.stdout and "grouped-GEMM" not in r.stdout
+    for args, needle in ((["--op", "decode_atention"], "Did you mean 'decode_attention'"),
+                         (["-H", "b2000"], "Did you mean 'b200'"),
+                         (["--op", "prefill_attention", "-H", "b200"], "no rows of op prefill_attention on b200")):
+        code, _, err = run_main(["validate-kernels", *args], capsys)
+        assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, (args, err)
+
+
 def test_deployment_file_values_are_not_overridden_by_command_defaults(tmp_path, capsys):
     """`throughput` and `frontier` with --deployment: the file's model, system, plan and memory
     fraction hold unless a flag is given (the commands' own defaults, llama-3.1-8b on one h200

@@ -365,6 +365,8 @@ def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microben
 @app.command("validate-kernels")
 def validate_kernels(
     cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of the bundled kernel_microbench.csv (default: that file).")] = None,
+    op: Annotated[Optional[str], typer.Option("--op", help="Only rows of this operator: decode_attention, prefill_attention, mla_decode_attention or moe_experts.")] = None,
+    hardware: Annotated[Optional[str], typer.Option("--hardware", "-H", help="Only rows of this accelerator (see `tokenomics hardware`).")] = None,
     profile: ProfileOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -373,15 +375,33 @@ def validate_kernels(
     Each row (decode or prefill attention, MLA decode, a fused MoE layer) becomes one operator
     on its chip's profile, plus one graph kernel boundary per kernel; csv and json give every
     row with measured, predicted and error_frac. The table adds the error by operator and
-    size, and the grouped-GEMM ceilings of MoE layers for the chips in the file.
+    size, and the grouped-GEMM ceilings of MoE layers for the chips in the file. --op and
+    --hardware keep the rows of one operator or one chip (example: tokenomics validate-kernels
+    --op decode_attention -H b200).
     """
-    from ..perf.kernels import moe_ceilings, predict_kernel_microbench, summarize_kernel_microbench
+    from ..perf.kernels import (OPS, moe_ceilings, predict_kernel_microbench, read_kernel_microbench,
+                                summarize_kernel_microbench)
 
-    pred = predict_kernel_microbench(cases, profile)
+    bench = read_kernel_microbench(cases)
+    if op is not None or hardware is not None:
+        from .. import _validate as v
+        from ..catalog import accelerator
+        from ..errors import DataError
+
+        keep = bench["op"].astype(str) == v.one_of(op, "--op", OPS) if op is not None else True
+        if hardware is not None:
+            keep = keep & (bench["hardware"].astype(str) == accelerator(hardware).name)
+        if not keep.any():
+            raise DataError(f"no rows of {'op ' + op if op else 'any op'} on {hardware or 'any chip'} in "
+                            f"{Path(cases).name if cases else 'kernel_microbench.csv'}; it holds ops "
+                            f"{sorted(set(bench['op'].astype(str)))} on {sorted(set(bench['hardware'].astype(str)))}")
+        bench = bench[keep]
+    pred = predict_kernel_microbench(bench, profile)
     if fmt != Format.table:
         emit(pred, fmt)
         return
     name = Path(cases).name if cases else "kernel_microbench.csv"
+    name += "".join(f", {k} {x}" for k, x in (("op", op), ("hardware", hardware)) if x)
     show = pred[["bench_id", "hardware", "op", "batch", "kv_len_tok", "measured", "predicted", "error_frac"]].copy()
     show["error_frac"] = show["error_frac"] * 100
     emit(show.rename(columns={"error_frac": "error %"}), fmt,
@@ -389,6 +409,8 @@ def validate_kernels(
     emit(summarize_kernel_microbench(pred), fmt, title="Absolute error by operator and size",
          caption=("small: the op's bytes, FLOPs and decode-attention blocks take < 10 us at datasheet peaks and "
                   "measured block cost (launch-latency sized)"))
+    if op not in (None, "moe_experts"):
+        return
     c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
     wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
     emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",
