@@ -260,6 +260,10 @@ def test_attention_blocks_in_the_step():
     steps = {name: decode_step("h200", "gpt-oss-20b", name, batch=2048, context_tok=1024) for name in ("engine", "graph")}
     att = {name: next(x for x in st.op_times if x.name == "attention") for name, st in steps.items()}
     assert float(att["engine"].time_s) == pytest.approx(float(both.time_s), rel=1e-12)
+    # the breakdown says which part sets the time: the 128-token sliding layers cost their blocks
+    bound = steps["engine"].breakdown().set_index("op")["bound"]
+    assert bound["attention(sliding)"] == "blocks" and bound["attention"] == "memory"
+    assert "blocks" not in set(steps["graph"].breakdown()["bound"])
     ref = [o for o in build_ops(m, plan("graph"), batch=2048, context_tok=1024) if o.name == "attention"]
     assert float(att["graph"].time_s) == pytest.approx(float(op_times(ref, hw, prof, hw.peak_bf16_flop_per_s)[0].time_s),
                                                       rel=1e-12)

@@ -19,6 +19,7 @@ Launch costs (per kernel, per step) are added in :mod:`tokenomics.perf.step`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ class OpTime:
     bytes: np.ndarray
     flop: np.ndarray
     kernels: np.ndarray
+    blocks_s: Any = 0.0  # decode attention: its (sequence, KV head) blocks at their measured cost
 
 
 def gemm_efficiency(rows, profile: Profile, ceiling_frac: float = 1.0):
@@ -146,6 +148,7 @@ def op_times(
     out = []
     for op in ops:
         own = None  # an op's time when it is not max(mem, compute)
+        blocks = 0.0
         byts = op.weight_bytes + op.act_bytes + op.kv_bytes
         if op.kind == "gemm":
             expert = op.name == "experts"
@@ -175,5 +178,5 @@ def op_times(
         t = (np.maximum(mem, comp) if own is None else own) + tile
         c = op.count
         out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
-                          c * op.kernels))
+                          c * op.kernels, c * blocks))
     return out

@@ -159,7 +159,9 @@ class StepResult(Display):
         """Per-operator DataFrame for one configuration (the ``index``-th, flattened).
 
         Columns: op, kind, time_s, mem_s, compute_s, tile_s, bytes, flop, kernels, bound, share.
-        A final ``launch`` row holds the kernel-boundary (graph) or host (eager) overhead.
+        ``bound`` is ``memory`` or ``compute``, or ``blocks`` for a decode attention whose
+        (sequence, KV head) blocks outweigh its read (:func:`attention_unit_s`). A final
+        ``launch`` row holds the kernel-boundary (graph) or host (eager) overhead.
         """
         import pandas as pd
 
@@ -170,11 +172,11 @@ class StepResult(Display):
 
         rows = []
         for t in self.op_times:
-            mem, comp = pick(t.mem_s), pick(t.compute_s)
+            mem, comp, blocks = pick(t.mem_s), pick(t.compute_s), pick(t.blocks_s)
+            bound = "memory" if mem >= comp else ("blocks" if blocks >= comp else "compute")
             rows.append({"op": t.name, "kind": t.kind, "time_s": pick(t.time_s), "mem_s": mem,
                          "compute_s": comp, "tile_s": pick(t.tile_s), "bytes": pick(t.bytes),
-                         "flop": pick(t.flop), "kernels": pick(t.kernels),
-                         "bound": "memory" if mem >= comp else "compute"})
+                         "flop": pick(t.flop), "kernels": pick(t.kernels), "bound": bound})
         step = pick(self.step_time_s)
         rest = step - sum(r["time_s"] for r in rows)
         kind = "host" if self.plan.launch == "eager" and pick(self.host_time_s) > pick(self.gpu_time_s) else "launch"
