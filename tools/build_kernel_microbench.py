@@ -84,8 +84,9 @@ def decode_rows(repo: Path) -> list[dict]:
     return rows
 
 
-#: aiconfigurator chip directories with a TensorRT-LLM MLA generation table -> catalog names.
-MLA_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200",
+#: aiconfigurator chip directories the builders read (MLA, decode-attention and fused-MoE tables) ->
+#: catalog names.
+AIC_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200",
              "gb300": "gb300"}
 MLA_RELEASE = "1.3.0rc20"
 
@@ -96,7 +97,7 @@ def mla_rows(repo: Path, heads: tuple[int, ...] = (16,)) -> list[dict]:
     lengths (the fit set of :func:`tokenomics.perf.step.mla_kv_read_frac`); ``heads`` other head
     counts a GPU of the same table (``tools/mla_heads.py``)."""
     rows = []
-    for chip_dir, hw in MLA_CHIPS.items():
+    for chip_dir, hw in AIC_CHIPS.items():
         rel = f"{AIC_ROOT}/{chip_dir}/mla/trtllm/{MLA_RELEASE}/generation_mla_perf.parquet"
         d = table(repo, rel)
         as_of = aic_as_of(repo, rel)
@@ -138,7 +139,7 @@ UNIT_POINTS = ((1024, 2), (2048, 2), (256, 128), (256, 512), (1024, 128), (1024,
 def unit_rows(repo: Path) -> list[dict]:
     """Decode attention of many sequences with short caches on six NVIDIA chips, three engines."""
     rows = []
-    for (fw, ver, kernels, label), (folder, hw) in product(UNIT_KERNELS, MLA_CHIPS.items()):
+    for (fw, ver, kernels, label), (folder, hw) in product(UNIT_KERNELS, AIC_CHIPS.items()):
         rel = f"{AIC_ROOT}/{folder}/attention/{fw}/{ver}/generation_attention_perf.parquet"
         d = table(repo, rel)
         source = kernels["hopper" if hw in ("h100-sxm", "h200") else "blackwell"]
@@ -210,9 +211,8 @@ def moe_rows(repo: Path) -> list[dict]:
     return rows
 
 
-#: aiconfigurator chip folder -> catalog name, for the TensorRT-LLM fused-MoE rows
-AIC_MOE_CHIPS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "gb200": "gb200",
-                 "b300_sxm": "b300", "gb300": "gb300"}
+#: The fused-MoE rows' chip order (the same chips; the order the file has always listed them in)
+AIC_MOE_CHIPS = {k: AIC_CHIPS[k] for k in ("h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300")}
 MOE_SHAPE_NAMES = {"dsv3": "DeepSeek-V3", "gptoss120b": "gpt-oss-120b"}
 #: (shape, hidden, expert FFN, experts, top-k, EP, MoE TP, aiconfigurator moe_dtypes, precision): the
 #: formats the serving rows use (block-FP8 and NVFP4 DeepSeek; MXFP4 gpt-oss, run with MXFP8 or BF16
