@@ -191,8 +191,8 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
 
 
 def test_a_fast_target_looks_beyond_the_smallest_system_the_resolver_picked():
-    """Llama 3.1 8B fits one H200, whose only layout (tp1) tops out at ~184 tok/s per user: a
-    300 tok/s target is met on the chip's larger system (DGX H200, tp8: ~394 at batch 1) and
+    """Llama 3.1 8B fits one H200, whose only layout (tp1) tops out at ~192 tok/s per user: a
+    300 tok/s target is met on the chip's larger system (DGX H200, tp8: ~437 at batch 1) and
     the result says it picked that system. A named system stays the user's: on one chip's worth
     of layouts the target fails with the fastest speed reachable."""
     from tokenomics.chain import price
@@ -203,7 +203,7 @@ def test_a_fast_target_looks_beyond_the_smallest_system_the_resolver_picked():
     assert dep.system.name == "dgx-h200" and dep.parallel.tp >= 4
     assert float(np.min(r.tok_per_s_per_user)) >= 300
     assert any(p.startswith("system dgx-h200") for p in dep.picked)
-    with pytest.raises(ValidationError, match="the fastest is 39"):
+    with pytest.raises(ValidationError, match="the fastest is 43"):
         price("h200", "llama-3.1-8b", target_tok_per_s_per_user=1000)
     # a slower target that the single chip meets is still priced at the cheapest layout per chip
     slow = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=50)

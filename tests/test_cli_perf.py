@@ -170,7 +170,7 @@ def test_validate_serving_bad_csv_is_one_line(tmp_path, capsys):
 
 
 def test_validate_kernels_csv_and_table(tmp_path, capsys):
-    """validate-kernels: csv is every bundled row (750) with measured, predicted and error_frac
+    """validate-kernels: csv is every bundled row (926) with measured, predicted and error_frac
     (the library's DataFrame); the table ends with the grouped-GEMM ceilings of the file's chips;
     a CSV missing columns is one line naming them, exit 2."""
     r = runner.invoke(app, ["validate-kernels", "--format", "csv"])
@@ -178,7 +178,7 @@ def test_validate_kernels_csv_and_table(tmp_path, capsys):
     from io import StringIO
 
     df = pd.read_csv(StringIO(r.stdout))
-    assert len(df) == 750 and {"bench_id", "measured", "predicted", "error_frac"} <= set(df.columns)
+    assert len(df) == 926 and {"bench_id", "measured", "predicted", "error_frac"} <= set(df.columns)
     assert (df["predicted"] > 0).all()
     one = tmp_path / "one.csv"
     pd.read_csv(catalog.data_dir() / "kernel_microbench.csv").query("bench_id.str.startswith('b200-moe-best')") \

@@ -217,6 +217,8 @@ MOE_SHAPE_NAMES = {"dsv3": "DeepSeek-V3", "gptoss120b": "gpt-oss-120b"}
 #: (shape, hidden, expert FFN, experts, top-k, EP, MoE TP, aiconfigurator moe_dtypes, precision): the
 #: formats the serving rows use (block-FP8 and NVFP4 DeepSeek; MXFP4 gpt-oss, run with MXFP8 or BF16
 #: activations, an engine's choice), each whole expert on one GPU (EP8 / one GPU)
+#: Token counts of the small fused-MoE rows (see :data:`MOE_TOKENS`).
+MOE_SMALL_TOKENS = (1, 2, 4, 8)
 MOE_SHAPES = (
     ("dsv3", 7168, 2048, 256, 8, 8, 1, ("fp8_block",), "fp8"),
     ("dsv3", 7168, 2048, 256, 8, 8, 1, ("nvfp4",), "nvfp4"),
@@ -225,7 +227,8 @@ MOE_SHAPES = (
 #: The same layers with every expert split over MoE-TP GPUs (each GPU holds a 1/TP slice of every
 #: expert: the layout of a tensor-parallel deployment without expert parallelism), at
 #: :data:`MOE_TP_TOKENS`: the 8192-16384-token rows fit how the grouped GEMMs' ceiling falls as
-#: each expert's slice narrows (``perf.step.moe_gemm_ratio``); the 1024-4096 ones are predicted.
+#: each expert's slice narrows (``perf.step.moe_gemm_ratio``), the 1-8-token ones the fused layer's
+#: fixed latency (``perf.step.moe_fixed_s``); the 1024-4096 ones are predicted.
 MOE_TP_SHAPES = (
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("fp8_block",), "fp8"),
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("nvfp4",), "nvfp4"),
@@ -233,17 +236,21 @@ MOE_TP_SHAPES = (
     ("gptoss120b", 2880, 2880, 128, 4, 1, 4, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
     ("gptoss120b", 2880, 2880, 128, 4, 1, 8, ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "mxfp4"),
 )
-MOE_TP_TOKENS = (1024, 4096, 8192, 16384)
+MOE_TP_TOKENS = MOE_SMALL_TOKENS + (1024, 4096, 8192, 16384)
 MOE_FORMAT = {"fp8_block": "FP8, 128x128 block scales", "nvfp4": "NVFP4",
               "w4a8_mxfp4_mxfp8": "MXFP4 weights, MXFP8 activations", "w4a16_mxfp4": "MXFP4 weights, BF16 activations"}
 MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
 
 
 #: Token counts of the fastest-MoE rows: 8192-16384 fit the grouped-GEMM ceilings
-#: (``perf.step.MOE_RATIO_MIN_TOKENS``), the rest are predicted. Below 64 tokens the collector's
+#: (``perf.step.MOE_RATIO_MIN_TOKENS``), 64-512 the expert weights' streaming rate
+#: (``perf.step.MOE_STREAM_TOKENS``), 1-8 the fused layer's fixed latency
+#: (``perf.step.MOE_FIXED_TOKENS``), the rest are predicted. At 16-32 tokens the collector's
 #: balanced routing touches every local expert (32 routed pairs over 32 experts: all 32), where
-#: random routing touches ~64 %: not the regime a model of random routing predicts, so left out.
-MOE_TOKENS = (64, 128, 256, 512, 1024, 4096, 8192, 16384)
+#: random routing touches ~64 %: not the regime a model of random routing predicts, so left out;
+#: at 1-8 tokens (at most a quarter of the local experts routed to) the two touch nearly the same
+#: experts (8 tokens x top-4 over 128: 32 balanced, 28.7 random).
+MOE_TOKENS = MOE_SMALL_TOKENS + (64, 128, 256, 512, 1024, 4096, 8192, 16384)
 
 
 def best_moe_rows(repo: Path) -> list[dict]:

@@ -26,7 +26,7 @@ from .ops import ENGINE_MOE, build_ops
 from .profile import Profile, load_profile
 from .roofline import op_times
 from .step import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_ceiling_params, moe_gemm_ratio,
-                   moe_stream_frac)
+                   moe_fixed_s, moe_stream_frac)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -108,7 +108,7 @@ def _bench_model(row) -> ModelSpec:
 
 
 def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool = True,
-                   mla: bool = True, blocks: bool = True) -> dict[str, float | str]:
+                   mla: bool = True, blocks: bool = True, fixed: bool = True) -> dict[str, float | str]:
     """The core's time for one benchmarked operator.
 
     Parameters
@@ -128,6 +128,9 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
     blocks : bool
         Charge a GQA decode-attention row its (sequence, KV head) blocks at the chip's measured
         cost (:func:`~tokenomics.perf.step.attention_unit_s`); False: its KV read alone.
+    fixed : bool
+        Add an MoE row's fixed fused-layer latency (:func:`~tokenomics.perf.step.moe_fixed_s`) to
+        its kernel boundaries; False: the boundaries alone (what that fit compares with).
 
     Returns
     -------
@@ -169,6 +172,8 @@ def kernel_op_time(row, profile: "Profile | str | None" = None, *, stream: bool 
                  kv_read_frac=kv_frac, attn_unit_s=unit_s)[0]
     kernels = float(ENGINE_MOE) if op == "moe_experts" else float(np.max(t.kernels))
     kern_s = kernels * prof.graph_kernel_s
+    if op == "moe_experts" and fixed:
+        kern_s += moe_fixed_s(hw.name, prec)[0]
     read = float(np.max(mine[0].weight_bytes if op == "moe_experts" else mine[0].kv_bytes))
     ideal = max(float(t.bytes) / hw.hbm_bytes_per_s, float(t.flop) / datasheet,
                 float(np.max(mine[0].work_units)) * unit_s)

@@ -42,6 +42,7 @@ class OpTime:
     flop: np.ndarray
     kernels: np.ndarray
     blocks_s: Any = 0.0  # decode attention: its (sequence, KV head) blocks at their measured cost
+    fixed_s: Any = 0.0  # routed experts: the fused MoE layers' fixed latency (in time_s)
 
 
 def gemm_efficiency(rows, profile: Profile, ceiling_frac: float = 1.0):
@@ -100,6 +101,7 @@ def op_times(
     kv_read_frac: float = 1.0,
     gemm_size_curve: tuple[float, float] = (1.0, 0.0),
     attn_unit_s: float = 0.0,
+    expert_fixed_s: float = 0.0,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -140,6 +142,9 @@ def op_times(
         fixed work overlaps the read only in part (the exponent 2 is the median of the ones that
         fit aiconfigurator's decode-attention grids best, 1.4-3.0 over 13 chip-engine tables). The
         blocks count on the compute side of the op; 0 = no such cost.
+    expert_fixed_s : float
+        Fixed latency of one fused MoE layer call beyond its kernel boundaries
+        (:func:`tokenomics.perf.step.moe_fixed_s`), added to the routed experts' time per layer [s].
     """
     size_gain, size_w = gemm_size_curve
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
@@ -148,7 +153,7 @@ def op_times(
     out = []
     for op in ops:
         own = None  # an op's time when it is not max(mem, compute)
-        blocks = 0.0
+        blocks = fixed = 0.0
         byts = op.weight_bytes + op.act_bytes + op.kv_bytes
         if op.kind == "gemm":
             expert = op.name == "experts"
@@ -159,6 +164,9 @@ def op_times(
                 comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
+            if expert and expert_fixed_s > 0:
+                fixed = expert_fixed_s
+                own = np.maximum(mem, comp) + fixed
         elif op.kind == "attention":
             mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile) * kv_read_frac) + op.act_bytes / w_bw
             comp = op.flop / attn_peak
@@ -178,5 +186,5 @@ def op_times(
         t = (np.maximum(mem, comp) if own is None else own) + tile
         c = op.count
         out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
-                          c * op.kernels, c * blocks))
+                          c * op.kernels, c * blocks, c * fixed))
     return out

@@ -159,8 +159,10 @@ class StepResult(Display):
         """Per-operator DataFrame for one configuration (the ``index``-th, flattened).
 
         Columns: op, kind, time_s, mem_s, compute_s, tile_s, bytes, flop, kernels, bound, share.
-        ``bound`` is ``memory`` or ``compute``, or ``blocks`` for a decode attention whose
-        (sequence, KV head) blocks outweigh its read (:func:`attention_unit_s`). A final
+        ``bound`` is ``memory`` or ``compute``, ``blocks`` for a decode attention whose
+        (sequence, KV head) blocks outweigh its read (:func:`attention_unit_s`), or ``latency``
+        for routed experts whose fused layers' fixed latency (:func:`moe_fixed_s`) outweighs their
+        reads and FLOPs. A final
         ``launch`` row holds the kernel-boundary (graph) or host (eager) overhead.
         """
         import pandas as pd
@@ -174,6 +176,8 @@ class StepResult(Display):
         for t in self.op_times:
             mem, comp, blocks = pick(t.mem_s), pick(t.compute_s), pick(t.blocks_s)
             bound = "memory" if mem >= comp else ("blocks" if blocks >= comp else "compute")
+            if pick(t.fixed_s) > max(mem, comp):
+                bound = "latency"
             rows.append({"op": t.name, "kind": t.kind, "time_s": pick(t.time_s), "mem_s": mem,
                          "compute_s": comp, "tile_s": pick(t.tile_s), "bytes": pick(t.bytes),
                          "flop": pick(t.flop), "kernels": pick(t.kernels), "bound": bound})
@@ -391,8 +395,8 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
     permute and finalize). For each ``moe_experts`` row of ``datasets/kernel_microbench.csv`` with
     :data:`MOE_STREAM_TOKENS` tokens that the core times as memory-bound, in the same weight
     format (else the tensor path's own formats, as :func:`moe_gemm_ratio`): the core's expert
-    weight-read time over the measured time less the row's kernel boundaries; the median over
-    rows, capped at 1. The chip's own rows, else its vendor sibling's; 1.0 where the vendor has
+    weight-read time over the measured time less the row's kernel boundaries and the layer's fixed
+    latency (:func:`moe_fixed_s`); the median over rows, capped at 1. The chip's own rows, else its vendor sibling's; 1.0 where the vendor has
     none.
 
     Returns
@@ -401,7 +405,7 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
         The share and the chip it was measured on (``""`` for none).
 
     >>> f, chip = moe_stream_frac("b200", "nvfp4"); chip, round(f, 2)   # DeepSeek-V3 EP8, 64-512 tokens
-    ('b200', 0.87)
+    ('b200', 0.89)
     >>> moe_stream_frac("tpu-v7", "bf16")
     (1.0, '')
     """
@@ -411,10 +415,62 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
                     lambda r, chip: _streaming_share(r, kernel_op_time(r, stream=False)))
 
 
+#: Token counts of the ``moe_experts`` rows :func:`moe_fixed_s` is fitted on: layers so small that
+#: their expert weights take a few microseconds and at most a quarter of the local experts are
+#: routed to (where the collector's balanced routing and random routing touch nearly the same).
+MOE_FIXED_TOKENS = (1, 8)
+
+#: Source of the ``moe_experts`` rows that time a whole fused MoE layer as an engine runs it
+#: (routing, permute, grouped GEMMs and finalize, replayed in a CUDA graph): NVIDIA's
+#: aiconfigurator collector. AMD's aiter tuner times the GEMM kernels alone (device time, sorting
+#: and activation quantization excluded), which says nothing about a layer's fixed latency.
+WHOLE_LAYER_SOURCE = "github.com/ai-dynamo/aiconfigurator"
+
+
+@functools.lru_cache(maxsize=256)
+def moe_fixed_s(hardware: str, weight_precision: str) -> tuple[float, str]:
+    """Fixed latency of one fused MoE layer beyond its kernel boundaries and its weight reads [s].
+
+    A fused MoE layer's routing, token permute, grouped GEMMs and finalize do not start and end
+    like single kernels: with one to eight tokens the fastest public kernels take 10-30 us longer
+    on Hopper than the layer's kernel boundaries and weight reads (fewer expert tiles than SMs:
+    the weights stream at a fraction of the rate a full layer reaches), and 0-15 us on Blackwell.
+    For each ``moe_experts`` row of ``datasets/kernel_microbench.csv`` with
+    :data:`MOE_FIXED_TOKENS` tokens, in the same weight format (else the tensor path's own
+    formats, as :func:`moe_gemm_ratio`) that times the whole layer (:data:`WHOLE_LAYER_SOURCE`):
+    the measured time less the core's time of the layer (kernel boundaries, and weights at the
+    core's weight-read rate); the median over rows, at least 0. The chip's own rows, else its
+    vendor sibling's; 0 where the vendor has none (AMD: no whole-layer timing published). The
+    streaming rate (:func:`moe_stream_frac`) is fitted with this latency taken off, so the two
+    add up at every size. Charged once per MoE layer call by an engine's (or super-fused) plan.
+
+    Returns
+    -------
+    (float, str)
+        The latency [s] and the chip it was measured on (``""`` for none).
+
+    >>> t, chip = moe_fixed_s("h200", "mxfp4"); chip, round(t * 1e6)   # gpt-oss-120b shapes, EP1-TP8
+    ('h200', 22)
+    >>> moe_fixed_s("tpu-v7", "bf16")
+    (0.0, '')
+    """
+    from .kernels import kernel_op_time
+
+    def gap(r, chip):
+        if WHOLE_LAYER_SOURCE not in str(r["source"]):
+            return None
+        return float(r["value"]) - kernel_op_time(r, stream=False, fixed=False)["time_s"]
+
+    rows, chip = _moe_rows(hardware, weight_precision, *MOE_FIXED_TOKENS, gap)
+    if not rows:
+        return 0.0, ""
+    return max(0.0, float(np.median([x for _, x in rows]))), chip
+
+
 def _streaming_share(row, timed: dict) -> float | None:
-    """The core's op time over a kernel row's measured time less its kernel boundaries, for a row
-    the core (``timed``: :func:`tokenomics.perf.kernels.kernel_op_time` without the fitted rate)
-    times as memory-bound; None for any other row."""
+    """The core's op time over a kernel row's measured time less its kernel boundaries and fixed
+    latency, for a row the core (``timed``: :func:`tokenomics.perf.kernels.kernel_op_time` without
+    the fitted rate) times as memory-bound; None for any other row."""
     busy = float(row["value"]) - timed["kernel_s"]
     return timed["op_time_s"] / busy if timed["bound"] == "memory" and busy > 0 else None
 
@@ -638,9 +694,12 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # block (the reference PyTorch kernel of the graph and eager plans shows none in the H200's
     # measured steps: batch 256-512 at 1k context within 0-5 % without it)
     unit_s = attention_unit_s(hw.name)[0] if phase == "decode" and p.engine_fused else 0.0
+    # ... and each fused MoE layer call its measured fixed latency (the reference plans' expert
+    # loop and a megakernel run no fused MoE kernel)
+    expert_fixed = moe_fixed_s(hw.name, eprec)[0] if m.is_moe and p.engine_fused and not mega else 0.0
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
                      expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac,
-                     gemm_size_curve=size_curve, attn_unit_s=unit_s)
+                     gemm_size_curve=size_curve, attn_unit_s=unit_s, expert_fixed_s=expert_fixed)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
