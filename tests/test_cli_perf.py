@@ -293,3 +293,15 @@ def test_validate_serving_table_lists_the_largest_misses_of_a_large_set(tmp_path
     assert MAX_CASE_ROWS == 40 and "the 40 largest misses of 41 rows" in r.output and "lists every row" in r.output
     r = runner.invoke(app, ["validate-serving", str(path), "--format", "csv"])
     assert len(r.output.strip().splitlines()) == 42  # header + 41 rows
+
+
+def test_throughput_of_a_deployment_shows_its_breakdown():
+    """`throughput` of a deployment prints the chip's operators and the deployment's own rows (the
+    TP8 all-reduces, the engine's per-step cost); --no-breakdown leaves the table alone."""
+    args = ["throughput", "-H", "h200", "-m", "gpt-oss-120b", "--engine", "trt", "--tp", "8", "-b", "4", "-c", "1500"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "Per-operator breakdown at batch 4, context 1500" in r.stdout
+    assert "all-reduce" in r.stdout and "engine per-step cost" in r.stdout and "latency" in r.stdout
+    r = runner.invoke(app, args + ["--no-breakdown"])
+    assert r.exit_code == 0 and "Per-operator breakdown" not in r.stdout

@@ -409,3 +409,35 @@ def test_prefetch_hides_only_the_closing_collectives_behind_the_next_layers_dens
     assert float(r.overlap_s) < float(c["closing_s"]) < float(r.comm_s)
     none = system_step(s, K3, "megakernel", par, batch=1, overlap="none", **kw)
     assert float(none.step_time_s) - float(r.step_time_s) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(model="gpt-oss-120b", hardware="h200", tp=8, ep=1, engine="trt"),
+    dict(model="deepseek-r1", system="gb200-nvl72", tp=1, ep=8, engine="sglang", spec="mtp"),
+    dict(model="deepseek-r1", system="gb200-nvl72", tp=1, ep=8, engine="sglang", overlap="two-batch"),
+    dict(model="llama-3.1-70b", system="dgx-h200", tp=4, execution="eager"),
+])
+def test_deployment_breakdown_adds_up_to_the_step(kw):
+    """A deployment's breakdown is the chip's operators, then its own terms (collectives, the part
+    hidden behind memory traffic, draft, engine, two micro-batches or host launches); for every
+    configuration of a batch x context sweep the rows add up to the step time exactly (one
+    quantity, one place: the rows are the fields the step was summed from)."""
+    from tokenomics.deployment import resolve
+
+    dep = resolve(**kw)
+    r = dep.decode(np.array([[2], [96]]), np.array([[512, 4096]]))
+    steps = np.broadcast_to(r.step_time_s, (2, 2)).ravel()
+    for i in range(4):
+        bd = r.breakdown(i)
+        assert bd["time_s"].sum() == pytest.approx(steps[i], rel=1e-5)
+        assert bd["share"].sum() == pytest.approx(1.0, rel=1e-5)
+        assert bd["kind"].iloc[0] == "gemm" and "launch/host overhead" in set(bd["op"])
+    ops = set(r.breakdown(3)["op"])
+    if dep.parallel.tp > 1:
+        assert "all-reduce" in ops
+    if dep.spec is not None:
+        assert "draft model" in ops
+    if dep.overlap == "two-batch":
+        assert {"two micro-batches (weights read twice)", "collectives hidden behind memory traffic"} <= ops
+    if dep.runs_engine:
+        assert "engine per-step cost" in ops

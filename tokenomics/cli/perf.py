@@ -179,6 +179,10 @@ def throughput(
         if prompt:
             show["TTFT ms"] = df["ttft_s"] * 1e3
         emit(show, fmt, title=dep.label(), caption=describe(dep))
+        if breakdown:
+            _emit_breakdown(rs.breakdown(len(df) - 1), df.iloc[-1], fmt,
+                            caption="per chip; the deployment's own rows (collectives, overlap, draft, engine) "
+                                    "after the chip's operators; the rows add up to the step")
         return
     r = decode_step(hardware, model, execution, batch=b, context_tok=c, tokens_per_step=tokens_per_step,
                     weight_precision=weight_precision, kv_precision=kv_precision, profile=profile)
@@ -206,14 +210,18 @@ def throughput(
                    "-e engine times a serving engine's fused MoE (what price and --system use)")
     emit(show, fmt, title=title, caption=caption)
     if breakdown:
-        bd = r.breakdown(len(df) - 1)
-        bd = bd[["op", "time_s", "share", "bound", "bytes", "flop", "kernels"]].copy()
-        bd["time_s"] = bd["time_s"] * 1e6
-        bd["bytes"] = bd["bytes"] / 1e6
-        bd["flop"] = bd["flop"] / 1e9
-        bd = bd.rename(columns={"time_s": "time us", "bytes": "MB", "flop": "GFLOP"})
-        last = df.iloc[-1]
-        emit(bd, fmt, title=f"Per-operator breakdown at batch {int(last.batch)}, context {int(last.context_tok)}")
+        _emit_breakdown(r.breakdown(len(df) - 1), df.iloc[-1], fmt)
+
+
+def _emit_breakdown(bd, last, fmt, caption: str | None = None) -> None:
+    """The per-operator breakdown table of a step (its last configuration), in us, MB and GFLOP."""
+    bd = bd[["op", "time_s", "share", "bound", "bytes", "flop", "kernels"]].copy()
+    bd["time_s"] = bd["time_s"] * 1e6
+    bd["bytes"] = bd["bytes"] / 1e6
+    bd["flop"] = bd["flop"] / 1e9
+    bd = bd.rename(columns={"time_s": "time us", "bytes": "MB", "flop": "GFLOP"})
+    emit(bd, fmt, title=f"Per-operator breakdown at batch {int(last.batch)}, context {int(last.context_tok)}",
+         caption=caption)
 
 
 @app.command()

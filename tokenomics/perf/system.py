@@ -144,6 +144,54 @@ class SystemStepResult(Display):
         """Time per output token one user sees [s]."""
         return self.step_time_s / self.tokens_per_step
 
+    def breakdown(self, index: int = 0):
+        """Where one configuration's step time goes (the ``index``-th, flattened), in rows that add
+        up to ``step_time_s``.
+
+        The chip's operators (:meth:`tokenomics.perf.step.StepResult.breakdown`, kernel
+        boundaries or host launches last), then the deployment's own terms: the busiest expert-
+        parallel chip's extra work, the time two-batch overlap or host-bound launches change the
+        chip's step by, each kind of collective, the part of them hidden behind memory traffic
+        (negative), the draft model and the engine's per-step cost. Rows under a millionth of the
+        step are left out.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``op``, ``kind`` (the core's kinds, or ``imbalance``, ``overlap``, ``collective``,
+            ``draft``, ``engine``), ``time_s`` [s], ``bound``, ``bytes`` [B], ``flop``, ``kernels``
+            (per chip; NaN on the deployment's rows), ``share`` of the step [fraction].
+        """
+        import pandas as pd
+
+        shape = np.broadcast(self.step_time_s, self.batch, self.context_tok).shape
+
+        def pick(a):
+            a = np.asarray(a, dtype=float)
+            return float(np.broadcast_to(a, shape).ravel()[index]) if shape else float(a)
+
+        core = self.core.breakdown(index)[["op", "kind", "time_s", "bound", "bytes", "flop", "kernels"]]
+        core_s = float(core["time_s"].sum())
+        allreduce, a2a, comm = pick(self.allreduce_s), pick(self.all_to_all_s), pick(self.comm_s)
+        imbalance = pick(self.imbalance_s)
+        extra = [
+            ("expert imbalance (busiest chip)", "imbalance", imbalance),
+            ("two micro-batches (weights read twice)" if self.overlap == "two-batch" else
+             "host launches beyond the chip's work", "overlap", pick(self.compute_s) - core_s - imbalance),
+            ("all-reduce", "collective", allreduce),
+            ("all-to-all (dispatch + combine)", "collective", a2a),
+            ("gathers and pipeline sends", "collective", comm - allreduce - a2a),
+            ("collectives hidden behind memory traffic", "overlap", -pick(self.overlap_s)),
+            ("draft model", "draft", pick(self.draft_s)),
+            ("engine per-step cost", "engine", pick(self.engine_s)),
+        ]
+        step = pick(self.step_time_s)
+        rows = [{"op": name, "kind": kind, "time_s": t, "bound": kind, "bytes": np.nan, "flop": np.nan,
+                 "kernels": np.nan} for name, kind, t in extra if abs(t) > 1e-6 * step]
+        df = pd.concat([core, pd.DataFrame(rows, columns=core.columns)], ignore_index=True) if rows else core.copy()
+        df["share"] = df["time_s"] / step
+        return df
+
     def to_frame(self):
         """One row per (batch, context) configuration."""
         import pandas as pd
