@@ -396,8 +396,8 @@ def moe_stream_frac(hardware: str, weight_precision: str) -> tuple[float, str]:
     :data:`MOE_STREAM_TOKENS` tokens that the core times as memory-bound, in the same weight
     format (else the tensor path's own formats, as :func:`moe_gemm_ratio`): the core's expert
     weight-read time over the measured time less the row's kernel boundaries and the layer's fixed
-    latency (:func:`moe_fixed_s`); the median over rows, capped at 1. The chip's own rows, else its vendor sibling's; 1.0 where the vendor has
-    none.
+    latency (:func:`moe_fixed_s`); the median over rows, capped at 1. The chip's own rows, else
+    its vendor sibling's; 1.0 where the vendor has none.
 
     Returns
     -------
@@ -434,7 +434,8 @@ def moe_fixed_s(hardware: str, weight_precision: str) -> tuple[float, str]:
     A fused MoE layer's routing, token permute, grouped GEMMs and finalize do not start and end
     like single kernels: with one to eight tokens the fastest public kernels take 10-30 us longer
     on Hopper than the layer's kernel boundaries and weight reads (fewer expert tiles than SMs:
-    the weights stream at a fraction of the rate a full layer reaches), and 0-15 us on Blackwell.
+    the weights stream at a fraction of the rate a full layer reaches), and on Blackwell 1-3 us
+    (NVFP4, MXFP4) to 15-17 us (block-FP8).
     For each ``moe_experts`` row of ``datasets/kernel_microbench.csv`` with
     :data:`MOE_FIXED_TOKENS` tokens, in the same weight format (else the tensor path's own
     formats, as :func:`moe_gemm_ratio`) that times the whole layer (:data:`WHOLE_LAYER_SOURCE`):
