@@ -305,3 +305,18 @@ def test_throughput_of_a_deployment_shows_its_breakdown():
     assert "all-reduce" in r.stdout and "engine per-step cost" in r.stdout and "latency" in r.stdout
     r = runner.invoke(app, args + ["--no-breakdown"])
     assert r.exit_code == 0 and "Per-operator breakdown" not in r.stdout
+
+
+def test_validate_kernels_moe_tables_show_the_fixed_latency_and_keep_brackets():
+    """validate-kernels --op moe_experts ends with the fused MoE layer's fixed latency per chip and
+    format (22 us for MXFP4 on the H200; 0 on AMD, which publishes no whole-layer timing), and
+    bracketed units and formulas in titles and captions print as written (rich would otherwise
+    read "[us]" as markup and drop it)."""
+    r = runner.invoke(app, ["validate-kernels", "--op", "moe_experts", "--hardware", "h200"])
+    assert r.exit_code == 0, r.output
+    assert "fixed latency per call [us]" in r.stdout and "[f/(f+w)]" in r.stdout
+    from tokenomics.perf.kernels import moe_ceilings
+
+    c = moe_ceilings(["h200", "mi355x"]).set_index(["hardware", "weight_precision"])
+    assert 20e-6 <= c.loc[("h200", "mxfp4"), "fixed_latency_s"] <= 24e-6
+    assert c.loc[("mi355x", "fp8"), "fixed_latency_s"] == 0.0 and 0 < c.loc[("h200", "fp8"), "stream_frac"] <= 1

@@ -77,17 +77,20 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         sys.stdout.write(frame_to_json(df) + "\n")
     else:
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         rows = [[_fmt_cell(v) for v in rec] for rec in df.itertuples(index=False)]
         width = max(120, 12 * len(df.columns))
         names = _fitted_headers([str(c) for c in df.columns],
                                 [max((len(r[i]) for r in rows), default=0) for i in range(len(df.columns))], width)
-        table = Table(title=title, caption=caption, show_lines=False)
+        # plain text everywhere: "[us]" or "[f/(f+w)]" is a unit or a formula, not rich markup
+        table = Table(title=None if title is None else escape(title),
+                      caption=None if caption is None else escape(caption), show_lines=False)
         for name in names:
-            table.add_column(name, overflow="fold")
+            table.add_column(escape(name), overflow="fold")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(escape(c) for c in row))
         Console(width=width).print(table)
 
 

@@ -275,7 +275,9 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
         whole routed experts reach, :func:`tokenomics.perf.step.moe_gemm_ratio`; 1 = no
         measurement), ``slice_width_scale`` (``w`` of the narrow-slice form: how fast the ceiling
         falls as MoE tensor parallelism narrows each expert's slice; 0 = measured at one width)
-        [columns] and ``measured_on`` (the chip whose rows gave it, empty for none).
+        [columns], ``measured_on`` (the chip whose rows gave it, empty for none), and the fused
+        layer's ``stream_frac`` (:func:`tokenomics.perf.step.moe_stream_frac`) and
+        ``fixed_latency_s`` per call (:func:`tokenomics.perf.step.moe_fixed_s`) [s].
     """
     import pandas as pd
 
@@ -291,7 +293,8 @@ def moe_ceilings(hardware=None) -> "pd.DataFrame":
         for prec in CEILING_FORMATS:
             c, _, w, chip = moe_ceiling_params(hw, prec)
             rows.append({"hardware": hw, "weight_precision": prec, "ceiling_frac": c, "slice_width_scale": w,
-                         "measured_on": chip})
+                         "measured_on": chip, "stream_frac": moe_stream_frac(hw, prec)[0],
+                         "fixed_latency_s": moe_fixed_s(hw, prec)[0]})
     return pd.DataFrame(rows)
 
 
