@@ -14,7 +14,7 @@ per chip.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -422,8 +422,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
             kern = np.full_like(m, 0.0 if op.name == "router" else float(op.n_gemm.max()))
         elif engine and op.kind.startswith("attention"):
             kern = 0.0 * m + 1.0
-        out.append(Op(op.name, op.kind, op.count, op.weight_bytes, op.act_bytes, op.kv_bytes, op.flop,
-                      op.rows, op.n_gemm, kern, op.tile_always, dropped, op.gemm_size, op.work_units))
+        out.append(replace(op, kernels=kern, timing_extra_kernels=dropped))
     return out
 
 

@@ -47,6 +47,13 @@ def _resolve(hardware, model, execution):
     return hw, m, p
 
 
+def element_at(a, shape: tuple, index: int) -> float:
+    """Element ``index`` of ``a`` broadcast to ``shape`` and flattened (``a`` itself for a scalar
+    ``shape``): one configuration of a sweep's result arrays."""
+    a = np.asarray(a, dtype=float)
+    return float(np.broadcast_to(a, shape).ravel()[index]) if shape else float(a)
+
+
 @dataclass(frozen=True, repr=False)
 class StepResult(Display):
     """Result of :func:`decode_step` or :func:`prefill`. Array fields broadcast together.
@@ -167,10 +174,10 @@ class StepResult(Display):
         """
         import pandas as pd
 
+        shape = np.broadcast(self.step_time_s, self.batch, self.context_tok, self.tokens_per_step).shape
+
         def pick(a):
-            a = np.asarray(a, dtype=float)
-            shape = np.broadcast(self.step_time_s, self.batch, self.context_tok, self.tokens_per_step).shape
-            return float(np.broadcast_to(a, shape).ravel()[index]) if shape else float(a)
+            return element_at(a, shape, index)
 
         rows = []
         for t in self.op_times:

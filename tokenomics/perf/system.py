@@ -164,11 +164,12 @@ class SystemStepResult(Display):
         """
         import pandas as pd
 
+        from .step import element_at
+
         shape = np.broadcast(self.step_time_s, self.batch, self.context_tok).shape
 
         def pick(a):
-            a = np.asarray(a, dtype=float)
-            return float(np.broadcast_to(a, shape).ravel()[index]) if shape else float(a)
+            return element_at(a, shape, index)
 
         core = self.core.breakdown(index)[["op", "kind", "time_s", "bound", "bytes", "flop", "kernels"]]
         core_s = float(core["time_s"].sum())
