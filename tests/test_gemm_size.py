@@ -109,3 +109,35 @@ def test_step_applies_the_curve_to_low_precision_only(monkeypatch):
     # B200 take longer than at the large-GEMM rate; the BF16 path is untouched
     assert 1.03 < fp4 / run("b200", "fp4") < 1.5
     assert run("h200", "bf16") == bf16
+
+
+def test_op_times_dense_gemms_on_their_own_path():
+    """Hand calculation: with ``dense_peak_flop_per_s`` a non-expert GEMM computes at that peak,
+    the routed experts at ``compute_peak_flop_per_s``; without it both at the latter."""
+    hw = accelerator("b200")
+    prof = Profile("x", flop_frac=0.8, gemm_half_rows=100.0)
+    one = np.ones(1)
+    m, n, k = 8192.0, 4096.0, 4096.0
+
+    def gemm(name):
+        return Op(name, "gemm", 1.0, one, one * 0, one * 0, one * 2 * m * n * k, one * m, one, one,
+                  gemm_size=1e6)
+
+    eff = float(gemm_efficiency(m, prof))
+    t = op_times([gemm("qkv"), gemm("experts")], hw, prof, 8.0e15, tiles=False, dense_peak_flop_per_s=2.0e15)
+    assert float(t[0].compute_s[0]) == pytest.approx(2 * m * n * k / (2.0e15 * eff))
+    assert float(t[1].compute_s[0]) == pytest.approx(2 * m * n * k / (8.0e15 * eff))
+    same = op_times([gemm("qkv")], hw, prof, 8.0e15, tiles=False)[0]
+    assert float(same.compute_s[0]) == pytest.approx(2 * m * n * k / (8.0e15 * eff))
+
+
+def test_gpt_oss_bf16_projections_never_beat_the_bf16_peak():
+    """gpt-oss-120b keeps attention in BF16 beside its 4-bit experts (models.csv dense_precision).
+    A 5,000-token prefill on a B200 with NVFP4 experts: the q/k/v projection (36 layers x 5,000
+    tokens x 2 x 2,880 x 5,120 = 5.31 TFLOP) runs on the BF16 path, so it takes at least that
+    over the BF16 datasheet peak (2.25 PFLOP/s: 2.36 ms); on the FP4 path it took 2.18 ms."""
+    hw = accelerator("b200")
+    res = prefill("b200", "gpt-oss-120b", prompt_tok=5000, execution="engine", expert_precision="nvfp4")
+    qkv = next(x for x in res.op_times if x.name == "qkv")
+    assert float(np.max(qkv.flop)) == pytest.approx(36 * 5000 * 2 * 2880 * 5120, rel=1e-6)
+    assert float(np.max(qkv.compute_s)) >= float(np.max(qkv.flop)) / hw.peak_bf16_flop_per_s

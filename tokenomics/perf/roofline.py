@@ -102,6 +102,7 @@ def op_times(
     gemm_size_curve: tuple[float, float] = (1.0, 0.0),
     attn_unit_s: float = 0.0,
     expert_fixed_s: float = 0.0,
+    dense_peak_flop_per_s: float | None = None,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -145,6 +146,10 @@ def op_times(
     expert_fixed_s : float
         Fixed latency of one fused MoE layer call beyond its kernel boundaries
         (:func:`tokenomics.perf.step.moe_fixed_s`), added to the routed experts' time per layer [s].
+    dense_peak_flop_per_s : float, optional
+        Tensor peak of every GEMM but the routed experts' [FLOP/s], where their weights are stored
+        in another precision than the experts' (gpt-oss: BF16 attention, MXFP4 experts); default
+        ``compute_peak_flop_per_s`` for all. ``gemm_size_curve`` is then this path's.
     """
     size_gain, size_w = gemm_size_curve
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
@@ -159,7 +164,8 @@ def op_times(
             expert = op.name == "experts"
             mem = (op.weight_bytes + op.act_bytes) / (w_bw * expert_stream_frac if expert else w_bw)
             ceiling = expert_ceiling_frac if expert else 1.0
-            comp = op.flop / (compute_peak_flop_per_s * gemm_efficiency(op.rows, profile, ceiling))
+            peak = compute_peak_flop_per_s if expert or dense_peak_flop_per_s is None else dense_peak_flop_per_s
+            comp = op.flop / (peak * gemm_efficiency(op.rows, profile, ceiling))
             if size_w > 0 and not expert:  # a small GEMM gains less from a fast tensor path
                 comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]

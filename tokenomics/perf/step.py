@@ -680,11 +680,14 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
                     weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
                     expert_bytes_per_param=eb)
-    # GEMMs compute at the precision of the weights that dominate them (the experts of an MoE)
+    # GEMMs compute on the tensor path of their own weights' precision: the routed experts on the
+    # experts' (the FLOPs that dominate an MoE, and the utilization's datasheet peak), every other
+    # GEMM on the non-expert weights' (gpt-oss's BF16 attention beside MXFP4 experts)
     gemm_prec = eprec if m.is_moe else wprec
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, gemm_prec)
+    dense_peak = gemm_peak_flop_per_s(hw, wprec)[0]
     # ... and small dense GEMMs gain less from a fast tensor path than large ones
-    size_curve = gemm_size_curve(hw.name, tensor_path(hw, gemm_prec))[:2]
+    size_curve = gemm_size_curve(hw.name, tensor_path(hw, wprec))[:2]
     # the routed experts' grouped GEMMs at their measured ceiling
     expert_ceiling = 1.0
     if m.is_moe:  # at the width of the expert slice one chip multiplies by (build_ops' split)
@@ -707,7 +710,8 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     expert_fixed = moe_fixed_s(hw.name, eprec)[0] if m.is_moe and p.engine_fused and not mega else 0.0
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
                      expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac,
-                     gemm_size_curve=size_curve, attn_unit_s=unit_s, expert_fixed_s=expert_fixed)
+                     gemm_size_curve=size_curve, attn_unit_s=unit_s, expert_fixed_s=expert_fixed,
+                     dense_peak_flop_per_s=dense_peak)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
