@@ -394,3 +394,23 @@ def test_harness_simulation_replays_one_user_by_hand():
     run_s = 3 * (prefill_s + 1023 * decode_s)
     assert got["sim_output_tok_per_s_per_gpu"] == pytest.approx(3 * 1024 / run_s / dep.replica_chips, rel=1e-9)
     assert got["sim_ttft_s"] == pytest.approx(prefill_s + ep["ttft_overhead_s"], rel=1e-9)
+
+
+@pytest.mark.parametrize("model, prec, dense, expert", [
+    ("llama-3.1-8b", "fp8", "fp8", "fp8"),          # a dense checkpoint: stored in it throughout
+    ("qwen3-235b-a22b", "fp8", "fp8", "fp8"),       # BF16-native MoE quantized to FP8: every linear layer
+    ("llama-4-maverick", "fp8", "fp8", "fp8"),
+    ("deepseek-v3", "fp4", "fp8", "nvfp4"),         # NVFP4 experts; the rest stays as stored (FP8)
+    ("qwen3-235b-a22b", "fp4", "bf16", "nvfp4"),
+    ("gpt-oss-120b", "fp4", "bf16", "nvfp4"),       # a stated dense precision is kept
+    ("gpt-oss-120b", "fp8", "bf16", "fp8"),
+])
+def test_a_rows_precision_stands_for_the_checkpoints_storage(model, prec, dense, expert):
+    """What a published row's ``weight_precision`` means for each component's storage
+    (serving._row_precisions: 8-bit MoE checkpoints quantize every linear layer, 4-bit ones the
+    routed experts)."""
+    row = _row(model=model, weight_precision=prec, hardware="b200",
+               n_gpus=8, tp=8, ep=8 if model != "llama-3.1-8b" else 1)
+    dep = serving.case_deployment(row)
+    assert (dep.weight_precision, dep.expert_precision if dep.model.is_moe else dep.weight_precision) \
+        == (dense, expert)

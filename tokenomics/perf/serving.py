@@ -87,6 +87,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import ValidationError
+from ..specs import precision_bytes
 
 PHASES = ("serve", "offline", "decode", "prefill")
 
@@ -1205,7 +1206,7 @@ def case_deployment(row: Any):
         tp, ep = 1, max(tp, ep)
     if not m.is_moe:
         ep = 1
-    kw = {"expert_precision": prec} if m.is_moe else {"weight_precision": prec}
+    kw = _row_precisions(m, prec)
     spec = str(row.get("spec_decode", "none") or "none").lower()
     kv = str(row["kv_precision"]).lower()
     kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
@@ -1218,6 +1219,22 @@ def case_deployment(row: Any):
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
                    a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
                    mem_frac=_frac_cell(row, "mem_frac"), **kw)
+
+
+def _row_precisions(m: Any, prec: str) -> dict[str, str]:
+    """The weight storage a published row's precision stands for (``Deployment`` keywords).
+
+    A dense model's checkpoint is stored in it throughout. An MoE checkpoint quantized to an 8-bit
+    format (Qwen3-235B-A22B-FP8, ModelOpt's FP8 Llama 4) quantizes every linear layer but the
+    output head and router; one quantized to a 4-bit format (NVIDIA's NVFP4 DeepSeek-R1, gpt-oss's
+    MXFP4) quantizes the routed experts and keeps the rest as the checkpoint had it. A model that
+    states its non-expert precision (``models.csv`` ``dense_precision``: gpt-oss, Kimi K3) keeps it.
+    """
+    if not m.is_moe:
+        return {"weight_precision": prec}
+    if not m.dense_precision and precision_bytes(prec) == 1 and precision_bytes(m.native_precision) > 1:
+        return {"weight_precision": prec, "expert_precision": prec}
+    return {"expert_precision": prec}
 
 
 def priced_engine(name: Any) -> str:
