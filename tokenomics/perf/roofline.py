@@ -155,6 +155,7 @@ def op_times(
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
+    dense_peak = compute_peak_flop_per_s if dense_peak_flop_per_s is None else dense_peak_flop_per_s
     out = []
     for op in ops:
         own = None  # an op's time when it is not max(mem, compute)
@@ -164,7 +165,7 @@ def op_times(
             expert = op.name == "experts"
             mem = (op.weight_bytes + op.act_bytes) / (w_bw * expert_stream_frac if expert else w_bw)
             ceiling = expert_ceiling_frac if expert else 1.0
-            peak = compute_peak_flop_per_s if expert or dense_peak_flop_per_s is None else dense_peak_flop_per_s
+            peak = compute_peak_flop_per_s if expert else dense_peak
             comp = op.flop / (peak * gemm_efficiency(op.rows, profile, ceiling))
             if size_w > 0 and not expert:  # a small GEMM gains less from a fast tensor path
                 comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))

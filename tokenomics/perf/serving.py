@@ -1224,17 +1224,16 @@ def case_deployment(row: Any):
 def _row_precisions(m: Any, prec: str) -> dict[str, str]:
     """The weight storage a published row's precision stands for (``Deployment`` keywords).
 
-    A dense model's checkpoint is stored in it throughout. An MoE checkpoint quantized to an 8-bit
-    format (Qwen3-235B-A22B-FP8, ModelOpt's FP8 Llama 4) quantizes every linear layer but the
-    output head and router; one quantized to a 4-bit format (NVIDIA's NVFP4 DeepSeek-R1, gpt-oss's
-    MXFP4) quantizes the routed experts and keeps the rest as the checkpoint had it. A model that
-    states its non-expert precision (``models.csv`` ``dense_precision``: gpt-oss, Kimi K3) keeps it.
+    A dense model's checkpoint is stored in it throughout. A wider-than-8-bit MoE checkpoint
+    quantized to an 8-bit format (Qwen3-235B-A22B-FP8, ModelOpt's FP8 Llama 4) quantizes every
+    linear layer but the output head and router; one quantized to a 4-bit format (NVIDIA's NVFP4
+    DeepSeek-R1, gpt-oss's MXFP4), or an 8-bit one already stored in 8 bits, quantizes the routed
+    experts and keeps the rest as the checkpoint had it. A model that states its non-expert
+    precision (``models.csv`` ``dense_precision``: gpt-oss, Kimi K3) keeps it.
     """
-    if not m.is_moe:
-        return {"weight_precision": prec}
-    if not m.dense_precision and precision_bytes(prec) == 1 and precision_bytes(m.native_precision) > 1:
-        return {"weight_precision": prec, "expert_precision": prec}
-    return {"expert_precision": prec}
+    whole = not m.is_moe or (not m.dense_precision and precision_bytes(prec) == 1
+                             and precision_bytes(m.native_precision) > 1)
+    return {"weight_precision": prec} if whole else {"expert_precision": prec}
 
 
 def priced_engine(name: Any) -> str:

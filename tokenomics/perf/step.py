@@ -685,7 +685,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     # GEMM on the non-expert weights' (gpt-oss's BF16 attention beside MXFP4 experts)
     gemm_prec = eprec if m.is_moe else wprec
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, gemm_prec)
-    dense_peak = gemm_peak_flop_per_s(hw, wprec)[0]
+    dense_peak = peak if gemm_prec == wprec else gemm_peak_flop_per_s(hw, wprec)[0]
     # ... and small dense GEMMs gain less from a fast tensor path than large ones
     size_curve = gemm_size_curve(hw.name, tensor_path(hw, wprec))[:2]
     # the routed experts' grouped GEMMs at their measured ceiling
