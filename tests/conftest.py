@@ -4,3 +4,28 @@ import matplotlib
 
 matplotlib.use("Agg")
 os.environ.setdefault("COLUMNS", "160")
+
+
+import pytest  # noqa: E402
+
+#: Note markers of the token_demand rows each later search pass added, oldest first.
+DEMAND_PASSES = ("after stop 20's method freeze", "ninth search pass, after stop 23",
+                 "stop 49, after the method freeze")
+
+
+@pytest.fixture
+def demand_as_of():
+    """``demand_as_of(marker)``: the in-fit rows of ``datasets/token_demand.csv`` as they stood once
+    the pass with that note marker (:data:`DEMAND_PASSES`) was added, without later passes' rows, and
+    the mask of that pass's rows: a pass is scored against the dataset of its time."""
+    from tokenomics import catalog
+
+    def rows(marker: str):
+        df = catalog.load("token_demand")
+        df = df[df["in_fit"].astype(int) == 1]
+        note = df["note"].astype(str)
+        for later in DEMAND_PASSES[DEMAND_PASSES.index(marker) + 1:]:
+            df, note = df[~note.str.contains(later, regex=False)], note[~note.str.contains(later, regex=False)]
+        return df, note.str.contains(marker, regex=False)
+
+    return rows

@@ -167,15 +167,11 @@ def test_show_backtest_reports_coverage_and_width_by_horizon():
     assert (df.groupby("sample", sort=False)["horizon"].last() == "all").all()
 
 
-def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_path, capsys):
+def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_path, capsys, demand_as_of):
     """--history (the bundled rows without the sixth pass) + --add-history (its nine rows)
     --show added: the 45 scores of the library's score_new_points (51 % / 82 %); without
     --add-history it is one line and exit 2."""
-    from tokenomics import catalog
-
-    df = catalog.load("token_demand")
-    df = df[df["in_fit"].astype(int) == 1]
-    late = df["note"].astype(str).str.contains("after stop 20's method freeze", regex=False)
+    df, late = demand_as_of("after stop 20's method freeze")
     df[~late].to_csv(tmp_path / "before.csv", index=False)
     df.loc[late, ["series", "date", "tokens_per_day", "source"]].to_csv(tmp_path / "added.csv", index=False)
     res = runner.invoke(app, ["forecast", "--history", str(tmp_path / "before.csv"), "--add-history",
