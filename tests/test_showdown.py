@@ -57,9 +57,15 @@ def test_sd200_runs_the_latency_layout():
     Inferact's published K3 kernel), the widest power-of-two split of the heads within 128 chips.
     On the checkpoint's ~110 GB of BF16 non-expert weights every doubling of TP shortens the step
     (the record's layout is the fastest the heads allow), while the unoptimized stack keeps TP8
-    inside one 8-chip board."""
+    inside one 8-chip board. Its routed experts are split EP32 x TP4 (the same kernel splits each
+    expert 4 ways, stop 49): at one user the busiest chip then reads quarter-experts, and the step is
+    shorter than with each expert whole on one of 128 chips (EP128: 6.9 ms)."""
     scs = sd.scenarios()
-    assert (scs["sd200-ultra"].tp, scs["sd200-ultra"].ep) == (32, 128)
+    assert (scs["sd200-ultra"].tp, scs["sd200-ultra"].ep, scs["sd200-ultra"].moe_tp) == (32, 32, 4)
+    whole = float(sd.run_scenario("sd200-ultra", ep=128, moe_tp=None).step_time_s)
+    split = sd.run_scenario("sd200-ultra")
+    assert split.parallel.expert_tp == 4 and float(split.step_time_s) < whole
+    assert float(split.imbalance_s) < 0.5 * float(sd.run_scenario("sd200-ultra", ep=128, moe_tp=None).imbalance_s)
     assert scs["unoptimized"].tp == 8
     steps = [float(sd.run_scenario("sd200-ultra", tp=t).step_time_s) for t in (8, 16, 32)]
     assert steps[0] > steps[1] > steps[2]

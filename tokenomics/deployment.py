@@ -336,7 +336,8 @@ class Deployment:
         p = self.parallel
         reps = self.system.n_chips // p.replica_chips
         rep = f" ({reps} replicas)" if reps > 1 else ""
-        return f"{self.system.name} tp{p.tp}-ep{p.ep}-pp{p.pp}{rep}"
+        moe = f"x{p.moe_tp}" if p.moe_tp is not None else ""  # experts split inside too
+        return f"{self.system.name} tp{p.tp}-ep{p.ep}{moe}-pp{p.pp}{rep}"
 
     def label(self) -> str:
         """One line: model, system, layout, plan, precisions."""
@@ -673,7 +674,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
             prefill_chunk_tok: int | None = None, expert_balance: str | None = None,
             engine_version: str | None = None, ar_algo: str | None = None,
-            mem_frac: float | None = None) -> Deployment:
+            mem_frac: float | None = None, moe_tp: int | None = None) -> Deployment:
     """Build a :class:`Deployment`, filling what was not given as a production engine would.
 
     Parameters
@@ -689,6 +690,10 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     dp_attention : bool, optional
         With ``tp`` and ``ep`` both unset on an MoE model: True (default) = wide EP with
         attention data parallelism; False = one TP group over the chips with TP-sharded experts.
+    moe_tp : int, optional
+        With ``tp`` / ``ep``: tensor-parallel ways inside each routed expert where the stage does
+        not imply them (:class:`~tokenomics.perf.parallel.ParallelPlan` ``moe_tp``: attention
+        data-parallel groups over ``ep * moe_tp`` chips, experts split both ways).
     execution, engine, weight_precision, expert_precision, kv_precision, spec, ar_impl,
     a2a_impl, ar_algo, overlap, prefill_chunk_tok, expert_balance, engine_version, mem_frac
         As :class:`Deployment` (defaults in the module docstring).
@@ -742,8 +747,11 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         raise ValidationError(f"ep={ep} needs a mixture-of-experts model; {m.name} is dense (use ep 1)")
 
     # ---- chips and layout ---------------------------------------------------------------
+    if moe_tp is not None and tp is None and ep is None:
+        raise ValidationError("moe_tp splits the experts of a given layout; give tp and ep with it")
+
     def need_chips(tp_: int, ep_: int) -> int:
-        return max(tp_, ep_) * pp
+        return ParallelPlan(tp=tp_, ep=ep_, moe_tp=moe_tp).stage_chips * pp
 
     if tp is not None or ep is not None:
         tp_ = tp if tp is not None else 1
@@ -828,11 +836,11 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     if sys_.n_chips % chips:
         picked.append(f"{sys_.n_chips // chips} replicas of {chips} chips; {sys_.n_chips % chips} chips of "
                       f"{sys_.name} left out of the price (per-chip figures count serving chips)")
-    if max(tp_, ep_) % min(tp_, ep_):
+    if moe_tp is None and max(tp_, ep_) % min(tp_, ep_):
         raise ValidationError(
             f"tp={tp_} and ep={ep_} must nest (one a multiple of the other); e.g. tp {tp_} with ep "
             f"{tp_ * max(1, ep_ // tp_)}")
-    par = ParallelPlan(tp=tp_, ep=ep_, pp=pp, dp=sys_.n_chips // chips)
+    par = ParallelPlan(tp=tp_, ep=ep_, pp=pp, dp=sys_.n_chips // chips, moe_tp=moe_tp)
     if execution is None:
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
@@ -855,7 +863,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
 FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
              "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version", "mem_frac")
+             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version", "mem_frac",
+             "moe_tp")
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:

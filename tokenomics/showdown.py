@@ -57,6 +57,7 @@ class Scenario:
     spec_gamma: int | None = None
     spec_acceptance_length: float | None = None
     ar_algo: str | None = None
+    moe_tp: int | None = None
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -98,6 +99,7 @@ def scenarios() -> dict[str, Scenario]:
                 spec_acceptance_length=(float(p["spec_acceptance_length"])
                                         if "spec_acceptance_length" in p else None),
                 ar_algo=p.get("ar_algo"),
+                moe_tp=int(float(p["moe_tp"])) if "moe_tp" in p else None,
                 sources=dict(zip(rows["param"], rows["source"].astype(str))))
         except KeyError as exc:
             raise DataError(f"plan_params.csv: scenario {name!r} lacks parameter {exc.args[0]!r}") from None
@@ -159,7 +161,7 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
     wprec, eprec = _precisions(sc, name, extra.get("dense_precision"))
     return system_step(
         sys_, name, _exec_plan(sc.exec_plan),
-        ParallelPlan(tp=sc.tp, ep=sc.ep), batch=sc.batch, context_tok=sc.context_tok,
+        ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp), batch=sc.batch, context_tok=sc.context_tok,
         spec=_spec(sc, extra.get("spec_alpha")), ar_impl=sc.ar_impl, ar_algo=sc.ar_algo,
         a2a_impl=sc.a2a_impl, overlap=sc.overlap, kv_precision=common.get("kv_precision", "bf16"),
         profile=extra.get("profile"), weight_precision=wprec, expert_precision=eprec)
@@ -333,6 +335,8 @@ WATERFALL_STEPS: dict[str, list[tuple[str, str, dict]]] = {
         ("super operators: 10x fewer kernels", "fusion", {"exec_plan": "super"}),
         ("3D mesh unified-memory fabric instead of RDMA", "hardware", {"system": "sd200-ultra", "a2a_impl": "nccl"}),
         ("attention TP32 across the mesh (3 heads per chip) instead of TP8 in a board", "layout", {"tp": TARGET}),
+        ("experts EP32 x TP4 (each split 4 ways, as the published K3 kernel) instead of whole on one chip",
+         "layout", {"ep": TARGET, "moe_tp": TARGET}),
         ("symmetric memory one-shot collectives", "symmetric memory", {"ar_impl": TARGET, "a2a_impl": TARGET}),
         ("communication-compute fusion, tile pipelining", "overlap", {"overlap": "tile"}),
     ],
@@ -513,7 +517,8 @@ def scenario_deployment(sc: "str | Scenario"):
     common = _common(plan_params())
     m = _model(common.get("model", "kimi-k3"))
     sys_ = _system(sc.system)
-    par = ParallelPlan(tp=sc.tp, ep=sc.ep, dp=max(1, sys_.n_chips // max(sc.tp, sc.ep)))
+    stage = ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp).stage_chips
+    par = ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp, dp=max(1, sys_.n_chips // stage))
     wprec, eprec = _precisions(sc, m.name)  # as run_scenario runs it
     return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan), engine="none",
                       weight_precision=wprec, expert_precision=eprec,

@@ -35,7 +35,8 @@ writes ``serving_aic_sample.csv`` the same way from the whole measurement dump t
 drawn from (``aic-core/src/aiconfigurator_core/systems/silicon_sample.csv`` at :data:`COMMIT`,
 5,221 rows), keeping co-located rows of catalogued models whose layout the schema expresses and
 whose fields agree: attention TP x DP GPUs with no DP (``dp_attention`` 0, experts TP x EP = the
-attention TP) or DP without attention TP (``dp_attention`` 1, experts TP x EP = the DP), at most 8
+attention TP) or DP without attention TP (``dp_attention`` 1, experts TP x EP = the DP; experts split
+inside as well go to ``ep`` = the MoE EP and ``moe_tp`` = the MoE TP, stop 49), at most 8
 GPUs (the dump re-encodes some runs with 16-64 "TP" ranks next to the same measurement at 8);
 each measurement once (the dump repeats many across its source files, some rounded to 0.01 ms in one file and
 kept in full in another: the same TTFT and TPOT within :data:`SAME_S` count once, also where the dump files
@@ -81,7 +82,7 @@ COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv_prec
            "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu", "measured_tok_per_s_per_user",
            "measured_ttft_s", "measured_tpot_s", "overlap", "cache_hit_frac", "expert_balance", "a2a_impl",
            "source", "as_of", "note", "recv_interval_iters", "adp_timeout_iters", "max_batch_size",
-           "engine_version", "mem_frac", "fixed_lengths")
+           "engine_version", "mem_frac", "fixed_lengths", "moe_tp")
 MEASURE_KEYS = ("ttft", "tpot")
 #: Two of the dump's TTFT (or TPOT) values this close are one measurement [s]: half of the 0.01 ms to
 #: which some of its source files round what others keep in full.
@@ -123,7 +124,7 @@ def _repeat_of(seen: dict, key: tuple, ttft_s: float, tpot_s: float, rid: str) -
 
 
 def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int, version: str, source: str,
-            as_of: str, note: str) -> dict:
+            as_of: str, note: str, moe_tp: int | None = None) -> dict:
     """One co-located serving row of the schema: the measured mean TTFT and TPOT and the output
     tokens/s per GPU DERIVED from them for a closed-loop client keeping the concurrency in flight."""
     gpus, conc, osl = tp * dp, float(r.batch_size), float(r.osl)
@@ -135,7 +136,7 @@ def _served(r, *, case_id: str, name: str, prec: str, tp: int, ep: int, dp: int,
         concurrency=conc, measured_output_tok_per_s_per_gpu=round(conc * osl / (ttft + (osl - 1) * tpot) / gpus, 4),
         measured_tok_per_s_per_user=round(1.0 / tpot, 4),  # 1 / TPOT, as InferenceX's interactivity
         measured_ttft_s=round(ttft, 9), measured_tpot_s=round(tpot, 9), source=source, as_of=as_of,
-        engine_version=version, note=note, fixed_lengths=1)
+        engine_version=version, note=note, fixed_lengths=1, moe_tp=moe_tp)
 
 
 def rows(refs: pd.DataFrame) -> list[dict]:
@@ -221,8 +222,11 @@ def sample_rows(refs: pd.DataFrame) -> pd.DataFrame:
         measured = meta.get("measured", "")[:10]
         version = _release(r.backend_version)
         shown = version or (r.backend_version if pd.notna(r.backend_version) else "(release not stated)")
+        # attention DP whose experts are also split inside (MoE TP x EP over the DP ranks): ``moe_tp``
+        split = moe and dp > 1 and mtp > 1
         out.append(_served(
-            r, case_id=f"M{len(out) + 1:04d}", name=name, prec=prec, tp=tp, ep=(mep if dp == 1 else dp) if moe else 1,
+            r, case_id=f"M{len(out) + 1:04d}", name=name, prec=prec, tp=tp,
+            ep=(mep if dp == 1 or split else dp) if moe else 1, moe_tp=mtp if split else None,
             dp=dp, version=version, source=f"github:ai-dynamo/aiconfigurator@{COMMIT}:{SAMPLE_PATH} (id {r.id})",
             as_of=measured or "2026-08-21",
             note=(f"{r.model_path} on {tp * dp} x {r.system} with {r.backend} {shown}, co-located, attention TP{tp} x "
@@ -252,5 +256,6 @@ if __name__ == "__main__":
     else:
         df, out = pd.DataFrame(rows(_git_csv(repo, PATH))).reindex(columns=list(COLUMNS)), OUT
     assert not any(re.search(r"\bnan\b", str(n)) for n in df["note"])
+    df["moe_tp"] = pd.to_numeric(df["moe_tp"]).astype("Int64")  # a whole number where set
     write_frame(df, out)
     print(f"{len(df)} rows -> {out.relative_to(out.parents[2])}")

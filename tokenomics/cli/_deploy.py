@@ -10,6 +10,7 @@ import typer
 SystemOpt = Annotated[Optional[str], typer.Option("--system", "-s", help="Catalogued multi-chip system (tokenomics systems), e.g. gb200-nvl72.")]
 TpOpt = Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size [default: resolved].")]
 EpOpt = Annotated[Optional[int], typer.Option("--ep", help="Expert-parallel size (MoE) [default: resolved].")]
+MoeTpOpt = Annotated[Optional[int], typer.Option("--moe-tp", help="With --tp/--ep: tensor-parallel ways inside each routed expert besides --ep (TensorRT-LLM moe_tp_size; the group is ep x moe-tp chips) [default: what tp and ep imply].")]
 DpAttnOpt = Annotated[Optional[bool], typer.Option("--dp-attention/--no-dp-attention", help="MoE: attention data-parallel across the EP group (wide EP) [default: yes].")]
 EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="Serving engine: default, vllm, sglang, trt.")]
 EngineVersionOpt = Annotated[Optional[str], typer.Option("--engine-version", help="The engine's release, e.g. 1.1.0rc2: under the engine plan, older TensorRT-LLM GEMM and MoE kernels are timed as measured for that release [default: the newest].")]

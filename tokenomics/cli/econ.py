@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, ExpertPrecOpt, KvPrecOpt, MemFracOpt, OverlapOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, MoeTpOpt, ExpertPrecOpt, KvPrecOpt, MemFracOpt, OverlapOpt,
                       PrefillBatchOpt,
                       PrefillChunkOpt, SpecOpt, SystemOpt, TargetOpt, TpOpt, describe, resolve_deployment)
 
@@ -72,6 +72,7 @@ def price(
     system: SystemOpt = None,
     tp: TpOpt = None,
     ep: EpOpt = None,
+    moe_tp: MoeTpOpt = None,
     dp_attention: DpAttnOpt = None,
     engine: EngineOpt = None,
     engine_version: EngineVersionOpt = None,
@@ -107,8 +108,8 @@ def price(
 
     dep = resolve_deployment(model=model, hardware=hardware, system=system, deployment_file=deployment,
                              default_model="llama-3.1-8b", default_hardware="h200", execution=execution,
-                             tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, engine_version=engine_version,
-                             spec=spec, prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
+                             tp=tp, ep=ep, moe_tp=moe_tp, dp_attention=dp_attention, engine=engine,
+                             engine_version=engine_version, spec=spec, prefill_chunk_tok=prefill_chunk, weight_precision=weight_precision,
                              expert_precision=expert_precision, kv_precision=kv_precision, overlap=overlap,
                              expert_balance=expert_balance, mem_frac=mem_frac)
     utilization = utilization_of(utilization, utilization_profile, autoscale)

@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from ._common import FORMAT_HELP, Format, emit
-from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, MemFracOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
+from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, MoeTpOpt, MemFracOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
                       describe,
                       resolve_deployment)
 
@@ -116,6 +116,7 @@ def throughput(
     system: SystemOpt = None,
     tp: TpOpt = None,
     ep: EpOpt = None,
+    moe_tp: MoeTpOpt = None,
     dp_attention: DpAttnOpt = None,
     engine: EngineOpt = None,
     engine_version: EngineVersionOpt = None,
@@ -157,7 +158,7 @@ def throughput(
             raise ValidationError(f"--tokens-per-step {tokens_per_step} times one chip's verify step; a deployment's "
                                   "verify steps come from --spec (e.g. --spec mtp, or mtp:2:0.8 = method:drafts:acceptance)")
         dep = resolve_deployment(model=model, hardware=given_hardware if system else hardware, system=system,
-                                 deployment_file=deployment, execution=execution, tp=tp, ep=ep,
+                                 deployment_file=deployment, execution=execution, tp=tp, ep=ep, moe_tp=moe_tp,
                                  dp_attention=dp_attention, engine=engine, engine_version=engine_version,
                                  spec=spec, overlap=overlap,
                                  expert_balance=expert_balance, weight_precision=weight_precision, kv_precision=kv_precision,

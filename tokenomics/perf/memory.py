@@ -8,8 +8,9 @@ Layout conventions (one model replica = ``pp`` stages of ``max(tp, ep)`` chips):
 * attention, dense MLPs, shared experts, the router and the embedding/lm head are split ``tp``
   ways; with attention data parallelism (``attn_dp = max(tp, ep) / tp`` groups) they are
   replicated across the groups;
-* routed experts are split over the stage's ``max(tp, ep)`` chips: ``ep`` ways by expert and the
-  remaining ``max(tp, ep) / ep`` ways by tensor parallelism inside each expert (``ep = 1`` with
+* routed experts are split over the stage's ``max(tp, ep)`` chips (``ep * moe_tp`` with an
+  explicit ``ParallelPlan.moe_tp``): ``ep`` ways by expert and the remaining ``stage / ep`` ways
+  by tensor parallelism inside each expert (``ep = 1`` with
   ``tp > 1`` is the vLLM/SGLang default of TP-sharded experts). When ``ep`` does not divide the
   expert count every chip holds ``ceil(n_experts / ep)`` expert slots (the spare slots hold
   redundant copies of hot experts, as DeepSeek's EPLB does);
@@ -60,7 +61,7 @@ def expert_slots_per_chip(model: ModelSpec, ep: int) -> int:
 
 def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int = 1,
                           weight_precision: str | None = None,
-                          expert_precision: str | None = None) -> float:
+                          expert_precision: str | None = None, stage: int | None = None) -> float:
     """Weight bytes resident on one chip [B].
 
     Parameters
@@ -68,6 +69,9 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     model : ModelSpec
     tp, ep, pp : int
         Tensor-, expert- and pipeline-parallel sizes.
+    stage : int, optional
+        Chips of one pipeline stage (default ``max(tp, ep)``); the routed experts are split
+        ``stage / ep`` ways inside each expert (``ParallelPlan.moe_tp``).
     weight_precision : str, optional
         Storage precision of the dense and attention weights (default: the model's native one).
     expert_precision : str, optional
@@ -77,7 +81,7 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
-    routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / expert_tp_ways(tp, ep)
+    routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / expert_tp_ways(stage or tp, ep)
     return float(((m.dense_weight_bytes(wb, eb) + m.embedding_params() * wb) / tp + routed * eb) / pp)
 
 
@@ -95,7 +99,8 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, context_tok: Any, *, tp: int = 1
 
 def resident_bytes(model: ModelSpec, *, batch: Any = 1, context_tok: Any = 1024, tp: int = 1,
                    ep: int = 1, pp: int = 1, attn_dp: int = 1, weight_precision: str | None = None,
-                   expert_precision: str | None = None, kv_precision: str = "bf16") -> dict[str, Any]:
+                   expert_precision: str | None = None, kv_precision: str = "bf16",
+                   stage: int | None = None) -> dict[str, Any]:
     """Weights and KV cache resident on the busiest chip [B].
 
     Parameters
@@ -113,7 +118,7 @@ def resident_bytes(model: ModelSpec, *, batch: Any = 1, context_tok: Any = 1024,
         ``kv_bytes_per_seq`` (per sequence on one chip).
     """
     w = weight_bytes_per_chip(model, tp=tp, ep=ep, pp=pp, weight_precision=weight_precision,
-                              expert_precision=expert_precision)
+                              expert_precision=expert_precision, stage=stage or int(tp) * int(attn_dp))
     per_seq = kv_bytes_per_seq_per_chip(model, context_tok, tp=tp, pp=pp, kv_precision=kv_precision)
     seqs = np.ceil(np.asarray(batch, dtype=float) / int(attn_dp))
     kv = seqs * per_seq
@@ -122,11 +127,11 @@ def resident_bytes(model: ModelSpec, *, batch: Any = 1, context_tok: Any = 1024,
 
 def max_batch(model: ModelSpec, usable_bytes: float, *, context_tok: Any = 1024, tp: int = 1,
               ep: int = 1, pp: int = 1, attn_dp: int = 1, weight_precision: str | None = None,
-              expert_precision: str | None = None, kv_precision: str = "bf16"):
+              expert_precision: str | None = None, kv_precision: str = "bf16", stage: int | None = None):
     """Largest batch of the stage group whose weights and KV fit ``usable_bytes`` per chip (0 if none)."""
     r = resident_bytes(model, batch=1, context_tok=context_tok, tp=tp, ep=ep, pp=pp, attn_dp=1,
                        weight_precision=weight_precision, expert_precision=expert_precision,
-                       kv_precision=kv_precision)
+                       kv_precision=kv_precision, stage=stage or int(tp) * int(attn_dp))
     free = usable_bytes - r["weights_bytes"]
     per = np.maximum(np.asarray(r["kv_bytes_per_seq"], dtype=float), 1e-30)
     out = np.floor(np.maximum(free, 0.0) / per) * int(attn_dp)

@@ -248,17 +248,25 @@ class ParallelPlan:
         Pipeline stages.
     dp : int
         Independent model replicas.
+    moe_tp : int, optional
+        Tensor-parallel ways inside each routed expert, when it is not what the stage leaves
+        (``max(tp, ep) / ep``): attention data-parallel groups whose experts are split both by
+        expert and inside each expert (TensorRT-LLM ``moe_tp_size`` x ``moe_ep_size``; Inferact's
+        Kimi K3 kernel: attention TP32, experts EP8 x TP4). The stage is then ``ep * moe_tp``
+        chips, a multiple of ``tp``.
 
     Notes
     -----
-    One stage spans ``max(tp, ep)`` chips, so ``max(tp, ep)`` must be a multiple of
-    ``min(tp, ep)``; a replica spans ``pp`` stages; the plan uses ``dp * pp * max(tp, ep)`` chips.
+    One stage spans ``max(tp, ep)`` chips (``ep * moe_tp`` with ``moe_tp``), so ``max(tp, ep)``
+    must be a multiple of ``min(tp, ep)``; a replica spans ``pp`` stages; the plan uses
+    ``dp * pp * stage_chips`` chips.
     """
 
     tp: int = 1
     ep: int = 1
     pp: int = 1
     dp: int = 1
+    moe_tp: int | None = None
 
     def __post_init__(self) -> None:
         for f in ("tp", "ep", "pp", "dp"):
@@ -267,15 +275,30 @@ class ParallelPlan:
         object.__setattr__(self, "ep", int(self.ep))
         object.__setattr__(self, "pp", int(self.pp))
         object.__setattr__(self, "dp", int(self.dp))
-        if max(self.tp, self.ep) % min(self.tp, self.ep):
+        if self.moe_tp is not None:
+            v.count(self.moe_tp, "moe_tp")
+            mtp = int(self.moe_tp)
+            if (self.ep * mtp) % self.tp:
+                raise ValidationError(
+                    f"moe_tp={mtp} x ep={self.ep} = {self.ep * mtp} chips must be a multiple of tp={self.tp}: "
+                    f"the experts' group is the stage, split into attention groups of tp chips")
+            # the split the stage already implies is the default one
+            implied = max(self.tp, self.ep) // self.ep if max(self.tp, self.ep) % min(self.tp, self.ep) == 0 else 0
+            object.__setattr__(self, "moe_tp", None if mtp == implied else mtp)
+        if self.moe_tp is None and max(self.tp, self.ep) % min(self.tp, self.ep):
             raise ValidationError(
                 f"tp={self.tp} and ep={self.ep} must nest (one a multiple of the other); "
                 f"a stage spans max(tp, ep) chips")
 
     @property
     def stage_chips(self) -> int:
-        """Chips of one pipeline stage, ``max(tp, ep)``."""
-        return max(self.tp, self.ep)
+        """Chips of one pipeline stage, ``max(tp, ep)`` (``ep * moe_tp`` when ``moe_tp`` is set)."""
+        return self.ep * self.moe_tp if self.moe_tp is not None else max(self.tp, self.ep)
+
+    @property
+    def expert_tp(self) -> int:
+        """Tensor-parallel ways inside each routed expert, ``stage_chips / ep``."""
+        return self.stage_chips // self.ep
 
     @property
     def attn_dp(self) -> int:
@@ -291,13 +314,17 @@ class ParallelPlan:
         return self.dp * self.replica_chips
 
     def label(self) -> str:
-        return f"tp{self.tp}-ep{self.ep}-pp{self.pp}-dp{self.dp}"
+        moe = f"x{self.moe_tp}" if self.moe_tp is not None else ""
+        return f"tp{self.tp}-ep{self.ep}{moe}-pp{self.pp}-dp{self.dp}"
 
     def replace(self, **changes: Any) -> "ParallelPlan":
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tp": self.tp, "ep": self.ep, "pp": self.pp, "dp": self.dp}
+        d = {"tp": self.tp, "ep": self.ep, "pp": self.pp, "dp": self.dp}
+        if self.moe_tp is not None:
+            d["moe_tp"] = self.moe_tp
+        return d
 
 
 def check_layout(model: ModelSpec, tp: int = 1, ep: int = 1, pp: int = 1) -> None:
@@ -365,7 +392,7 @@ def memory_per_chip(model: "str | ModelSpec", parallel: ParallelPlan, batch: Any
     from .memory import resident_bytes
 
     return resident_bytes(_model(model), batch=batch, context_tok=context_tok, tp=parallel.tp,
-                          ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,
+                          ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp, stage=parallel.stage_chips,
                           weight_precision=weight_precision, expert_precision=expert_precision,
                           kv_precision=kv_precision)
 
@@ -409,5 +436,6 @@ def max_batch_per_replica(model: "str | ModelSpec", sys: System, parallel: Paral
 
     return max_batch(_model(model), usable_hbm_bytes(sys.accelerator, mem_frac=mem_frac), context_tok=context_tok,
                      tp=parallel.tp, ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,
+                     stage=parallel.stage_chips,
                      weight_precision=weight_precision, expert_precision=expert_precision,
                      kv_precision=kv_precision)

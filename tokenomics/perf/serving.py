@@ -965,7 +965,10 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: get their kernels' measured slowdown, :mod:`tokenomics.perf.kernel_versions`; empty = the
 #: newest), ``fixed_lengths`` (1 where every request had exactly the stated ISL/OSL: a client with
 #: zero length spread and ``ignore_eos``; on a prefill-first engine the run goes in waves,
-#: :func:`wave_serve`; empty = 0), ``note`` (``[0.8,1.0]`` marks random lengths).
+#: :func:`wave_serve`; empty = 0), ``moe_tp`` (tensor-parallel ways inside each routed expert
+#: where the run split experts both ways under attention data parallelism, TensorRT-LLM
+#: ``moe_tp_size``: the group is ``ep * moe_tp`` GPUs; empty = what ``tp`` and ``ep`` imply),
+#: ``note`` (``[0.8,1.0]`` marks random lengths).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -1089,7 +1092,7 @@ def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
 
 #: Optional numeric columns that, where a row gives them, must be positive.
 POSITIVE_OPTIONAL_COLUMNS = ("n_requests", "max_batch_size", "recv_interval_iters", "adp_timeout_iters",
-                             "context_tok", "prefill_tok_per_gpu")
+                             "context_tok", "prefill_tok_per_gpu", "moe_tp")
 
 #: Columns a disaggregated ``serve`` row needs: its prefill/decode split.
 SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
@@ -1189,7 +1192,8 @@ def case_deployment(row: Any):
     """The :class:`~tokenomics.deployment.Deployment` a published serving row describes.
 
     ``dp_attention`` 1: attention data-parallel over the EP group (tp 1 inside); ``ep`` 1 with
-    ``tp`` > 1 on an MoE model: TP-sharded experts. ``fp4`` is NVFP4 on NVIDIA and MXFP4 on AMD;
+    ``tp`` > 1 on an MoE model: TP-sharded experts; an optional ``moe_tp`` splits each expert that
+    many ways besides (the group is ``ep * moe_tp`` GPUs). ``fp4`` is NVFP4 on NVIDIA and MXFP4 on AMD;
     for an MoE model the row's weight precision is the experts' (attention keeps the model's own).
     """
     from ..catalog import accelerator, model as _model
@@ -1202,8 +1206,10 @@ def case_deployment(row: Any):
         prec = "mxfp4" if hw.vendor.upper() == "AMD" else "nvfp4"
     tp, ep = int(_num(row["tp"]) or 1), int(_num(row["ep"]) or 1)
     dpa = _num(row.get("dp_attention", 0)) == 1
+    moe_tp = _num(row.get("moe_tp"))
+    moe_tp = int(moe_tp) if m.is_moe and math.isfinite(moe_tp) and moe_tp >= 1 else None
     if dpa:
-        tp, ep = 1, max(tp, ep)
+        tp, ep = 1, (ep if moe_tp else max(tp, ep))
     if not m.is_moe:
         ep = 1
     kw = _row_precisions(m, prec)
@@ -1218,7 +1224,7 @@ def case_deployment(row: Any):
                    kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
                    a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
-                   mem_frac=_frac_cell(row, "mem_frac"), **kw)
+                   mem_frac=_frac_cell(row, "mem_frac"), moe_tp=moe_tp, **kw)
 
 
 def _row_precisions(m: Any, prec: str) -> dict[str, str]:

@@ -455,7 +455,9 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
     closing = (counts["allreduce"] - m.n_layers) * one_ar if tp > 1 else zero  # the MLP / MoE ones
     a2a = zero
     if counts["all_to_all"]:
-        k = max(m.experts_per_token, 1)
+        # each (token, expert) pair reaches the expert's moe_tp slices, and each slice returns a
+        # partial output
+        k = max(m.experts_per_token, 1) * parallel.expert_tp
         tok_chip = stage / parallel.stage_chips
         width = m.moe_latent_dim or m.hidden  # LatentMoE dispatches the latent
         combine = m.n_moe_layers * comm.collective_time_s(
@@ -604,7 +606,7 @@ def system_step(
         mean, emax = expert_load(m, b_mb * t_verify, ep)
         wbytes = precision_bytes(component_precisions(m, weight_precision, expert_precision)[1])
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
-        imbalance_s = (m.n_moe_layers * (emax - mean) * m.expert_params() / expert_tp_ways(tp, ep)
+        imbalance_s = (m.n_moe_layers * (emax - mean) * m.expert_params() / expert_tp_ways(parallel.stage_chips, ep)
                        * wbytes / rate)
     # ... and, routing being skewed, more routed tokens than the mean (compute of its experts)
     skew_s = expert_skew_s(core, m, ep, expert_balance)
