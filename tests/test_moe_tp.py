@@ -102,3 +102,16 @@ def test_cli_moe_tp_needs_a_layout(capsys):
         main(["price", "-m", "gpt-oss-120b", "-H", "b200", "--moe-tp", "2"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "give tp and ep" in err and len(err.splitlines()) == 1
+
+
+def test_serving_row_with_a_fractional_moe_tp_is_one_line_exit_2(tmp_path, capsys):
+    from tokenomics.cli import main
+
+    path = tmp_path / "cases.csv"
+    path.write_text("case_id,phase,hardware,model,weight_precision,kv_precision,engine,n_gpus,tp,ep,dp_attention,"
+                    "disaggregated,spec_decode,isl_tok,osl_tok,concurrency,measured_output_tok_per_s_per_gpu,moe_tp\n"
+                    "A1,serve,b200,gpt-oss-120b,fp4,,trt,4,1,2,1,0,none,1024,1024,16,500,2.5\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["validate-serving", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "moe_tp=2.5" in err and len(err.splitlines()) == 1

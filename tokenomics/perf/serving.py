@@ -1207,6 +1207,8 @@ def case_deployment(row: Any):
     tp, ep = int(_num(row["tp"]) or 1), int(_num(row["ep"]) or 1)
     dpa = _num(row.get("dp_attention", 0)) == 1
     moe_tp = _num(row.get("moe_tp"))
+    if math.isfinite(moe_tp) and moe_tp != int(moe_tp):
+        raise ValidationError(f"serving case {row.get('case_id')}: moe_tp={moe_tp:g} must be a whole number of GPUs")
     moe_tp = int(moe_tp) if m.is_moe and math.isfinite(moe_tp) and moe_tp >= 1 else None
     if dpa:
         tp, ep = 1, (ep if moe_tp else max(tp, ep))
