@@ -55,6 +55,25 @@ def precision_bytes(name: str) -> float:
     return PRECISION_BYTES[name]
 
 
+#: Weights stored unquantized in every catalogued checkpoint whatever the rest: the output head,
+#: the embedding and the MoE routers (quantization ignore lists: DeepSeek-V3/R1's FP8 and NVIDIA's
+#: NVFP4 checkpoints, ModelOpt FP8/FP4 Llama and Qwen, Kimi K3's compressed-tensors ``lm_head``;
+#: routers are left out by ModelOpt and by the FP8 block-quantized releases). Their operators.
+UNQUANTIZED_GEMMS = ("router", "lm_head")
+
+
+def head_precision(dense_precision: str) -> str:
+    """Storage of the output head, embedding and routers next to dense weights of ``dense_precision``:
+    BF16 where those are quantized below 16 bits, else the dense weights' own (:data:`UNQUANTIZED_GEMMS`)."""
+    return dense_precision if precision_bytes(dense_precision) >= precision_bytes("bf16") else "bf16"
+
+
+def head_bytes(dense_bytes: float) -> float:
+    """Bytes per element of the output head, embedding and routers next to dense weights of
+    ``dense_bytes`` per element [B] (:func:`head_precision` in bytes)."""
+    return max(float(dense_bytes), precision_bytes("bf16"))
+
+
 def component_precisions(model: "ModelSpec", weight_precision: str | None = None,
                           expert_precision: str | None = None) -> tuple[str, str]:
     """(dense/attention, expert) storage precisions of a model's weights.
@@ -409,10 +428,12 @@ class ModelSpec:
 
     def dense_weight_bytes(self, dense_bytes: float, expert_bytes: float) -> float:
         """Bytes of the weights every token reads whatever the routing, embeddings excluded [B]:
-        :meth:`non_expert_params` at ``dense_bytes`` per element plus the shared experts at
+        :meth:`non_expert_params` at ``dense_bytes`` per element (the routers at
+        :func:`head_bytes`: stored unquantized) plus the shared experts at
         :meth:`shared_bytes_per_param`."""
         shared = self.n_moe_layers * self.n_shared_experts * self.shared_expert_params()
-        return float(self.non_expert_params() * dense_bytes
+        router = self.n_moe_layers * self.hidden * self.n_experts
+        return float((self.non_expert_params() - router) * dense_bytes + router * head_bytes(dense_bytes)
                      + shared * self.shared_bytes_per_param(dense_bytes, expert_bytes))
 
     def latent_params(self) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..specs import ModelSpec, component_precisions, precision_bytes
+from ..specs import ModelSpec, component_precisions, head_bytes, precision_bytes
 
 
 def usable_hbm_bytes(accelerator: Any, profile: Any = None, mem_frac: float | None = None) -> float:
@@ -82,7 +82,8 @@ def weight_bytes_per_chip(model: ModelSpec, *, tp: int = 1, ep: int = 1, pp: int
     wb = precision_bytes(wprec)
     eb = precision_bytes(eprec)
     routed = m.n_moe_layers * expert_slots_per_chip(m, ep) * m.expert_params() / expert_tp_ways(stage or tp, ep)
-    return float(((m.dense_weight_bytes(wb, eb) + m.embedding_params() * wb) / tp + routed * eb) / pp)
+    # the embedding and output head stay unquantized (head_bytes)
+    return float(((m.dense_weight_bytes(wb, eb) + m.embedding_params() * head_bytes(wb)) / tp + routed * eb) / pp)
 
 
 def kv_bytes_per_seq_per_chip(model: ModelSpec, context_tok: Any, *, tp: int = 1, pp: int = 1,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from ..specs import LINEAR_STATE_BYTES_PER_ELEM, ExecutionPlan, ModelSpec
+from ..specs import LINEAR_STATE_BYTES_PER_ELEM, ExecutionPlan, ModelSpec, head_bytes
 from .memory import expert_tp_ways
 
 #: Bytes per activation element (bf16 activations throughout).
@@ -338,7 +338,7 @@ def build_ops(
         E, k = model.n_experts, model.experts_per_token
         e_local = _shard(E, ep, "ep")
         ef = model.expert_ffn_hidden / expert_tp
-        gemm("router", nmoe, h, E, ref_kernels=one)
+        gemm("router", nmoe, h, E, ref_kernels=one, bytes_per_param=head_bytes(wb))  # stored unquantized
         if plan.expert_compute == "all":
             n_exp = e_local * one
             rows_per_exp = m  # every token through every expert
@@ -376,7 +376,7 @@ def build_ops(
         v = _shard(model.vocab, tp, "tp")
         ops.append(Op("embedding", "elementwise", 1, zero, ma * h * ACT_BYTES * 2, zero, zero, ma, zero, zero))
         head_rows = ba if phase == "prefill" else ma
-        gemm("lm_head", 1, h, v, rows=head_rows, ref_kernels=one)
+        gemm("lm_head", 1, h, v, rows=head_rows, ref_kernels=one, bytes_per_param=head_bytes(wb))
         ops.append(Op("logits+sample", "elementwise", 1, zero, head_rows * v * ACT_BYTES, zero, 2 * head_rows * v,
                       head_rows, zero, zero))
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..specs import Accelerator
+from ..specs import UNQUANTIZED_GEMMS, Accelerator
 from .ops import Op
 from .profile import Profile
 
@@ -103,6 +103,7 @@ def op_times(
     attn_unit_s: float = 0.0,
     expert_fixed_s: float = 0.0,
     dense_peak_flop_per_s: float | None = None,
+    head_peak_flop_per_s: float | None = None,
 ) -> list[OpTime]:
     """Per-operator memory, compute and total time for one step.
 
@@ -150,12 +151,18 @@ def op_times(
         Tensor peak of every GEMM but the routed experts' [FLOP/s], where their weights are stored
         in another precision than the experts' (gpt-oss: BF16 attention, MXFP4 experts); default
         ``compute_peak_flop_per_s`` for all. ``gemm_size_curve`` is then this path's.
+    head_peak_flop_per_s : float, optional
+        Tensor peak of the GEMMs whose weights stay unquantized (the routers and the output head,
+        :data:`tokenomics.specs.UNQUANTIZED_GEMMS`) where that path differs from the dense
+        weights' (an FP8 checkpoint's BF16 head) [FLOP/s]; they then take no size curve. Default
+        the dense GEMMs' peak.
     """
     size_gain, size_w = gemm_size_curve
     bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s, dtype=float)
     w_bw = bw * profile.weight_bw_frac
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
     dense_peak = compute_peak_flop_per_s if dense_peak_flop_per_s is None else dense_peak_flop_per_s
+    head_peak = dense_peak if head_peak_flop_per_s is None else head_peak_flop_per_s
     out = []
     for op in ops:
         own = None  # an op's time when it is not max(mem, compute)
@@ -165,9 +172,10 @@ def op_times(
             expert = op.name == "experts"
             mem = (op.weight_bytes + op.act_bytes) / (w_bw * expert_stream_frac if expert else w_bw)
             ceiling = expert_ceiling_frac if expert else 1.0
-            peak = compute_peak_flop_per_s if expert else dense_peak
+            own_path = op.name in UNQUANTIZED_GEMMS and head_peak_flop_per_s is not None
+            peak = compute_peak_flop_per_s if expert else (head_peak if own_path else dense_peak)
             comp = op.flop / (peak * gemm_efficiency(op.rows, profile, ceiling))
-            if size_w > 0 and not expert:  # a small GEMM gains less from a fast tensor path
+            if size_w > 0 and not expert and not own_path:  # a small GEMM gains less from a fast tensor path
                 comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))
             tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
             tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem

@@ -31,7 +31,8 @@ from .._display import Display
 from ..catalog import accelerator as _accelerator
 from ..catalog import model as _model
 from ..errors import DoesNotFitError, ValidationError
-from ..specs import Accelerator, ExecutionPlan, ModelSpec, component_precisions, plan as _plan, precision_bytes
+from ..specs import (UNQUANTIZED_GEMMS, Accelerator, ExecutionPlan, ModelSpec, component_precisions, head_precision,
+                     plan as _plan, precision_bytes)
 from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
@@ -586,8 +587,6 @@ def attention_unit_s(hardware: str) -> tuple[float, str]:
     return 0.0, ""
 
 
-#: Operators whose weights stay in BF16 whatever the checkpoint (router logits, output head).
-_BF16_GEMMS = ("router", "lm_head")
 
 
 def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof):
@@ -606,7 +605,7 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
     checkpoint = wprec == native and (not m.is_moe or eprec == native)
     out = []
     for x, op in zip(times, ops):
-        if x.kind != "gemm" or op.name in _BF16_GEMMS:
+        if x.kind != "gemm" or op.name in UNQUANTIZED_GEMMS:
             out.append(x)
             continue
         experts = op.name == "experts"
@@ -686,6 +685,9 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     gemm_prec = eprec if m.is_moe else wprec
     peak, datasheet_peak = gemm_peak_flop_per_s(hw, gemm_prec)
     dense_peak = peak if gemm_prec == wprec else gemm_peak_flop_per_s(hw, wprec)[0]
+    # ... and the routers and output head on the path of their unquantized weights
+    hprec = head_precision(wprec)
+    head_peak = None if tensor_path(hw, hprec) == tensor_path(hw, wprec) else gemm_peak_flop_per_s(hw, hprec)[0]
     # ... and small dense GEMMs gain less from a fast tensor path than large ones
     size_curve = gemm_size_curve(hw.name, tensor_path(hw, wprec))[:2]
     # the routed experts' grouped GEMMs at their measured ceiling
@@ -711,7 +713,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     times = op_times(ops, hw, prof, peak, hbm_bytes_per_s=hbm_bytes_per_s, tiles=tiles,
                      expert_ceiling_frac=expert_ceiling, expert_stream_frac=expert_stream, kv_read_frac=kv_frac,
                      gemm_size_curve=size_curve, attn_unit_s=unit_s, expert_fixed_s=expert_fixed,
-                     dense_peak_flop_per_s=dense_peak)
+                     dense_peak_flop_per_s=dense_peak, head_peak_flop_per_s=head_peak)
     if kernel_release is not None:
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
