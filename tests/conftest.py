@@ -29,3 +29,18 @@ def demand_as_of():
         return df, note.str.contains(marker, regex=False)
 
     return rows
+
+
+@pytest.fixture
+def pass_scores(demand_as_of):
+    """``pass_scores(marker)``: (rows the pass added, their rolling-origin scores by the method fitted
+    on the dataset without them, :func:`tokenomics.forecast.backtest.score_new_points`, and each
+    figure's score from its latest origin)."""
+    from tokenomics.forecast.backtest import score_new_points
+
+    def scores(marker: str):
+        df, late = demand_as_of(marker)
+        s = score_new_points(df[~late], df)
+        return int(late.sum()), s, s.sort_values("origin_year").groupby(["series", "target_year"]).tail(1)
+
+    return scores

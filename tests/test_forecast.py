@@ -804,7 +804,7 @@ def test_leverage_term_keeps_short_windows_covered_on_synthetic_series():
     assert cover_without < 0.6
 
 
-def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method(demand_as_of):
+def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method(pass_scores):
     """The nine figures of the sixth search pass (datasets/README.md), added after stop 20 froze the
     method, scored with the weights and calibration of the dataset without them: 45
     rolling-origin scores. The method frozen then put 18 (40 %) inside the 80 % intervals and 33
@@ -812,11 +812,8 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     (measured when the rows were added). With the jump-off at the last observation (stop 24,
     adopted on the tuning series' backtest after these figures had been seen): 23 (51 %) and
     37 (82 %), 0.26 decades; still too narrow for accelerating demand."""
-    from tokenomics.forecast.backtest import score_new_points
-
-    df, late = demand_as_of("after stop 20's method freeze")
-    assert int(late.sum()) == 9
-    s = score_new_points(df[~late], df)
+    added, s, _ = pass_scores("after stop 20's method freeze")
+    assert added == 9
     assert len(s) == 45 and s["series"].nunique() == 5
     assert s["in_80"].mean() == pytest.approx(23 / 45)
     assert s["in_95"].mean() == pytest.approx(37 / 45)
@@ -824,39 +821,31 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     assert (s["error_log10"] < 0).mean() > 0.85  # under-predictions: demand accelerated
 
 
-def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_them(demand_as_of):
+def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_them(pass_scores):
     """The five OpenRouter figures of the ninth search pass (2026-09-17..10-01, datasets/README.md),
     scored by the weights and calibration of the dataset without them: 44 rolling-origin scores,
     12 inside the 80 % and 39 inside the 95 % intervals, 0.43 decades mean error vs 0.72 for a
     random walk (measured 2026-12-02; without the jump-off: 1 and 30, 0.49 decades, the miss that
     led to it). From each figure's latest origin all five fall inside the 80 % intervals, within
     0.25 decades."""
-    from tokenomics.forecast.backtest import score_new_points
-
-    df, late = demand_as_of("ninth search pass, after stop 23")
-    assert int(late.sum()) == 5
-    s = score_new_points(df[~late], df)
+    added, s, last = pass_scores("ninth search pass, after stop 23")
+    assert added == 5
     assert len(s) == 44 and int(s["in_80"].sum()) == 12 and int(s["in_95"].sum()) == 39
     assert s["error_log10"].abs().mean() < 0.65 * s["naive_error_log10"].abs().mean()
-    last = s.sort_values("origin_year").groupby(["series", "target_year"]).tail(1)
     assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.25).all()
 
 
-def test_stop49_openrouter_weeks_scored_with_the_method_fitted_without_them(demand_as_of):
+def test_stop49_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores):
     """Five OpenRouter weeks of July-August 2026 (three global, two of its Chinese models) found in
     stop 49's search pass, long after the method was frozen: scored by the weights and calibration
     of the dataset without them, 40 rolling-origin scores, 15 inside the 80 % and 37 inside the
     95 % intervals, 0.26 decades median error vs 0.54 for a random walk (measured 2026-12-04, when
     the rows were added). From each figure's latest origin all five fall inside the 80 %
     intervals: the misses are forecasts made months before, under-predicting an acceleration."""
-    from tokenomics.forecast.backtest import score_new_points
-
-    df, late = demand_as_of("stop 49, after the method freeze")
-    assert int(late.sum()) == 5
-    s = score_new_points(df[~late], df)
+    added, s, last = pass_scores("stop 49, after the method freeze")
+    assert added == 5
     assert len(s) == 40 and int(s["in_80"].sum()) == 15 and int(s["in_95"].sum()) == 37
     assert s["error_log10"].abs().median() < 0.5 * s["naive_error_log10"].abs().median()
-    last = s.sort_values("origin_year").groupby(["series", "target_year"]).tail(1)
     assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.1).all()
 
 
