@@ -517,8 +517,8 @@ def scenario_deployment(sc: "str | Scenario"):
     common = _common(plan_params())
     m = _model(common.get("model", "kimi-k3"))
     sys_ = _system(sc.system)
-    stage = ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp).stage_chips
-    par = ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp, dp=max(1, sys_.n_chips // stage))
+    par = ParallelPlan(tp=sc.tp, ep=sc.ep, moe_tp=sc.moe_tp)
+    par = par.replace(dp=max(1, sys_.n_chips // par.stage_chips))
     wprec, eprec = _precisions(sc, m.name)  # as run_scenario runs it
     return Deployment(model=m, system=sys_, parallel=par, execution=_exec_plan(sc.exec_plan), engine="none",
                       weight_precision=wprec, expert_precision=eprec,

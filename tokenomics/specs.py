@@ -62,16 +62,18 @@ def precision_bytes(name: str) -> float:
 UNQUANTIZED_GEMMS = ("router", "lm_head")
 
 
-def head_precision(dense_precision: str) -> str:
-    """Storage of the output head, embedding and routers next to dense weights of ``dense_precision``:
-    BF16 where those are quantized below 16 bits, else the dense weights' own (:data:`UNQUANTIZED_GEMMS`)."""
-    return dense_precision if precision_bytes(dense_precision) >= precision_bytes("bf16") else "bf16"
-
-
 def head_bytes(dense_bytes: float) -> float:
     """Bytes per element of the output head, embedding and routers next to dense weights of
-    ``dense_bytes`` per element [B] (:func:`head_precision` in bytes)."""
+    ``dense_bytes`` per element [B]: BF16's where those are quantized below 16 bits, else theirs
+    (:data:`UNQUANTIZED_GEMMS`)."""
     return max(float(dense_bytes), precision_bytes("bf16"))
+
+
+def head_precision(dense_precision: str) -> str:
+    """:func:`head_bytes` as a precision name: ``dense_precision`` where it is at least 16 bits,
+    else ``bf16``."""
+    own = precision_bytes(dense_precision)
+    return dense_precision if head_bytes(own) == own else "bf16"
 
 
 def component_precisions(model: "ModelSpec", weight_precision: str | None = None,
@@ -432,9 +434,13 @@ class ModelSpec:
         :func:`head_bytes`: stored unquantized) plus the shared experts at
         :meth:`shared_bytes_per_param`."""
         shared = self.n_moe_layers * self.n_shared_experts * self.shared_expert_params()
-        router = self.n_moe_layers * self.hidden * self.n_experts
+        router = self.n_moe_layers * self.router_params()
         return float((self.non_expert_params() - router) * dense_bytes + router * head_bytes(dense_bytes)
                      + shared * self.shared_bytes_per_param(dense_bytes, expert_bytes))
+
+    def router_params(self) -> int:
+        """Router (gate) weights of one MoE layer: hidden x routed experts."""
+        return self.hidden * self.n_experts
 
     def latent_params(self) -> int:
         """LatentMoE down- and up-projections of one MoE layer (0 without a latent)."""
@@ -451,7 +457,7 @@ class ModelSpec:
         """Weights every token reads whatever the routing, embeddings excluded: attention (all
         layers), dense MLPs, and in MoE layers the router and the LatentMoE projections."""
         return (self.all_attention_params() + self.n_dense_layers * self.dense_mlp_params()
-                + self.n_moe_layers * (self.hidden * self.n_experts + self.latent_params()))
+                + self.n_moe_layers * (self.router_params() + self.latent_params()))
 
     def total_params(self) -> int:
         """All weights, from the architecture (norms and biases ignored)."""

@@ -587,8 +587,6 @@ def attention_unit_s(hardware: str) -> tuple[float, str]:
     return 0.0, ""
 
 
-
-
 def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof):
     """Op times with an older release's GEMM and fused-MoE kernels (:mod:`.kernel_versions`).
 

@@ -49,7 +49,7 @@ from ..catalog import model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import component_precisions, precision_bytes
 from . import comm
-from .memory import expert_tp_ways, kv_bytes_per_seq_per_chip, usable_hbm_bytes
+from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
 from .speculative import SpecDecode
 
@@ -606,7 +606,7 @@ def system_step(
         mean, emax = expert_load(m, b_mb * t_verify, ep)
         wbytes = precision_bytes(component_precisions(m, weight_precision, expert_precision)[1])
         rate = sys_.accelerator.hbm_bytes_per_s * core.profile.weight_bw_frac
-        imbalance_s = (m.n_moe_layers * (emax - mean) * m.expert_params() / expert_tp_ways(parallel.stage_chips, ep)
+        imbalance_s = (m.n_moe_layers * (emax - mean) * m.expert_params() / parallel.expert_tp
                        * wbytes / rate)
     # ... and, routing being skewed, more routed tokens than the mean (compute of its experts)
     skew_s = expert_skew_s(core, m, ep, expert_balance)
