@@ -73,13 +73,15 @@ def test_a_seeded_slice_of_the_sample_is_predicted():
 def test_gated_deltanet_shares_key_heads_by_hand():
     # Qwen3.5-397B-A17B (config.json): hidden 4096, Gated DeltaNet with 16 query/key heads and 64
     # value heads of 128. One linear layer's q, k, v, o: 4096 x (2 x 16 x 128 + 2 x 64 x 128)
-    # = 83,886,080 weights (Kimi Delta Attention, equal heads, would be 4 x 4096 x 8192)
+    # = 83,886,080 weights (Kimi Delta Attention, equal heads, would be 4 x 4096 x 8192), plus
+    # in_proj_ba 4096 x 2 x 64 (decay and beta per value head)
     from tokenomics.specs import plan
     from tokenomics.perf.ops import build_ops
 
     m = model("qwen3.5-397b-a17b")
-    assert m.linear_attention_params() == 4096 * (2 * 16 * 128 + 2 * 64 * 128) == 83_886_080
-    assert model("kimi-k3").linear_attention_params() == 4 * 7168 * 96 * 128
+    assert m.linear_attention_params() == 4096 * (2 * 16 * 128 + 2 * 64 * 128) + 4096 * 128 == 84_410_368
+    # Kimi K3 adds b_proj 96 x 7168, f_a_proj 128 x 7168 and f_b_proj 12288 x 128
+    assert model("kimi-k3").linear_attention_params() == 4 * 7168 * 96 * 128 + 7168 * (96 + 128) + 128 * 12288
     ops = {o.name: o for o in build_ops(m, plan("graph"), batch=1, context_tok=1024, tp=4)}
     # fused q/k/v projection, tp 4: weights 4096 x (2 x 4 x 128 + 16 x 128) per layer, 45 layers, bf16
     assert float(np.ravel(ops["qkv(linear)"].weight_bytes)[0]) * ops["qkv(linear)"].count == pytest.approx(

@@ -73,12 +73,13 @@ def test_plans_that_do_not_divide_the_model_or_chips():
 
 def test_kimi_k3_architecture_matches_its_checkpoint():
     # moonshotai/Kimi-K3 weight shapes (datasets/models.csv source): routed experts
-    # 92 x 896 x 3 x 3072 x 3584; 69 KDA layers q/k/v/o/g 5 x 7168 x 12288; 24 MLA layers
+    # 92 x 896 x 3 x 3072 x 3584; 69 KDA layers q/k/v/o/g 5 x 7168 x 12288 and b 96 x 7168,
+    # f_a 128 x 7168, f_b 12288 x 128; 24 MLA layers
     # q_a 7168x1536, q_b 1536x18432, kv_a 7168x576, kv_b 512x24576, o and g 12288x7168;
     # dense layer 0: 3 x 7168 x 33792; shared 92 x 3 x 7168 x 6144; latent 92 x 2 x 7168 x 3584;
     # router 92 x 896 x 7168; embedding + lm head 2 x 163840 x 7168
     routed = 92 * 896 * 3 * 3072 * 3584
-    kda = 69 * 5 * 7168 * 12288
+    kda = 69 * (5 * 7168 * 12288 + 96 * 7168 + 128 * 7168 + 12288 * 128)
     mla = 24 * (7168 * 1536 + 1536 * 18432 + 7168 * 576 + 512 * 24576 + 2 * 12288 * 7168)
     rest = 3 * 7168 * 33792 + 92 * 3 * 7168 * 6144 + 92 * 2 * 7168 * 3584 + 92 * 896 * 7168 + 2 * 163840 * 7168
     assert K3.total_params() == routed + kda + mla + rest  # 2.78 T (the article: 2.8 T)

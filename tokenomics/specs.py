@@ -254,13 +254,24 @@ class ModelSpec:
         Query / key heads of a linear-attention layer when fewer than its value heads
         (``linear_heads``; Qwen3.5's Gated DeltaNet: 16 key heads shared by 64 value heads, each
         value head keeping its own state); 0 = as many as ``linear_heads`` (Kimi Delta Attention).
+    linear_gate_rank : int
+        How a linear-attention layer computes its decay and beta gates. Kimi Delta Attention: a
+        per-key decay through a rank-``linear_gate_rank`` bottleneck (``f_a: hidden -> rank``,
+        ``f_b: rank -> linear width``) beside a per-head beta (``b: hidden -> heads``); 0 = Gated
+        DeltaNet's per-head decay and beta (``hidden -> 2 x heads``).
     attn_output_gate : bool
         Every layer gates its attention output with a ``hidden -> attn width`` projection
         (Kimi K3's ``g_proj``).
+    attn_residual_block : int
+        Attention residuals (Kimi K3): each layer mixes the outputs of earlier blocks of this many
+        layers into its attention and its MLP input (a norm and a learned query each) instead of
+        plain residual adds; 0 = plain residuals.
     moe_latent_dim : int
         LatentMoE: routed experts run in a latent of this width, behind a ``hidden -> latent``
         down-projection and a ``latent -> hidden`` up-projection per MoE layer (dense precision);
         dispatch and combine move latent-width tokens. 0 = experts at ``hidden``.
+    moe_latent_norm : bool
+        LatentMoE normalizes the latent before the routed experts (an RMSNorm per MoE layer).
     shared_experts_dense : bool
         Shared experts are stored at the dense precision rather than the experts' (Kimi K3's
         checkpoint quantizes the routed experts only).
@@ -298,8 +309,11 @@ class ModelSpec:
     linear_heads: int = 0
     linear_head_dim: int = 0
     linear_key_heads: int = 0
+    linear_gate_rank: int = 0
     attn_output_gate: bool = False
+    attn_residual_block: int = 0
     moe_latent_dim: int = 0
+    moe_latent_norm: bool = False
     shared_experts_dense: bool = False
     mtp_modules: float = float("nan")
     claimed_total_params: float = float("nan")
@@ -316,7 +330,8 @@ class ModelSpec:
                   "n_shared_experts", "expert_ffn_hidden", "q_lora_rank", "kv_lora_rank",
                   "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window_tok",
                   "n_sliding_layers", "n_kv_heads", "n_linear_layers", "linear_heads",
-                  "linear_head_dim", "linear_key_heads", "moe_latent_dim"):
+                  "linear_head_dim", "linear_key_heads", "linear_gate_rank", "attn_residual_block",
+                  "moe_latent_dim"):
             v.count(getattr(self, f), f"{self.name}.{f}", minimum=0)
         v.one_of(self.attention, f"{self.name}.attention", ("gqa", "mla"))
         if self.attention == "gqa" and (self.n_kv_heads < 1 or self.n_q_heads % self.n_kv_heads):
@@ -382,9 +397,20 @@ class ModelSpec:
         return (self.linear_key_heads or self.linear_heads) * self.linear_head_dim
 
     def linear_attention_params(self) -> int:
-        """Weights of one linear-attention layer: q, k, v and o projections (the output gate is
-        counted by :meth:`gate_params`; short convolutions, decay and beta gates, ~1 %, ignored)."""
-        return self.hidden * (2 * self.linear_qk_width + 2 * self.linear_width)
+        """Weights of one linear-attention layer: q, k, v and o projections and the decay and
+        beta gates (:meth:`linear_gate_widths`); the output gate is counted by
+        :meth:`gate_params`, short convolutions (4 taps a channel) are ignored."""
+        down, rank = self.linear_gate_widths()
+        return int(self.hidden * (2 * self.linear_qk_width + 2 * self.linear_width + down) + rank * self.linear_width)
+
+    def linear_gate_widths(self, tp: float = 1) -> tuple[float, int]:
+        """Output widths of a linear-attention layer's gate projections on one of ``tp``
+        tensor-parallel ranks: (from ``hidden``: the beta per head plus the replicated decay
+        bottleneck, or Gated DeltaNet's decay and beta per head; the bottleneck's rank, whose
+        up-projection fills the rank's share of the linear width, 0 without one)."""
+        if self.linear_gate_rank:
+            return self.linear_heads / tp + self.linear_gate_rank, self.linear_gate_rank
+        return 2 * self.linear_heads / tp, 0
 
     def gate_params(self, linear: bool = False) -> int:
         """The attention output gate of one layer (0 without ``attn_output_gate``)."""

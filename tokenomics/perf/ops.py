@@ -56,6 +56,13 @@ ENGINE_GLUE = 3
 ENGINE_ACT = 1
 ENGINE_MOE = 7  # fused top-k softmax, align, w13, act, w2, combine, shared-expert act
 ENGINE_MLA_EXTRA = 2  # latent norms
+# A linear-attention layer's core in an engine: short-convolution update, the recurrence and the
+# gated RMSNorm of its output (SGLang's Kimi K3 path and vLLM's Gated DeltaNet path; aiconfigurator
+# 095f58a aic-core/src/aiconfigurator_core/sdk/models/kimi_k3.py, generation ops, and vLLM
+# model_executor/layers/kda.py); vLLM's SM100 Kimi K3 build folds the three into one kernel
+# without speculative decoding. The output gate's projection rides in the q/k/v GEMM (K3's fused
+# qkvg, Qwen3.5's in_proj_qkvz).
+ENGINE_LINEAR_ATTN = 3
 ENGINE_STEP_EXTRA = 4
 
 
@@ -308,6 +315,12 @@ def build_ops(
         else:
             for nm, w in (("q(linear)", qkw), ("k(linear)", qkw), ("v(linear)", lw)):
                 gemm(nm, Ll, h, w)
+        # decay and beta gates: Kimi Delta Attention's beta per head and decay bottleneck from
+        # hidden, then the bottleneck up to every key channel; Gated DeltaNet's per head
+        down, rank = model.linear_gate_widths(tp)
+        gemm("decay+beta(linear)", Ll, h, down)
+        if rank:
+            gemm("decay up(linear)", Ll, rank, lw)
         state = ba * lh * d * d * LINEAR_STATE_BYTES_PER_ELEM
         per_tok = 10.0 * lh * d * d + (4.0 * 64 * lh * d if phase == "prefill" else 0.0)
         kv = state * (1.0 if phase == "prefill" else 2.0)
@@ -316,9 +329,20 @@ def build_ops(
         gemm("o(linear)", Ll, lw, h)
         if model.attn_output_gate:
             gemm("gate(linear out)", Ll, h, lw)
+    if model.attn_output_gate and La:
+        # sigmoid(gate) x attention output (linear layers gate inside their output norm)
+        aw = model.attn_out_dim / tp
+        ops.append(Op("gate multiply", "elementwise", La, zero, 3 * ma * aw * ACT_BYTES, zero, 5 * ma * aw,
+                      ma, zero, one))
     # norms, residual adds, rope, cache writes: activation traffic only
     ops.append(Op("norms+residual", "elementwise", L, zero, 8 * ma * h * ACT_BYTES, zero, 10 * ma * h,
                   ma, zero, zero))
+    if model.attn_residual_block:
+        # attention residuals: before attention and before the MLP, a norm and a learned query
+        # mix earlier blocks' outputs (aiconfigurator's kimi_k3.py: 2 per layer, 4 x hidden in,
+        # 2 x hidden out)
+        ops.append(Op("attention residuals", "elementwise", 2 * L, zero, 6 * ma * h * ACT_BYTES, zero,
+                      10 * ma * h, ma, zero, one))
 
     # ---------------- MLP / MoE blocks -------------------------------------------------------
     nd = model.n_dense_layers
@@ -351,6 +375,9 @@ def build_ops(
         if model.moe_latent_dim:
             gemm("latent down", nmoe, h, hx / tp)
             gemm("latent up", nmoe, hx / tp, h)
+            if model.moe_latent_norm:
+                ops.append(Op("latent norm", "elementwise", nmoe, zero, 2 * ma * hx * ACT_BYTES, zero,
+                              4 * ma * hx, ma, zero, one))
         w = n_exp * 3.0 * hx * ef * eb
         rows_total = n_exp * rows_per_exp
         flop = 2.0 * rows_total * 3.0 * hx * ef
@@ -418,10 +445,12 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
         elif op.name in ("act(silu*up)", "embedding", "logits+sample"):
             kern = 0.0 * m
         elif engine and op.kind == "gemm":
-            # engines pick split-K-free kernels; the router is fused into the MoE kernels
-            kern = np.full_like(m, 0.0 if op.name == "router" else float(op.n_gemm.max()))
+            # engines pick split-K-free kernels; the router is fused into the MoE kernels, a
+            # linear layer's output gate into its q/k/v GEMM
+            fused_away = op.name in ("router", "gate(linear out)")
+            kern = np.full_like(m, 0.0 if fused_away else float(op.n_gemm.max()))
         elif engine and op.kind.startswith("attention"):
-            kern = 0.0 * m + 1.0
+            kern = 0.0 * m + (ENGINE_LINEAR_ATTN if op.name == "linear attention" else 1.0)
         out.append(replace(op, kernels=kern, timing_extra_kernels=dropped))
     return out
 
