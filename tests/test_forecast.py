@@ -595,12 +595,13 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     c = bt.calibration
     p = bt.points
     ens = p[(p["sample"] == "holdout") & (p["model"] == "ensemble")]
-    # OpenRouter (18 points: five weeks of April-September 2026 added after stop 20, three of
-    # September-October after stop 23, three of July-August after stop 48), Microsoft (5),
-    # OpenRouter's Chinese models (11: two weeks of July-August after stop 48) and Fireworks AI
-    # (5: its June 2025 blog figure added in the eleventh pass): rolling origins from 3 points
-    # give (15+...+1) + (2+1) + (8+...+1) + (2+1) errors
-    assert len(ens) == 120 + 3 + 36 + 3
+    # OpenRouter (21 points: five weeks of April-September 2026 added after stop 20, three of
+    # September-October after stop 23, three of July-August after stop 48, three of June-August
+    # after stop 50), Microsoft (5), OpenRouter's Chinese models (15: two weeks of July-August
+    # after stop 48, four of June-August after stop 50) and Fireworks AI (5: its June 2025 blog
+    # figure added in the eleventh pass): rolling origins from 3 points give (18+...+1) + (2+1) +
+    # (12+...+1) + (2+1) errors
+    assert len(ens) == 171 + 3 + 78 + 3
     assert set(ens["series"]) == {"openrouter", "microsoft", "openrouter-china", "fireworks"}
     from tokenomics.forecast.history import decimal_year, load_history
 
