@@ -836,32 +836,25 @@ def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_the
     assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.25).all()
 
 
-def test_stop49_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores):
-    """Five OpenRouter weeks of July-August 2026 (three global, two of its Chinese models) found in
-    stop 49's search pass, long after the method was frozen: scored by the weights and calibration
-    of the dataset without them, 40 rolling-origin scores, 15 inside the 80 % and 37 inside the
-    95 % intervals, 0.26 decades median error vs 0.54 for a random walk (measured 2026-12-04, when
-    the rows were added). From each figure's latest origin all five fall inside the 80 %
-    intervals: the misses are forecasts made months before, under-predicting an acceleration."""
-    added, s, last = pass_scores("stop 49, after the method freeze")
-    assert added == 5
-    assert len(s) == 40 and int(s["in_80"].sum()) == 15 and int(s["in_95"].sum()) == 37
+@pytest.mark.parametrize("marker, added_rows, n, in_80, in_95", [
+    # stop 49: five OpenRouter weeks of July-August 2026 (three global, two of its Chinese models);
+    # 0.26 decades median error vs 0.54 for a random walk (measured 2026-12-04, when added)
+    ("stop 49, after the method freeze", 5, 40, 15, 37),
+    # stop 50: seven weeks of June-August 2026 (three global, four Chinese-models) whose weeks a
+    # fourteenth pass found stated; 0.16 vs 0.38 decades (measured 2026-12-05, when added)
+    ("stop 50, after the method freeze", 7, 54, 34, 51),
+])
+def test_late_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores, marker, added_rows,
+                                                                           n, in_80, in_95):
+    """OpenRouter weeks found long after the method was frozen, scored by the weights and calibration
+    of the dataset without them (counts measured when the rows were added). From each figure's
+    latest origin all fall inside the 80 % intervals: the misses are forecasts made months before,
+    under-predicting an acceleration."""
+    added, s, last = pass_scores(marker)
+    assert added == added_rows
+    assert len(s) == n and int(s["in_80"].sum()) == in_80 and int(s["in_95"].sum()) == in_95
     assert s["error_log10"].abs().median() < 0.5 * s["naive_error_log10"].abs().median()
-    assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.1).all()
-
-
-def test_stop50_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores):
-    """Seven OpenRouter weeks of June-August 2026 (three global, four of its Chinese models) whose
-    weeks a fourteenth search pass found stated, long after the method was frozen: scored by the
-    weights and calibration of the dataset without them, 54 rolling-origin scores, 34 inside the
-    80 % and 51 inside the 95 % intervals, 0.16 decades median error vs 0.38 for a random walk
-    (measured 2026-12-05, when the rows were added); all seven inside the 80 % intervals from
-    their latest origin."""
-    added, s, last = pass_scores("stop 50, after the method freeze")
-    assert added == 7
-    assert len(s) == 54 and int(s["in_80"].sum()) == 34 and int(s["in_95"].sum()) == 51
-    assert s["error_log10"].abs().median() < 0.5 * s["naive_error_log10"].abs().median()
-    assert len(last) == 7 and last["in_80"].all() and (last["error_log10"].abs() < 0.1).all()
+    assert len(last) == added_rows and last["in_80"].all() and (last["error_log10"].abs() < 0.1).all()
 
 
 def test_jump_off_puts_the_curves_median_on_the_last_observation():
