@@ -51,14 +51,33 @@ def test_verify_regime_out_predicts_verify_steps(cases, microbench):
 def test_every_regime_out(cases, microbench):
     """All regimes: graph steps generalize across verify, batch and model size (median <= 6 %);
     what does not generalize is pinned as found: without prefill rows the prefill attention
-    efficiency is unidentified (the fit drives it to its bound) and prefills come out 1.7x slow;
-    without graph rows the per-kernel graph cost is set by eager runs and a weak prior (0.6x)."""
+    efficiency is unidentified and stays at the profile default (0.45 of peak against 0.55 fitted
+    with them: prefills 1.09x, measured 2026-12-05); without graph rows the per-kernel graph cost
+    is set by eager runs and a weak prior (0.6x)."""
     out = leave_regime_out(cases, microbench)
     s = summarize(out, by=("held_out",)).set_index(["held_out", "execution"])
     for r in ("verify", "large-batch", "small-model", "large-model"):
         assert s.loc[(r, "graph"), "median_abs_error_frac"] <= 0.06, r
-    assert s.loc[("prefill", "all"), "median_ratio"] > 1.5
+    assert 1.05 < s.loc[("prefill", "all"), "median_ratio"] < 1.15
     assert s.loc[("graph", "graph"), "median_ratio"] < 0.7
+
+
+def test_unconstrained_parameter_stays_at_its_start_whatever_the_float_noise(cases, microbench):
+    """Decode steps alone say nothing about prefill attention: its efficiency stays at the start
+    value (the profile default, 0.45), and a 1e-13 relative change of the measurements (the size of
+    a CSV float parsed by two pandas versions) leaves every fitted parameter within 1e-6 of itself.
+    Before the anchor (stop 51) the free parameter landed at 0.30, 0.10 or 1.00 with such noise."""
+    from tokenomics.perf.calibrate import fit_profile
+    from tokenomics.perf.profile import FIT_BOUNDS, Profile
+
+    decode = cases[cases["phase"] == "decode"]
+    a = fit_profile(decode, microbench=microbench)
+    rng = np.random.default_rng(0)
+    noisy = decode.assign(measured_step_s=decode["measured_step_s"] * (1 + 1e-13 * rng.standard_normal(len(decode))))
+    b = fit_profile(noisy, microbench=microbench)
+    assert a.attn_flop_frac == pytest.approx(Profile("h200").attn_flop_frac, rel=1e-4)
+    for p in FIT_BOUNDS:
+        assert getattr(b, p) == pytest.approx(getattr(a, p), rel=1e-6, abs=1e-12), p
 
 
 def test_leave_one_model_out_keeps_its_shape(cases, microbench):
