@@ -899,3 +899,20 @@ def test_jump_off_puts_the_curves_median_on_the_last_observation():
         for k in ("median", "lo_80", "hi_95"):
             assert p[k][1] == pytest.approx(raw[k][0] + f.params["jump_off_log"], abs=1e-9)
     assert "local_trend" not in M.JUMP_OFF_MODELS
+
+
+def test_a_model_that_does_not_converge_is_named_with_its_series_and_weight():
+    """The bare model warning names neither the series nor how much the model counts; re-raised
+    from a series' fit it says both (weight 17 % = the share the ensemble gives it there)."""
+    import warnings
+
+    from tokenomics.errors import ConvergenceWarning
+    from tokenomics.forecast.demand import _rewarn_with_series
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("local_trend fit did not converge on 3 observations; its forecast is unreliable.",
+                      ConvergenceWarning)
+    with pytest.warns(ConvergenceWarning, match=r"series 'openai': local_trend fit did not converge on 3 "
+                      r"observations \(weight 17% of the ensemble median\); its forecast is unreliable"):
+        _rewarn_with_series(caught, "openai", {"local_trend": 0.17, "loglinear": 0.83})
