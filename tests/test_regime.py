@@ -76,8 +76,19 @@ def test_unconstrained_parameter_stays_at_its_start_whatever_the_float_noise(cas
     noisy = decode.assign(measured_step_s=decode["measured_step_s"] * (1 + 1e-13 * rng.standard_normal(len(decode))))
     b = fit_profile(noisy, microbench=microbench)
     assert a.attn_flop_frac == pytest.approx(Profile("h200").attn_flop_frac, rel=1e-4)
+    assert a.metrics["unconstrained"] == "attn_flop_frac"
     for p in FIT_BOUNDS:
         assert getattr(b, p) == pytest.approx(getattr(a, p), rel=1e-6, abs=1e-12), p
+
+
+def test_calibrate_says_which_parameters_its_cases_left_at_the_default(cases, tmp_path):
+    """A user fitting decode steps only is told that prefill attention was not fitted."""
+    path = tmp_path / "decode.csv"
+    cases[cases["phase"] == "decode"].to_csv(path, index=False)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "p.json")])
+    assert r.exit_code == 0, r.output
+    assert "Not constrained by these cases, kept at the default: attn_flop_frac = 0.45 (add prefills)" in r.output
+    assert json.loads((tmp_path / "p.json").read_text())["metrics"]["unconstrained"] == "attn_flop_frac"
 
 
 def test_leave_one_model_out_keeps_its_shape(cases, microbench):

@@ -254,6 +254,12 @@ def calibrate(
     params = pd.DataFrame([{"parameter": k, "value": val} for k, val in prof.params().items()])
     if fmt == Format.table:
         emit(params, fmt, title=f"Fitted profile {prof.name!r} -> {out}")
+        free = [p for p in prof.metrics.get("unconstrained", "").split(",") if p]
+        if free:
+            needs = {"attn_flop_frac": "prefills", "graph_kernel_s": "CUDA-graph steps",
+                     "eager_kernel_s": "eager steps", "eager_busy_kernel_s": "eager steps of a large model"}
+            typer.echo("Not constrained by these cases, kept at the default: " + "; ".join(
+                f"{p} = {getattr(prof, p):.4g}" + (f" (add {needs[p]})" if p in needs else "") for p in free))
         emit(summarize(predict_cases(df, prof)), fmt, title="In-sample error by execution mode")
     else:
         emit(params, fmt)

@@ -412,6 +412,9 @@ def fit_profile(
     summ = summarize(pred)
     metrics = {f"{r.execution}_median_abs_error_frac": round(r.median_abs_error_frac, 4) for r in summ.itertuples()}
     metrics.update({f"{r.execution}_p90_abs_error_frac": round(r.p90_abs_error_frac, 4) for r in summ.itertuples()})
+    # parameters no case, GEMM point or prior moves at the solution: kept at their start by the anchor
+    moved = np.max(np.abs(sol.jac[:n_obs]), axis=0) if n_obs else np.zeros(len(params))
+    metrics["unconstrained"] = ",".join(p for p, m in zip(params, moved) if m < 1e-9)
     import datetime as _dt
 
     return prof.replace(
