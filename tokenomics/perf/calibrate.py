@@ -4,7 +4,9 @@ The fit changes only parameters of the hardware and of the execution plans (achi
 bandwidth fractions, GEMM efficiency curve, per-kernel costs in a graph and in eager mode),
 never per-model factors: :func:`fit_profile` minimises the relative error of every measured
 case with :func:`scipy.optimize.least_squares` (soft-L1 robust loss, so a few noisy eager runs
-do not drag the rest), plus the large-GEMM points of the H200 microbenchmark.
+do not drag the rest), plus the large-GEMM points of the H200 microbenchmark, plus a weak pull of
+every parameter towards its start (:data:`ANCHOR_WEIGHT`), so a parameter the cases do not
+exercise keeps its default (listed in the profile's ``metrics["unconstrained"]``).
 
 Cases follow the schema of ``datasets/h200_cases.csv`` (see ``../shared/calibration/README.md``).
 """
@@ -348,7 +350,9 @@ def fit_profile(
     Returns
     -------
     Profile
-        With ``fitted_on`` listing the case ids and ``metrics`` the in-sample errors.
+        With ``fitted_on`` listing the case ids and ``metrics`` the in-sample errors and
+        ``unconstrained`` (comma-separated names of the parameters no case, GEMM point or prior
+        moves at the solution; they stay at ``start``).
     """
     from scipy.optimize import least_squares
 
