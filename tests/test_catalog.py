@@ -175,3 +175,13 @@ def test_kimi_k2_5_is_kimi_k2s_text_architecture():
     assert k is model("kimi-k2")
     assert (k.n_layers, k.hidden, k.n_q_heads, k.n_experts, k.experts_per_token, k.expert_ffn_hidden,
             k.n_shared_experts, k.vocab) == (61, 7168, 64, 384, 8, 2048, 1, 163840)
+
+
+def test_csv_floats_are_parsed_correctly_rounded(tmp_path):
+    """Whatever pandas is installed: its releases before 3.1 parse '0.0006369616873214543' ~1e-12
+    off by default, which moved fitted figures between installs (tokenomics.io.exact_floats)."""
+    from tokenomics.io import read_csv
+
+    texts = ["0.0006369616873214543", "4.097352393619469e-05", "0.014846749999996689", "19362049167013.242"]
+    (tmp_path / "f.csv").write_text("v\n" + "\n".join(texts) + "\n")
+    assert read_csv(tmp_path / "f.csv")["v"].tolist() == [float(t) for t in texts]

@@ -273,9 +273,11 @@ def datasets() -> "pd.DataFrame":
 def _load_cached(name: str, path: str) -> "pd.DataFrame":
     import pandas as pd
 
+    from .io import exact_floats
+
     info = REGISTRY[name]
     try:
-        df = pd.read_csv(path)
+        df = pd.read_csv(path, **exact_floats())
     except FileNotFoundError:
         raise DataError(f"dataset {name!r} not found at {path}") from None
     check_columns(df, info.required, what=info.file)

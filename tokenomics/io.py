@@ -361,6 +361,18 @@ def _check_rectangular(text: str, label: str) -> None:
         raise DataError(f"{label} cannot be parsed as CSV: line {rows.line_num}: {exc}") from None
 
 
+def exact_floats() -> dict:
+    """Keyword arguments that make :func:`pandas.read_csv` parse floats correctly rounded.
+
+    pandas 3.1 does by default (and deprecates the option); older releases' default parser is off
+    by up to ~1e-12 relative, so results (and pinned figures) would depend on the pandas installed.
+    """
+    import pandas as pd
+
+    major, minor = (int(v) for v in re.findall(r"\d+", pd.__version__)[:2])
+    return {} if (major, minor) >= (3, 1) else {"float_precision": "round_trip"}
+
+
 def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (),
              dtype: Any = None, allow_empty: bool = False) -> "pd.DataFrame":
     """Read a CSV file (or take a DataFrame) and check its columns, in one-line errors.
@@ -399,7 +411,7 @@ def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (
             raise DataError(f"{label} is empty; expected a header line and rows")
         _check_rectangular(text, label)
         try:
-            df = pd.read_csv(_io.StringIO(text), dtype=dtype)
+            df = pd.read_csv(_io.StringIO(text), dtype=dtype, **exact_floats())
         except pd.errors.EmptyDataError:
             raise DataError(f"{label} is empty; expected a header line and rows") from None
         except pd.errors.ParserError as exc:

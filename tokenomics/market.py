@@ -77,7 +77,7 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
 
     from . import catalog
     from .dates import parse_date
-    from .io import blank_cells, numeric_column
+    from .io import blank_cells, exact_floats, numeric_column
 
     where = "datasets/market_prices.csv"
     if prices is None:
@@ -90,7 +90,7 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         if not p.is_file():
             raise DataError(f"market price file {p} not found (or not a file)")
         try:  # only an empty cell is 'not given': the text 'nan' in a price cell is an error
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""])
+            df = pd.read_csv(p, keep_default_na=False, na_values=[""], **exact_floats())
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
     what = f"market price table {where}"

@@ -288,10 +288,12 @@ def mlperf_rows(path: "str | Path | None" = None):
     """The multi-chip MLPerf Llama rows of ``measured_public.csv`` this module can model."""
     import pandas as pd
 
+    from ..io import exact_floats
+
     p = Path(path) if path else _shared_reference()
     if not p.exists():
         raise DataError(f"MLPerf reference not found at {p}; pass the path to measured_public.csv")
-    df = pd.read_csv(p)
+    df = pd.read_csv(p, **exact_floats())
     df = df[df["system"].str.contains("MLPerf", na=False)]
     from ..catalog import load
 
