@@ -7,8 +7,9 @@ history, the watch's event files, the market price table) parses them here.
 
 Examples
 --------
->>> parse_date("2025-06")
-(np.datetime64('2025-06-15'), 'month')
+>>> day, precision = parse_date("2025-06")
+>>> str(day), precision
+('2025-06-15', 'month')
 >>> parse_date("2025-13") is None
 True
 >>> round(float(decimal_year(["2025-07-02"])[0]), 4)   # (day 183 - 1) / 365
