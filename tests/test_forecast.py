@@ -901,18 +901,26 @@ def test_jump_off_puts_the_curves_median_on_the_last_observation():
     assert "local_trend" not in M.JUMP_OFF_MODELS
 
 
-def test_a_model_that_does_not_converge_is_named_with_its_series_and_weight():
-    """The bare model warning names neither the series nor how much the model counts; re-raised
-    from a series' fit it says both (weight 17 % = the share the ensemble gives it there)."""
+def test_a_model_that_does_not_converge_is_named_with_its_series_and_weight(monkeypatch):
+    """The bare model warning names neither the series nor how much the model counts; from a
+    series' forecast it says both (weight 17 % = the share the ensemble gives local_trend for the
+    OpenAI API's three points, measured 2026-12-05). Forced here, so it holds whichever way the
+    optimiser ends on this machine."""
+    import dataclasses
     import warnings
 
     from tokenomics.errors import ConvergenceWarning
-    from tokenomics.forecast.demand import _rewarn_with_series
+    from tokenomics.forecast import models as M
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        warnings.warn("local_trend fit did not converge on 3 observations; its forecast is unreliable.",
-                      ConvergenceWarning)
+    real_fit = M.fit
+
+    def fit(model, t, y, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            f = real_fit(model, t, y, **kw)
+        return dataclasses.replace(f, converged=model != "local_trend")
+
+    monkeypatch.setattr(M, "fit", fit)
     with pytest.warns(ConvergenceWarning, match=r"series 'openai': local_trend fit did not converge on 3 "
                       r"observations \(weight 17% of the ensemble median\); its forecast is unreliable"):
-        _rewarn_with_series(caught, "openai", {"local_trend": 0.17, "loglinear": 0.83})
+        forecast("openai")

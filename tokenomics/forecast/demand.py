@@ -28,6 +28,7 @@ import numpy as np
 
 from . import models as M
 from .._display import Display
+from ..errors import ConvergenceWarning
 from .history import MIN_OBS, decimal_year, load_history, month_end, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -187,23 +188,6 @@ def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dic
     return out
 
 
-def _rewarn_with_series(caught, series: str, weights: dict) -> None:
-    """Warnings raised while fitting one series, again; a model that did not converge names the
-    series and its weight in the ensemble (the bare model warning names neither)."""
-    from ..errors import ConvergenceWarning
-
-    for w in caught:
-        msg = str(w.message)
-        if issubclass(w.category, ConvergenceWarning):
-            model = msg.split(" ", 1)[0]
-            share = weights.get(model)
-            weight = f" (weight {share:.0%} of the ensemble median)" if share is not None else ""
-            warnings.warn(f"series {series!r}: {msg.replace('; its forecast', weight + '; its forecast', 1)}",
-                          ConvergenceWarning, stacklevel=4)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
 def forecast_series(name: str, fit_through=None, scenario: str | None = None, end: str = END,
                     history: "pd.DataFrame | None" = None, backtest_result=None) -> "pd.DataFrame":
     """Monthly forecast of one series (see :func:`forecast`); returns the frame only."""
@@ -217,8 +201,9 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     t = s["t_year"].to_numpy(float)
     y = np.log(s["tokens_per_day"].to_numpy(float))
     fits = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        # reported below, with the series and the model's weight (the bare warning names neither)
+        warnings.simplefilter("ignore", ConvergenceWarning)
         for m in M.available(len(t)):
             kw = {"damping_per_year": bt.damping_per_year} if m == "damped" else {}
             if m in ("gompertz", "logistic"):
@@ -227,7 +212,9 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     w = np.array([bt.weights.get(m, 0.0) for m in fits])
     w = w / w.sum() if w.sum() > 0 else np.full(len(fits), 1.0 / len(fits))
     weights = dict(zip(fits, w))
-    _rewarn_with_series(caught, s["series"].iloc[0], weights)
+    for m, f in fits.items():
+        if not f.converged:
+            M.warn_not_converged(f, s["series"].iloc[0], weights[m])
     grid = _month_grid(s["date"].iloc[-1], end)
     dates = grid.to_timestamp() + pd.Timedelta(days=14)
     tq = decimal_year(dates)

@@ -492,14 +492,23 @@ def fit(model: str, t_year, log_y, **kwargs) -> Fitted:
     if model in JUMP_OFF_MODELS:
         fitted = _jump_off(fitted, t_year, log_y)
     if not fitted.converged:
-        warnings.warn(
-            f"{model} fit did not converge on {fitted.n_obs} observations; its forecast is "
-            "unreliable. Silence with warnings.filterwarnings('ignore', "
-            "category=tokenomics.errors.ConvergenceWarning)",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_not_converged(fitted)
     return fitted
+
+
+def warn_not_converged(fitted: Fitted, series: str | None = None, weight: float | None = None,
+                       stacklevel: int = 3) -> None:
+    """One :class:`~tokenomics.errors.ConvergenceWarning` for a fit that did not converge, naming
+    the series and the model's weight in the ensemble where the caller knows them."""
+    where = f"series {series!r}: " if series is not None else ""
+    share = f" (weight {weight:.0%} of the ensemble median)" if weight is not None else ""
+    warnings.warn(
+        f"{where}{fitted.model} fit did not converge on {fitted.n_obs} observations{share}; its "
+        "forecast is unreliable. Silence with warnings.filterwarnings('ignore', "
+        "category=tokenomics.errors.ConvergenceWarning)",
+        ConvergenceWarning,
+        stacklevel=stacklevel,
+    )
 
 
 #: Models whose forecast is shifted to start at the last observation (module docstring).
