@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 #: Note markers of the token_demand rows each later search pass added, oldest first.
 DEMAND_PASSES = ("after stop 20's method freeze", "ninth search pass, after stop 23",
                  "stop 49, after the method freeze", "stop 50, after the method freeze",
-                 "stop 51, after the method freeze")
+                 "stop 51, after the method freeze", "stop 52, after the method freeze")
 
 
 @pytest.fixture
