@@ -131,6 +131,24 @@ def test_deployment_api_and_file(tmp_path):
     assert np.all(np.diff(np.asarray(r.step_time_s)) > 0)
 
 
+def test_a_stated_release_says_what_it_changes():
+    """The resolver's note for a stated release names the table it is timed with, or why it changes
+    nothing (tables in datasets/engine_kernel_versions.csv: B200 TensorRT-LLM 1.2.0rc5..1.3.0rc20
+    against 1.3.0rc20/rc23; none for vLLM; none on MI300X)."""
+    note = lambda **kw: "; ".join(resolve("llama-3.1-8b", **kw).picked)  # noqa: E731
+    assert "trt 1.1.0rc2 kernels timed as tabulated for 1.2.0rc5 (older than every table" in note(
+        hardware="b200", engine="trt", engine_version="1.1.0rc2")
+    assert "trt 1.3.0rc12 kernels timed as tabulated for 1.3.0rc10" in note(
+        hardware="b200", engine="trt", engine_version="1.3.0rc12")
+    assert "not older than the newest tabulated release (1.3.0rc23)" in note(
+        hardware="b200", engine="trt", engine_version="1.4.0")
+    assert "no per-release kernel tables for vllm" in note(hardware="b200", engine="vllm", engine_version="0.19.0")
+    assert "no trt release tables for mi300x" in note(hardware="mi300x", engine="trt", engine_version="1.1.0rc2")
+    assert "the plan runs no engine kernels" in note(hardware="b200", engine="trt", engine_version="1.1.0rc2",
+                                                     execution="graph")
+    assert "1.1.0rc2" not in note(hardware="b200", engine="trt")
+
+
 def test_cli_engine_version(capsys):
     from typer.testing import CliRunner
 

@@ -849,6 +849,13 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         expert_balance = "eplb"
         picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
                       f"deployments place redundant experts by load)")
+    if engine_version:
+        from .perf.kernel_versions import release_note, version_key
+
+        version_key(str(engine_version))  # a release number, or a one-line error
+        eng = ENGINE_ALIASES.get(engine or "default", engine or "default")
+        picked.append(release_note(hw.name, eng, str(engine_version).strip(),
+                                   runs_engine=eng != "none" and exe.fusion == "engine"))
     dep = Deployment(
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         engine_version=engine_version or "",

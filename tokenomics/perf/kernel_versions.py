@@ -110,6 +110,38 @@ def _table():
     return load("engine_kernel_versions")
 
 
+@functools.lru_cache(maxsize=256)
+def release_note(hardware: str, engine: str, engine_version: str, runs_engine: bool = True) -> str:
+    """One line on what a stated ``engine_version`` changes for ``engine`` on ``hardware``: the
+    tabulated release its GEMM and fused-MoE kernels are timed as, or why it changes nothing (the
+    plan runs no engine kernels, the engine or chip has no tables, the release is the newest).
+
+    >>> release_note("b200", "trt", "1.1.0rc2")
+    'trt 1.1.0rc2 kernels timed as tabulated for 1.2.0rc5 (older than every table: ASSUMPTION no faster)'
+    >>> release_note("h200", "vllm", "0.19.0")
+    'vllm 0.19.0: no per-release kernel tables for vllm; the newest measured kernels are timed'
+    """
+    label = f"{engine} {engine_version}"
+    if not runs_engine:
+        return f"{label}: the plan runs no engine kernels, so the release changes nothing"
+    if engine not in TABLE_ENGINES:
+        return f"{label}: no per-release kernel tables for {engine}; the newest measured kernels are timed"
+    df = _table()
+    df = df[(df["hardware"] == hardware) & (df["engine"] == engine)]
+    if df.empty:
+        return f"{label}: no {engine} release tables for {hardware}; the newest measured kernels are timed"
+    key = version_key(engine_version)
+    newest = max(df["reference_version"].unique(), key=version_key)
+    if key >= version_key(newest):
+        return f"{label}: not older than the newest tabulated release ({newest}); the newest measured kernels are timed"
+    versions = sorted(df["engine_version"].unique(), key=version_key)
+    at_or_below = [v for v in versions if version_key(v) <= key]
+    if not at_or_below:
+        return (f"{label} kernels timed as tabulated for {versions[0]} (older than every table: "
+                "ASSUMPTION no faster)")
+    return f"{label} kernels timed as tabulated for {at_or_below[-1]} (datasets/engine_kernel_versions.csv)"
+
+
 @functools.lru_cache(maxsize=512)
 def kernel_penalty(hardware: str, engine: str, engine_version: str | None, op: str,
                    fmt: str | None) -> KernelPenalty | None:
