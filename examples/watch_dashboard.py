@@ -29,7 +29,7 @@ def main(argv: list[str]) -> None:
     print(f.to_frame()[["family", "latest_level", "level3_date", "level3_lo", "level3_hi"]].to_string(index=False))
 
     # All three metrics, and the report (watch.md + one PNG per metric).
-    d = watch(n_boot=10 if fast else 200, n_draws=40 if fast else 400)
+    d = watch(n_boot=20 if fast else 200, n_draws=40 if fast else 400)
     print(d.to_frame()[["metric", "status"]].to_string(index=False))
     for p in d.write(out_dir):
         print("wrote", p)

@@ -255,7 +255,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["sweep", "ok.toml", "--engine", "dask", "--scheduler", "tcp://host"], "port required"),
     # -- sweep-mc: sizes before work, engines
     (["sweep-mc", "--samples", "10000000000000"], "would take"),
-    (["sweep-mc", "--samples", "5"], "n_samples must be an integer >= 10"),
+    # a P5-P95 interval needs one draw in each 5 % tail: 2 / (1 - 0.9) = 20 draws (hand calculation)
+    (["sweep-mc", "--samples", "5"], "n_samples 5 is too few for a 90% interval: give at least 20"),
+    (["sweep-mc", "--samples", "19"], "n_samples 19 is too few for a 90% interval: give at least 20"),
     (["sweep-mc", "--chunk-samples", "0"], "chunk_samples"),
     (["sweep-mc", "--chunk-samples", "1000000000"], "per chunk"),
     (["sweep-mc", "--samples", "100000000", "--chunk-samples", "10"], "chunks"),
@@ -268,7 +270,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--n-boot", "100000000"], "would take"),
     (["watch", "--n-draws", "100000000"], "would take"),
     (["watch", "--n-boot", "-1"], "n_boot must be an integer >= 0"),
-    (["watch", "--n-draws", "5"], "n_draws must be an integer >= 10"),
+    (["watch", "--n-draws", "5"], "n_draws 5 is too few for a 90% interval: give at least 20"),
+    (["watch", "--n-boot", "1"], "n_boot 1 is too few for a 90% interval: give at least 20 (one draw in each "
+                                 "5% tail) or 0 for none"),
     (["watch", "--seed", "-1"], "seed must be an integer >= 0"),
     (["watch", "--out", "afile"], "must be a directory"),
     (["watch", "--megakernel-events", "adir"], "is a directory"),
@@ -282,6 +286,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--supernode-events", "ragged.csv"], "not a rectangular CSV"),
     # -- report: names and numbers before work, --out before work
     (["report", "-o", "rep", "--samples", "-10"], "n_samples"),
+    (["report", "-o", "rep", "--samples", "10"], "n_samples (Monte Carlo draws) 10 is too few for a 90% interval"),
     (["report", "-o", "rep", "--samples", "100000000"], "at most"),
     (["report", "-o", "rep", "-H", "h200", "-H", "h2000"], "Unknown accelerator 'h2000'"),
     (["report", "-o", "rep", "-m", "llama-9"], "Unknown model"),

@@ -19,7 +19,7 @@ from tokenomics.cli import main
 from tokenomics.errors import DataError, ValidationError
 
 #: Watch sizes small enough that a run that does start stays quick.
-FAST = ["--n-boot", "5", "--n-draws", "20"]
+FAST = ["--n-boot", "20", "--n-draws", "20"]
 HIST = "series,date,tokens_per_day,source\n"
 PRICES = ("provider,model,input_usd_per_m_tok,cached_input_usd_per_m_tok,output_usd_per_m_tok,"
           "tok_per_s_per_user,source,as_of\n")

@@ -25,7 +25,7 @@ def _check_display(obj, *needles):
 
 @pytest.fixture(scope="module")
 def watch_dashboard():
-    return tk.watch.watch(n_boot=10, n_draws=40)
+    return tk.watch.watch(n_boot=20, n_draws=40)
 
 
 def test_price_repr_is_a_compact_table():
@@ -84,7 +84,7 @@ def test_other_results_display():
     mc = uncertainty.monte_carlo(tco.CostInputs.for_hardware("h200"), 600.0, 5000.0, n_samples=200, seed=0)
     _check_display(mc, "price_usd_per_1k_tok_p50")
     _check_display(tk.chain.disaggregated("b200", "h200", "llama-3.1-8b"), "instance_ratio")
-    text = _check_display(mk.fit_adoption(n_boot=5), "latest_date")
+    text = _check_display(mk.fit_adoption(n_boot=20), "latest_date")
     assert "2025-05-30" in text  # dates shown as dates
     _check_display(sn.delivery_ramp(n_draws=20), "units_p50")
 

@@ -929,3 +929,15 @@ def test_a_model_that_does_not_converge_is_named_with_its_series_and_weight(monk
     with pytest.warns(ConvergenceWarning, match=r"series 'openai': local_trend fit did not converge on 3 "
                       r"observations \(weight 17% of the ensemble median\); its forecast is unreliable"):
         forecast("openai")
+
+
+def test_a_bootstrap_too_small_for_its_interval_is_refused():
+    """A 95 % percentile interval needs a resample in each 2.5 % tail: 2 / 0.05 = 40 (hand
+    calculation); 0 fits the point only (the backtest's point errors)."""
+    t, y = [2024.0, 2025.0, 2026.0, 2026.5], [1.0, 2.0, 3.0, 3.5]
+    with pytest.raises(ValidationError, match=r"n_boot 39 is too few for a 95% interval: give at least 40 "
+                                              r"\(one draw in each 2.5% tail\) or 0 for none"):
+        M.fit_gompertz(t, y, n_boot=39)
+    assert M.fit_logistic(t, y, n_boot=40).n_obs == 4
+    p = M.fit_gompertz(t, y, n_boot=0).predict([2027.0])
+    assert p["lo_95"][0] <= p["median"][0] <= p["hi_95"][0]

@@ -16,13 +16,13 @@ from tokenomics.cli import app, main
 from tokenomics.watch import watch
 
 ROOT = Path(__file__).resolve().parent.parent
-FAST = ["--n-boot", "5", "--n-draws", "20"]
+FAST = ["--n-boot", "20", "--n-draws", "20"]
 REQUIRED = ["metric", "latest", "trend", "forecast", "status", "as_of"]
 
 
 @pytest.fixture(scope="module")
 def dash():
-    return watch(n_boot=5, n_draws=20)
+    return watch(n_boot=20, n_draws=20)
 
 
 def test_dashboard_frame(dash):
@@ -59,7 +59,7 @@ def test_cli_json_is_the_frame():
     assert isinstance(data, list) and [d["metric"] for d in data] == ["price", "megakernel", "supernode"]
     for d in data:
         assert all(k in d for k in REQUIRED)
-    expected = watch(n_boot=5, n_draws=20).to_frame()
+    expected = watch(n_boot=20, n_draws=20).to_frame()
     assert list(data[0].keys()) == list(expected.columns)
     assert [d["forecast"] for d in data] == list(expected["forecast"])
 
@@ -68,7 +68,7 @@ def test_cli_csv_is_the_frame():
     r = CliRunner().invoke(app, ["watch", "-f", "csv", *FAST])
     assert r.exit_code == 0, r.output
     got = pd.read_csv(io.StringIO(r.stdout))
-    expected = watch(n_boot=5, n_draws=20).to_frame()
+    expected = watch(n_boot=20, n_draws=20).to_frame()
     assert list(got.columns) == list(expected.columns)
     assert list(got["trend"]) == list(expected["trend"])
 

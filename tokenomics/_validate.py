@@ -148,6 +148,20 @@ def whole(value: Any, name: str, *, minimum: int = 0) -> Any:
     return count(value, name, minimum=minimum)
 
 
+def draws(value: Any, name: str, *, ci: float = 0.9, allow_zero: bool = False) -> Any:
+    """A whole number of random draws behind a central ``ci`` percentile interval: at least
+    ``ceil(2 / (1 - ci))``, so that each tail beyond the interval holds one draw (20 at 90 %; fewer
+    give an interval that is the sample's extremes or narrower), or 0 (no interval) where
+    ``allow_zero``."""
+    whole(value, name, minimum=0 if allow_zero else 1)
+    need = math.ceil(round(2.0 / (1.0 - float(ci)), 9))
+    if value < need and not (allow_zero and value == 0):
+        none = " or 0 for none" if allow_zero else ""
+        raise ValidationError(f"{name} {int(value)} is too few for a {100 * float(ci):g}% interval: give at least "
+                              f"{need} (one draw in each {50 * (1 - float(ci)):g}% tail){none}")
+    return value
+
+
 def seed(value: Any, name: str = "seed") -> Any:
     """A random seed: a whole number in [0, 2**63)."""
     whole(value, name, minimum=0)

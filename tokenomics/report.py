@@ -96,7 +96,7 @@ def _check_report_args(hardware, models, execution, workload, weight_precision, 
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
             raise ValidationError(f"{name} must be a whole number, got {val!r}")
     v.count(seed, "seed", minimum=0)
-    v.count(n_samples, "n_samples (Monte Carlo draws)", minimum=10)
+    v.draws(n_samples, "n_samples (Monte Carlo draws)")  # its P5-P95
     if n_samples > MAX_REPORT_SAMPLES:
         raise ValidationError(f"n_samples (Monte Carlo draws) must be at most {MAX_REPORT_SAMPLES:,} per "
                               f"configuration, got {n_samples:,}")

@@ -946,7 +946,7 @@ MC_S_PER_SAMPLE = 1.5e-6
 
 def _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers) -> tuple[int, int]:
     """Check Monte Carlo sizes before any draw; returns (n_samples, chunk_samples) as ints."""
-    v.whole(n_samples, "n_samples", minimum=10)
+    v.draws(n_samples, "n_samples")  # P5-P95
     v.whole(chunk_samples, "chunk_samples", minimum=10)
     v.seed(seed)
     v.one_of(engine, "engine", ("local", "dask"))

@@ -147,7 +147,7 @@ def monte_carlo(cost: CostInputs, board_power_w: float, tok_per_s_per_chip: floa
     """
     if not isinstance(cost, CostInputs):
         raise ValidationError("monte_carlo needs bottom-up CostInputs (a flat tier has no inputs to vary)")
-    v.count(n_samples, "n_samples", minimum=10)
+    v.draws(n_samples, "n_samples")  # P5-P95
     v.count(seed, "seed", minimum=0)
     rng = ranges or default_ranges(cost, utilization_frac)
     gen = np.random.default_rng(int(seed))

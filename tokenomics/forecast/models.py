@@ -400,6 +400,9 @@ def _curve_fit(f, jac, t, y, p0, bounds):
 
 
 def _fit_curve(model: str, t_year, log_y, n_boot: int, seed: int) -> Fitted:
+    from .._validate import draws
+
+    draws(n_boot, "n_boot", ci=max(LEVELS), allow_zero=True)  # 0: point fit only (backtest errors)
     t, y = _check_xy(t_year, log_y, model)
     f, jac, p0, bounds = _curve_setup(model, t, y)
     converged = True

@@ -201,10 +201,10 @@ def check_sizes(n_boot: Any, n_draws: Any, seed: Any = 0, ci: Any = 0.9) -> floa
     """
     from ..errors import ValidationError
 
-    v.whole(n_boot, "n_boot", minimum=0)
-    v.whole(n_draws, "n_draws", minimum=10)
-    v.seed(seed)
     v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    v.draws(n_boot, "n_boot", ci=ci, allow_zero=True)
+    v.draws(n_draws, "n_draws", ci=ci)
+    v.seed(seed)
     est = n_boot * S_PER_BOOT + n_draws * S_PER_DRAW
     if est > MAX_WATCH_S:
         raise ValidationError(f"n_boot {int(n_boot):,} and n_draws {int(n_draws):,} would take ~{_human_s(est)} "

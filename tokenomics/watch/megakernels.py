@@ -242,8 +242,8 @@ def fit_adoption(
     AdoptionFit
         ``status`` says when the fit is bound-driven (few points from the left tail only).
     """
-    v.count(n_boot, "n_boot", minimum=0)
     v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    v.draws(n_boot, "n_boot", ci=ci, allow_zero=True)
     v.positive(horizon_years, "horizon_years")
     v.one_of(track, "track", TRACKS)
     df = load_events(events)

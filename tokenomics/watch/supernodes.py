@@ -178,9 +178,9 @@ def delivery_ramp(events: "str | pd.DataFrame | None" = None, product: str = "Cl
     import pandas as pd
     from scipy.optimize import curve_fit
 
-    v.count(n_draws, "n_draws", minimum=10)
-    v.count(chips_per_node, "chips_per_node")
     v.fraction(ci, "ci", allow_zero=False, allow_one=False)
+    v.draws(n_draws, "n_draws", ci=ci)
+    v.count(chips_per_node, "chips_per_node")
     df = load_events(events)
     sel = df[df["product"].astype(str).str.contains(product, regex=False)]
     pts = sel[sel["event"].isin(["deployment", "deliveries", "cumulative_sales"])].copy()
