@@ -8,6 +8,7 @@ formulas computed independently of statsmodels, or observations from datasets/to
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -941,3 +942,59 @@ def test_a_bootstrap_too_small_for_its_interval_is_refused():
     assert M.fit_logistic(t, y, n_boot=40).n_obs == 4
     p = M.fit_gompertz(t, y, n_boot=0).predict([2027.0])
     assert p["lo_95"][0] <= p["median"][0] <= p["hi_95"][0]
+
+
+def test_a_part_never_exceeds_its_whole():
+    """OpenRouter's Chinese models are part of OpenRouter (datasets/token_demand.csv part_of);
+    extrapolated apart, their median overtakes the whole in October 2027 (measured 2026-12-05).
+    Capped, every month's median and bounds stay at or below the whole's, the binding rows say so,
+    and forecasting the part alone gives the same rows as forecasting every series."""
+    m = forecast().monthly
+    for part, whole in (("openrouter-china", "openrouter"), ("google-gemini-api", "google"), ("doubao", "china")):
+        p = m[m["series"] == part].set_index("date")
+        w = m[m["series"] == whole].set_index("date").reindex(p.index)
+        for col in ("tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80", "tokens_per_day_lo_95",
+                    "tokens_per_day_hi_95"):
+            assert (p[col] <= w[col] * (1 + 1e-12)).all(), (part, col)
+    p = m[m["series"] == "openrouter-china"].set_index("date")
+    capped = p["interval_basis"].str.contains("capped at openrouter's forecast", regex=False)
+    assert not capped.loc[:"2027-07"].any() and capped.loc["2027-10":].all()
+    alone = forecast("openrouter-china").monthly.set_index("date")
+    pd.testing.assert_frame_equal(alone, p)
+
+
+def test_cap_parts_by_hand():
+    """Quantile by quantile: a part's column above its whole's takes the whole's value, others
+    are kept, a month the whole lacks is never capped (hand-made frames)."""
+    from tokenomics.forecast.demand import CAPPED_COLUMNS, cap_parts
+
+    dates = pd.to_datetime(["2027-01-15", "2027-02-15", "2027-03-15"])
+
+    def frame(name, scale):
+        f = pd.DataFrame({c: scale * np.array([1.0, 2.0, 3.0]) * (1 + i) for i, c in enumerate(CAPPED_COLUMNS)})
+        return f.assign(series=name, date=dates, interval_basis="pooled")
+
+    part, whole = frame("p", 1.0), frame("w", 1.5).iloc[:2]
+    part.loc[0, "tokens_per_day_hi_95"] = 100.0
+    out = cap_parts({"p": part, "w": whole}, {"p": "w"})["p"]
+    assert out.loc[0, "tokens_per_day_hi_95"] == 1.5 * 5  # the whole's hi_95 that month
+    assert out.loc[1].drop(["series", "date", "interval_basis"]).equals(part.loc[1].drop(["series", "date",
+                                                                                          "interval_basis"]))
+    assert out.loc[2, "tokens_per_day"] == 3.0  # the whole has no March row: unchanged
+    assert list(out["interval_basis"]) == ["pooled; capped at w's forecast (part of it)", "pooled", "pooled"]
+    assert part.loc[0, "tokens_per_day_hi_95"] == 100.0  # the input is not modified
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([("a", "b"), ("a", "c"), ("b", ""), ("c", "")], "series 'a' is part_of 'b' and 'c'; give one whole"),
+    ([("a", "a")], "series 'a' is part_of itself"),
+    ([("a", "zz")], "series 'a' is part_of 'zz', which the history does not hold"),
+    ([("a", "b"), ("b", "a")], "part_of forms a cycle through series 'a'"),
+])
+def test_bad_part_of_is_one_line(rows, message):
+    from tokenomics.forecast.history import check_history
+
+    df = pd.DataFrame([{"series": s, "date": f"2025-0{i + 1}", "tokens_per_day": 1e12, "part_of": w}
+                       for i, (s, w) in enumerate(rows)])
+    with pytest.raises(DataError, match=re.escape(message)):
+        check_history(df)

@@ -41,7 +41,7 @@ def forecast(
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[str, typer.Option("--system", help="Serving system for --show infra (h100, b200, gb200-nvl72, h200).")] = "gb200-nvl72",
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
-    add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
+    add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:

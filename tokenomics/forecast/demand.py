@@ -29,7 +29,7 @@ import numpy as np
 from . import models as M
 from .._display import Display
 from ..errors import ConvergenceWarning
-from .history import MIN_OBS, decimal_year, load_history, month_end, series as get_series
+from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -251,6 +251,51 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     })
 
 
+#: Forecast columns a part's are capped at (:func:`cap_parts`).
+CAPPED_COLUMNS = ("tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80", "tokens_per_day_lo_95",
+                  "tokens_per_day_hi_95")
+
+
+def cap_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str]) -> "dict[str, pd.DataFrame]":
+    """A part never above its whole: each month's median and interval bounds of a part's forecast
+    are capped at the same quantiles of its whole's (``wholes``: :func:`~.history.part_of`).
+
+    If part and whole move together (comonotonic: the part is high when the whole is), the
+    q-quantile of ``min(part, whole)`` is the smaller of their q-quantiles, so the capped columns
+    are the quantiles of what the part can be. Wholes are capped first (a chain of parts); a row
+    where a cap binds says so in ``interval_basis``. Frames whose whole is absent are unchanged.
+
+    Parameters
+    ----------
+    frames : dict of str to pandas.DataFrame
+        Monthly forecasts (:func:`forecast_series`) by series.
+    wholes : dict of str to str
+        ``{part: whole}``.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The same frames, parts capped (copies; the inputs are not modified).
+    """
+    def depth(n: str) -> int:
+        d = 0
+        while n in wholes:
+            n, d = wholes[n], d + 1
+        return d
+
+    out = dict(frames)
+    for part in sorted((n for n in frames if wholes.get(n) in frames), key=depth):
+        whole = wholes[part]
+        f = out[part].copy()
+        cap = out[whole].set_index("date")[list(CAPPED_COLUMNS)].reindex(f["date"]).to_numpy(float)
+        vals = f[list(CAPPED_COLUMNS)].to_numpy(float)
+        bind = np.any(vals > cap, axis=1)  # NaN caps (months the whole lacks) never bind
+        f.loc[:, list(CAPPED_COLUMNS)] = np.where(vals > cap, cap, vals)
+        f.loc[bind, "interval_basis"] = f.loc[bind, "interval_basis"] + f"; capped at {whole}'s forecast (part of it)"
+        out[part] = f
+    return out
+
+
 def forecast(series="all", fit_through=None, scenario: str | None = None, end: str = END,
              history: "pd.DataFrame | None" = None) -> ForecastResult:
     """Forecast token demand per series, monthly to 2030-12, with 80 % and 95 % intervals.
@@ -317,12 +362,26 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
                 chosen.append(n)
     else:
         chosen = [series] if isinstance(series, str) else list(series)
-    frames, used_hist = [], []
+    frames, used_hist = {}, []
+    wholes = part_of(hist)
+    cutoff = month_end(fit_through) if fit_through is not None else None
+
+    def enough(n: str) -> bool:
+        return int(((hist["series"] == n) & ((hist["date"] <= cutoff) if cutoff is not None else True)).sum()) >= MIN_OBS
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:
-            frames.append(forecast_series(n, fit_through, scenario, end, history=hist, backtest_result=bt))
+            frames[n] = forecast_series(n, fit_through, scenario, end, history=hist, backtest_result=bt)
             used_hist.append(get_series(n, fit_through=fit_through, history=hist))
+        for n in list(chosen):  # the wholes a chosen part is capped at, forecast but not shown
+            w = wholes.get(n)
+            while w is not None and enough(w):
+                if w not in frames:
+                    frames[w] = forecast_series(w, fit_through, scenario, end, history=hist, backtest_result=bt)
+                w = wholes.get(w)
+    frames = cap_parts(frames, wholes)
+    frames = [frames[n] for n in chosen]
     if not frames:
         from ..errors import ValidationError
 

@@ -169,7 +169,50 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             f"{row['date']:%Y-%m-%d}; keep one (or mark the others in_fit = 0), or use --history "
             "to replace the bundled observations instead of adding to them"
         )
+    part_of(out)  # a declared whole must be a series of the history, one per series, no cycles
     return out.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
+
+
+def part_of(history: "pd.DataFrame") -> dict[str, str]:
+    """Series that are parts of another series of ``history`` (its optional ``part_of`` column:
+    the whole a series' volume is counted in, e.g. ``openrouter-china`` -> ``openrouter``).
+
+    Returns
+    -------
+    dict
+        ``{part: whole}`` for every series with a non-blank ``part_of`` (empty without the column).
+
+    Raises
+    ------
+    DataError
+        A series naming two wholes, itself, a whole the history does not hold, or a cycle.
+    """
+    if "part_of" not in history.columns:
+        return {}
+    from ..io import blank_cells
+
+    rows = history.loc[~blank_cells(history["part_of"]).to_numpy(), ["series", "part_of"]]
+    names = set(history["series"].astype(str))
+    out: dict[str, str] = {}
+    for name, grp in rows.groupby("series", sort=True):
+        wholes = sorted(set(grp["part_of"].astype(str).str.strip()))
+        if len(wholes) > 1:
+            raise DataError(f"series {name!r} is part_of {' and '.join(map(repr, wholes))}; give one whole per series")
+        whole = wholes[0]
+        if whole == name:
+            raise DataError(f"series {name!r} is part_of itself; leave part_of empty or name the series it is counted in")
+        if whole not in names:
+            raise DataError(f"series {name!r} is part_of {whole!r}, which the history does not hold; name one of its "
+                            "series or leave part_of empty")
+        out[str(name)] = whole
+    for name in out:
+        seen, cur = {name}, name
+        while cur in out:
+            cur = out[cur]
+            if cur in seen:
+                raise DataError(f"part_of forms a cycle through series {name!r}; a whole cannot be part of its part")
+            seen.add(cur)
+    return out
 
 
 def load_history(include_excluded: bool = False) -> "pd.DataFrame":
