@@ -34,6 +34,14 @@ def test_dashboard_frame(dash):
     assert df["sources"].str.contains("rows").all()
 
 
+def test_no_resamples_says_no_interval(dash):
+    """n_boot 0 fits the adoption curve once: the dates print without an interval instead of an
+    empty '(90% ..)'; with resamples the interval is printed."""
+    point = watch(n_boot=0, n_draws=20).to_frame().set_index("metric").loc["megakernel", "forecast"]
+    assert "(no interval: no bootstrap resamples)" in point and ".." not in point
+    assert "(90% " in dash.to_frame().set_index("metric").loc["megakernel", "forecast"]
+
+
 def test_dashboard_pending_is_labelled_not_invented(dash):
     row = dash.to_frame().set_index("metric").loc["price"]
     if pd.isna(row["cost_floor_usd_per_1k_tok"]):

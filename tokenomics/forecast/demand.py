@@ -350,12 +350,17 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
             get_series(n, fit_through=fit_through, history=hist)  # unknown name / too few obs
     bt = run_backtest(history=history, fit_through=fit_through)
     skipped: dict = {}
+    cutoff = month_end(fit_through) if fit_through is not None else None
+
+    def n_obs(n: str) -> int:
+        """Observations of series ``n`` through the cut-off."""
+        return int(((hist["series"] == n) & ((hist["date"] <= cutoff) if cutoff is not None else True)).sum())
+
     if isinstance(series, str) and series == "all":
         names = sorted(hist["series"].unique())
-        cutoff = month_end(fit_through) if fit_through is not None else None
         chosen = []
         for n in names:
-            k = int(((hist["series"] == n) & ((hist["date"] <= cutoff) if cutoff is not None else True)).sum())
+            k = n_obs(n)
             if k < MIN_OBS:
                 skipped[n] = f"{k} observation(s); {MIN_OBS} needed"
             else:
@@ -364,11 +369,6 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
         chosen = [series] if isinstance(series, str) else list(series)
     frames, used_hist = {}, []
     wholes = part_of(hist)
-    cutoff = month_end(fit_through) if fit_through is not None else None
-
-    def enough(n: str) -> bool:
-        return int(((hist["series"] == n) & ((hist["date"] <= cutoff) if cutoff is not None else True)).sum()) >= MIN_OBS
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:
@@ -376,7 +376,7 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
             used_hist.append(get_series(n, fit_through=fit_through, history=hist))
         for n in list(chosen):  # the wholes a chosen part is capped at, forecast but not shown
             w = wholes.get(n)
-            while w is not None and enough(w):
+            while w is not None and n_obs(w) >= MIN_OBS:
                 if w not in frames:
                     frames[w] = forecast_series(w, fit_through, scenario, end, history=hist, backtest_result=bt)
                 w = wholes.get(w)

@@ -135,8 +135,12 @@ def _megakernel_row(index, fits, speedup) -> dict[str, Any]:
         sp_txt = "speedup by batch: pending perf core"
     trend = f"logistic k={f.k_per_year:.2f}/yr (bounds {f.k_bounds[0]:.2f}-{f.k_bounds[1]:.2f}); {sp_txt}"
     if np.isfinite(f.level3_year):
-        forecast = (f"level 3 {iso(f.level3_year)} ({int(f.ci * 100)}% {iso(f.level3_lo)}..{iso(f.level3_hi)}); "
-                    f"level 4 {iso(f.level4_year)} ({iso(f.level4_lo)}..{iso(f.level4_hi)})")
+        if np.isfinite(f.level3_lo):
+            forecast = (f"level 3 {iso(f.level3_year)} ({int(f.ci * 100)}% {iso(f.level3_lo)}..{iso(f.level3_hi)}); "
+                        f"level 4 {iso(f.level4_year)} ({iso(f.level4_lo)}..{iso(f.level4_hi)})")
+        else:  # n_boot = 0: the point fit alone
+            forecast = (f"level 3 {iso(f.level3_year)}; level 4 {iso(f.level4_year)} "
+                        "(no interval: no bootstrap resamples)")
     else:
         forecast = "no fit: " + f.status
     status = ("no merged opt-in megakernel path in a major engine yet" if f.latest_level < 2
