@@ -294,6 +294,26 @@ def test_market_all_in_convention_named():
     assert a["implied_margin_frac"] == pytest.approx(d["implied_margin_frac"])
 
 
+def test_market_with_mtp_where_the_checkpoint_ships_it(capsys):
+    """--spec mtp prices DeepSeek-V3 (one MTP module) with it and Kimi-K2 (none) without; at 35
+    tok/s per user on 8 x H200 the MTP deployment reaches the speed at a larger batch, so it costs
+    less (measured 2026-12-05: $4.31 -> $0.40 per M output tokens, a wide-EP layout instead of
+    attention tensor-parallel at batch 34)."""
+    df = pd.DataFrame({"provider": ["a", "b"], "model": ["deepseek-v3", "kimi-k2"], "input_usd_per_m_tok": [0.5, 0.6],
+                       "output_usd_per_m_tok": [1.5, 3.0], "source": ["s"] * 2, "as_of": ["2026"] * 2})
+    plain = market.market(df).set_index("model")
+    mtp = market.market(df, spec="MTP").set_index("model")
+    assert mtp.loc["deepseek-v3", "deployment"].endswith(", spec mtp")
+    assert "spec" not in mtp.loc["kimi-k2", "deployment"]
+    assert mtp.loc["kimi-k2", "cost_usd_per_m_output_tok"] == pytest.approx(plain.loc["kimi-k2", "cost_usd_per_m_output_tok"])
+    assert mtp.loc["deepseek-v3", "cost_usd_per_m_output_tok"] < 0.2 * plain.loc["deepseek-v3", "cost_usd_per_m_output_tok"]
+    assert market.market(df, spec="none").equals(market.market(df))
+    with pytest.raises(TokenomicsError):
+        market.market(df, spec="mtp:x")
+    rc, out, err = _cli(["market", "--spec", "warp", "--format", "json"], capsys)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
 # ---------------------------------------------------------------- watch on one basis
 
 

@@ -122,22 +122,26 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     return df.reset_index(drop=True)
 
 
-def _deployment(model: str, system: str | None):
-    """The resolver's deployment of ``model`` on the reference system (or the fallback)."""
+def _deployment(model: str, system: str | None, spec: str | None = None):
+    """The resolver's deployment of ``model`` on the reference system (or the fallback), with
+    ``spec`` (:func:`market`)."""
+    from .catalog import model as _model
     from .deployment import resolve
 
+    if spec == "mtp" and not _model(model).mtp_modules:
+        spec = None  # MTP where the checkpoint ships the heads; the others are priced without
     if system is not None:
-        return resolve(model, system=system)
+        return resolve(model, system=system, spec=spec)
     try:
-        return resolve(model, system=REFERENCE_SYSTEM)
+        return resolve(model, system=REFERENCE_SYSTEM, spec=spec)
     except DoesNotFitError:
-        return resolve(model, system=FALLBACK_SYSTEM)
+        return resolve(model, system=FALLBACK_SYSTEM, spec=spec)
 
 
 def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | None = None,
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
-           cache_hit_frac: float = 0.0) -> "pd.DataFrame":
+           cache_hit_frac: float = 0.0, spec: str | None = None) -> "pd.DataFrame":
     """Each list price beside the modelled cost to serve at the provider's speed, and the margin.
 
     Parameters
@@ -160,6 +164,11 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     cache_hit_frac : float
         Share of input tokens served from a prefix cache [0-1] (default 0); the modelled input
         cost is then the effective one.
+    spec : str, optional
+        Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
+        :func:`tokenomics.deployment.resolve` takes it); ``"mtp"`` applies to the models whose
+        checkpoint ships multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``),
+        the others are priced without. Default none.
 
     Returns
     -------
@@ -189,6 +198,13 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         if system not in catalog.load("systems").index:
             raise unknown_name("system", system, catalog.load("systems").index)
     in_tok, out_tok = chain.workload_mix(workload)
+    if spec is not None:
+        spec = str(spec).strip().lower()
+        spec = None if spec in ("", "none", "off") else spec
+    if spec is not None and spec != "mtp":
+        from .deployment import _spec
+
+        _spec(spec)  # a bad preset or METHOD:GAMMA:ALPHA is one line before any row is priced
     deps: dict[str, Any] = {}
     costs: dict[tuple[str, float], dict[str, Any]] = {}
     rows = []
@@ -205,7 +221,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         }
         key = (model, speed)
         if key not in costs:
-            costs[key] = _cost_at(model, speed, system, deps, workload=workload, cost=cost,
+            costs[key] = _cost_at(model, speed, system, deps, spec, workload=workload, cost=cost,
                                   utilization_frac=utilization_frac, output_convention=output_convention,
                                   cache_hit_frac=cache_hit_frac)
         c = costs[key]
@@ -241,7 +257,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     return out[cols]
 
 
-def _cost_at(model: str, speed: float, system: str | None, deps: dict, **kw: Any) -> dict[str, Any]:
+def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: str | None = None,
+             **kw: Any) -> dict[str, Any]:
     """Modelled cost of ``model`` at ``speed`` tokens/s per user (one cached chain call)."""
     from . import chain
 
@@ -252,7 +269,7 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, **kw: Any
                            "cache_hit_frac": kw["cache_hit_frac"]}
     try:
         if model not in deps:
-            deps[model] = _deployment(model, system)
+            deps[model] = _deployment(model, system, spec)
         dep = deps[model]
     except DoesNotFitError as exc:
         out["flag"] = f"{FLAG_NO_FIT}: {exc}"

@@ -32,6 +32,7 @@ def market(
     autoscale: AutoscaleOpt = False,
     cache_hit: CacheHitOpt = 0.0,
     output_convention: OutputConventionOpt = "decode-only",
+    spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
     """Each sourced API list price beside the modelled cost to serve at the provider's speed, and the implied gross margin.
@@ -42,7 +43,8 @@ def market(
 
     u = utilization_of(utilization, utilization_profile, autoscale)
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
-                   output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit)
+                   output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
+                   spec=spec)
     if fmt != Format.table:
         emit(df, fmt)
         return
