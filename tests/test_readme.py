@@ -8,6 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tokenomics.cli import main
@@ -109,3 +110,92 @@ def test_readme_cut_transcripts_show_the_real_columns(cmd, fields, header, monke
         raise SystemExit(0)
     first = capsys.readouterr().out.splitlines()[0]
     assert _cut(first, fields) == header
+
+
+def _run_stdout(cmd: str, monkeypatch, capsys) -> list[str]:
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit):
+        main(shlex.split(cmd)[1:])
+        raise SystemExit(0)
+    return capsys.readouterr().out.splitlines()
+
+
+def _data_transcripts():
+    """README transcripts of CSV/JSON output (after `cut`, `head`, `grep` as written): the lines shown
+    under each command, up to the next command, the block's end or an elision."""
+    lines = README.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\$ (tokenomics .*(?:--format|-f) (?:csv|json)\b.*)$", line)
+        if not m:
+            continue
+        rounded = "numbers rounded here" in m.group(1)
+        parts = [p.strip() for p in re.sub(r"\s+#.*$", "", m.group(1)).split(" | ")]
+        shown = []
+        for s in lines[i + 1:]:
+            if s.startswith(("$ ", "```")):
+                break
+            shown.append(s)
+        if shown:
+            out.append(pytest.param(parts, shown, rounded, id=parts[0][:60]))
+    return out
+
+
+_TOKEN = re.compile(r'([,\s:\[\]{}"]+)')
+
+
+def _same(shown: str, actual: str, rounded: bool) -> bool:
+    """Equal text, numbers equal to 1e-6 (across library versions), or, where the README says
+    its numbers are rounded, equal to the digits shown."""
+    if "numbers rounded here" in shown:
+        shown, rounded = re.sub(r"\s+#.*$", "", shown), True
+    a, b = _TOKEN.split(shown.strip()), _TOKEN.split(actual.strip())
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if rounded:
+            mant = x.lower().split("e")[0]
+            digits = len(mant.split(".")[1]) if "." in mant else 0
+            scale = 10 ** int(x.lower().split("e")[1]) if "e" in x.lower() else 1.0
+            if abs(fx - fy) > 0.5 * 10 ** -digits * scale * (1 + 1e-9):
+                return False
+        elif not np.isclose(fx, fy, rtol=1e-6, atol=1e-12):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("parts, shown, rounded", _data_transcripts())
+def test_readme_data_transcripts_show_todays_numbers(parts, shown, rounded, monkeypatch, capsys):
+    """Every CSV/JSON transcript line in the README is what the command prints today (a change that
+    moves a figure must move the README with it); `...` elides lines, a JSON `"key":` line is found
+    by its key (fields in the printed order)."""
+    out = _run_stdout(parts[0], monkeypatch, capsys)
+    for p in parts[1:]:
+        if p.startswith("cut"):
+            out = [_cut(s, re.search(r"-f\s*([\d,\-]+)", p).group(1)) for s in out]
+        elif p.startswith("head"):
+            out = out[:int(re.search(r"(\d+)", p).group(1))]
+        elif p.startswith("grep"):
+            out = [s for s in out if re.search(shlex.split(p)[-1], s)]
+    k, elided = 0, False
+    for s in shown:
+        if s.strip() == "...":
+            elided = True
+            continue
+        if re.match(r'\s*"[^"]+":', s):  # a JSON field: found by its key, in order
+            key = s.strip().split(":")[0]
+            while k < len(out) and out[k].strip().split(":")[0] != key:
+                k += 1
+        elif elided:  # the first line after an elision: the next one that reads the same
+            while k < len(out) and out[k].strip() != s.strip():
+                k += 1
+        elided = False
+        assert k < len(out), f"README shows more than `{' | '.join(parts)}` prints: {s!r}"
+        assert _same(s, out[k], rounded), f"README: {s!r}\ntoday:  {out[k]!r}"
+        k += 1
