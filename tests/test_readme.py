@@ -29,7 +29,12 @@ def _commands():
         cmd = re.sub(r"\s+#.*$", "", cmd).strip()
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         expect_error = nxt.startswith("Error:")
-        out.append(pytest.param(cmd, nxt if expect_error else None, id=cmd[:70],
+        rows = []
+        for s in lines[i + 1:]:
+            if s.startswith(("$ ", "```")):
+                break
+            rows += [s] if s.startswith("│") else []
+        out.append(pytest.param(cmd, nxt if expect_error else None, rows, id=cmd[:70],
                                 marks=[pytest.mark.slow] if "--engine dask" in cmd else []))
     return out
 
@@ -41,8 +46,17 @@ def test_readme_has_transcripts():
     assert len(COMMANDS) >= 10
 
 
-@pytest.mark.parametrize("cmd, error", COMMANDS)
-def test_readme_command(cmd, error, tmp_path, monkeypatch, capsys):
+def _cells(row: str) -> list[str]:
+    """The cells of a table row, thousands separators dropped from numbers."""
+    out = [c.strip() for c in row.strip().strip("│").split("│")]
+    return [c.replace(",", "") if re.fullmatch(r"-?[\d,]+(\.\d+)?", c) else c for c in out]
+
+
+@pytest.mark.parametrize("cmd, error, rows", COMMANDS)
+def test_readme_command(cmd, error, rows, tmp_path, monkeypatch, capsys):
+    """The command runs (or fails with the error shown); every table row its transcript shows is a
+    row it prints today, each number equal to the digits shown (rows matched by their first cell,
+    so the terminal width does not matter)."""
     monkeypatch.chdir(ROOT)
     args = shlex.split(cmd)[1:]
     for j, a in enumerate(args):
@@ -51,12 +65,19 @@ def test_readme_command(cmd, error, tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         main(args)
         raise SystemExit(0)
-    err = capsys.readouterr().err
+    cap = capsys.readouterr()
+    err = cap.err
     if error:
         assert exc.value.code == 2
         assert err.strip() == error.strip()
     else:
         assert exc.value.code in (0, None), err
+    printed = [_cells(r) for r in cap.out.splitlines() if r.startswith("│")]
+    for row in rows:
+        want = _cells(row)
+        same = [got for got in printed if got[0] == want[0] and len(got) == len(want)]
+        assert any(all(_same(w, g, True) for w, g in zip(want, got)) for got in same), \
+            f"README row {row.strip()!r}; today: {[' | '.join(g) for g in same] or 'no such row'}"
 
 
 def _python_blocks():
