@@ -992,9 +992,32 @@ def test_cap_parts_by_hand():
     ([("a", "b"), ("b", "a")], "part_of forms a cycle through series 'a'"),
 ])
 def test_bad_part_of_is_one_line(rows, message):
-    from tokenomics.forecast.history import check_history
+    from tokenomics.forecast.history import part_of
 
     df = pd.DataFrame([{"series": s, "date": f"2025-0{i + 1}", "tokens_per_day": 1e12, "part_of": w}
                        for i, (s, w) in enumerate(rows)])
     with pytest.raises(DataError, match=re.escape(message)):
-        check_history(df)
+        part_of(df)
+    with pytest.raises(DataError, match=re.escape(message)):
+        forecast(history=df)
+
+
+def test_added_rows_may_name_a_bundled_whole(tmp_path, capsys):
+    """An --add-history file is checked with the bundled rows it joins: a part may name a bundled
+    whole (the file alone does not hold it); a whole that neither holds is one line, exit 2."""
+    from tokenomics.cli import main
+    from tokenomics.forecast.history import add_history, load_history, read_history
+
+    f = tmp_path / "add.csv"
+    f.write_text("series,date,tokens_per_day,source,part_of\nopenrouter-china,2026-10-08,9e12,me,openrouter\n")
+    r = forecast("openrouter-china", history=add_history(load_history(), read_history(f, require_source=True)))
+    assert r.history["date"].max() == pd.Timestamp("2026-10-08")
+    for row, message in (("newco,2026-10-08,9e12,me,nope", "series 'newco' is part_of 'nope', which the history "
+                                                           "does not hold"),
+                         ("openrouter-china,2026-10-08,9e12,me,google", "series 'openrouter-china' is part_of "
+                                                                       "'google' and 'openrouter'")):
+        f.write_text("series,date,tokens_per_day,source,part_of\n" + row + "\n")
+        with pytest.raises(SystemExit) as exc:
+            main(["forecast", "--add-history", str(f), "--format", "csv"])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and message in err and len(err.splitlines()) == 1, err

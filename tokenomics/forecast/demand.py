@@ -343,6 +343,7 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     if scenario is not None:
         one_of(scenario, "scenario", SCENARIOS)
     hist = load_history() if history is None else check_history(history)
+    wholes = part_of(hist)  # checked on the whole history (an added file may name a bundled whole)
     if fit_through is not None:
         month_end(fit_through)  # validates the format early
     if not (isinstance(series, str) and series == "all"):
@@ -368,7 +369,6 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     else:
         chosen = [series] if isinstance(series, str) else list(series)
     frames, used_hist = {}, []
-    wholes = part_of(hist)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:

@@ -169,7 +169,6 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             f"{row['date']:%Y-%m-%d}; keep one (or mark the others in_fit = 0), or use --history "
             "to replace the bundled observations instead of adding to them"
         )
-    part_of(out)  # a declared whole must be a series of the history, one per series, no cycles
     return out.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
 
 
