@@ -27,6 +27,9 @@ def test_hardware_and_models_json():
     assert all(x["source"] for x in rows)
     r = runner.invoke(app, ["models", "--format", "csv"])
     assert r.exit_code == 0 and "kimi-k3" in r.stdout and "total_params" in r.stdout
+    # the table says what its HBM column counts (H200: 143,771 MiB x 2^20 = 150.75e9 B, datasets/README.md)
+    r = runner.invoke(app, ["hardware"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "150.8" in r.stdout and "marketed as 141 GB" in r.stdout
 
 
 def test_throughput_json_has_core_fields():

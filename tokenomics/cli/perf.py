@@ -38,7 +38,9 @@ def hardware(fmt: FormatOpt = Format.table) -> None:
         show["hbm_bytes_per_s"] = show["hbm_bytes_per_s"] / 1e12
         show.columns = ["name", "vendor", "year", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp4 TFLOP/s",
                         "HBM GB", "HBM TB/s", "TDP W", "as_of"]
-        emit(show, fmt, title="Accelerators (dense peaks; datasets/accelerators.csv)")
+        emit(show, fmt, title="Accelerators (dense peaks; datasets/accelerators.csv)",
+             caption="HBM GB: device memory as the driver reports it, in 10^9 bytes (an H200's 143,771 MiB "
+                     "= 150.8 GB, marketed as 141 GB), what engines allocate weights and KV from")
     else:
         emit(df, fmt)
 
