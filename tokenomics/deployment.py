@@ -849,13 +849,6 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         expert_balance = "eplb"
         picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
                       f"deployments place redundant experts by load)")
-    if engine_version:
-        from .perf.kernel_versions import release_note, version_key
-
-        version_key(str(engine_version))  # a release number, or a one-line error
-        eng = ENGINE_ALIASES.get(engine or "default", engine or "default")
-        picked.append(release_note(hw.name, eng, str(engine_version).strip(),
-                                   runs_engine=eng != "none" and exe.fusion == "engine"))
     dep = Deployment(
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         engine_version=engine_version or "",
@@ -864,6 +857,11 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         prefill_chunk_tok=(default_prefill_chunk_tok(engine or "default", hw) if prefill_chunk_tok is None
                            else prefill_chunk_tok),
         expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
+    if dep.engine_version:  # what the release changes, read off the validated deployment
+        from .perf.kernel_versions import release_note
+
+        note = release_note(hw.name, dep.engine, dep.engine_version, runs_engine=dep.runs_engine)
+        dep = dep.replace(picked=dep.picked + (note,))
     return dep
 
 

@@ -122,13 +122,13 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     return df.reset_index(drop=True)
 
 
-def _deployment(model: str, system: str | None, spec: str | None = None):
+def _deployment(model: str, system: str | None, spec: Any = None):
     """The resolver's deployment of ``model`` on the reference system (or the fallback), with
     ``spec`` (:func:`market`)."""
     from .catalog import model as _model
     from .deployment import resolve
 
-    if spec == "mtp" and not _model(model).mtp_modules:
+    if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules:
         spec = None  # MTP where the checkpoint ships the heads; the others are priced without
     if system is not None:
         return resolve(model, system=system, spec=spec)
@@ -166,7 +166,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         cost is then the effective one.
     spec : str, optional
         Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
-        :func:`tokenomics.deployment.resolve` takes it); ``"mtp"`` applies to the models whose
+        :func:`tokenomics.deployment.resolve` takes it); an MTP method applies to the models whose
         checkpoint ships multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``),
         the others are priced without. Default none.
 
@@ -198,13 +198,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         if system not in catalog.load("systems").index:
             raise unknown_name("system", system, catalog.load("systems").index)
     in_tok, out_tok = chain.workload_mix(workload)
-    if spec is not None:
-        spec = str(spec).strip().lower()
-        spec = None if spec in ("", "none", "off") else spec
-    if spec is not None and spec != "mtp":
-        from .deployment import _spec
+    from .deployment import _spec
 
-        _spec(spec)  # a bad preset or METHOD:GAMMA:ALPHA is one line before any row is priced
+    spec = _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
     deps: dict[str, Any] = {}
     costs: dict[tuple[str, float], dict[str, Any]] = {}
     rows = []
@@ -257,7 +253,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     return out[cols]
 
 
-def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: str | None = None,
+def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any = None,
              **kw: Any) -> dict[str, Any]:
     """Modelled cost of ``model`` at ``speed`` tokens/s per user (one cached chain call)."""
     from . import chain

@@ -290,7 +290,7 @@ def cap_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str]) -> "dic
         cap = out[whole].set_index("date")[list(CAPPED_COLUMNS)].reindex(f["date"]).to_numpy(float)
         vals = f[list(CAPPED_COLUMNS)].to_numpy(float)
         bind = np.any(vals > cap, axis=1)  # NaN caps (months the whole lacks) never bind
-        f.loc[:, list(CAPPED_COLUMNS)] = np.where(vals > cap, cap, vals)
+        f.loc[:, list(CAPPED_COLUMNS)] = np.fmin(vals, cap)
         f.loc[bind, "interval_basis"] = f.loc[bind, "interval_basis"] + f"; capped at {whole}'s forecast (part of it)"
         out[part] = f
     return out

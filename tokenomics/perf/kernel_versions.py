@@ -130,16 +130,25 @@ def release_note(hardware: str, engine: str, engine_version: str, runs_engine: b
     df = df[(df["hardware"] == hardware) & (df["engine"] == engine)]
     if df.empty:
         return f"{label}: no {engine} release tables for {hardware}; the newest measured kernels are timed"
-    key = version_key(engine_version)
-    newest = max(df["reference_version"].unique(), key=version_key)
-    if key >= version_key(newest):
+    ver = _tabulated_release(df, engine_version)
+    if ver is None:
+        newest = max(df["reference_version"].unique(), key=version_key)
         return f"{label}: not older than the newest tabulated release ({newest}); the newest measured kernels are timed"
+    if version_key(ver) > version_key(engine_version):
+        return f"{label} kernels timed as tabulated for {ver} (older than every table: ASSUMPTION no faster)"
+    return f"{label} kernels timed as tabulated for {ver} (datasets/engine_kernel_versions.csv)"
+
+
+def _tabulated_release(df, engine_version: str) -> str | None:
+    """The release of ``df`` (rows of ``datasets/engine_kernel_versions.csv``) whose tables time
+    ``engine_version``: the latest at or below it, or the oldest when it is older than all (module
+    docstring); None when it is at least as new as the newest reference."""
+    key = version_key(engine_version)
+    if df.empty or key >= max(version_key(v) for v in df["reference_version"].unique()):
+        return None
     versions = sorted(df["engine_version"].unique(), key=version_key)
     at_or_below = [v for v in versions if version_key(v) <= key]
-    if not at_or_below:
-        return (f"{label} kernels timed as tabulated for {versions[0]} (older than every table: "
-                "ASSUMPTION no faster)")
-    return f"{label} kernels timed as tabulated for {at_or_below[-1]} (datasets/engine_kernel_versions.csv)"
+    return at_or_below[-1] if at_or_below else versions[0]
 
 
 @functools.lru_cache(maxsize=512)
@@ -158,15 +167,12 @@ def kernel_penalty(hardware: str, engine: str, engine_version: str | None, op: s
     """
     if not engine_version or fmt is None or engine not in TABLE_ENGINES:
         return None
-    key = version_key(engine_version)
     df = _table()
     df = df[(df["hardware"] == hardware) & (df["engine"] == engine) & (df["op"] == op)
             & (df["precision"] == fmt)]
-    if df.empty or key >= max(version_key(v) for v in df["reference_version"].unique()):
+    ver = _tabulated_release(df, engine_version)
+    if ver is None:
         return None
-    versions = sorted(df["engine_version"].unique(), key=version_key)
-    at_or_below = [v for v in versions if version_key(v) <= key]
-    ver = at_or_below[-1] if at_or_below else versions[0]
     rows = df[df["engine_version"] == ver].sort_values("rows")
     lat = rows[rows["metric"] == "added_latency_s"]
     work = rows[rows["metric"] == "time_ratio"]
