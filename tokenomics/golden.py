@@ -126,9 +126,10 @@ def headline_numbers() -> dict[str, float]:
     # ---- list prices against the modelled cost to serve (tokenomics market) --------------------
     from . import market
 
-    ms = market.summary(market.market())
-    for k in ("n_priced", "median_implied_margin_frac", "n_below_cost", "n_unreachable"):
-        out[f"market.{k}"] = float(ms[k])
+    for tag, spec in (("", None), (".mtp", "mtp")):  # the README quotes both (market --spec mtp)
+        ms = market.summary(market.market(spec=spec))
+        for k in ("n_priced", "median_implied_margin_frac", "n_below_cost", "n_unreachable"):
+            out[f"market{tag}.{k}"] = float(ms[k])
     # ---- the demand forecast: calibration, backtest coverage, the 2030 intervals --------------
     from .forecast import forecast, run_backtest
 
