@@ -64,6 +64,18 @@ def test_table_output_and_out_dir(tmp_path):
     assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave no temporaries
 
 
+def test_table_caption_lists_each_set_of_weights_once():
+    """Series sharing weights (here all with saturating models vs those too short for them) are
+    named after one copy of the weights instead of repeating them per series."""
+    res = runner.invoke(app, ["forecast"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    lib = forecast().to_frame("annual").groupby("series")["models"].first()
+    caption = " ".join(res.stdout[res.stdout.index("model weights from the backtest"):].split())
+    for weights, names in lib.groupby(lib).groups.items():
+        assert caption.count(weights) == 1
+        assert f"{weights} ({', '.join(sorted(names))})" in caption
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["forecast", "--series", "googel"], "Did you mean 'google'"),
     (["forecast", "--series", "china", "--fit-through", "2025-01"], "at least 3"),

@@ -73,8 +73,11 @@ def forecast(
     if show == Show.forecast:
         df = result.to_frame(freq.value)
         title = f"Token demand, tokens/day ({freq.value}; {result.scenario or 'trend only'})"
+        by_weights: dict[str, list[str]] = {}  # series sharing one set of weights, listed once
+        for s, m in df.groupby("series", sort=False)["models"].first().items():
+            by_weights.setdefault(m, []).append(s)
         caption = "model weights from the backtest: " + "; ".join(
-            f"{s}: {m}" for s, m in df.groupby("series", sort=False)["models"].first().items())
+            f"{m} ({', '.join(ss)})" for m, ss in by_weights.items())
     elif show == Show.backtest:
         bt = result.backtest
         cal = bt.calibration
