@@ -414,3 +414,18 @@ def test_a_rows_precision_stands_for_the_checkpoints_storage(model, prec, dense,
     dep = serving.case_deployment(row)
     assert (dep.weight_precision, dep.expert_precision if dep.model.is_moe else dep.weight_precision) \
         == (dense, expert)
+
+
+def test_chip_s_per_request_hand_calc_and_its_users():
+    """1,000 prompt tokens at 10,000 tok/s + 100 output tokens at 1,000 tok/s = 0.2 chip-s (hand);
+    the co-located fleet of econ.disagg is that chip time per request per second."""
+    from tokenomics.econ.disagg import compare
+    from tokenomics.errors import ValidationError
+    from tokenomics.perf.serving import chip_s_per_request
+
+    assert float(chip_s_per_request(10_000, 1_000, 1_000, 100)) == pytest.approx(0.2)
+    np.testing.assert_allclose(chip_s_per_request([1e4, 2e4], 1e3, 1_000, 100), [0.2, 0.15])
+    r = compare(10_000, 1_000, 4_000, 30_000, 10_000, 2.0, 1.0, 1_000, 100)
+    assert float(r.n_colocated_chips) == pytest.approx(0.2)
+    with pytest.raises(ValidationError, match="prefill_tok_per_s"):
+        chip_s_per_request(0, 1_000, 1_000, 100)

@@ -120,7 +120,9 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
     cp, cd, hp, hd = a(capex_p_usd), a(capex_d_usd), a(cost_p_usd_per_h), a(cost_d_usd_per_h)
     i, o = a(input_tok), a(output_tok)
     n_p, n_d = i / pp, o / dd
-    n_c = i / pp + o / dp
+    from ..perf.serving import chip_s_per_request
+
+    n_c = chip_s_per_request(pp, dp, i, o)
     capex_dis = n_p * cp + n_d * cd
     capex_col = n_c * cp
     cap_ratio = capex_col / capex_dis

@@ -333,6 +333,7 @@ def mlperf_check(path: "str | Path | None" = None, plan: str = "engine"):
     """
     rows = mlperf_rows(path)
     from .parallel import ParallelPlan
+    from .serving import chip_s_per_request
     from .system import system_prefill
 
     cache: dict = {}
@@ -358,7 +359,8 @@ def mlperf_check(path: "str | Path | None" = None, plan: str = "engine"):
         rate = _MLPERF_MIN_RATE.get((r["model"], r["scenario"]), 0.0)
         decode = f.best_tok_per_s(rate)
         # output tokens/s when each request also pays its prompt's prefill on the same chips
-        preds.append(1.0 / (1.0 / decode + (r["prompt_tok"] / r["output_tok"]) / prefill_tok_per_s))
+        preds.append(r["output_tok"] / float(chip_s_per_request(prefill_tok_per_s, decode, r["prompt_tok"],
+                                                                r["output_tok"])))
         decode_only.append(decode)
     out = rows.copy()
     out["upper_tok_per_s"] = decode_only
