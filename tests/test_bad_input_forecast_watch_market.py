@@ -93,7 +93,11 @@ def test_forecast_bad_in_fit_flag(tmp_path, capsys):
 
 
 def test_forecast_unknown_system_even_without_show_infra(capsys):
-    _fails(["forecast", "--system", "h20"], capsys, "Unknown serving system 'h20'", "Did you mean 'h200'")
+    _fails(["forecast", "--system", "dgx-h20"], capsys, "Unknown system 'dgx-h20'", "Did you mean 'dgx-h200'")
+
+
+def test_forecast_unknown_model_even_without_show_infra(capsys):
+    _fails(["forecast", "--model", "deepseek-v4"], capsys, "Unknown model 'deepseek-v4'", "deepseek-v3")
 
 
 def test_library_history_checks():

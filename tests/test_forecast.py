@@ -487,28 +487,38 @@ def test_plan_infrastructure_unknown_system():
         plan_infrastructure(forecast("google"), "gb200")
 
 
-def test_chip_hour_cost_agrees_with_econ_curation_of_the_same_inferencex_table():
-    """serving_systems.csv and the econ area both curate InferenceX's July 2026 hyperscaler
-    tier (H200 $1.22, B200 $1.73, GB200 $1.86 per GPU-hour); the two must agree."""
-    pytest.importorskip("tokenomics.econ")
-    from tokenomics.catalog import load
-    from tokenomics.forecast.infrastructure import system
+def test_infrastructure_is_sized_with_the_price_chains_numbers():
+    """One deployment, one set of numbers: a chip serves (input + output) / chip_s_per_request
+    tokens/s (hand formula) and costs the chip-hour behind tokenomics price's blended price, so
+    the plan's cost per 1K tokens at full load is that price."""
+    from tokenomics.chain import price
+    from tokenomics.forecast.infrastructure import serving_basis
 
-    ds = load("serving_systems")
-    for name in ("h100", "b200", "gb200-nvl72", "h200"):
-        assert system(name)["cost_usd_per_chip_h"] == pytest.approx(ds.loc[name, "cost_usd_per_chip_h"])
+    b = serving_basis("dgx-h200", "llama-3.1-70b", workload="chat", target_tok_per_s_per_user=20)
+    p = price(model="llama-3.1-70b", system="dgx-h200", workload="chat", target_tok_per_s_per_user=20)
+    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.tok_per_s_per_chip)
+    assert b["tok_per_s_per_chip"] == pytest.approx(2048 / (1024 / pre + 1024 / dec), rel=1e-12)
+    assert b["decode_tok_per_s_per_chip"] == pytest.approx(dec) and b["n_chips_per_node"] == 8
+    assert b["deployment"] == p.deployment.label()
+    df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", workload="chat",
+                             target_tok_per_s_per_user=20, utilization_frac=1.0).to_frame()
+    np.testing.assert_allclose(df["cost_usd_per_1k_tok"], float(p.price_usd_per_1k_blended_tok), rtol=1e-12)
+    np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
 
 
-def test_h200_throughput_comes_from_the_perf_core():
-    perf = pytest.importorskip("tokenomics.perf")
-    from tokenomics.forecast.infrastructure import H200_PERF, system
+def test_infrastructure_default_is_deepseek_v3_on_a_gb200_rack_at_the_floor_speed():
+    """The default serves OpenRouter's mean late-2025 request (6,000 in / 400 out,
+    workloads.csv) with DeepSeek-V3 at >= 35 tok/s per user (InferenceX's quoting speed)."""
+    from tokenomics.econ.pricing import REFERENCE_TOK_PER_S_PER_USER
+    from tokenomics.forecast.infrastructure import serving_basis
 
-    b = perf.max_batch("h200", H200_PERF["model"], context_tok=H200_PERF["context_tok"],
-                       weight_precision=H200_PERF["weight_precision"])
-    r = perf.decode_step("h200", H200_PERF["model"], H200_PERF["execution"], batch=b,
-                         context_tok=H200_PERF["context_tok"],
-                         weight_precision=H200_PERF["weight_precision"])
-    assert system("h200")["tok_per_s_per_chip"] == pytest.approx(float(r.tok_per_s_per_chip))
+    b = serving_basis()
+    assert b["deployment"].startswith("deepseek-v3 on gb200-nvl72") and b["workload"] == "openrouter-2025"
+    assert REFERENCE_TOK_PER_S_PER_USER == 35.0  # InferenceX's DeepSeek-R1 quotes
+    assert 35.0 <= b["tok_per_s_per_user"] < 1.1 * 35.0
+    assert b["n_chips_per_node"] == 72 and b["capex_usd_per_chip"] > 0
+    # a chip time-slices both phases, so it serves the mix between its decode and prefill rates
+    assert b["decode_tok_per_s_per_chip"] < b["tok_per_s_per_chip"] < b["prefill_tok_per_s_per_chip"]
 
 
 # ------------------------------------------------------------- calibration (issue 14)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -62,6 +63,40 @@ def test_table_output_and_out_dir(tmp_path):
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "forecast_fan.png").read_bytes()[:4] == b"\x89PNG"
     assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave no temporaries
+
+
+def test_show_infra_prices_the_stated_deployment():
+    """--show infra sizes the forecast with the deployment given on the command line, the same
+    numbers the library's plan_infrastructure gives."""
+    from tokenomics.forecast import plan_infrastructure
+
+    argv = ["forecast", "-s", "google", "--show", "infra", "--system", "dgx-b200", "-m", "llama-3.1-70b",
+            "-w", "chat", "--target-tok-s-user", "30", "--cost", "hyperscaler-owned@2026-07", "--format", "csv"]
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    lib = plan_infrastructure(forecast("google"), "dgx-b200", model="llama-3.1-70b", workload="chat",
+                              target_tok_per_s_per_user=30, cost="hyperscaler-owned@2026-07").to_frame()
+    assert df["deployment"].iloc[0].startswith("llama-3.1-70b on dgx-b200")
+    assert (df["cost_basis"] == "hyperscaler-owned 2026-07").all()
+    np.testing.assert_allclose(df["n_chips"], lib["n_chips"], rtol=1e-9)
+    np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--system", "dgx-h100", "-m", "kimi-k3"], "does not fit on dgx-h100"),
+    (["--target-tok-s-user", "5000"], "no batch reaches 5000 tok/s per user"),
+    (["--system", "tpu-v7-64"], "--cost"),
+    (["-w", "chats"], "Did you mean 'chat'"),
+])
+def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        main(["forecast", "-s", "google", "--show", "infra", "--out", str(out), *argv])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
 
 
 def test_table_caption_lists_each_set_of_weights_once():

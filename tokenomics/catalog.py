@@ -225,7 +225,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     "tco_params": DatasetInfo("tco_params.csv", "Cost of a chip-hour: InferenceX $/GPU-hour tiers (two survey vintages), capex, power, PUE, electricity, colocation, WACC.", index=None, required=("parameter", "hardware", "tier", "value", "unit", "source", "as_of")),
     "gpu_rental": DatasetInfo("gpu_rental.csv", "GPU rental prices 2023-2026 in USD per chip-hour (on-demand, reserved, contract indices).", index=None, required=("hardware", "usd_per_chip_h", "kind", "source", "as_of")),
     "power_model": DatasetInfo("power_model.csv", "Board power model coefficients (idle + HBM + FLOP terms), fitted on measured H200 power.", index="hardware", required=("hardware", "idle_w", "hbm_coef_w", "flop_coef_w", "tdp_w", "fitted_on", "source", "as_of")),
-    "workloads": DatasetInfo("workloads.csv", "Workload mixes (input/output tokens per request): InferenceX chat, reasoning, summarization.", index="name", required=("name", "input_tok", "output_tok", "source", "as_of")),
+    "workloads": DatasetInfo("workloads.csv", "Workload mixes (input/output tokens per request): InferenceX chat, reasoning, summarization; OpenRouter mean request (2025).", index="name", required=("name", "input_tok", "output_tok", "source", "as_of")),
     # --- forecast datasets ---
     "token_demand": DatasetInfo(
         "token_demand.csv",
@@ -238,13 +238,6 @@ REGISTRY: dict[str, DatasetInfo] = {
         "Agentic-demand priors (Bass p, q, Gartner 5-30x), reference lines, price path.",
         index=None,
         required=("parameter", "scenario", "value", "unit", "source", "as_of", "note"),
-    ),
-    "serving_systems": DatasetInfo(
-        "serving_systems.csv",
-        "Serving systems for demand-to-infrastructure sizing: tok/s, $/chip-hour, capex per chip.",
-        index="system",
-        required=("system", "accelerator", "n_chips_per_node", "cost_usd_per_chip_h", "capex_usd_per_chip",
-                  "source", "as_of"),
     ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),

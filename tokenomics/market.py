@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _validate as v
+from .econ.pricing import REFERENCE_TOK_PER_S_PER_USER
 from .errors import DataError, DoesNotFitError, TargetSpeedError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,8 +47,8 @@ REFERENCE_SYSTEM = "dgx-h200"
 #: Where a model does not fit the reference system.
 FALLBACK_SYSTEM = "gb200-nvl72"
 #: Speed per user priced where a provider publishes none [tokens/s]: the interactivity at which
-#: InferenceX quotes DeepSeek-R1 serving costs (``tokenomics.watch.prices.FLOOR_MIN_TOK_PER_S_PER_USER``).
-DEFAULT_TOK_PER_S_PER_USER = 35.0
+#: InferenceX quotes DeepSeek-R1 serving costs (``tokenomics.econ.pricing.REFERENCE_TOK_PER_S_PER_USER``).
+DEFAULT_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
 
 FLAG_BELOW_COST = "below modelled cost"
 FLAG_UNREACHABLE = "speed unreachable"

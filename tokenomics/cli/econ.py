@@ -81,7 +81,7 @@ def price(
     prefill_batch: PrefillBatchOpt = None,
     deployment: DeploymentOpt = None,
     target: TargetOpt = None,
-    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k).")] = "chat",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k), openrouter-2025 (6k/400: OpenRouter's mean request, late 2025).")] = "chat",
     cost: Annotated[Optional[str], typer.Option("--cost", help="[default: bottom-up for every chip; a chip without a catalogued capex is an error listing its bases; the cost_basis column says which] bottom-up, an InferenceX tier (hyperscaler-owned, neocloud-owned, rental-3yr; add @2026-07 for the later survey) or a flat USD per chip-hour.")] = None,
     utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of hours sold, 0-1 [default 1].")] = None,
     utilization_profile: UtilProfileOpt = None,

@@ -39,7 +39,11 @@ def forecast(
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
     show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
-    system: Annotated[str, typer.Option("--system", help="Serving system for --show infra (h100, b200, gb200-nvl72, h200).")] = "gb200-nvl72",
+    system: Annotated[str, typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each.")] = "gb200-nvl72",
+    model: Annotated[str, typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models).")] = "deepseek-v3",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default: OpenRouter's mean request, late 2025: 6,000 in / 400 out].")] = "openrouter-2025",
+    target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35, the watch's cost-floor speed].")] = None,
+    cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
@@ -51,13 +55,16 @@ def forecast(
     from ..forecast.scenarios import reference_comparison, scenario_table
     from ..io import write_frame
 
+    from ..catalog import model_names
+    from ..errors import unknown_name
     from ..forecast.history import add_history as merge_history, load_history, read_history
-    from ..forecast.infrastructure import system_names
+    from ..perf.parallel import system_names
 
-    if system not in system_names():  # checked even without --show infra: a typo is never ignored
-        from ..errors import unknown_name
-
-        raise unknown_name("serving system", system, system_names())
+    # checked even without --show infra: a typo is never ignored
+    if system not in system_names():
+        raise unknown_name("system", system, system_names())
+    if model not in model_names():
+        raise unknown_name("model", model, model_names())
     hist = read_history(history) if history is not None else None
     before = hist
     if add_history is not None:
@@ -98,7 +105,15 @@ def forecast(
     elif show == Show.references:
         df, title = reference_comparison(result), "Forecast vs Goldman Sachs and article 2030 lines"
     else:
-        df, title = plan_infrastructure(result, system).to_frame(), f"Serving the forecast on {system}"
+        df = plan_infrastructure(result, system, model=model, workload=workload,
+                                 target_tok_per_s_per_user=target_tok_s_user, cost=cost).to_frame()
+        title = f"Serving the forecast: {df['deployment'].iloc[0]}, {workload}"
+        caption = (f"{df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
+                   f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
+                   f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
+                   "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "
+                   "market price path (datasets/demand_scenarios.csv)")
+        df = df.drop(columns=["deployment", "workload", "cost_basis"]) if fmt == Format.table else df
     if out is not None:
         paths = result.write(out)
         paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))

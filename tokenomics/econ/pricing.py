@@ -27,6 +27,13 @@ from ..errors import ValidationError
 from ..units import S_PER_H
 
 
+#: Speed per user at which serving costs are quoted where none is stated: InferenceX quotes
+#: DeepSeek-R1 serving costs at about 35 tok/s/user (../shared/reference/economics_notes.md, A1).
+#: The watch's cost floor, the market table's unpublished speeds and the forecast's
+#: infrastructure all price at it.
+REFERENCE_TOK_PER_S_PER_USER = 35.0
+
+
 def check_utilization(utilization_frac: Any) -> Any:
     """Utilization is a fraction in (0, 1]; 60 means 0.6 (one-line error with the hint)."""
     return v.fraction(utilization_frac, "utilization_frac", allow_zero=False)
@@ -61,6 +68,21 @@ def price_usd_per_1k_tok(cost_usd_per_chip_h: Any, tok_per_s_per_chip: Any,
     out = cost / (tps * S_PER_H * np.asarray(utilization_frac, float)) * 1e3 / (
         1 - np.asarray(margin_frac, float))
     return out if out.ndim else float(out)
+
+
+def chip_h_usd_of_price(price_usd_per_1k_tok_: Any, tok_per_s_per_chip: Any) -> np.ndarray:
+    """The chip-hour cost a price per 1K tokens recovers at full load and no margin [USD/h].
+
+    The inverse of :func:`price_usd_per_1k_tok` at ``utilization_frac = 1``, ``margin_frac = 0``:
+    ``price_usd_per_1k_tok * tok_per_s_per_chip * 3600 / 1000``. With a blended price and the
+    chip's blended throughput it is the chip-hour averaged over the chip time of each phase.
+
+    >>> round(float(chip_h_usd_of_price(price_usd_per_1k_tok(2.0, 500.0), 500.0)), 12)
+    2.0
+    """
+    v.non_negative(price_usd_per_1k_tok_, "price_usd_per_1k_tok")
+    v.positive(tok_per_s_per_chip, "tok_per_s_per_chip")
+    return np.asarray(price_usd_per_1k_tok_, float) * np.asarray(tok_per_s_per_chip, float) * S_PER_H / 1e3
 
 
 def cost_usd_per_m_tok(cost_usd_per_chip_h: Any, tok_per_s_per_chip: Any) -> np.ndarray:

@@ -195,8 +195,8 @@ class CostInputs:
                                     f"datasets/tco_params.csv or accelerators.csv); cost bases that exist for "
                                     f"{acc.name}: {', '.join(bases(acc.name))}. Hint: --cost <basis>, capex_usd=... (all-in "
                                     f"USD per chip) or a flat USD per chip-hour (--cost 2.0) where a command takes one "
-                                    f"(price, market, a sweep grid's cost axis); report and sweep-mc price bottom-up and "
-                                    f"need a chip_price_usd row in datasets/tco_params.csv")
+                                    f"(price, market, forecast --show infra, a sweep grid's cost axis); report and "
+                                    f"sweep-mc price bottom-up and need a chip_price_usd row in datasets/tco_params.csv")
                 overrides["capex_usd"] = chip * param("server_to_chip_price_ratio")
         if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
             if math.isnan(tdp):

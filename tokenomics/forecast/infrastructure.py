@@ -2,8 +2,10 @@
 
 :func:`serving_requirements` is a pure, vectorised function of the demand, the throughput of
 one chip, its all-in cost per hour, its capex and a price path. :func:`plan_infrastructure` applies
-it to a :class:`~tokenomics.forecast.demand.ForecastResult` with a system from
-``datasets/serving_systems.csv`` (or the perf core for ``h200``).
+it to a :class:`~tokenomics.forecast.demand.ForecastResult` with the throughput and cost of a
+deployment as the price chain prices it (:func:`serving_basis`: a model on a catalogued system at a
+speed per user, serving the workload's input and output tokens), so a forecast is sized with the
+same numbers ``tokenomics price`` prints.
 
 Sizing rules (all per year):
 
@@ -19,13 +21,13 @@ Sizing rules (all per year):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._display import Display
 from .._validate import fraction, positive
-from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
+from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, price_usd_per_1k_tok as _price_per_1k
 from ..units import HOURS_PER_YEAR
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,12 +35,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 S_PER_DAY = 86400.0
 
-#: InferenceX tier and survey used for $/chip-hour when ``tokenomics.econ`` is available.
-ECON_TIER, ECON_VINTAGE = "hyperscaler-owned", "2026-07"
-
-#: Model and settings used when the perf core sizes an ``h200`` (see serving_systems.csv note).
-H200_PERF = {"model": "llama-3.1-70b", "execution": "graph", "context_tok": 2048,
-             "weight_precision": "fp8"}
+#: The deployment that serves a forecast unless told otherwise: DeepSeek-V3 on a GB200 NVL72
+#: rack at the speed per user at which InferenceX (and the watch's cost floor) price DeepSeek-R1
+#: serving (``tokenomics.econ.pricing.REFERENCE_TOK_PER_S_PER_USER``).
+INFRA_SYSTEM, INFRA_MODEL = "gb200-nvl72", "deepseek-v3"
+#: Request mix of the demand being served (``datasets/workloads.csv``): OpenRouter's mean request
+#: in late 2025, 6,000 prompt and 400 completion tokens (the token volumes forecast count both).
+INFRA_WORKLOAD = "openrouter-2025"
 
 
 @dataclass(frozen=True, repr=False)
@@ -155,68 +158,102 @@ def price_path(years) -> np.ndarray:
     return p0 * (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
 
 
-def system_names() -> list[str]:
-    """Systems in ``datasets/serving_systems.csv``."""
-    from ..catalog import load
+def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workload: str = INFRA_WORKLOAD,
+                  target_tok_per_s_per_user: float | None = None, cost: Any = None,
+                  deployment: Any = None) -> dict[str, Any]:
+    """What one chip of a deployment serves and costs, as the price chain prices it.
 
-    return list(load("serving_systems").index)
+    The deployment is priced by :func:`tokenomics.chain.price` (the resolver's layout, the
+    cheapest batch that still serves each user ``target_tok_per_s_per_user``); a chip
+    time-slices prefill and decode, so it serves the workload's tokens, input and output
+    together, at
+
+        tok_per_s_per_chip = (input_tok + output_tok) / chip_s_per_request
+
+    (:func:`tokenomics.perf.serving.chip_s_per_request`), and costs the chip-hour behind the
+    workload's blended price (prefill and decode chip time each at its own power). Capex per
+    chip and economic life are the bottom-up cost inputs of the chip (``tco_params.csv``; NaN
+    capex where none is catalogued).
+
+    Parameters
+    ----------
+    system : str
+        Catalogued multi-chip system (``tokenomics systems``); one node is one system.
+    model : str
+        Catalogued model (``tokenomics models``).
+    workload : str
+        Request mix (``datasets/workloads.csv``).
+    target_tok_per_s_per_user : float, optional
+        Output tokens/s each user sees [tokens/s]; default
+        ``tokenomics.econ.pricing.REFERENCE_TOK_PER_S_PER_USER`` (35).
+    cost : optional
+        Cost basis of :func:`tokenomics.chain.price` (default bottom-up).
+    deployment : Deployment, optional
+        Price exactly this deployment (``system`` and ``model`` are then ignored).
+
+    Returns
+    -------
+    dict
+        ``tok_per_s_per_chip`` [tokens/s, input and output], ``cost_usd_per_chip_h`` [USD/h],
+        ``capex_usd_per_chip`` [USD], ``life_years``, ``n_chips_per_node``, ``deployment`` (its
+        label), ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
+        ``prefill_tok_per_s_per_chip``, ``cost_basis``.
+    """
+    from ..chain import price
+    from ..econ.tco import cost_model, has_capex, param
+    from ..perf.serving import chip_s_per_request
+
+    target = REFERENCE_TOK_PER_S_PER_USER if target_tok_per_s_per_user is None else target_tok_per_s_per_user
+    kw = dict(deployment=deployment) if deployment is not None else dict(model=model, system=system)
+    p = price(**kw, workload=workload, target_tok_per_s_per_user=target, cost=cost,
+              utilization_frac=1.0, margin_frac=0.0)
+    dep = p.deployment
+    i, o = p.input_tok, p.output_tok
+    tps = float((i + o) / chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, i, o))
+    cost_h = float(chip_h_usd_of_price(p.price_usd_per_1k_blended_tok, tps))
+    hw = dep.hardware.name
+    bottom_up = cost_model(hw) if has_capex(hw) else None
+    return {
+        "deployment": dep.label(), "workload": workload, "tok_per_s_per_chip": tps,
+        "tok_per_s_per_user": float(np.asarray(p.tok_per_s_per_user)),
+        "decode_tok_per_s_per_chip": float(np.asarray(p.tok_per_s_per_chip)),
+        "prefill_tok_per_s_per_chip": float(np.asarray(p.prefill_tok_per_s_per_chip)),
+        "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis,
+        "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
+        "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
+        "n_chips_per_node": int(dep.system.n_chips),
+    }
 
 
-def system(name: str) -> dict:
-    """Serving parameters of a system; ``tok_per_s_per_chip`` from the perf core when blank."""
-    from ..catalog import load
-    from ..errors import unknown_name
-
-    df = load("serving_systems")
-    if name not in df.index:
-        raise unknown_name("serving system", name, df.index)
-    row = df.loc[name].to_dict()
-    row["cost_source"] = "datasets/serving_systems.csv"
-    from ..econ import preset  # the curated InferenceX tiers
-
-    tier = preset(row["accelerator"], ECON_TIER, ECON_VINTAGE)
-    row["cost_usd_per_chip_h"] = float(tier.cost_usd_per_h)
-    row["cost_source"] = f"tokenomics.econ.preset({row['accelerator']!r}, {tier.label!r})"
-    if not np.isfinite(float(row.get("tok_per_s_per_chip", np.nan))):
-        from ..perf import decode_step, max_batch
-
-        hw = row["accelerator"]
-        batch = max_batch(hw, H200_PERF["model"], context_tok=H200_PERF["context_tok"],
-                          weight_precision=H200_PERF["weight_precision"])
-        r = decode_step(hw, H200_PERF["model"], H200_PERF["execution"], batch=batch,
-                        context_tok=H200_PERF["context_tok"],
-                        weight_precision=H200_PERF["weight_precision"])
-        row["tok_per_s_per_chip"] = float(np.asarray(r.tok_per_s_per_chip))
-        row["note"] = (f"throughput from tokenomics.perf.decode_step({hw}, {H200_PERF['model']}, "
-                       f"{H200_PERF['weight_precision']}, batch={int(batch)}, "
-                       f"context={H200_PERF['context_tok']})")
-    return row
-
-
-def plan_infrastructure(result, system_name: str = "b200", utilization_frac: float | None = None) -> InfraResult:
+def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFRA_MODEL,
+                        workload: str = INFRA_WORKLOAD, target_tok_per_s_per_user: float | None = None,
+                        cost: Any = None, deployment: Any = None,
+                        utilization_frac: float | None = None) -> InfraResult:
     """Yearly chips, nodes, cost, spend and capex to serve each series of a forecast.
 
     Parameters
     ----------
     result : ForecastResult
         Output of :func:`tokenomics.forecast.forecast`.
-    system_name : str
-        A system of ``datasets/serving_systems.csv`` (``h100``, ``b200``, ``gb200-nvl72``,
-        ``h200`` via the perf core).
+    system, model, workload, target_tok_per_s_per_user, cost, deployment
+        The deployment serving the demand and how it is priced (:func:`serving_basis`):
+        by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user.
     utilization_frac : float, optional
         Mean load over capacity; default from ``datasets/demand_scenarios.csv``.
 
     Returns
     -------
     InfraResult
-        :func:`serving_requirements` columns plus ``series``, ``system``, and ``n_chips_lo_80`` /
-        ``n_chips_hi_80`` from the forecast's 80 % interval.
+        :func:`serving_requirements` columns plus ``series``, ``system``, ``deployment``,
+        ``workload``, ``tok_per_s_per_user``, and ``n_chips_lo_80`` / ``n_chips_hi_80`` from
+        the forecast's 80 % interval.
     """
     import pandas as pd
 
     from .scenarios import parameter
 
-    sysrow = system(system_name)
+    basis = serving_basis(system, model, workload=workload, target_tok_per_s_per_user=target_tok_per_s_per_user,
+                          cost=cost, deployment=deployment)
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
     out = []
     m = result.monthly.copy()
@@ -225,19 +262,21 @@ def plan_infrastructure(result, system_name: str = "b200", utilization_frac: flo
         dec = g[g["date"].dt.month == 12].set_index("year")
         mean = g.groupby("year")["tokens_per_day"].mean().reindex(dec.index)
         years = dec.index.to_numpy()
-        kw = dict(utilization_frac=util, capex_usd_per_chip=float(sysrow["capex_usd_per_chip"]),
-                  n_chips_per_node=int(sysrow["n_chips_per_node"]),
-                  life_years=float(sysrow["life_years"]), year=years)
-        args = (float(sysrow["tok_per_s_per_chip"]), float(sysrow["cost_usd_per_chip_h"]),
+        kw = dict(utilization_frac=util, capex_usd_per_chip=float(basis["capex_usd_per_chip"]),
+                  n_chips_per_node=int(basis["n_chips_per_node"]),
+                  life_years=float(basis["life_years"]), year=years)
+        args = (float(basis["tok_per_s_per_chip"]), float(basis["cost_usd_per_chip_h"]),
                 price_path(years))
         r = serving_requirements(dec["tokens_per_day"].to_numpy(), *args,
                                  tokens_per_day_mean=mean.to_numpy(), **kw).frame
         lo = serving_requirements(dec["tokens_per_day_lo_80"].to_numpy(), *args, **kw).frame
         hi = serving_requirements(dec["tokens_per_day_hi_80"].to_numpy(), *args, **kw).frame
         r.insert(0, "series", name)
-        r.insert(1, "system", system_name)
-        r["tok_per_s_per_chip"] = float(sysrow["tok_per_s_per_chip"])
-        r["cost_usd_per_chip_h"] = float(sysrow["cost_usd_per_chip_h"])
+        r.insert(1, "system", system if deployment is None else deployment.system.name)
+        r["tok_per_s_per_chip"] = float(basis["tok_per_s_per_chip"])
+        r["cost_usd_per_chip_h"] = float(basis["cost_usd_per_chip_h"])
+        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis"):
+            r[k] = basis[k]
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())
         r["scenario"] = result.scenario or "trend"

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
+from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER
 from ..errors import DataError, TokenomicsError
 from ._events import as_dates, day, iso, parse_date, with_dates
 
@@ -224,10 +225,9 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
 FLOOR_SYSTEMS: tuple[tuple[str, str], ...] = (("sd200-class", "cloudmatrix-384"), ("gb200-class", "gb200-nvl72"))
 #: Older-generation system used for the modelled cost decline (``lag``): same model, same chain.
 LAG_BASE_SYSTEM = "dgx-h200"
-#: The floor is the cheapest operating point that still serves this many tokens/s per user:
-#: InferenceX quotes DeepSeek-R1 serving costs at about 35 tok/s/user
-#: (../shared/reference/economics_notes.md, A1).
-FLOOR_MIN_TOK_PER_S_PER_USER = 35.0
+#: The floor is the cheapest operating point that still serves this many tokens/s per user
+#: (``tokenomics.econ.pricing.REFERENCE_TOK_PER_S_PER_USER``: InferenceX's DeepSeek-R1 quotes).
+FLOOR_MIN_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
 #: Every floor and the lag base are priced on this one cost basis (bottom-up capex + opex; every
 #: floor system's chip has a sourced capex in ``datasets/tco_params.csv``), so a decline factor
 #: compares throughput and capex, not survey tiers against bottom-up estimates.
