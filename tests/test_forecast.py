@@ -956,9 +956,11 @@ def test_a_bootstrap_too_small_for_its_interval_is_refused():
 
 def test_a_part_never_exceeds_its_whole():
     """OpenRouter's Chinese models are part of OpenRouter (datasets/token_demand.csv part_of);
-    extrapolated apart, their median overtakes the whole in October 2027 (measured 2026-12-05).
-    Capped, every month's median and bounds stay at or below the whole's, the binding rows say so,
-    and forecasting the part alone gives the same rows as forecasting every series."""
+    extrapolated apart, their median overtook the whole in October 2027 (measured 2026-12-05).
+    Observed with it in 14 weeks, they are now forecast as OpenRouter times their share; Google's
+    Gemini API and Doubao (no / two matched observations) are capped at their whole. Every month's
+    median and bounds stay at or below the whole's, and forecasting the part alone gives the same
+    rows as forecasting every series."""
     m = forecast().monthly
     for part, whole in (("openrouter-china", "openrouter"), ("google-gemini-api", "google"), ("doubao", "china")):
         p = m[m["series"] == part].set_index("date")
@@ -967,10 +969,53 @@ def test_a_part_never_exceeds_its_whole():
                     "tokens_per_day_hi_95"):
             assert (p[col] <= w[col] * (1 + 1e-12)).all(), (part, col)
     p = m[m["series"] == "openrouter-china"].set_index("date")
-    capped = p["interval_basis"].str.contains("capped at openrouter's forecast", regex=False)
-    assert not capped.loc[:"2027-07"].any() and capped.loc["2027-10":].all()
+    w = m[m["series"] == "openrouter"].set_index("date")
+    assert (p.loc[w.index[0]:, "models"] == "share of openrouter").all()
+    assert p.loc[w.index[0]:, "interval_basis"].str.startswith("openrouter's forecast x its share (14 matched").all()
+    share = (p["tokens_per_day"] / w["tokens_per_day"]).dropna()
+    assert share.between(0.25, 0.45).all()  # near the latest weeks' 35-48 %, never the whole platform
     alone = forecast("openrouter-china").monthly.set_index("date")
     pd.testing.assert_frame_equal(alone, p)
+
+
+def test_share_model_by_hand():
+    """logit shares 0, 1, 0 at t = 0, 1, 2 (shares 0.5, 0.731, 0.5). Variogram rows (lag, d):
+    (1, 1), (2, 0), (1, 1); unconstrained least squares gives sigma2 = -1, so sigma2 = 0 and
+    2 tau2 = mean d = 2/3. Kalman filter from x = 0, P = tau2 = 1/3: gain 1/2 -> x = 0.5, P = 1/6;
+    gain 1/3 -> x = 1/3, P = 1/9 (hand calculation)."""
+    from scipy.special import expit
+
+    from tokenomics.forecast.demand import share_model
+
+    m = share_model([0.0, 1.0, 2.0], expit([0.0, 1.0, 0.0]))
+    assert m["sigma2_per_year"] == 0.0
+    assert m["tau2"] == pytest.approx(1 / 3)
+    assert m["level"] == pytest.approx(1 / 3)
+    assert m["var"] == pytest.approx(1 / 9)
+    assert (m["t_last"], m["n"]) == (2.0, 3)
+
+
+def test_a_part_with_few_matched_observations_is_capped_not_shared():
+    """Through 2026-06 OpenRouter's Chinese models share four weeks with OpenRouter (fewer than
+    MIN_SHARE_PAIRS = 6): the part keeps its own forecast, capped at the whole."""
+    from tokenomics.forecast.demand import MIN_SHARE_PAIRS
+
+    assert MIN_SHARE_PAIRS == 6
+    m = forecast(["openrouter", "openrouter-china"], fit_through="2026-06").monthly
+    p = m[m["series"] == "openrouter-china"]
+    assert not (p["models"] == "share of openrouter").any()
+    assert not p["interval_basis"].str.contains("share", regex=False).any()
+
+
+def test_share_part_follows_its_wholes_scenario():
+    """Under a scenario the part is the whole's scenario forecast times the share: its agentic
+    columns are the whole's, and it stays below the whole."""
+    m = forecast(["openrouter", "openrouter-china"], scenario="base").monthly
+    p = m[m["series"] == "openrouter-china"].set_index("date")
+    w = m[m["series"] == "openrouter"].set_index("date")
+    idx = w.index
+    np.testing.assert_array_equal(p.loc[idx, "agentic_uplift"], w["agentic_uplift"])
+    assert (p.loc[idx, "tokens_per_day_hi_95"] <= w["tokens_per_day_hi_95"]).all()
 
 
 def test_cap_parts_by_hand():

@@ -251,6 +251,131 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     })
 
 
+#: Observations of a part matched by one of its whole (same date, and same period where the
+#: history states it) from which the part is forecast as a share of the whole (:func:`share_parts`)
+#: instead of on its own history; fewer, and it is capped at the whole (:func:`cap_parts`).
+MIN_SHARE_PAIRS = 6
+
+#: Monte Carlo draws of a part forecast as a share of its whole.
+N_SHARE_DRAWS = 10000
+
+
+def share_model(t, share) -> dict[str, float]:
+    """A share's path as a random walk plus observation noise on the logit scale.
+
+    ``logit(share_k) = x(t_k) + e_k`` with ``x`` a random walk (variance ``sigma2`` per year) and
+    ``e`` independent noise (variance ``tau2``: weekly figures of the same quantity scatter). Both
+    variances come from the variogram of the observations, least squares with both non-negative:
+
+        E[(y_j - y_i)^2] = 2 tau2 + sigma2 (t_j - t_i)
+
+    and the level from the Kalman filter of that model (irregular times). The share ``h`` years
+    after the last observation is ``expit`` of a normal with the filtered mean and variance
+    ``P + sigma2 h + tau2`` (the noise of the figure that will be published). A random walk keeps
+    the latest share: no trend in the share is extrapolated, and it stays inside (0, 1).
+
+    Parameters
+    ----------
+    t : array-like
+        Times of the matched observations [decimal years], increasing.
+    share : array-like
+        Part over whole at those times, each in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``level`` (filtered logit share at the last observation), ``var`` (its variance),
+        ``sigma2_per_year``, ``tau2``, ``t_last``, ``n``.
+
+    Examples
+    --------
+    A share that never moves has no variance and keeps its level:
+
+    >>> m = share_model([2026.0, 2026.1, 2026.2], [0.25, 0.25, 0.25])
+    >>> round(float(m["level"]), 6), m["sigma2_per_year"], m["tau2"]
+    (-1.098612, 0.0, 0.0)
+    """
+    from scipy.optimize import nnls
+    from scipy.special import logit
+
+    t = np.asarray(t, float)
+    y = logit(np.asarray(share, float))
+    i, j = np.triu_indices(len(y), 1)
+    a = np.column_stack([np.full(len(i), 2.0), t[j] - t[i]])
+    (tau2, sigma2), _ = nnls(a, (y[j] - y[i]) ** 2)
+    x, p = y[0], tau2
+    for k in range(1, len(y)):
+        p = p + sigma2 * (t[k] - t[k - 1])
+        gain = p / (p + tau2) if p + tau2 > 0 else 1.0
+        x, p = x + gain * (y[k] - x), (1.0 - gain) * p
+    return {"level": float(x), "var": float(p), "sigma2_per_year": float(sigma2), "tau2": float(tau2),
+            "t_last": float(t[-1]), "n": len(y)}
+
+
+def _matched_shares(part: "pd.DataFrame", whole: "pd.DataFrame") -> "pd.DataFrame":
+    """Rows where part and whole were observed for the same date (and period), with the share."""
+    keys = ["date", "period"] if "period" in part.columns and "period" in whole.columns else ["date"]
+    m = part[keys + ["tokens_per_day", "t_year"]].merge(whole[keys + ["tokens_per_day"]], on=keys,
+                                                         suffixes=("", "_whole"))
+    m["share"] = m["tokens_per_day"] / m["tokens_per_day_whole"]
+    return m[(m["share"] > 0) & (m["share"] < 1)].sort_values("t_year").reset_index(drop=True)
+
+
+def share_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str], history: "pd.DataFrame",
+                fit_through=None) -> tuple["dict[str, pd.DataFrame]", set[str]]:
+    """Parts observed together with their whole forecast as whole x share.
+
+    A part with at least :data:`MIN_SHARE_PAIRS` observations matched by its whole's is, in every
+    month its whole is forecast, the whole's forecast times the share of :func:`share_model`:
+    ``N_SHARE_DRAWS`` seeded draws of the whole's log demand (its calibrated quantiles,
+    :func:`_trend_draws`) plus the log of independent share draws, and their quantiles. Months
+    before the whole's forecast starts keep the part's own forecast. A share is below one in
+    every draw, so the part stays below its whole at every quantile, and two series counted one
+    inside the other are extrapolated with one growth rate instead of two.
+
+    Returns
+    -------
+    (frames, shared)
+        The frames (copies where changed) and the parts forecast as shares.
+    """
+    import pandas as pd
+    from scipy.special import expit
+
+    out, shared = dict(frames), set()
+    for part in sorted(n for n in frames if wholes.get(n) in frames):
+        whole = wholes[part]
+        pairs = _matched_shares(get_series(part, fit_through=fit_through, history=history),
+                                get_series(whole, fit_through=fit_through, history=history))
+        if len(pairs) < MIN_SHARE_PAIRS:
+            continue
+        m = share_model(pairs["t_year"], pairs["share"])
+        f = out[part].copy()
+        w = out[whole].set_index("date").reindex(f["date"])
+        rows = w["tokens_per_day"].notna().to_numpy()
+        wq = {k: np.log(w[c].to_numpy(float)[rows]) for k, c in
+              (("median", "tokens_per_day"), ("lo_80", "tokens_per_day_lo_80"), ("hi_80", "tokens_per_day_hi_80"),
+               ("lo_95", "tokens_per_day_lo_95"), ("hi_95", "tokens_per_day_hi_95"))}
+        rng = np.random.default_rng(SEED)
+        log_whole = _trend_draws(wq, N_SHARE_DRAWS, rng)
+        h = np.maximum(decimal_year(f["date"])[rows] - m["t_last"], 0.0)
+        sd = np.sqrt(m["var"] + m["sigma2_per_year"] * h + m["tau2"])
+        z = rng.standard_normal((N_SHARE_DRAWS, 1))
+        log_part = log_whole + np.log(expit(m["level"] + z * sd))
+        qs = np.exp(np.quantile(log_part, [0.5, 0.1, 0.9, 0.025, 0.975], axis=0))
+        for col, qv in zip(CAPPED_COLUMNS, qs):
+            f.loc[rows, col] = qv
+        f.loc[rows, "agentic_share_frac"] = w["agentic_share_frac"].to_numpy(float)[rows]
+        f.loc[rows, "agentic_uplift"] = w["agentic_uplift"].to_numpy(float)[rows]
+        f.loc[rows, "models"] = f"share of {whole}"
+        f.loc[rows, "interval_basis"] = (
+            f"{whole}'s forecast x its share ({m['n']} matched observations, latest "
+            f"{pd.Timestamp(pairs['date'].iloc[-1]).date()}; random walk in logit share, "
+            f"level {expit(m['level']):.0%})")
+        out[part] = f
+        shared.add(part)
+    return out, shared
+
+
 #: Forecast columns a part's are capped at (:func:`cap_parts`).
 CAPPED_COLUMNS = ("tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80", "tokens_per_day_lo_95",
                   "tokens_per_day_hi_95")
@@ -380,7 +505,8 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
                 if w not in frames:
                     frames[w] = forecast_series(w, fit_through, scenario, end, history=hist, backtest_result=bt)
                 w = wholes.get(w)
-    frames = cap_parts(frames, wholes)
+    frames, shared = share_parts(frames, wholes, hist, fit_through)
+    frames = cap_parts(frames, {p: w for p, w in wholes.items() if p not in shared})
     frames = [frames[n] for n in chosen]
     if not frames:
         from ..errors import ValidationError

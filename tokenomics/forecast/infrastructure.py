@@ -171,7 +171,10 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         tok_per_s_per_chip = (input_tok + output_tok) / chip_s_per_request
 
     (:func:`tokenomics.perf.serving.chip_s_per_request`), and costs the chip-hour behind the
-    workload's blended price (prefill and decode chip time each at its own power). Capex per
+    workload's blended price (prefill and decode chip time each at its own power). This is the
+    chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
+    the decode chips at the target speed; KV transfer not counted): co-located, the prompts'
+    chunks would share the decode iterations and slow each user below the target. Capex per
     chip and economic life are the bottom-up cost inputs of the chip (``tco_params.csv``; NaN
     capex where none is catalogued).
 
