@@ -487,6 +487,18 @@ def test_plan_infrastructure_unknown_system():
         plan_infrastructure(forecast("google"), "gb200")
 
 
+def test_price_path_blends_the_list_prices_by_the_served_mix():
+    """Gemini 2.0 Flash, 0.10 / 0.40 USD per M input / output tokens (demand_scenarios.csv,
+    as of 2025-02-05), falling 40 % a year: OpenRouter's 6,000 / 400 mix blends to
+    (6000 x 0.10 + 400 x 0.40) / 6400 = 0.11875 USD/M, chat (1k / 1k) to 0.25 (hand calc)."""
+    from tokenomics.forecast.history import decimal_year
+    from tokenomics.forecast.infrastructure import price_path
+
+    k = 0.6 ** (2026.5 - float(decimal_year(["2025-02-05"])[0]))
+    assert price_path([2026])[0] == pytest.approx(0.11875e-3 * k, rel=1e-12)
+    assert price_path([2026], "chat")[0] == pytest.approx(0.25e-3 * k, rel=1e-12)
+
+
 def test_infrastructure_is_sized_with_the_price_chains_numbers():
     """One deployment, one set of numbers: a chip serves (input + output) / chip_s_per_request
     tokens/s (hand formula) and costs the chip-hour behind tokenomics price's blended price, so

@@ -141,19 +141,24 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     return InfraResult(frame)
 
 
-def price_path(years) -> np.ndarray:
-    """Price per 1K tokens by year from the dataset's start price and yearly decline [USD/1K tok].
+def price_path(years, workload: str = INFRA_WORKLOAD) -> np.ndarray:
+    """Price per 1K tokens of a workload by year, from a start price and a yearly decline [USD/1K tok].
 
-    ``price(y) = p0 * (1 - d) ** (y + 0.5 - y0)`` with ``p0``, ``d`` from
-    ``datasets/demand_scenarios.csv`` (``y0`` = its ``as_of``, 2025-02 -> 2025.1).
+    ``price(y) = p0 * (1 - d) ** (y + 0.5 - y0)``: ``p0`` the input and output list prices of
+    ``datasets/demand_scenarios.csv`` blended by the workload's input and output tokens
+    (:func:`tokenomics.econ.pricing.blended_usd_per_1k_tok`), ``d`` its yearly decline, ``y0`` the
+    prices' ``as_of`` (2025-02 -> 2025.1).
     """
+    from ..chain import workload_mix
+    from ..econ.pricing import blended_usd_per_1k_tok
+    from .history import decimal_year
     from .scenarios import _params, parameter
 
-    p0 = parameter("price_usd_per_1k_tok_2025")
+    i, o = workload_mix(workload)
+    p0 = blended_usd_per_1k_tok(parameter("price_usd_per_1k_input_tok_2025"),
+                                parameter("price_usd_per_1k_output_tok_2025"), i, o)
     d = parameter("price_decline_frac_per_year")
-    row = _params().query("parameter == 'price_usd_per_1k_tok_2025'").iloc[0]
-    from .history import decimal_year
-
+    row = _params().query("parameter == 'price_usd_per_1k_input_tok_2025'").iloc[0]
     y0 = float(decimal_year([row["as_of"]])[0])
     return p0 * (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
 
@@ -269,7 +274,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
                   n_chips_per_node=int(basis["n_chips_per_node"]),
                   life_years=float(basis["life_years"]), year=years)
         args = (float(basis["tok_per_s_per_chip"]), float(basis["cost_usd_per_chip_h"]),
-                price_path(years))
+                price_path(years, workload))
         r = serving_requirements(dec["tokens_per_day"].to_numpy(), *args,
                                  tokens_per_day_mean=mean.to_numpy(), **kw).frame
         lo = serving_requirements(dec["tokens_per_day_lo_80"].to_numpy(), *args, **kw).frame
