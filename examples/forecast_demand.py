@@ -29,7 +29,9 @@ def main() -> None:
               f"x{ref['growth_2026_2030']:.1f} over Dec 2026 (Goldman: x24)")
     base = forecast(args.series, fit_through=args.fit_through, scenario="base")
     infra = plan_infrastructure(base, args.system).to_frame()
-    print(f"\nServing the base scenario on {args.system}:")
+    print(f"\nServing the base scenario: {infra['deployment'].iloc[0]}, {infra['workload'].iloc[0]} "
+          f"({infra['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s per chip at "
+          f"{infra['tok_per_s_per_user'].iloc[0]:.0f} tok/s per user):")
     print(infra[["year", "tokens_per_day", "n_chips", "n_nodes", "cost_usd", "capex_usd"]]
           .to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     if args.out:
