@@ -42,7 +42,7 @@ def forecast(
     system: Annotated[str, typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each.")] = "gb200-nvl72",
     model: Annotated[str, typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models).")] = "deepseek-v3",
     workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default: OpenRouter's mean request, late 2025: 6,000 in / 400 out].")] = "openrouter-2025",
-    target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35, the watch's cost-floor speed].")] = None,
+    target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
@@ -81,7 +81,7 @@ def forecast(
         df = result.to_frame(freq.value)
         title = f"Token demand, tokens/day ({freq.value}; {result.scenario or 'trend only'})"
         by_weights: dict[str, list[str]] = {}  # series sharing one set of weights, listed once
-        for s, m in df.groupby("series", sort=False)["models"].first().items():
+        for s, m in df.groupby("series", sort=False)["models"].last().items():  # the long run's
             by_weights.setdefault(m, []).append(s)
         caption = "model weights from the backtest: " + "; ".join(
             f"{m} ({', '.join(ss)})" for m, ss in by_weights.items())

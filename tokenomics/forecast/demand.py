@@ -251,6 +251,14 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     })
 
 
+def _depth(name: str, wholes: dict[str, str]) -> int:
+    """How many wholes ``name`` sits inside (0 for a series that is part of none)."""
+    d = 0
+    while name in wholes:
+        name, d = wholes[name], d + 1
+    return d
+
+
 #: Observations of a part matched by one of its whole (same date, and same period where the
 #: history states it) from which the part is forecast as a share of the whole (:func:`share_parts`)
 #: instead of on its own history; fewer, and it is capped at the whole (:func:`cap_parts`).
@@ -342,7 +350,7 @@ def share_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str], histo
     from scipy.special import expit
 
     out, shared = dict(frames), set()
-    for part in sorted(n for n in frames if wholes.get(n) in frames):
+    for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         whole = wholes[part]
         pairs = _matched_shares(get_series(part, fit_through=fit_through, history=history),
                                 get_series(whole, fit_through=fit_through, history=history))
@@ -402,14 +410,8 @@ def cap_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str]) -> "dic
     dict of str to pandas.DataFrame
         The same frames, parts capped (copies; the inputs are not modified).
     """
-    def depth(n: str) -> int:
-        d = 0
-        while n in wholes:
-            n, d = wholes[n], d + 1
-        return d
-
     out = dict(frames)
-    for part in sorted((n for n in frames if wholes.get(n) in frames), key=depth):
+    for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         whole = wholes[part]
         f = out[part].copy()
         cap = out[whole].set_index("date")[list(CAPPED_COLUMNS)].reindex(f["date"]).to_numpy(float)
@@ -505,8 +507,11 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
                 if w not in frames:
                     frames[w] = forecast_series(w, fit_through, scenario, end, history=hist, backtest_result=bt)
                 w = wholes.get(w)
-    frames, shared = share_parts(frames, wholes, hist, fit_through)
-    frames = cap_parts(frames, {p: w for p, w in wholes.items() if p not in shared})
+    for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
+        one = {part: wholes[part]}  # wholes first: a chain of parts sees its whole already final
+        frames, shared = share_parts(frames, one, hist, fit_through)
+        if not shared:
+            frames = cap_parts(frames, one)
     frames = [frames[n] for n in chosen]
     if not frames:
         from ..errors import ValidationError
