@@ -99,6 +99,40 @@ def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_
     assert not out.exists()
 
 
+def test_show_replay_tabulates_the_month_end_replay(tmp_path):
+    """--show replay is realtime_backtest's scores summarised by replay_coverage (three month-ends
+    here, 2025-06 to 2025-08, to keep the test short), and --out writes both tables."""
+    from tokenomics.forecast import realtime_backtest
+    from tokenomics.forecast.backtest import replay_coverage
+
+    res = runner.invoke(app, ["forecast", "--show", "replay", "--fit-through", "2025-08", "--format", "csv",
+                              "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    scores = realtime_backtest(last="2025-08")
+    lib = replay_coverage(scores)
+    assert list(df.columns) == list(lib.columns) and len(df) == len(lib)
+    np.testing.assert_allclose(df["coverage_80"], lib["coverage_80"])
+    row = df[(df["sample"] == "all") & (df["horizon"] == "all")].iloc[0]
+    assert row["n_points"] == len(scores) and row["coverage_95"] == pytest.approx(scores["in_95"].mean())
+    assert "month-ends (2025-06 to 2025-08)" in res.stderr
+    assert len(pd.read_csv(tmp_path / "replay.csv")) == len(scores)
+    assert (tmp_path / "replay_coverage.csv").stat().st_size > 0
+
+
+def test_coverage_stats_by_hand():
+    """Four points, three inside 80 %, all inside 95 %: coverage 0.75 / 1; widths 1, 2, 3, 4 ->
+    median 2.5; |errors| 0.1, 0.2, 0.3, 0.4 -> mae 0.25; random walk 0.5 on three points (one
+    NaN) -> 0.5, ratio 0.5 (hand calculation)."""
+    from tokenomics.forecast.backtest import coverage_stats
+
+    r = coverage_stats([True, True, True, False], [True] * 4, [1, 2, 3, 4], [0.1, -0.2, 0.3, -0.4],
+                       [0.5, -0.5, np.nan, 0.5], ["a", "a", "b", "b"])
+    assert r == pytest.approx({"n_points": 4, "n_series": 2, "coverage_80": 0.75, "coverage_95": 1.0,
+                               "median_width_95_log10": 2.5, "mae_log10": 0.25, "mae_naive_log10": 0.5,
+                               "mae_vs_naive": 0.5})
+
+
 def test_table_caption_lists_each_set_of_weights_once():
     """Series sharing weights (here all with saturating models vs those too short for them) are
     named after one copy of the weights instead of repeating them per series."""
@@ -113,6 +147,8 @@ def test_table_caption_lists_each_set_of_weights_once():
 
 @pytest.mark.parametrize("argv,needle", [
     (["forecast", "--series", "googel"], "Did you mean 'google'"),
+    (["forecast", "--show", "replay", "--series", "googel"], "Did you mean 'google'"),
+    (["forecast", "--show", "replay", "--fit-through", "2025-03"], "nothing to replay"),
     (["forecast", "--series", "china", "--fit-through", "2025-01"], "at least 3"),
     (["forecast", "--series", "china", "--fit-through", "2025-13"], "month must be 01-12"),
 ])

@@ -24,6 +24,7 @@ class Show(str, Enum):
     scenarios = "scenarios"
     references = "references"
     infra = "infra"
+    replay = "replay"
     added = "added"
 
 
@@ -37,7 +38,7 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM.")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 30 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[str, typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each.")] = "gb200-nvl72",
     model: Annotated[str, typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models).")] = "deepseek-v3",
@@ -73,6 +74,9 @@ def forecast(
         hist = merge_history(before, extra)
     if show == Show.added:
         _show_added(before, hist, add_history is not None, fmt)
+        return
+    if show == Show.replay:
+        _show_replay(hist, series, fit_through, out, fmt)
         return
     result = run_forecast(series, fit_through=fit_through,
                           scenario=scenario.value if scenario else None, history=hist)
@@ -167,5 +171,49 @@ def _show_added(before, after, have_added: bool, fmt: Format) -> None:
            f"{s['naive_error_log10'].abs().mean():.2f} for a random walk; weights and calibration "
            "fitted without the added rows")
     emit(s[keep], fmt, title="Added observations forecast by the method fitted without them", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
+
+
+def _show_replay(hist, series: str, fit_through, out, fmt: Format) -> None:
+    """--show replay: forecasts made at each past month-end, scored on what was published later."""
+    import numpy as np
+
+    from ..errors import ValidationError, unknown_name
+    from ..forecast import realtime_backtest
+    from ..forecast.backtest import replay_coverage
+    from ..forecast.history import load_history, series_names
+    from ..io import write_frame
+
+    h = load_history() if hist is None else hist
+    if series != "all" and series not in series_names(h):
+        raise unknown_name("series", series, series_names(h))
+    import warnings
+
+    from ..errors import ConvergenceWarning
+
+    with warnings.catch_warnings():  # about past fits; the table scores what they printed
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = realtime_backtest(last=fit_through, history=hist)
+    if series != "all" and not scores.empty:
+        scores = scores[scores["series"] == series]
+    if scores.empty:
+        raise ValidationError("nothing to replay: no forecast made at a month-end from 2025-06"
+                              + (f" to {fit_through}" if fit_through else "") + " has a later observation")
+    table = replay_coverage(scores, history=h)
+    year = scores["fit_through"].str[:4]
+    parts = [f"cut-offs in {y}: {int(m.sum())} scores, {scores.loc[m, 'in_80'].mean():.0%} / "
+             f"{scores.loc[m, 'in_95'].mean():.0%} covered at {np.median(scores.loc[m, 'width_95_log10']):.2f} decades"
+             for y in sorted(year.unique()) for m in [year == y]]
+    cap = (f"{len(scores)} scores of forecasts made at {scores['fit_through'].nunique()} month-ends "
+           f"({scores['fit_through'].min()} to {scores['fit_through'].max()}), each with only the data "
+           "published by then (weights and calibration included); " + "; ".join(parts)
+           + ". Cut-offs overlap, so scores are not independent; holdout = series never tuned on")
+    if out is not None:
+        paths = [write_frame(scores, Path(out) / "replay.csv"),
+                 write_frame(table, Path(out) / "replay_coverage.csv")]
+        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+    emit(table, fmt, title="Month-end replay: the forecasts the product would have printed, scored by horizon",
+         caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)

@@ -8,7 +8,8 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`run_backtest` -> :class:`BacktestResult` (``.to_frame()``: errors vs naive/drift, coverage,
   weights; ``.coverage_by_horizon()``: calibrated intervals scored on the tuning series leaving
   one series out, and on the held-out series (``holdout = 1``) never tuned on)
-- :func:`realtime_backtest`: forecasts as of each past month-end scored on later observations
+- :func:`realtime_backtest`: forecasts as of each past month-end scored on later observations;
+  :func:`replay_coverage` tabulates them by sample and horizon
 - :func:`load_history`, :func:`series`, :func:`series_names`
 - :func:`scenario`, :func:`scenario_table`, :func:`reference_lines`, :func:`bass_share`
 - :func:`serving_requirements`, :func:`plan_infrastructure`, :func:`price_path`
@@ -30,7 +31,7 @@ import importlib
 _EXPORTS = {
     "forecast": "demand", "forecast_series": "demand", "ForecastResult": "demand",
     "fan_chart": "demand", "realtime_backtest": "demand",
-    "run_backtest": "backtest", "BacktestResult": "backtest",
+    "run_backtest": "backtest", "BacktestResult": "backtest", "replay_coverage": "backtest",
     "load_history": "history", "series": "history", "series_names": "history",
     "check_history": "history",
     "scenario": "scenarios", "scenario_table": "scenarios", "reference_lines": "scenarios",

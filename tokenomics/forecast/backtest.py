@@ -656,24 +656,49 @@ def _bin_label(lo: float, hi: float) -> str:
     return f"> {lo:g} y" if math.isinf(hi) else f"{lo:g}-{hi:g} y"
 
 
-def _coverage_row(sub: "pd.DataFrame", naive: "pd.DataFrame") -> dict:
-    """Coverage, width and error of the calibrated ensemble rows ``sub`` beside the random walk."""
+def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10, series) -> dict:
+    """Coverage, width and error of scored intervals beside the random walk in logs.
+
+    Parameters
+    ----------
+    in_80, in_95 : array-like of bool
+        Whether each later observation fell inside the 80 % / 95 % interval.
+    width_95_log10, error_log10, naive_error_log10 : array-like
+        95 % width [decades], forecast error and the random walk's error on the same points
+        [log10(predicted / actual)] (NaN where the random walk has no value).
+    series : array-like
+        Series of each point.
+
+    Returns
+    -------
+    dict
+        ``n_points, n_series, coverage_80, coverage_95, median_width_95_log10, mae_log10,
+        mae_naive_log10, mae_vs_naive``.
+    """
     import pandas as pd
 
-    keys = list(zip(sub["series"], sub["n_train"], sub["target_year"]))
-    en = naive.loc[naive.index.intersection(keys), "error_log10"].to_numpy(float)
-    mae = float(np.mean(np.abs(sub["error_log10"])))
+    en = np.asarray(naive_error_log10, float)
+    en = en[np.isfinite(en)]
+    mae = float(np.mean(np.abs(np.asarray(error_log10, float))))
     mae_n = float(np.mean(np.abs(en))) if len(en) else np.nan
     return {
-        "n_points": int(len(sub)),
-        "n_series": int(sub["series"].nunique()),
-        "coverage_80": float(pd.to_numeric(sub["in_80"]).mean()),
-        "coverage_95": float(pd.to_numeric(sub["in_95"]).mean()),
-        "median_width_95_log10": float(np.median(sub["width_95_log10"])),
+        "n_points": int(len(np.asarray(in_80))),
+        "n_series": int(pd.Series(series).nunique()),
+        "coverage_80": float(pd.to_numeric(pd.Series(in_80)).mean()),
+        "coverage_95": float(pd.to_numeric(pd.Series(in_95)).mean()),
+        "median_width_95_log10": float(np.median(np.asarray(width_95_log10, float))),
         "mae_log10": mae,
         "mae_naive_log10": mae_n,
         "mae_vs_naive": mae / mae_n if mae_n > 0 else np.nan,
     }
+
+
+def _coverage_row(sub: "pd.DataFrame", naive: "pd.DataFrame") -> dict:
+    """Coverage, width and error of the calibrated ensemble rows ``sub`` beside the random walk."""
+    keys = list(zip(sub["series"], sub["n_train"], sub["target_year"]))
+    en = naive.loc[naive.index.intersection(keys), "error_log10"].to_numpy(float)
+    return coverage_stats(sub["in_80"], sub["in_95"], sub["width_95_log10"], sub["error_log10"], en,
+                          sub["series"])
 
 
 def _scored(points: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame"]:
@@ -683,19 +708,57 @@ def _scored(points: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame"]:
     return ens, naive
 
 
-def _coverage_table(points: "pd.DataFrame") -> "pd.DataFrame":
-    import pandas as pd
-
-    ens, naive = _scored(points)
+def _horizon_rows(scored: "pd.DataFrame", row) -> list[dict]:
+    """``row(points)`` for each horizon bin of :data:`HORIZON_BINS_YEAR` and for all horizons."""
     rows = []
     bins = list(zip(HORIZON_BINS_YEAR[:-1], HORIZON_BINS_YEAR[1:])) + [(0.0, math.inf)]
     for i, (lo, hi) in enumerate(bins):
         last = i == len(bins) - 1
-        h = ens["horizon_year"]
-        sub = ens if last else ens[(h > lo) & (h <= hi) | ((lo == 0) & (h == 0))]
+        h = scored["horizon_year"]
+        sub = scored if last else scored[(h > lo) & (h <= hi) | ((lo == 0) & (h == 0))]
         if not sub.empty:
-            rows.append({"horizon": "all" if last else _bin_label(lo, hi), **_coverage_row(sub, naive)})
-    return pd.DataFrame(rows)
+            rows.append({"horizon": "all" if last else _bin_label(lo, hi), **row(sub)})
+    return rows
+
+
+def _coverage_table(points: "pd.DataFrame") -> "pd.DataFrame":
+    import pandas as pd
+
+    ens, naive = _scored(points)
+    return pd.DataFrame(_horizon_rows(ens, lambda sub: _coverage_row(sub, naive)))
+
+
+def replay_coverage(scores: "pd.DataFrame", history: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """Coverage by sample and horizon of :func:`~tokenomics.forecast.realtime_backtest` scores.
+
+    The same table as :meth:`BacktestResult.coverage_by_horizon`, for the forecasts the product
+    would have printed at each past month-end: ``holdout`` rows are the series marked
+    ``holdout = 1`` in ``history`` (default the bundled dataset), ``tuning`` the others; a last
+    ``all`` sample pools both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``sample, horizon`` and those of :func:`coverage_stats`.
+    """
+    import pandas as pd
+
+    from .history import load_history
+
+    if scores.empty:
+        return pd.DataFrame()
+    held = holdout_series(load_history() if history is None else history)
+    d = scores.assign(sample=np.where(scores["series"].isin(held), "holdout", "tuning"))
+
+    def row(sub):
+        return coverage_stats(sub["in_80"], sub["in_95"], sub["width_95_log10"], sub["error_log10"],
+                              sub["naive_error_log10"], sub["series"])
+
+    frames = [pd.DataFrame(_horizon_rows(d[d["sample"] == s], row)).assign(sample=s)
+              for s in SAMPLES if (d["sample"] == s).any()]
+    frames.append(pd.DataFrame(_horizon_rows(d, row)).assign(sample="all"))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["sample", *[c for c in out.columns if c != "sample"]]]
 
 
 def _series_table(points: "pd.DataFrame") -> "pd.DataFrame":
