@@ -83,6 +83,13 @@ def test_show_infra_prices_the_stated_deployment():
     np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
 
 
+def test_show_infra_says_which_series_are_counted_inside_others():
+    res = runner.invoke(app, ["forecast", "-s", "all", "--show", "infra"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert "not to be added to it: doubao in china, google-gemini-api in google, openrouter-china in openrouter" in text
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["--system", "dgx-h100", "-m", "kimi-k3"], "does not fit on dgx-h100"),
     (["--target-tok-s-user", "5000"], "no batch reaches 5000 tok/s per user"),

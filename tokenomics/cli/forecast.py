@@ -58,7 +58,7 @@ def forecast(
 
     from ..catalog import model_names
     from ..errors import unknown_name
-    from ..forecast.history import add_history as merge_history, load_history, read_history
+    from ..forecast.history import add_history as merge_history, load_history, part_of, read_history
     from ..perf.parallel import system_names
 
     # checked even without --show infra: a typo is never ignored
@@ -117,6 +117,11 @@ def forecast(
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
                    "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "
                    "market price path (datasets/demand_scenarios.csv)")
+        wholes = part_of(load_history() if hist is None else hist)
+        shown = set(df["series"])
+        inside = [f"{p} in {wholes[p]}" for p in dict.fromkeys(df["series"]) if wholes.get(p) in shown]
+        if inside:
+            caption += "; counted inside another, so not to be added to it: " + ", ".join(inside)
         df = df.drop(columns=["deployment", "workload", "cost_basis"]) if fmt == Format.table else df
     if out is not None:
         paths = result.write(out)

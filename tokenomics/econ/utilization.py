@@ -29,8 +29,8 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import DataError, ValidationError
+from ..units import HOURS_PER_DAY
 
-HOURS_PER_DAY = 24.0
 #: Tolerance on the hours of a load profile summing to one day [h].
 DAY_TOL_H = 1e-6
 

@@ -28,12 +28,10 @@ import numpy as np
 from .._display import Display
 from .._validate import fraction, positive
 from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, price_usd_per_1k_tok as _price_per_1k
-from ..units import HOURS_PER_YEAR
+from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, S_PER_DAY
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-S_PER_DAY = 86400.0
 
 #: The deployment that serves a forecast unless told otherwise: DeepSeek-V3 on a GB200 NVL72
 #: rack at the speed per user at which InferenceX (and the watch's cost floor) price DeepSeek-R1
@@ -116,7 +114,7 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     n_chips = end / S_PER_DAY / served_per_chip
     n_chips_mean = mean / S_PER_DAY / served_per_chip
     cost = n_chips_mean * cost_h * HOURS_PER_YEAR
-    spend = mean * HOURS_PER_YEAR / 24 * price / 1000.0
+    spend = mean * HOURS_PER_YEAR / HOURS_PER_DAY * price / 1000.0
     cost_1k = _price_per_1k(cost_h, tps, utilization_frac)
     prev = np.concatenate([[np.nan], n_chips[:-1]]) if n_chips.size > 1 else np.array([np.nan])
     if np.isfinite(capex_usd_per_chip):

@@ -28,6 +28,7 @@ import numpy as np
 from .. import _validate as v
 from .._display import Display
 from ..errors import DataError, ValidationError, unknown_name
+from ..units import S_PER_DAY
 from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +41,6 @@ EVENTS: tuple[str, ...] = (
     "public_debut", "deliveries", "cumulative_sales", "roadmap", "chip_roadmap", "market_note", "global_debut",
 )
 REQUIRED = ("date", "vendor", "product", "event", "units_low", "value", "unit", "source", "as_of")
-SECONDS_PER_DAY = 86400.0
 #: Spread assumed for counts stated as "N+": the true count is drawn from [N, N * (1 + this)].
 PLUS_SPREAD_FRAC = 0.5
 
@@ -302,4 +302,4 @@ def implied_capacity(units: Any, tok_per_s_per_chip: Any, chips_per_node: int = 
     """
     v.non_negative(units, "units")
     v.non_negative(tok_per_s_per_chip, "tok_per_s_per_chip")
-    return np.asarray(units, float) * chips_per_node * np.asarray(tok_per_s_per_chip, float) * SECONDS_PER_DAY
+    return np.asarray(units, float) * chips_per_node * np.asarray(tok_per_s_per_chip, float) * S_PER_DAY
