@@ -156,6 +156,7 @@ def test_table_caption_lists_each_set_of_weights_once():
     (["forecast", "--series", "googel"], "Did you mean 'google'"),
     (["forecast", "--show", "replay", "--series", "googel"], "Did you mean 'google'"),
     (["forecast", "--show", "replay", "--fit-through", "2025-03"], "nothing to replay"),
+    (["forecast", "--show", "replay", "--scenario", "base"], "drop --scenario"),
     (["forecast", "--series", "china", "--fit-through", "2025-01"], "at least 3"),
     (["forecast", "--series", "china", "--fit-through", "2025-13"], "month must be 01-12"),
 ])

@@ -36,13 +36,13 @@ class Freq(str, Enum):
 @app.command()
 def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
-    fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM.")] = None,
+    fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM (--show replay: the last month-end replayed).")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 30 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[str, typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each.")] = "gb200-nvl72",
     model: Annotated[str, typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models).")] = "deepseek-v3",
-    workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default: OpenRouter's mean request, late 2025: 6,000 in / 400 out].")] = "openrouter-2025",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv; openrouter-2025 is OpenRouter's mean request, late 2025: 6,000 in / 400 out).")] = "openrouter-2025",
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
@@ -76,6 +76,10 @@ def forecast(
         _show_added(before, hist, add_history is not None, fmt)
         return
     if show == Show.replay:
+        if scenario is not None:
+            from ..errors import ValidationError
+
+            raise ValidationError("--show replay scores the trend forecasts; drop --scenario")
         _show_replay(hist, series, fit_through, out, fmt)
         return
     result = run_forecast(series, fit_through=fit_through,
