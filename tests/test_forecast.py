@@ -518,6 +518,24 @@ def test_infrastructure_is_sized_with_the_price_chains_numbers():
     np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
 
 
+def test_infrastructure_cache_hits_skip_prefill_and_keep_the_cost_consistent():
+    """With 56.3 % of input tokens from a prefix cache (DeepSeek's measured share), a chip serves
+    (i + o) / ((1 - 0.563) i / prefill + o / decode) tokens/s (hand formula) and the plan's cost
+    per 1K tokens at full load is still tokenomics price's blended price with that cache share."""
+    from tokenomics.chain import price
+    from tokenomics.forecast.infrastructure import serving_basis
+
+    kw = dict(workload="chat", target_tok_per_s_per_user=20)
+    b = serving_basis("dgx-h200", "llama-3.1-70b", cache_hit_frac=0.563, **kw)
+    p = price(model="llama-3.1-70b", system="dgx-h200", cache_hit_frac=0.563, **kw)
+    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.tok_per_s_per_chip)
+    assert b["tok_per_s_per_chip"] == pytest.approx(2048 / (0.437 * 1024 / pre + 1024 / dec), rel=1e-12)
+    df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", cache_hit_frac=0.563,
+                             utilization_frac=1.0, **kw).to_frame()
+    np.testing.assert_allclose(df["cost_usd_per_1k_tok"], float(p.price_usd_per_1k_blended_tok), rtol=1e-12)
+    assert (df["cache_hit_frac"] == 0.563).all()
+
+
 def test_infrastructure_default_is_deepseek_v3_on_a_gb200_rack_at_the_floor_speed():
     """The default serves OpenRouter's mean late-2025 request (6,000 in / 400 out,
     workloads.csv) with DeepSeek-V3 at >= 35 tok/s per user (InferenceX's quoting speed)."""

@@ -95,6 +95,7 @@ def test_show_infra_says_which_series_are_counted_inside_others():
     (["--target-tok-s-user", "5000"], "no batch reaches 5000 tok/s per user"),
     (["--system", "tpu-v7-64"], "--cost"),
     (["-w", "chats"], "Did you mean 'chat'"),
+    (["--cache-hit", "56.3"], "did you mean 0.563"),
 ])
 def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_path):
     out = tmp_path / "out"

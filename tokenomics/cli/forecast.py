@@ -45,6 +45,7 @@ def forecast(
     workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv; openrouter-2025 is OpenRouter's mean request, late 2025: 6,000 in / 400 out).")] = "openrouter-2025",
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
+    cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
@@ -114,7 +115,8 @@ def forecast(
         df, title = reference_comparison(result), "Forecast vs Goldman Sachs and article 2030 lines"
     else:
         df = plan_infrastructure(result, system, model=model, workload=workload,
-                                 target_tok_per_s_per_user=target_tok_s_user, cost=cost).to_frame()
+                                 target_tok_per_s_per_user=target_tok_s_user, cost=cost,
+                                 cache_hit_frac=cache_hit).to_frame()
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {workload}"
         caption = (f"{df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
@@ -126,7 +128,10 @@ def forecast(
         inside = [f"{p} in {wholes[p]}" for p in dict.fromkeys(df["series"]) if wholes.get(p) in shown]
         if inside:
             caption += "; counted inside another, so not to be added to it: " + ", ".join(inside)
-        df = df.drop(columns=["deployment", "workload", "cost_basis"]) if fmt == Format.table else df
+        if cache_hit:
+            caption += f"; {cache_hit:.0%} of input tokens hit a prefix cache and skip prefill"
+        df = (df.drop(columns=["deployment", "workload", "cost_basis", "cache_hit_frac"])
+              if fmt == Format.table else df)
     if out is not None:
         paths = result.write(out)
         paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))

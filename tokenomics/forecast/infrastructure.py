@@ -163,7 +163,7 @@ def price_path(years, workload: str = INFRA_WORKLOAD) -> np.ndarray:
 
 def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workload: str = INFRA_WORKLOAD,
                   target_tok_per_s_per_user: float | None = None, cost: Any = None,
-                  deployment: Any = None) -> dict[str, Any]:
+                  deployment: Any = None, cache_hit_frac: float = 0.0) -> dict[str, Any]:
     """What one chip of a deployment serves and costs, as the price chain prices it.
 
     The deployment is priced by :func:`tokenomics.chain.price` (the resolver's layout, the
@@ -173,8 +173,9 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
 
         tok_per_s_per_chip = (input_tok + output_tok) / chip_s_per_request
 
-    (:func:`tokenomics.perf.serving.chip_s_per_request`), and costs the chip-hour behind the
-    workload's blended price (prefill and decode chip time each at its own power). This is the
+    (:func:`tokenomics.perf.serving.chip_s_per_request`; input tokens that hit a prefix cache,
+    ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour
+    behind the workload's blended price (prefill and decode chip time each at its own power). This is the
     chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
     the decode chips at the target speed; KV transfer not counted): co-located, the prompts'
     chunks would share the decode iterations and slow each user below the target. Capex per
@@ -196,6 +197,9 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         Cost basis of :func:`tokenomics.chain.price` (default bottom-up).
     deployment : Deployment, optional
         Price exactly this deployment (``system`` and ``model`` are then ignored).
+    cache_hit_frac : float
+        Share of input tokens served from a prefix cache [0, 1] (DeepSeek reports 0.563,
+        ``tco_params.csv``); default 0.
 
     Returns
     -------
@@ -212,10 +216,11 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     target = REFERENCE_TOK_PER_S_PER_USER if target_tok_per_s_per_user is None else target_tok_per_s_per_user
     kw = dict(deployment=deployment) if deployment is not None else dict(model=model, system=system)
     p = price(**kw, workload=workload, target_tok_per_s_per_user=target, cost=cost,
-              utilization_frac=1.0, margin_frac=0.0)
+              utilization_frac=1.0, margin_frac=0.0, cache_hit_frac=cache_hit_frac)
     dep = p.deployment
     i, o = p.input_tok, p.output_tok
-    tps = float((i + o) / chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, i, o))
+    tps = float((i + o) / chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip,
+                                             (1.0 - cache_hit_frac) * i, o))
     cost_h = float(chip_h_usd_of_price(p.price_usd_per_1k_blended_tok, tps))
     hw = dep.hardware.name
     bottom_up = cost_model(hw) if has_capex(hw) else None
@@ -224,7 +229,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         "tok_per_s_per_user": float(np.asarray(p.tok_per_s_per_user)),
         "decode_tok_per_s_per_chip": float(np.asarray(p.tok_per_s_per_chip)),
         "prefill_tok_per_s_per_chip": float(np.asarray(p.prefill_tok_per_s_per_chip)),
-        "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis,
+        "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis, "cache_hit_frac": float(cache_hit_frac),
         "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
         "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
         "n_chips_per_node": int(dep.system.n_chips),
@@ -233,7 +238,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
 
 def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFRA_MODEL,
                         workload: str = INFRA_WORKLOAD, target_tok_per_s_per_user: float | None = None,
-                        cost: Any = None, deployment: Any = None,
+                        cost: Any = None, deployment: Any = None, cache_hit_frac: float = 0.0,
                         utilization_frac: float | None = None) -> InfraResult:
     """Yearly chips, nodes, cost, spend and capex to serve each series of a forecast.
 
@@ -241,7 +246,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
     ----------
     result : ForecastResult
         Output of :func:`tokenomics.forecast.forecast`.
-    system, model, workload, target_tok_per_s_per_user, cost, deployment
+    system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac
         The deployment serving the demand and how it is priced (:func:`serving_basis`):
         by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user.
     utilization_frac : float, optional
@@ -259,7 +264,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
     from .scenarios import parameter
 
     basis = serving_basis(system, model, workload=workload, target_tok_per_s_per_user=target_tok_per_s_per_user,
-                          cost=cost, deployment=deployment)
+                          cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac)
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
     out = []
     m = result.monthly.copy()
@@ -281,7 +286,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         r.insert(1, "system", system if deployment is None else deployment.system.name)
         r["tok_per_s_per_chip"] = float(basis["tok_per_s_per_chip"])
         r["cost_usd_per_chip_h"] = float(basis["cost_usd_per_chip_h"])
-        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis"):
+        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac"):
             r[k] = basis[k]
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())
