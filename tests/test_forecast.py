@@ -469,6 +469,18 @@ def test_serving_requirements_hand_calc():
     assert r["spend_usd"][1] == pytest.approx(2e12 * 365 * 0.002 / 1000)
 
 
+def test_serving_requirements_power_hand_calc():
+    """23,148.1 chips (1e12 tok/day at 1,000 tok/s/chip, 50 % load) at 1,000 W each need
+    23.148 MW; the year's 3.65e14 tokens at 1,000 W / 1,000 tok/s = 1 J/token are 3.65e14 J =
+    0.10139 TWh (hand calculation); no power given, both NaN."""
+    r = serving_requirements([1e12], 1000.0, 2.0, 0.002, utilization_frac=0.5,
+                             facility_w_per_chip=1000.0).to_frame()
+    assert r["facility_mw"][0] == pytest.approx(1e12 / 86400 / 500 * 1000 / 1e6)
+    assert r["energy_twh"][0] == pytest.approx(3.65e14 / 3.6e15)
+    r = serving_requirements([1e12], 1000.0, 2.0, 0.002).to_frame()
+    assert math.isnan(r["facility_mw"][0]) and math.isnan(r["energy_twh"][0])
+
+
 def test_serving_requirements_rejects_percent_utilization():
     with pytest.raises(ValidationError, match="did you mean 0.6"):
         serving_requirements([1e12], 1000.0, 2.0, 0.001, utilization_frac=60)
@@ -547,6 +559,12 @@ def test_infrastructure_default_is_deepseek_v3_on_a_gb200_rack_at_the_floor_spee
     assert REFERENCE_TOK_PER_S_PER_USER == 35.0  # InferenceX's DeepSeek-R1 quotes
     assert 35.0 <= b["tok_per_s_per_user"] < 1.1 * 35.0
     assert b["n_chips_per_node"] == 72 and b["capex_usd_per_chip"] > 0
+    # grid power of a busy GB200 between its board's TDP and (TDP + host) x PUE at most
+    from tokenomics import catalog
+    from tokenomics.econ.tco import cost_model
+
+    cm = cost_model("gb200")
+    assert 0 < b["facility_w_per_chip"] <= float(cm.facility_power_w(catalog.accelerator("gb200").tdp_w))
     # a chip time-slices both phases, so it serves the mix between its decode and prefill rates
     assert b["decode_tok_per_s_per_chip"] < b["tok_per_s_per_chip"] < b["prefill_tok_per_s_per_chip"]
 

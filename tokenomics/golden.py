@@ -155,4 +155,6 @@ def headline_numbers() -> dict[str, float]:
     out["forecast.infra.tok_per_s_per_chip"] = float(infra["tok_per_s_per_chip"].iloc[0])
     out["forecast.infra.cost_usd_per_chip_h"] = float(infra["cost_usd_per_chip_h"].iloc[0])
     out["forecast.infra.google.2030.n_chips"] = float(infra.loc[2030, "n_chips"])
+    out["forecast.infra.google.2030.facility_mw"] = float(infra.loc[2030, "facility_mw"])
+    out["forecast.infra.google.2030.energy_twh"] = float(infra.loc[2030, "energy_twh"])
     return out

@@ -27,8 +27,9 @@ import numpy as np
 
 from .._display import Display
 from .._validate import fraction, positive
-from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, price_usd_per_1k_tok as _price_per_1k
-from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, S_PER_DAY
+from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, energy_j_per_tok as _energy_j_per_tok
+from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
+from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, J_PER_KWH, S_PER_DAY
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -57,7 +58,7 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
                          price_usd_per_1k_tok, *, tokens_per_day_mean=None,
                          utilization_frac: float = 0.5, capex_usd_per_chip=np.nan,
                          n_chips_per_node: int = 1, life_years: float = 4.0,
-                         year=None) -> InfraResult:
+                         facility_w_per_chip=np.nan, year=None) -> InfraResult:
     """Chips, nodes, running cost, buyers' spend and capex to serve a demand path.
 
     Parameters
@@ -81,6 +82,8 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
         Chips per node (8 for an HGX server, 72 for a GB200 NVL72 rack).
     life_years : float
         Economic life used for replacement capex [years].
+    facility_w_per_chip : float, optional
+        Grid power of one busy chip, (board + host) x PUE [W]; NaN leaves the power columns NaN.
     year : array-like, optional
         Labels for the rows.
 
@@ -88,7 +91,10 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     -------
     InfraResult
         Columns ``year, tokens_per_day, n_chips, n_nodes, cost_usd, spend_usd,
-        cost_usd_per_1k_tok, price_usd_per_1k_tok, gross_margin_frac, capex_usd``.
+        cost_usd_per_1k_tok, price_usd_per_1k_tok, gross_margin_frac, capex_usd``,
+        ``facility_mw`` (the provisioned chips all busy: the grid connection they need [MW]) and
+        ``energy_twh`` (the year's tokens at the busy chips' facility energy per token; idle
+        capacity not counted [TWh]).
 
     Examples
     --------
@@ -124,6 +130,13 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
         capex = np.where(np.isnan(prev), np.nan, capex)  # first year: no installed base known
     else:
         capex = np.full_like(n_chips, np.nan)
+    fac_w = float(facility_w_per_chip)
+    if np.isfinite(fac_w):
+        positive(fac_w, "facility_w_per_chip")
+        facility_mw = n_chips * fac_w / 1e6
+        energy_twh = mean * HOURS_PER_YEAR / HOURS_PER_DAY * _energy_j_per_tok(fac_w, tps) / J_PER_KWH / 1e9
+    else:
+        facility_mw = energy_twh = np.full_like(n_chips, np.nan)
     frame = pd.DataFrame({
         "year": np.arange(len(end)) if year is None else np.asarray(year),
         "tokens_per_day": end,
@@ -135,6 +148,8 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
         "price_usd_per_1k_tok": np.broadcast_to(price, end.shape).astype(float),
         "gross_margin_frac": 1.0 - np.broadcast_to(cost_1k, end.shape) / price,
         "capex_usd": capex,
+        "facility_mw": np.broadcast_to(facility_mw, end.shape).astype(float),
+        "energy_twh": np.broadcast_to(energy_twh, end.shape).astype(float),
     })
     return InfraResult(frame)
 
@@ -207,7 +222,9 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         ``tok_per_s_per_chip`` [tokens/s, input and output], ``cost_usd_per_chip_h`` [USD/h],
         ``capex_usd_per_chip`` [USD], ``life_years``, ``n_chips_per_node``, ``deployment`` (its
         label), ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
-        ``prefill_tok_per_s_per_chip``, ``cost_basis``.
+        ``prefill_tok_per_s_per_chip``, ``cost_basis``, ``cache_hit_frac``, ``facility_w_per_chip``
+        (grid power of a busy chip: (board + host) x PUE of the cost model, prefill and decode
+        weighted by their chip time [W]).
     """
     from ..chain import price
     from ..econ.tco import cost_model, has_capex, param
@@ -223,6 +240,12 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
                                              (1.0 - cache_hit_frac) * i, o))
     cost_h = float(chip_h_usd_of_price(p.price_usd_per_1k_blended_tok, tps))
     hw = dep.hardware.name
+    # grid power of a busy chip, prefill and decode each weighted by its share of the chip time
+    pre_s = chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, (1.0 - cache_hit_frac) * i, 0)
+    dec_s = chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, 0, o)
+    cm = cost_model(hw, cost)
+    fac_w = float((pre_s * cm.facility_power_w(p.prefill_board_power_w)
+                   + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
     bottom_up = cost_model(hw) if has_capex(hw) else None
     return {
         "deployment": dep.label(), "workload": workload, "tok_per_s_per_chip": tps,
@@ -232,7 +255,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis, "cache_hit_frac": float(cache_hit_frac),
         "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
         "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
-        "n_chips_per_node": int(dep.system.n_chips),
+        "n_chips_per_node": int(dep.system.n_chips), "facility_w_per_chip": fac_w,
     }
 
 
@@ -275,6 +298,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         years = dec.index.to_numpy()
         kw = dict(utilization_frac=util, capex_usd_per_chip=float(basis["capex_usd_per_chip"]),
                   n_chips_per_node=int(basis["n_chips_per_node"]),
+                  facility_w_per_chip=float(basis["facility_w_per_chip"]),
                   life_years=float(basis["life_years"]), year=years)
         args = (float(basis["tok_per_s_per_chip"]), float(basis["cost_usd_per_chip_h"]),
                 price_path(years, workload))
