@@ -130,8 +130,9 @@ def forecast(
             caption += "; counted inside another, so not to be added to it: " + ", ".join(inside)
         if cache_hit:
             caption += f"; {cache_hit:.0%} of input tokens hit a prefix cache and skip prefill"
-        df = (df.drop(columns=["deployment", "workload", "cost_basis", "cache_hit_frac"])
-              if fmt == Format.table else df)
+        constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "tok_per_s_per_chip",
+                    "cost_usd_per_chip_h", "tok_per_s_per_user"]  # one value a run: said in the caption
+        df = df.drop(columns=constant) if fmt == Format.table else df
     if out is not None:
         paths = result.write(out)
         paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))
