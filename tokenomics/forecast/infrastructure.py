@@ -190,8 +190,8 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
 
     (:func:`tokenomics.perf.serving.chip_s_per_request`; input tokens that hit a prefix cache,
     ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour
-    behind the workload's blended price (prefill and decode chip time each at its own power). This is the
-    chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
+    behind the workload's blended price (prefill and decode chip time each at its own power).
+    This is the chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
     the decode chips at the target speed; KV transfer not counted): co-located, the prompts'
     chunks would share the decode iterations and slow each user below the target. Capex per
     chip and economic life are the bottom-up cost inputs of the chip (``tco_params.csv``; NaN
@@ -236,13 +236,13 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
               utilization_frac=1.0, margin_frac=0.0, cache_hit_frac=cache_hit_frac)
     dep = p.deployment
     i, o = p.input_tok, p.output_tok
-    tps = float((i + o) / chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip,
-                                             (1.0 - cache_hit_frac) * i, o))
+    rates = (p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip)
+    pre_s = chip_s_per_request(*rates, (1.0 - cache_hit_frac) * i, 0)  # a request's prefill chip time
+    dec_s = chip_s_per_request(*rates, 0, o)  # and its decode chip time [s]
+    tps = float((i + o) / (pre_s + dec_s))
     cost_h = float(chip_h_usd_of_price(p.price_usd_per_1k_blended_tok, tps))
     hw = dep.hardware.name
     # grid power of a busy chip, prefill and decode each weighted by its share of the chip time
-    pre_s = chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, (1.0 - cache_hit_frac) * i, 0)
-    dec_s = chip_s_per_request(p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip, 0, o)
     cm = cost_model(hw, cost)
     fac_w = float((pre_s * cm.facility_power_w(p.prefill_board_power_w)
                    + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
