@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -184,3 +185,23 @@ def test_report_module_examples_run():
     from tokenomics import report
 
     assert doctest.testmod(report).failed == 0
+
+
+def test_report_ends_with_the_demand_and_what_serves_it():
+    """The report carries the forecast's Google and China trend (annual medians, 80 % intervals)
+    and the GPUs, grid power and energy of serving them on the forecast's default deployment: the
+    same numbers tokenomics.forecast gives, and one sentence on the largest build-out."""
+    from tokenomics.forecast import forecast, plan_infrastructure
+    from tokenomics.report import build_report, render_markdown
+
+    rep = build_report(hardware=["h200"], models=["llama-3.1-8b"], n_samples=100)
+    fr = forecast(["google", "china"])
+    lib = plan_infrastructure(fr).to_frame()
+    np.testing.assert_allclose(rep.infra["n_chips"], lib["n_chips"], rtol=1e-12)
+    np.testing.assert_allclose(rep.infra["facility_mw"], lib["facility_mw"], rtol=1e-12)
+    np.testing.assert_allclose(rep.demand["tokens_per_day"], fr.to_frame("annual")["tokens_per_day"], rtol=1e-12)
+    md = render_markdown(rep, {})
+    section = md.split("## Demand and what serves it")[1]
+    assert "deepseek-v3 on gb200-nvl72" in section and "| google | 2030 |" in section
+    big = lib.loc[lib["n_chips"].idxmax()]
+    assert f"The largest: {big['series']} in {int(big['year'])}" in section

@@ -1,4 +1,5 @@
-"""Pricing report: Markdown and a standalone HTML page with PNG figures.
+"""Pricing report: Markdown and a standalone HTML page with PNG figures; it ends with the demand
+forecast and the GPUs, power and energy to serve it (:func:`tokenomics.forecast.plan_infrastructure`).
 
 :func:`build_report` computes every table (pure, returns DataFrames and figures' data);
 :func:`write_report` renders them and writes ``report.md``, ``report.html`` (figures embedded
@@ -52,6 +53,9 @@ class Report:
     disagg_text: str = ""
     rent_own: Any = None
     energy_check: Any = None
+    demand: Any = None
+    infra: Any = None
+    infra_label: str = ""
     skipped: list = field(default_factory=list)
 
 
@@ -225,7 +229,40 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
         rep.energy_check = pd.DataFrame({"batch": list(MEASURED_J_PER_TOK), "measured_j_per_tok": meas,
                                          "model_j_per_tok": r.energy_j_per_tok,
                                          "rel_err_frac": r.energy_j_per_tok / meas - 1})
+    _demand(rep)
     return rep
+
+
+#: Series whose demand the report forecasts and serves (the two largest bundled ones).
+REPORT_DEMAND_SERIES = ("google", "china")
+
+
+def _demand(rep: Report) -> None:
+    """The demand forecast of :data:`REPORT_DEMAND_SERIES` (trend, annual medians and 80 %
+    intervals) and what serving it takes on the forecast's default deployment
+    (:func:`tokenomics.forecast.plan_infrastructure`): GPUs, grid power, energy, running cost."""
+    import warnings
+
+    from .errors import ConvergenceWarning
+    from .forecast import forecast, plan_infrastructure
+
+    try:
+        with warnings.catch_warnings():  # the forecast table reports its fits; the report shows the ensemble
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fr = forecast(list(REPORT_DEMAND_SERIES))
+        ann = fr.to_frame("annual")
+        rep.demand = ann[["series", "date", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80"]]
+        rep.demand = rep.demand.assign(date=rep.demand["date"].dt.strftime("%Y-%m"))
+        infra = plan_infrastructure(fr).to_frame()
+    except TokenomicsError as exc:
+        rep.skipped.append(f"demand: {exc}")
+        return
+    rep.infra = infra[["series", "year", "tokens_per_day", "n_chips", "n_chips_lo_80", "n_chips_hi_80",
+                       "facility_mw", "energy_twh", "cost_usd"]]
+    r0 = infra.iloc[0]
+    rep.infra_label = (f"{r0['deployment']}, {r0['workload']} workload, {r0['tok_per_s_per_user']:.0f} tok/s "
+                       f"per user: a GPU serves {r0['tok_per_s_per_chip']:,.0f} tok/s of input and output at "
+                       f"{r0['cost_usd_per_chip_h']:.2f} USD/h ({r0['cost_basis']})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,9 +391,27 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
     if rep.energy_check is not None:
         s += ["## Measured check: H200, Llama-3.1-8B, CUDA graph, context 1024", "",
               _md_table(rep.energy_check), ""]
+    if rep.demand is not None:
+        s += ["## Demand and what serves it", "",
+              "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "
+              "day in December of each year):", "", _md_table(rep.demand), "",
+              f"Serving it on the forecast's default deployment ({rep.infra_label}; `tokenomics forecast "
+              "--show infra` states another) at 50 % mean load: GPUs, the grid connection of those GPUs "
+              "busy (MW), the energy of the year's tokens (TWh) and the running cost (USD a year). The "
+              "core's prefill rate runs optimistic on measured fleets, so read the GPU counts as lower "
+              "bounds. Independent of the hardware priced above.", "", _md_table(rep.infra), "",
+              _largest_build(rep.infra), ""]
     if rep.skipped:
         s += ["## Skipped", "", *[f"- {x}" for x in rep.skipped], ""]
     return "\n".join(s)
+
+
+def _largest_build(infra) -> str:
+    """One sentence on the largest build-out the table implies (a trend's level, read as such)."""
+    r = infra.loc[infra["n_chips"].idxmax()]
+    return (f"The largest: {r['series']} in {int(r['year'])}, {r['n_chips']:.3g} GPUs drawing "
+            f"{r['facility_mw'] / 1e3:.3g} GW (80 % interval {r['n_chips_lo_80']:.3g}-{r['n_chips_hi_80']:.3g} "
+            "GPUs): a trend's level, as wide as its interval, not a build plan.")
 
 
 def render_html(markdown_text: str, figures: dict[str, Path]) -> str:
