@@ -143,15 +143,16 @@ def headline_numbers() -> dict[str, float]:
     for _, row in cov[cov["horizon"] == "all"].iterrows():
         for col in ("coverage_80", "coverage_95", "median_width_95_log10", "mae_log10"):
             out[f"forecast.backtest.{row['sample']}.{col}"] = float(row[col])
+    fr = {name: forecast(name) for name in ("google", "china")}
     for name in ("google", "china"):
-        m = forecast(name).monthly
+        m = fr[name].monthly
         row = m[m["date"].dt.strftime("%Y-%m") == "2030-12"].iloc[0]
         for col in ("tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95"):
             out[f"forecast.{name}.2030-12.{col}"] = float(row[col])
     # ---- serving the forecast: the default deployment (DeepSeek-V3, GB200 NVL72, 35 tok/s/user)
     from .forecast import plan_infrastructure
 
-    infra = plan_infrastructure(forecast("google")).to_frame().set_index("year")
+    infra = plan_infrastructure(fr["google"]).to_frame().set_index("year")
     out["forecast.infra.tok_per_s_per_chip"] = float(infra["tok_per_s_per_chip"].iloc[0])
     out["forecast.infra.cost_usd_per_chip_h"] = float(infra["cost_usd_per_chip_h"].iloc[0])
     out["forecast.infra.google.2030.n_chips"] = float(infra.loc[2030, "n_chips"])

@@ -40,9 +40,9 @@ def forecast(
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
     show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
-    system: Annotated[str, typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each.")] = "gb200-nvl72",
-    model: Annotated[str, typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models).")] = "deepseek-v3",
-    workload: Annotated[str, typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv; openrouter-2025 is OpenRouter's mean request, late 2025: 6,000 in / 400 out).")] = "openrouter-2025",
+    system: Annotated[Optional[str], typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
+    workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default openrouter-2025: OpenRouter's mean request, late 2025, 6,000 in / 400 out].")] = None,
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
@@ -63,9 +63,9 @@ def forecast(
     from ..perf.parallel import system_names
 
     # checked even without --show infra: a typo is never ignored
-    if system not in system_names():
+    if system is not None and system not in system_names():
         raise unknown_name("system", system, system_names())
-    if model not in model_names():
+    if model is not None and model not in model_names():
         raise unknown_name("model", model, model_names())
     hist = read_history(history) if history is not None else None
     before = hist
@@ -114,10 +114,10 @@ def forecast(
     elif show == Show.references:
         df, title = reference_comparison(result), "Forecast vs Goldman Sachs and article 2030 lines"
     else:
-        df = plan_infrastructure(result, system, model=model, workload=workload,
-                                 target_tok_per_s_per_user=target_tok_s_user, cost=cost,
-                                 cache_hit_frac=cache_hit).to_frame()
-        title = f"Serving the forecast: {df['deployment'].iloc[0]}, {workload}"
+        stated = {k: x for k, x in (("system", system), ("model", model), ("workload", workload)) if x is not None}
+        df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
+                                 cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
+        title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
         caption = (f"{df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "

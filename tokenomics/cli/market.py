@@ -24,7 +24,7 @@ TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok
 def market(
     prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user) [default: the bundled datasets/market_prices.csv].")] = None,
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Price every row on this system [default: dgx-h200, or gb200-nvl72 for a model that does not fit].")] = None,
-    default_speed: Annotated[float, typer.Option("--default-speed", help="Tokens/s per user priced where a provider publishes no speed [default 35: InferenceX's DeepSeek-R1 cost point].")] = 35.0,
+    default_speed: Annotated[Optional[float], typer.Option("--default-speed", help="Tokens/s per user priced where a provider publishes no speed [default 35: InferenceX's DeepSeek-R1 cost point].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the margin: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k), openrouter-2025 (6k/400: OpenRouter's mean request, late 2025).")] = "chat",
     cost: Annotated[Optional[str], typer.Option("--cost", help="Cost basis [default bottom-up]: bottom-up, an InferenceX tier (hyperscaler-owned@2026-07, ...) or a flat USD per chip-hour.")] = None,
     utilization: Annotated[Optional[float], typer.Option("--utilization", "-u", help="Share of chip-hours sold, 0-1 [default 1].")] = None,
@@ -42,6 +42,8 @@ def market(
     from .. import market as mk
 
     u = utilization_of(utilization, utilization_profile, autoscale)
+    if default_speed is None:
+        default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
                    spec=spec)

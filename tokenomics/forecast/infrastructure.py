@@ -120,7 +120,8 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     n_chips = end / S_PER_DAY / served_per_chip
     n_chips_mean = mean / S_PER_DAY / served_per_chip
     cost = n_chips_mean * cost_h * HOURS_PER_YEAR
-    spend = mean * HOURS_PER_YEAR / HOURS_PER_DAY * price / 1000.0
+    tokens_per_year = mean * HOURS_PER_YEAR / HOURS_PER_DAY
+    spend = tokens_per_year * price / 1000.0
     cost_1k = _price_per_1k(cost_h, tps, utilization_frac)
     prev = np.concatenate([[np.nan], n_chips[:-1]]) if n_chips.size > 1 else np.array([np.nan])
     if np.isfinite(capex_usd_per_chip):
@@ -134,7 +135,7 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     if np.isfinite(fac_w):
         positive(fac_w, "facility_w_per_chip")
         facility_mw = n_chips * fac_w / 1e6
-        energy_twh = mean * HOURS_PER_YEAR / HOURS_PER_DAY * _energy_j_per_tok(fac_w, tps) / J_PER_KWH / 1e9
+        energy_twh = tokens_per_year * _energy_j_per_tok(fac_w, tps) / J_PER_KWH / 1e9
     else:
         facility_mw = energy_twh = np.full_like(n_chips, np.nan)
     frame = pd.DataFrame({
@@ -221,7 +222,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     dict
         ``tok_per_s_per_chip`` [tokens/s, input and output], ``cost_usd_per_chip_h`` [USD/h],
         ``capex_usd_per_chip`` [USD], ``life_years``, ``n_chips_per_node``, ``deployment`` (its
-        label), ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
+        label), ``system``, ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
         ``prefill_tok_per_s_per_chip``, ``cost_basis``, ``cache_hit_frac``, ``facility_w_per_chip``
         (grid power of a busy chip: (board + host) x PUE of the cost model, prefill and decode
         weighted by their chip time [W]).
@@ -248,7 +249,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
                    + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
     bottom_up = cost_model(hw) if has_capex(hw) else None
     return {
-        "deployment": dep.label(), "workload": workload, "tok_per_s_per_chip": tps,
+        "deployment": dep.label(), "system": dep.system.name, "workload": workload, "tok_per_s_per_chip": tps,
         "tok_per_s_per_user": float(np.asarray(p.tok_per_s_per_user)),
         "decode_tok_per_s_per_chip": float(np.asarray(p.tok_per_s_per_chip)),
         "prefill_tok_per_s_per_chip": float(np.asarray(p.prefill_tok_per_s_per_chip)),
@@ -307,7 +308,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         lo = serving_requirements(dec["tokens_per_day_lo_80"].to_numpy(), *args, **kw).frame
         hi = serving_requirements(dec["tokens_per_day_hi_80"].to_numpy(), *args, **kw).frame
         r.insert(0, "series", name)
-        r.insert(1, "system", system if deployment is None else deployment.system.name)
+        r.insert(1, "system", basis["system"])
         r["tok_per_s_per_chip"] = float(basis["tok_per_s_per_chip"])
         r["cost_usd_per_chip_h"] = float(basis["cost_usd_per_chip_h"])
         for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac"):
