@@ -149,6 +149,19 @@ def headline_numbers() -> dict[str, float]:
         row = m[m["date"].dt.strftime("%Y-%m") == "2030-12"].iloc[0]
         for col in ("tokens_per_day", "tokens_per_day_lo_95", "tokens_per_day_hi_95"):
             out[f"forecast.{name}.2030-12.{col}"] = float(row[col])
+    # ---- the month-end replay the README and `forecast --show replay` quote -----------------------
+    import warnings
+
+    from .errors import ConvergenceWarning
+    from .forecast import realtime_backtest
+    from .forecast.backtest import replay_coverage
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        rp = replay_coverage(realtime_backtest())
+    for _, row in rp[rp["horizon"] == "all"].iterrows():
+        for col in ("n_points", "coverage_80", "coverage_95", "median_width_95_log10"):
+            out[f"forecast.replay.{row['sample']}.{col}"] = float(row[col])
     # ---- serving the forecast: the default deployment (DeepSeek-V3, GB200 NVL72, 35 tok/s/user)
     from .forecast import plan_infrastructure
 
