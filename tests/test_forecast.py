@@ -621,6 +621,49 @@ def test_fit_calibration_s0_never_below_the_observation_noise_floor():
     assert cal.s0_log10 >= OBS_NOISE_LOG10
 
 
+def test_half_width_never_below_the_observation_noise_interval_hand_calc():
+    """Conformal multipliers far below the normal quantiles (errors much smaller than the scale)
+    cannot take an interval below the normal interval of the observation noise with the window's
+    leverage: 1.2816 x 0.1 x sqrt(1 + L) at 80 %, 1.96 x 0.1 x sqrt(1 + L) at 95 %, L capped at
+    max_leverage (hand values). A multiplier above the normal quantile is untouched."""
+    from tokenomics.forecast.backtest import Calibration
+
+    c = Calibration(0.1, 0.0, 0.0, {0.8: 0.03, 0.95: 0.05}, 100, 3, max_leverage=8.0)
+    lev = np.array([0.0, 3.0, 20.0])
+    np.testing.assert_allclose(c.half_width_log10(0.8, 1.0, 0.0, lev),
+                               1.281552 * 0.1 * np.array([1.0, 2.0, 3.0]), rtol=1e-6)
+    np.testing.assert_allclose(c.half_width_log10(0.95, 1.0, 0.0, lev),
+                               1.959964 * 0.1 * np.array([1.0, 2.0, 3.0]), rtol=1e-6)
+    wide = Calibration(0.1, 0.0, 0.0, {0.8: 1.5, 0.95: 2.5}, 100, 3)
+    assert wide.half_width_log10(0.95, 1.0, 0.0, 0.0) == pytest.approx(0.25)
+
+
+def test_perfectly_smooth_history_gets_intervals_that_widen_with_the_horizon():
+    """Three series exactly log-linear to the digit (12 quarters each, synthetic): every backtest
+    error is ~0, so the conformal multipliers collapse (95 % intervals were ~0.02 decades wide to
+    2030). Now no interval is narrower than the straight-line prediction interval of observations
+    carrying the 0.1-decade observation noise, 2 x 1.96 x 0.1 x sqrt(1 + L) (hand formula, L the
+    leverage of the 12 dates, each read as mid-month), so the fan widens with the horizon."""
+    from tokenomics.forecast.backtest import leverage
+
+    dates = pd.date_range("2023-01-01", periods=12, freq="QS")
+    hist = pd.DataFrame([{"series": s, "date": d.strftime("%Y-%m"), "source": "synthetic",
+                          "tokens_per_day": 1e10 * 10 ** (g * i / 4)}
+                         for s, g in (("a", 1.0), ("b", 0.6), ("c", 0.9))
+                         for i, d in enumerate(dates)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = forecast(history=hist)
+    cal = res.backtest.calibration
+    assert cal.q[0.95] < 0.5  # the collapse this guards against
+    a = res.to_frame().query("series == 'a'")
+    w95 = np.log10(a["tokens_per_day_hi_95"] / a["tokens_per_day_lo_95"]).to_numpy()
+    assert (np.diff(w95) > 0).all() and w95[0] >= 2 * 1.959964 * 0.1
+    L = np.minimum(leverage(decimal_year(pd.Series([parse_date(d) for d in dates.strftime("%Y-%m")])),
+                            decimal_year(a["date"].iloc[[-1]])), cal.max_leverage)
+    assert w95[-1] == pytest.approx(2 * 1.959964 * 0.1 * np.sqrt(1 + L[0]), rel=1e-6)
+
+
 @pytest.mark.parametrize("sample", ["tuning", "holdout"])
 def test_backtest_coverage_table_by_sample_and_horizon(sample):
     cov = run_backtest().coverage_by_horizon(sample)
@@ -695,6 +738,8 @@ def test_holdout_interval_is_the_tuning_calibration_by_hand():
     lev = np.minimum(lev, c.max_leverage)
     half = c.q[0.95] * np.sqrt(c.s0_log10**2 * (1 + lev)
                                + (c.s1_log10_per_year * ens["horizon_year"]) ** 2)
+    # never below the normal interval of the 0.1-decade observation noise (z95 = 1.95996)
+    half = np.maximum(half, 1.959964 * 0.1 * np.sqrt(1 + lev))
     np.testing.assert_array_equal(ens["in_95"].to_numpy(bool), np.abs(ens["error_log10"]) <= half)
     np.testing.assert_allclose(ens["width_95_log10"], 2 * half)
 

@@ -42,6 +42,7 @@ samples:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
@@ -130,6 +131,13 @@ class Calibration:
         extrapolated years ahead) are capped at it (ASSUMPTION: the calibration says nothing
         about them, and an uncapped straight-line leverage would put a three-month series'
         2030 interval at tens of decades).
+    noise_floor_log10 : float
+        Observation noise no interval is narrower than [decades, one standard deviation]: the
+        half-width of the ``level`` interval is at least the normal quantile of ``level`` times
+        it. The conformal multipliers are quantiles of ``|e| / scale``, so on a history smoother
+        than the noise (errors far below ``s0``) they fall below the normal quantiles and,
+        unbounded, gave 95 % intervals ~0.02 decades wide to 2030; a future figure is never
+        known better than published figures for the same quantity agree.
     """
 
     s0_log10: float
@@ -141,6 +149,7 @@ class Calibration:
     source: str = "pooled"
     max_horizon_year: float = 1.0
     max_leverage: float = math.inf
+    noise_floor_log10: float = OBS_NOISE_LOG10
 
     def scale_log10(self, horizon_year, spread_log10=0.0, leverage=0.0) -> np.ndarray:
         """Error scale [decades] at horizons [years], model spread [decades] and leverage."""
@@ -153,8 +162,11 @@ class Calibration:
 
     def half_width_log10(self, level: float, horizon_year, spread_log10=0.0,
                          leverage=0.0) -> np.ndarray:
-        """Half-width [decades] of the two-sided ``level`` interval."""
-        return self.q[level] * self.scale_log10(horizon_year, spread_log10, leverage)
+        """Half-width [decades] of the two-sided ``level`` interval, never below the normal
+        interval of the observation noise (:attr:`noise_floor_log10`)."""
+        lev = np.minimum(np.asarray(leverage, dtype=float), self.max_leverage)
+        return np.maximum(self.q[level] * self.scale_log10(horizon_year, spread_log10, leverage),
+                          M._z(level) * self.noise_floor_log10 * np.sqrt(1.0 + lev))
 
 
 def leverage(t_train_year, t_target_year) -> np.ndarray:
@@ -283,7 +295,7 @@ def fit_calibration(error_log10, horizon_year, spread_log10, n_series: int = 0,
     q = {lev: _conformal_quantile(scores, lev) for lev in M.LEVELS}
     return Calibration(s0, s1, k, q, int(len(e)), int(n_series), source,
                        float(max(h.max(), 0.25)) if len(h) else 1.0,
-                       float(L.max()) if len(L) else math.inf)
+                       float(L.max()) if len(L) else math.inf, float(s0_floor_log10))
 
 
 #: Last-resort calibration when neither the given history nor the bundled one (through the same
@@ -886,5 +898,4 @@ def _bundled_calibration(fit_through) -> Calibration:
     c = bt.calibration
     if c.source != "pooled":
         return c
-    return Calibration(c.s0_log10, c.s1_log10_per_year, c.k_spread, c.q, c.n_points, c.n_series,
-                       "bundled", c.max_horizon_year, c.max_leverage)
+    return dataclasses.replace(c, source="bundled")
