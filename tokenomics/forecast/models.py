@@ -303,6 +303,25 @@ def _month_index(t_year: np.ndarray) -> np.ndarray:
     return (year * 12 + month).astype(int)
 
 
+#: Largest |gradient| of statsmodels' per-observation log-likelihood at which an optimiser stop
+#: counts as converged although L-BFGS reports an abnormal line-search termination (``warnflag``
+#: 2): the stop is then at a stationary point, where BFGS and Powell land on the same parameter
+#: (OpenAI's three points: sigma2 0.011540 vs 0.011541, gradient 1.9e-5).
+MLE_GRADIENT_TOL = 1e-4
+
+
+def _mle_converged(retvals: dict | None, caught) -> bool:
+    """Whether a statsmodels MLE fit converged: its own flag, or a stop at a stationary point
+    (:data:`MLE_GRADIENT_TOL`) when the line search gave up there."""
+    if not retvals:
+        return True
+    g = retvals.get("gopt")
+    if g is not None and np.all(np.isfinite(g)) and np.max(np.abs(g)) < MLE_GRADIENT_TOL:
+        return True
+    return bool(retvals.get("converged", True)) and not any(
+        "converge" in str(w.message).lower() for w in caught)
+
+
 def fit_local_trend(t_year, log_y) -> Fitted:
     """Random walk with drift on a monthly grid with missing months (Kalman filter).
 
@@ -328,8 +347,7 @@ def fit_local_trend(t_year, log_y) -> Fitted:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = mod.fit(disp=False)
-    converged = bool(res.mle_retvals.get("converged", True)) if res.mle_retvals else True
-    converged = converged and not any("converge" in str(w.message).lower() for w in caught)
+    converged = _mle_converged(res.mle_retvals, caught)
     sigma2 = float(res.params[0])
     drift = float(res.smoothed_state[1, -1]) if res.smoothed_state.shape[0] > 1 else 0.0
 
