@@ -205,3 +205,26 @@ def test_report_ends_with_the_demand_and_what_serves_it():
     assert "deepseek-v3 on gb200-nvl72" in section and "| google | 2030 |" in section
     big = lib.loc[lib["n_chips"].idxmax()]
     assert f"The largest: {big['series']} in {int(big['year'])}" in section
+
+
+def test_report_prices_kimi_k3_on_the_articles_systems():
+    """The mission's question in the quickstart's report: what a Kimi K3 output token costs on
+    the four systems of the article, the same frame as tokenomics.showdown.costs() (what
+    `tokenomics showdown` prints), with one sentence per batch naming the cheapest and dearest."""
+    from tokenomics import showdown
+    from tokenomics.report import K3_COLUMNS, build_report, render_markdown
+
+    rep = build_report(hardware=["h200"], models=["llama-3.1-8b"], n_samples=100)
+    lib = showdown.costs()
+    pd.testing.assert_frame_equal(rep.k3_costs.reset_index(drop=True), lib[list(K3_COLUMNS)])
+    assert set(rep.k3_costs["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}
+    md = render_markdown(rep, {})
+    section = md.split("## Kimi K3 on the article's systems")[1].split("## Demand")[0]
+    rows = _md_rows(section, "system")
+    assert len(rows) == len(lib)
+    for b, g in lib.groupby("batch"):
+        lo = g.loc[g["usd_per_m_output_tok"].idxmin()]
+        hi = g.loc[g["usd_per_m_output_tok"].idxmax()]
+        ratio = hi["usd_per_m_output_tok"] / lo["usd_per_m_output_tok"]
+        assert f"{lo['system']} is cheapest at {lo['usd_per_m_output_tok']:.3g} USD" in section
+        assert f"({ratio:.0f}x)" in section

@@ -53,6 +53,7 @@ class Report:
     disagg_text: str = ""
     rent_own: Any = None
     energy_check: Any = None
+    k3_costs: Any = None
     demand: Any = None
     infra: Any = None
     infra_label: str = ""
@@ -229,8 +230,38 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
         rep.energy_check = pd.DataFrame({"batch": list(MEASURED_J_PER_TOK), "measured_j_per_tok": meas,
                                          "model_j_per_tok": r.energy_j_per_tok,
                                          "rel_err_frac": r.energy_j_per_tok / meas - 1})
+    _k3_costs(rep)
     _demand(rep)
     return rep
+
+
+#: Columns of the report's Kimi K3 table (:func:`tokenomics.showdown.costs`).
+K3_COLUMNS = ("system", "chips", "plan", "batch", "tok_per_s_per_user", "tok_per_s_per_chip",
+              "cost_usd_per_chip_h", "usd_per_m_output_tok", "cost_model")
+
+
+def _k3_costs(rep: Report) -> None:
+    """What a Kimi K3 output token costs on the article's four systems at 1, 8 and 64 users
+    (:func:`tokenomics.showdown.costs`, as ``tokenomics showdown`` prices them)."""
+    from . import showdown
+
+    try:
+        rep.k3_costs = showdown.costs()[list(K3_COLUMNS)]
+    except TokenomicsError as exc:
+        rep.skipped.append(f"kimi-k3 costs: {exc}")
+
+
+def _k3_spread(costs) -> str:
+    """One sentence per batch: the cheapest and dearest system and how far apart they are."""
+    out = []
+    for b, g in costs.dropna(subset=["usd_per_m_output_tok"]).groupby("batch"):
+        lo = g.loc[g["usd_per_m_output_tok"].idxmin()]
+        hi = g.loc[g["usd_per_m_output_tok"].idxmax()]
+        users = "one user" if b == 1 else f"{b} users"
+        out.append(f"At {users}: {lo['system']} is cheapest at {lo['usd_per_m_output_tok']:.3g} USD per "
+                   f"million output tokens, {hi['system']} dearest at {hi['usd_per_m_output_tok']:.3g} "
+                   f"({hi['usd_per_m_output_tok'] / lo['usd_per_m_output_tok']:.0f}x).")
+    return " ".join(out)
 
 
 #: Series whose demand the report forecasts and serves (the two largest bundled ones).
@@ -391,6 +422,17 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
     if rep.energy_check is not None:
         s += ["## Measured check: H200, Llama-3.1-8B, CUDA graph, context 1024", "",
               _md_table(rep.energy_check), ""]
+    if rep.k3_costs is not None:
+        s += ["## Kimi K3 on the article's systems", "",
+              "What a Kimi K3 output token costs at 1, 8 and 64 concurrent users on the unoptimized 128-chip "
+              "supernode, the SD200 with super operators, 16 TPU v7 chips with the megakernel and 16 GB200 "
+              "GPUs, priced as `tokenomics showdown` prices them: 8K context, speculative decoding at the "
+              "acceptance a real workload gets (not the benchmarks' fixed 6 tokens a step), bottom-up cost "
+              "where a capex is catalogued, zero margin. Cost bases differ by row: TPU v7 has no public "
+              "capex and takes InferenceX's hyperscaler-owned tier, the SD200's chip has no public price "
+              "and is priced as an Ascend 910C (`cost_model` names each). Independent of the hardware "
+              "priced above.", "", _md_table(rep.k3_costs), "",
+              _k3_spread(rep.k3_costs), ""]
     if rep.demand is not None:
         s += ["## Demand and what serves it", "",
               "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "

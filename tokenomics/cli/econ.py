@@ -157,7 +157,7 @@ def report(
     spec: SpecOpt = None,
     prefill_chunk: PrefillChunkOpt = None,
 ) -> None:
-    """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out; ends with the demand forecast and what serving it takes."""
+    """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out; ends with what a Kimi K3 token costs on the article's systems, the demand forecast and what serving it takes."""
     from ..report import build_report, price_view, write_report
 
     rep = build_report(hardware=tuple(hardware) if hardware else None,
