@@ -83,6 +83,29 @@ def test_show_infra_prices_the_stated_deployment():
     np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
 
 
+def test_show_infra_takes_a_deployment_file_and_an_execution_plan(tmp_path):
+    """--deployment FILE (the TOML tokenomics price reads) and --execution state a deployment the
+    flags alone cannot (Kimi K3 on the SD200 at the showdown's layout with super operators): the
+    same numbers as plan_infrastructure on that file's Deployment; -e alone changes the default
+    deployment's plan."""
+    from tokenomics.deployment import from_file
+    from tokenomics.forecast import plan_infrastructure
+
+    toml = tmp_path / "k3.toml"
+    toml.write_text('[deployment]\nmodel = "kimi-k3"\nsystem = "sd200-ultra"\nexecution = "super"\n'
+                    "tp = 32\nep = 32\nmoe_tp = 4\n")
+    res = runner.invoke(app, ["forecast", "-s", "google", "--show", "infra", "--deployment", str(toml),
+                              "--cost", "1.23", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout))
+    assert df["deployment"].iloc[0].startswith("kimi-k3 on sd200-ultra tp32-ep32x4") and "super" in df["deployment"].iloc[0]
+    lib = plan_infrastructure(forecast("google"), deployment=from_file(toml), cost=1.23).to_frame()
+    np.testing.assert_allclose(df["n_chips"], lib["n_chips"], rtol=1e-9)
+    res = runner.invoke(app, ["forecast", "-s", "google", "--show", "infra", "-e", "megakernel", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert "megakernel" in pd.read_csv(io.StringIO(res.stdout))["deployment"].iloc[0]
+
+
 def test_show_infra_says_which_series_are_counted_inside_others():
     res = runner.invoke(app, ["forecast", "-s", "all", "--show", "infra"], env={"COLUMNS": "400"})
     assert res.exit_code == 0, res.output
@@ -96,6 +119,8 @@ def test_show_infra_says_which_series_are_counted_inside_others():
     (["--system", "tpu-v7-64"], "--cost"),
     (["-w", "chats"], "Did you mean 'chat'"),
     (["--cache-hit", "56.3"], "did you mean 0.563"),
+    (["-e", "supr"], "Did you mean 'super'"),
+    (["--deployment", "/nonexistent/k3.toml"], "not found"),
 ])
 def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_path):
     out = tmp_path / "out"

@@ -46,6 +46,8 @@ def forecast(
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
+    execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="--show infra: execution plan of the serving deployment: engine (default), graph, eager, super, megakernel, ... (tokenomics throughput --help).")] = None,
+    deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
@@ -67,6 +69,14 @@ def forecast(
         raise unknown_name("system", system, system_names())
     if model is not None and model not in model_names():
         raise unknown_name("model", model, model_names())
+    dep = None
+    if deployment is not None or execution is not None:  # checked even without --show infra
+        from ..forecast.infrastructure import INFRA_MODEL, INFRA_SYSTEM
+        from ._deploy import resolve_deployment
+
+        dep = resolve_deployment(model=model, hardware=None,
+                                 system=system or (None if deployment is not None else INFRA_SYSTEM),
+                                 deployment_file=deployment, default_model=INFRA_MODEL, execution=execution)
     hist = read_history(history) if history is not None else None
     before = hist
     if add_history is not None:
@@ -115,6 +125,8 @@ def forecast(
         df, title = reference_comparison(result), "Forecast vs Goldman Sachs and article 2030 lines"
     else:
         stated = {k: x for k, x in (("system", system), ("model", model), ("workload", workload)) if x is not None}
+        if dep is not None:  # the deployment stands for system and model
+            stated = {"deployment": dep, **({"workload": workload} if workload is not None else {})}
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
