@@ -939,11 +939,12 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     (73 %) inside the 95 % ones, at a point error of 0.29 decades vs a random walk's 0.55
     (measured when the rows were added). With the jump-off at the last observation (stop 24,
     adopted on the tuning series' backtest after these figures had been seen): 23 (51 %) and
-    37 (82 %), 0.26 decades; still too narrow for accelerating demand."""
+    37 (82 %), 0.26 decades; with stop 54's observation-noise bound on the interval 24 (53 %) and
+    37; still too narrow for accelerating demand."""
     added, s, _ = pass_scores("after stop 20's method freeze")
     assert added == 9
     assert len(s) == 45 and s["series"].nunique() == 5
-    assert s["in_80"].mean() == pytest.approx(23 / 45)
+    assert s["in_80"].mean() == pytest.approx(24 / 45)
     assert s["in_95"].mean() == pytest.approx(37 / 45)
     assert s["error_log10"].abs().mean() < 0.5 * s["naive_error_log10"].abs().mean()
     assert (s["error_log10"] < 0).mean() > 0.85  # under-predictions: demand accelerated
@@ -973,8 +974,9 @@ def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_the
     # stop 51: four Chinese-models weeks of March-August 2026 and OpenRouter's September 2025 week
     # (a third point of its series: a training point of every window, never a target); 0.19 vs 0.39
     # decades (measured 2026-12-05, when added). From its latest origin, one week ahead, the 16-22
-    # March week (+57 % on the week before) falls outside the 80 % interval, inside the 95 % one
-    ("stop 51, after the method freeze", 5, 36, 19, 35, 4, 3, 0.2),
+    # March week (+57 % on the week before) falls outside the 80 % interval, inside the 95 % one;
+    # 19 inside the 80 % intervals as first scored, 20 with stop 54's observation-noise bound
+    ("stop 51, after the method freeze", 5, 36, 20, 35, 4, 3, 0.2),
     # stop 52: OpenRouter's 3-9 October 2026 window (the newest stored figure) and its Chinese models'
     # 7-13 September week, once rejected for two datings; 0.25 vs 0.51 decades (measured 2026-12-05,
     # when added). From the latest origin, one week ahead, both within 0.02 decades
