@@ -121,6 +121,28 @@ def test_china_cut_fx_conversion():
     assert 6.5 < row["fx_cny_per_usd"] < 7.5  # Fed H.10 range for 2024 (7.15-7.30 in stored releases)
 
 
+def test_2026_china_rows_are_consistent_and_the_peak_hour_doubling_is_a_rise():
+    """The nine DeepSeek rows of 2026 (datasets/README.md): cut_frac = 1 - after / before and USD =
+    CNY / fx on every one (hand identities); V4-Pro's promotion made list price is 12 -> 3 CNY per
+    million input (-75 %, welinux via datasets/README.md); the July 2026 peak-hour prices double
+    (cut_frac -1), and cut_events calls them rises."""
+    from tokenomics.watch.prices import cut_events
+
+    c = catalog.load("china_price_cuts")
+    new = c[c["date"].astype(str) >= "2026"]
+    assert len(new) == 9 and (new["provider"] == "DeepSeek").all()
+    np.testing.assert_allclose(new["cut_frac"], 1 - new["price_after_cny_per_1k_tok"] / new["price_before_cny_per_1k_tok"],
+                               rtol=1e-5)
+    np.testing.assert_allclose(new["price_after_usd_per_1k_tok"], new["price_after_cny_per_1k_tok"] / new["fx_cny_per_usd"],
+                               rtol=1e-6)
+    pro = new[(new["model"] == "V4-Pro (promotion made list price)") & (new["token_type"] == "input (cache-miss)")].iloc[0]
+    assert (pro["price_before_cny_per_1k_tok"], pro["price_after_cny_per_1k_tok"]) == (0.012, 0.003)
+    events = cut_events()
+    peak = events[(events["region"] == "china") & events["model_after"].str.contains("peak hours")]
+    assert len(peak) == 2 and (peak["direction"] == "rise").all() and np.allclose(peak["change_frac"], 1.0)
+    assert (peak["date_precision"] == "month").all()
+
+
 # ---------------------------------------------------------------- metric 1: prices
 
 def _synthetic_prices(factor_per_year: float, n: int = 6) -> pd.DataFrame:

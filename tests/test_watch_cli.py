@@ -34,6 +34,16 @@ def test_dashboard_frame(dash):
     assert df["sources"].str.contains("rows").all()
 
 
+def test_price_row_summarises_china_apart(dash):
+    """The price row's latest names China's newest change, month-dated as its source dates it,
+    and counts the year's cuts and rises before it: July 2026, DeepSeek's V4 peak-hour prices
+    doubled (+100 %); the 12 months before hold seven April-May 2026 V4 cuts, the two V3.2-Exp
+    cuts of 2025-09-29 and the two rises (datasets/china_price_cuts.csv, counted by hand)."""
+    latest = dash.to_frame().set_index("metric").loc["price", "latest"]
+    assert ("China 2026-07: DeepSeek V4-Flash (peak hours) +100%, DeepSeek V4-Pro (peak hours) +100% "
+            "(year to then: 9 cuts, 2 rises)") in latest
+
+
 def test_no_resamples_says_no_interval(dash):
     """n_boot 0 fits the adoption curve once: the dates print without an interval instead of an
     empty '(90% ..)'; with resamples the interval is printed."""

@@ -73,6 +73,16 @@ def _price_row(pw, fc) -> dict[str, Any]:
     recent = big.tail(10)
     latest += f"; last {len(recent)} 100B+ changes: {int((recent['direction'] == 'cut').sum())} cuts, " \
               f"{int((recent['direction'] == 'rise').sum())} rises"
+    china = ev[ev["region"] == "china"]
+    if len(china):
+        c_last = china[china["date"] == china["date"].max()]
+        c_year = china[china["date"] > china["date"].max() - np.timedelta64(365, "D")]
+        when = day(c_last["date"].iloc[0])
+        when = when[:7] if c_last["date_precision"].iloc[0] == "month" else when
+        latest += (f"; China {when}: "
+                   + ", ".join(f"{r.provider} {r.model_after} {_pct(r.change_frac)}" for r in c_last.itertuples())
+                   + f" (year to then: {int((c_year['direction'] == 'cut').sum())} cuts, "
+                     f"{int((c_year['direction'] == 'rise').sum())} rises)")
     lag = pw.lag
     trend = (f"100B+ list prices fall {lag['observed_decline_factor_per_year_100b']:.2f}x/yr "
              f"(90% CI {lag['observed_lo']:.2f}-{lag['observed_hi']:.2f}, OLS on log price, n={fc['n']})")

@@ -177,7 +177,8 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
     pandas.DataFrame
         ``date``, ``region`` (global|china), ``provider``, ``line``, ``model_before``,
         ``model_after``, ``price_before_usd_per_1k_tok``, ``price_after_usd_per_1k_tok``,
-        ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``.
+        ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``,
+        ``date_precision`` (day, month or year: a month is dated its 15th).
     """
     import pandas as pd
 
@@ -195,7 +196,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
                     "model_before": prev.model, "model_after": r.model,
                     "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
                     "change_frac": ch, "size_class": r.size_class, "source": r.source,
-                    "rows": f"api_prices {prev.row},{r.row}",
+                    "rows": f"api_prices {prev.row},{r.row}", "date_precision": r.date_precision,
                 })
             prev = r
     ch_df = load_china_cuts(china)
@@ -212,7 +213,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
             "model_before": r.model, "model_after": r.model,
             "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
             "change_frac": ch, "size_class": "", "source": r.source,
-            "rows": f"china_price_cuts {r.row}",
+            "rows": f"china_price_cuts {r.row}", "date_precision": r.date_precision,
         })
     res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
     res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
