@@ -188,3 +188,21 @@ def test_disaggregated_ttft_hand_calc(deps, monkeypatch):
         busy = min(1.0, lam * 0.2 / n)
         rho = x / (n_pi * n_max / 0.2)
         assert float(r.ttft_s) == pytest.approx(0.5 * busy * 0.2 / (1 - rho) + 0.2, rel=1e-6), c
+
+
+def test_colocated_wide_ep_serves_a_prefill_heavy_mix_far_below_the_disaggregated_rate():
+    """Why the forecast's infrastructure prices disaggregated serving (README, --show infra): the
+    default deployment (DeepSeek-V3, GB200 NVL72, EP72 with attention DP) co-located, serving
+    OpenRouter's 6,000 / 400 mix, holds 35 tok/s per user only up to ~42 users, where it delivers
+    ~324 tok/s per GPU of input and output (measured with this model, 2026-12-05): each prompt
+    prefilled on one attention-DP rank holds all 72 in lockstep. Disaggregated, a GPU serves 12,938
+    (golden infra basis): 40x more."""
+    from tokenomics.chain import price
+    from tokenomics.forecast.infrastructure import serving_basis
+
+    dep = price(model="deepseek-v3", system="gb200-nvl72", workload="openrouter-2025",
+                target_tok_per_s_per_user=35).deployment
+    r = serve(dep, isl_tok=6000, osl_tok=400, concurrency=41.9)
+    assert float(r.tok_per_s_per_user) == pytest.approx(35.0, rel=0.01)
+    assert float(r.total_tok_per_s_per_gpu) == pytest.approx(324, rel=0.02)
+    assert serving_basis()["tok_per_s_per_chip"] / float(r.total_tok_per_s_per_gpu) > 30
