@@ -92,7 +92,7 @@ def test_watch_datasets_have_provenance_and_dates(name):
 
 
 def test_bundled_event_files_validate():
-    assert len(mk.load_events()) == 34   # 36 reference rows minus the 2 undated ones
+    assert len(mk.load_events()) == 36   # 36 reference rows minus the 2 undated ones, plus 2 of stop 54
     assert len(sn.load_events()) == 32   # 31 reference rows plus the 2026 HBM-limited estimate
 
 
