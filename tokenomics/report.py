@@ -258,8 +258,9 @@ def _k3_spread(costs) -> str:
         lo = g.loc[g["usd_per_m_output_tok"].idxmin()]
         hi = g.loc[g["usd_per_m_output_tok"].idxmax()]
         users = "one user" if b == 1 else f"{b} users"
-        out.append(f"At {users}: {lo['system']} is cheapest at {lo['usd_per_m_output_tok']:.3g} USD per "
-                   f"million output tokens, {hi['system']} dearest at {hi['usd_per_m_output_tok']:.3g} "
+        usd = lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}"  # noqa: E731  (no 4.28e+03 in prose)
+        out.append(f"At {users}: {lo['system']} is cheapest at {usd(lo['usd_per_m_output_tok'])} USD per "
+                   f"million output tokens, {hi['system']} dearest at {usd(hi['usd_per_m_output_tok'])} "
                    f"({hi['usd_per_m_output_tok'] / lo['usd_per_m_output_tok']:.0f}x).")
     return " ".join(out)
 
