@@ -167,19 +167,23 @@ def test_system_without_price_needs_flat_cost():
 
 
 def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_group():
-    """A wide-EP MoE deployment (attention data-parallel) gets one alternative for a target speed:
-    attention tensor-parallel over the expert group (tp = ep), where the heads divide and it stays
-    in one scale-up domain. DeepSeek-V3 on a DGX H200: at 35 tok/s per user the TP layout serves
-    more tokens per chip (no all-to-all, no rank waiting on another's prompt), at DeepSeek's own
-    21 tok/s wide EP does (its batch is large); on a GB200 NVL72 (EP72: 128 heads do not split 72
-    ways) only wide EP is offered. The price names the layout it priced."""
+    """A wide-EP MoE deployment (attention data-parallel) gets, for a target speed, attention
+    tensor-parallel in groups of t chips inside the expert group (t = 2, 4, ... up to the whole
+    group, where the heads divide t and t divides the group; attention data-parallel over the
+    rest). DeepSeek-V3 on a DGX H200: at 35 tok/s per user the full-TP layout serves more tokens
+    per chip (no all-to-all, no rank waiting on another's prompt), at DeepSeek's own 21 tok/s wide
+    EP does (its batch is large); on a GB200 NVL72 (EP72: 128 heads do not split 72 ways) the
+    groups stop at 8. The price names the layout it priced."""
     from tokenomics.deployment import layout_candidates, resolve
 
     h200 = resolve("deepseek-v3", system="dgx-h200")
     cands = layout_candidates(h200)
-    assert [(c.parallel.tp, c.parallel.ep, int(c.parallel.attn_dp)) for c in cands] == [(1, 8, 8), (8, 8, 1)]
-    assert any("attention tensor-parallel over the expert group" in p for p in cands[1].picked)
-    assert len(layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))) == 1
+    assert [(c.parallel.tp, c.parallel.ep, int(c.parallel.attn_dp)) for c in cands] == [
+        (1, 8, 8), (2, 8, 4), (4, 8, 2), (8, 8, 1)]
+    assert any("attention tensor-parallel over the expert group" in p for p in cands[-1].picked)
+    assert any("attention tensor-parallel in groups of 4, data-parallel over 2" in p for p in cands[2].picked)
+    nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))
+    assert [(c.parallel.tp, c.parallel.ep) for c in nvl] == [(1, 72), (2, 72), (4, 72), (8, 72)]
     fast = chain.price(deployment=h200, target_tok_per_s_per_user=35, margin_frac=0.0)
     slow = chain.price(deployment=h200, target_tok_per_s_per_user=21, margin_frac=0.0)
     assert (fast.deployment.parallel.tp, fast.deployment.parallel.ep) == (8, 8)
@@ -188,6 +192,26 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
     kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0)
     assert (kept.deployment.parallel.tp, kept.deployment.parallel.ep) == (1, 8)
     assert float(np.ravel(kept.usd_per_m_output_tok)[0]) > float(np.ravel(fast.usd_per_m_output_tok)[0])
+
+
+def test_a_speed_only_attention_groups_reach_is_priced_not_refused():
+    """Kimi K3 on a GB200 NVL72 at 40 tok/s per user: wide EP with attention data-parallel tops out
+    at ~30 tok/s per user (every chip reads all ~28 B dense attention parameters in BF16), and 96
+    heads do not split 72 ways, so before the attention groups this target was refused. Attention
+    tensor-parallel in groups of 8 (data-parallel over 9) reaches it at batch 270 for 4.78 USD per
+    M output tokens (measured with this model, 2026-12-05), the layout SGLang's --tp with --dp or
+    TensorRT-LLM's attention TP inside EP run. Llama 4 Maverick on a DGX H200 at 35 tok/s: groups
+    of 4 beat the full-TP layout the market priced before (1.27 USD per M output tokens)."""
+    k3 = chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=40, workload="chat",
+                     margin_frac=0.0)
+    assert (k3.deployment.parallel.tp, k3.deployment.parallel.ep, int(k3.deployment.parallel.attn_dp)) == (8, 72, 9)
+    assert float(np.ravel(k3.tok_per_s_per_user)[0]) >= 40
+    assert float(np.ravel(k3.usd_per_m_output_tok)[0]) == pytest.approx(4.78, rel=0.01)
+    assert "groups of 8, data-parallel over 9" in k3.deployment.picked[-1]
+    mav = chain.price(model="llama-4-maverick", system="dgx-h200", target_tok_per_s_per_user=35, workload="chat",
+                      margin_frac=0.0)
+    assert (mav.deployment.parallel.tp, mav.deployment.parallel.ep) == (4, 8)
+    assert float(np.ravel(mav.usd_per_m_output_tok)[0]) == pytest.approx(1.27, rel=0.01)
 
 
 def test_a_fast_target_looks_beyond_the_smallest_system_the_resolver_picked():

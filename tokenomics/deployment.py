@@ -517,10 +517,14 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
 
     A production planner picks the layout with the target speed in mind: for a dense model a
     wider ``tp`` serves each user faster and leaves more memory for KV; for an MoE model resolved
-    to wide EP (attention data-parallel over the expert group), attention tensor-parallel over
-    that group instead (``tp = ep``, where the heads divide and it fits in one scale-up domain):
-    no expert all-to-all and no rank waiting for another's prompt, at the cost of every chip
-    reading every attention weight's share and, for MLA, holding the whole latent KV.
+    to wide EP (attention data-parallel over the expert group), attention tensor-parallel in
+    groups of ``t`` chips inside that group (``tp = t``, ``ep`` unchanged, attention data-parallel
+    over ``ep / t`` groups: SGLang's ``--tp`` with ``--dp``, TensorRT-LLM's attention TP inside
+    EP) for every ``t`` the heads divide that divides the group, up to ``t = ep`` (no expert
+    all-to-all and no rank waiting for another's prompt), within one scale-up domain: each chip
+    reads ``1 / t`` of the attention weights instead of all of them, at the cost of the
+    all-reduces and, for MLA, of every rank of a group holding the group's whole latent KV.
+    A layout that sets ``moe_tp`` is kept as given.
     """
     from .perf.parallel import ParallelPlan
 
@@ -529,13 +533,23 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         return [dep]
     if m.is_moe:
         n = int(dep.parallel.ep)
-        if (dep.parallel.attn_dp <= 1 or n > s.domain_chips or n not in _tp_candidates(m, n)
-                or not _weights_fit(m, dep.hardware, n, n, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac)):
+        if dep.parallel.attn_dp <= 1 or dep.parallel.moe_tp is not None:
             return [dep]
-        par = ParallelPlan(tp=n, ep=n, dp=max(1, s.n_chips // n))
-        return [dep, dep.replace(parallel=par, picked=tuple(p for p in dep.picked if not p.startswith("layout"))
-                                 + (f"layout tp{n}-ep{n}, attention tensor-parallel over the expert group "
-                                    "(cheapest layout meeting the target speed)",))]
+        out = [dep]
+        kept = tuple(p for p in dep.picked if not p.startswith("layout"))
+        # attention tensor-parallel in groups of t chips inside the expert group (attention
+        # data-parallel over n / t groups; SGLang --tp with --dp, TensorRT-LLM attention TP with
+        # EP), up to t = n: no expert all-to-all and no rank waiting for another's prompt
+        for t in _tp_candidates(m, min(n, s.domain_chips)):
+            if t <= dep.parallel.tp or n % t or not _weights_fit(
+                    m, dep.hardware, t, n, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
+                continue
+            par = ParallelPlan(tp=t, ep=n, dp=max(1, s.n_chips // n))
+            what = ("attention tensor-parallel over the expert group" if t == n else
+                    f"attention tensor-parallel in groups of {t}, data-parallel over {n // t}")
+            out.append(dep.replace(parallel=par, picked=kept + (
+                f"layout tp{t}-ep{n}, {what} (cheapest layout meeting the target speed)",)))
+        return out
     out = []
     for t in _tp_candidates(m, min(s.domain_chips, s.n_chips)):
         if not _weights_fit(m, dep.hardware, t, 1, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
