@@ -324,3 +324,22 @@ def test_watch_floor_one_basis():
     ok = fl[fl["status"] == "modelled"]
     assert len(ok) and set(ok["cost_basis"]) == {"bottom-up"}
     assert (ok["tok_per_s_per_user"] >= wp.FLOOR_MIN_TOK_PER_S_PER_USER).all()
+
+
+def test_kimi_k3_list_prices_are_priced_on_an_nvl72_at_35_tok_s(mkt):
+    """The six Kimi K3 rows (datasets/README.md: Moonshot's $3 / $15 per M and five resellers'):
+    no provider publishes a speed, so each is priced at 35 tok/s per user; K3 (1.56 TB of MXFP4
+    experts plus BF16 dense weights) does not fit 8 x H200, so on a GB200 NVL72, where attention
+    tensor-parallel in groups of 4 inside EP72 reaches that speed: $0.137 / $1.95 per M input /
+    output, so Moonshot's list price holds an 88 % implied margin (measured with this model,
+    2026-12-05). The api_prices row opens its own line, so it is not read as a K2 price rise."""
+    from tokenomics import catalog
+
+    k3 = mkt[mkt["model"] == "kimi-k3"]
+    assert len(k3) == 6 and (k3["speed_basis"] != "published").all()
+    assert k3["deployment"].str.startswith("kimi-k3 on gb200-nvl72 tp4-ep72").all()
+    moon = k3[k3["provider"] == "Moonshot AI"].iloc[0]
+    assert moon["cost_usd_per_m_output_tok"] == pytest.approx(1.95, rel=0.01)
+    assert moon["implied_margin_frac"] == pytest.approx(0.884, abs=0.005)
+    api = catalog.load("api_prices")
+    assert (api.loc[api["model"] == "Kimi K3", "line"] == "kimi-k3").all()
