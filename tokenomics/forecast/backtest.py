@@ -151,11 +151,15 @@ class Calibration:
     max_leverage: float = math.inf
     noise_floor_log10: float = OBS_NOISE_LOG10
 
+    def capped_leverage(self, leverage) -> np.ndarray:
+        """Leverage capped at the largest the calibration saw (:attr:`max_leverage`)."""
+        return np.minimum(np.asarray(leverage, dtype=float), self.max_leverage)
+
     def scale_log10(self, horizon_year, spread_log10=0.0, leverage=0.0) -> np.ndarray:
         """Error scale [decades] at horizons [years], model spread [decades] and leverage."""
         h = np.asarray(horizon_year, dtype=float)
         d = np.asarray(spread_log10, dtype=float)
-        lev = np.minimum(np.asarray(leverage, dtype=float), self.max_leverage)
+        lev = self.capped_leverage(leverage)
         H = self.max_horizon_year
         drift2 = self.s1_log10_per_year**2 * (np.minimum(h, H) ** 2 + H * np.maximum(h - H, 0.0))
         return np.sqrt(self.s0_log10**2 * (1.0 + lev) + drift2 + (self.k_spread * d) ** 2)
@@ -164,9 +168,8 @@ class Calibration:
                          leverage=0.0) -> np.ndarray:
         """Half-width [decades] of the two-sided ``level`` interval, never below the normal
         interval of the observation noise (:attr:`noise_floor_log10`)."""
-        lev = np.minimum(np.asarray(leverage, dtype=float), self.max_leverage)
         return np.maximum(self.q[level] * self.scale_log10(horizon_year, spread_log10, leverage),
-                          M._z(level) * self.noise_floor_log10 * np.sqrt(1.0 + lev))
+                          M._z(level) * self.noise_floor_log10 * np.sqrt(1.0 + self.capped_leverage(leverage)))
 
 
 def leverage(t_train_year, t_target_year) -> np.ndarray:
