@@ -256,13 +256,52 @@ def test_fit_recovers_synthetic_level3_date():
     assert f.k_bounds[0] <= f.k_per_year <= f.k_bounds[1]
 
 
-def test_fit_bootstrap_interval_and_reproducibility():
+def test_fit_bootstrap_interval_is_exact_and_the_same_for_every_seed():
+    """The bootstrap is exact, so no seed or resample count moves the dates. Drawn resamples did:
+    level 3's 95th percentile read 2030, 2036 or 2041 by seed, even at 1,000 resamples."""
     a = mk.fit_adoption(n_boot=30, seed=1)
-    b = mk.fit_adoption(n_boot=30, seed=1)
-    assert a.level3_lo == b.level3_lo and a.level4_hi == b.level4_hi
+    b = mk.fit_adoption(n_boot=1000, seed=3)
+    assert a.boot_method.startswith("exact") and a.boot_method == b.boot_method
+    for f in ("level3_lo", "level3_hi", "level4_lo", "level4_hi", "slowest_rate_frac"):
+        assert getattr(a, f) == getattr(b, f), f
     assert a.level3_lo <= a.level3_year <= a.level3_hi
     assert a.level3_year < a.level4_year
     assert a.latest_level == 1 and a.latest_date == "2025-05-30"
+
+
+def test_bootstrap_classes_hand_calculation():
+    """Three events, the middle one at level 1, resampled 3 of 3 with replacement. By hand:
+    P(first event 0, first level-1 event 1) = P(0 and 1 drawn) = 1 - 2 (2/3)^3 + (1/3)^3 = 12/27;
+    (0, none) = P(0 drawn, 1 not) = (2/3)^3 - (1/3)^3 = 7/27; (1, 1) = 7/27; (2, none) = (1/3)^3."""
+    members, prob = mk.bootstrap_classes([2025.0, 2025.5, 2026.0], [0, 1, 0])
+    got = {(int(m[0]), int(m[1])): p for m, p in zip(members, prob)}
+    assert got == pytest.approx({(0, 1): 12 / 27, (0, -1): 7 / 27, (1, 1): 7 / 27, (2, -1): 1 / 27})
+    assert (members[:, 2:] == -1).all()  # nothing at level 2 or above
+    assert mk.bootstrap_classes([2025.0, 2025.5, 2026.0], [0, 1, 0], max_classes=2) is None
+
+
+def test_bootstrap_classes_match_drawn_resamples():
+    """On the bundled megakernel track, 40,000 drawn resamples land in each class with the exact
+    probability (within 4.5 standard errors; classes that appear in the draws are all enumerated)."""
+    ev = mk.load_events()
+    sub = ev[ev["track"] == "megakernel"]
+    t, lv = sub["t_year"].to_numpy(float), sub["level"].to_numpy(int)
+    members, prob = mk.bootstrap_classes(t, lv)
+    assert prob.sum() == pytest.approx(1.0) and (prob > 0).all()
+    drawn, share = mk._sampled_classes(t, lv, 40_000, seed=0)
+    exact = {tuple(m): p for m, p in zip(members, prob)}
+    assert set(map(tuple, drawn)) <= set(exact)
+    freq = {tuple(m): q for m, q in zip(drawn, share)}
+    for key, p in exact.items():
+        se = np.sqrt(p * (1 - p) / 40_000)
+        assert abs(freq.get(key, 0.0) - p) <= 4.5 * se + 1e-12, key
+
+
+def test_fit_falls_back_to_drawn_resamples_beyond_the_class_limit(monkeypatch):
+    monkeypatch.setattr(mk, "MAX_EXACT_CLASSES", 3)
+    f = mk.fit_adoption(n_boot=40, seed=2)
+    assert f.boot_method.startswith("40 drawn resamples") and "seed 2" in f.boot_method
+    assert f.level3_lo <= f.level3_year <= f.level3_hi
 
 
 def test_fit_insufficient_family():

@@ -155,6 +155,10 @@ def _megakernel_row(index, fits, speedup) -> dict[str, Any]:
         forecast = "no fit: " + f.status
     status = ("no merged opt-in megakernel path in a major engine yet" if f.latest_level < 2
               else LEVELS[f.latest_level]) + f"; fit: {f.status}"
+    tail = (1 - f.ci) / 2
+    if f.slowest_rate_frac > tail:
+        status += (f"; late ends follow the slowest-rate bound ({f.slowest_rate_frac:.0%} of the "
+                   f"{'exact ' if f.boot_method.startswith('exact') else ''}bootstrap sits on it)")
     return {"metric": "megakernel", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
             "as_of": f.as_of, "sources": "megakernel_events rows " + f.rows,
             "megakernel_level": float(f.latest_level), "level3_year": f.level3_year, "level3_lo": f.level3_lo,
@@ -242,7 +246,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     Parameters
     ----------
     n_boot : int
-        Bootstrap resamples for the megakernel adoption dates.
+        Megakernel adoption dates: 0 fits the curve once, without an interval; otherwise the
+        bootstrap is exact (:func:`~tokenomics.watch.megakernels.fit_adoption`) unless an events
+        file has more than ``MAX_EXACT_CLASSES`` resample classes, when it draws this many.
     n_draws : int
         Monte Carlo draws for the supernode ramp.
     seed : int

@@ -10,7 +10,13 @@ Events belong to a ``track`` (``megakernel`` for whole-model megakernels; ``pers
 * :func:`adoption_index` is the running maximum of the level over time, per family and overall.
 * :func:`fit_adoption` fits a logistic ``L(t) = 4 / (1 + exp(-k (t - t50)))`` by bounded least
   squares (``scipy.optimize.curve_fit``) to the monthly-sampled index and bootstraps the dates
-  at which level 3 and level 4 are reached (``L >= level - 0.5``).
+  at which level 3 and level 4 are reached (``L >= level - 0.5``). The bootstrap is exact
+  (:func:`bootstrap_classes`): the fit depends on a resample only through its earliest event and
+  its earliest event at or above each level, so the resamples fall into a few classes whose
+  probabilities have a closed form; the intervals are the quantiles of that exact distribution,
+  the same for every seed. (Drawn resamples were not: a few per cent of them drop the early
+  level-1 RFCs and fit the slowest rate, so the 95th percentile fell between 2030 and 2042 by
+  seed, even at 1,000 resamples.)
 * :func:`expected_speedup` asks the performance core for decode speedup of ``megakernel`` over
   ``graph`` execution by batch size.
 
@@ -56,6 +62,9 @@ MAX_LEVEL = 4.0
 #: ../shared/reference/watch_metrics_notes.md section 4).
 K_SLOWEST_PER_YEAR = 0.03 + 0.38
 REQUIRED = ("date", "project", "hardware_family", "kind", "track", "level", "source", "as_of")
+#: Most resample classes :func:`fit_adoption` enumerates exactly (one curve fit each, ~10 ms);
+#: beyond it draws ``n_boot`` resamples (seeded) and fits each distinct class once.
+MAX_EXACT_CLASSES = 2000
 
 
 def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
@@ -162,11 +171,110 @@ def _fit_once(t, y, k_lo, k_hi, t_lo, t_hi):
     return float(popt[0]), float(popt[1])
 
 
+def bootstrap_classes(t_year: Any, level: Any, max_classes: int | None = MAX_EXACT_CLASSES
+                      ) -> "tuple[np.ndarray, np.ndarray] | None":
+    """Exact distribution of the events bootstrap, grouped by what the adoption fit sees.
+
+    A resample draws ``n`` of the ``n`` events with replacement. The running-max index of a
+    resample, and so its fit, depends only on its earliest event ``x0`` and, for each level
+    ``l = 1..4``, its earliest event at level ``>= l`` (``x_l``, or none). The probability of a
+    class ``(x0, x1, ..., x4)`` is, by inclusion-exclusion over the required events ``R`` with
+    the events that must be missing ``E`` (those before ``x0`` and those at level ``>= l``
+    before ``x_l``),
+
+    ``P = sum_{j=0}^{|R|} (-1)^j C(|R|, j) ((n - |E| - j) / n)^n``.
+
+    Parameters
+    ----------
+    t_year : array_like
+        Event dates [yr].
+    level : array_like
+        Event adoption levels 0-4.
+    max_classes : int or None
+        Give up (return ``None``) beyond this many classes; ``None``: no limit.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or None
+        ``members`` (classes x 5 event positions, -1 for none; positions index the inputs) and
+        ``prob`` (per class, summing to 1).
+    """
+    from math import comb
+
+    t = np.asarray(t_year, float)
+    lv = np.asarray(level, int)
+    n = t.size
+    order = np.lexsort((np.arange(n), t))  # time order, ties by position
+    lv_s = lv[order]
+    at_or_above = [np.flatnonzero(lv_s >= lvl) for lvl in range(int(MAX_LEVEL) + 1)]
+    keys: list[tuple[int, ...]] = []
+
+    def walk(lvl: int, prev: int, xs: tuple[int, ...]) -> bool:
+        if max_classes is not None and len(keys) > max_classes:
+            return False
+        if lvl > MAX_LEVEL:
+            keys.append(xs)
+            return True
+        if prev < 0:  # no event at the level below: none at this one either
+            return walk(lvl + 1, -1, xs + (-1,))
+        if lv_s[prev] >= lvl:  # the earliest event at the level below also reaches this level
+            return walk(lvl + 1, prev, xs + (prev,))
+        for c in at_or_above[lvl][at_or_above[lvl] > prev]:
+            if not walk(lvl + 1, int(c), xs + (int(c),)):
+                return False
+        return walk(lvl + 1, -1, xs + (-1,))
+
+    for x0 in range(n):
+        if not walk(1, x0, (x0,)):
+            return None
+    prob = np.empty(len(keys))
+    for i, xs in enumerate(keys):
+        missing = np.zeros(n, bool)
+        missing[:xs[0]] = True
+        for lvl in range(1, int(MAX_LEVEL) + 1):
+            lim = xs[lvl] if xs[lvl] >= 0 else n
+            missing[at_or_above[lvl][at_or_above[lvl] < lim]] = True
+        r = len({x for x in xs if x >= 0})
+        m = n - int(missing.sum())
+        prob[i] = sum((-1) ** j * comb(r, j) * ((m - j) / n) ** n for j in range(r + 1))
+    members = np.array(keys, int).reshape(-1, int(MAX_LEVEL) + 1)
+    members = np.where(members >= 0, order[np.clip(members, 0, None)], -1)
+    return members, prob
+
+
+def _sampled_classes(t_year: np.ndarray, level: np.ndarray, n_boot: int, seed: int
+                     ) -> "tuple[np.ndarray, np.ndarray]":
+    """Monte Carlo stand-in for :func:`bootstrap_classes`: ``n_boot`` seeded resamples."""
+    t = np.asarray(t_year, float)
+    lv = np.asarray(level, int)
+    n = t.size
+    order = np.lexsort((np.arange(n), t))
+    lv_s = lv[order]
+    d = np.random.default_rng(seed).integers(0, n, (n_boot, n))
+    cols = [d.min(axis=1)] + [np.where(lv_s[d] >= lvl, d, n).min(axis=1) for lvl in range(1, int(MAX_LEVEL) + 1)]
+    keys = np.stack(cols, axis=1)
+    uniq, counts = np.unique(keys, axis=0, return_counts=True)
+    members = np.where(uniq < n, order[np.clip(uniq, 0, n - 1)], -1)
+    return members, counts / n_boot
+
+
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: Any) -> np.ndarray:
+    """Inverse of the weighted empirical distribution: the smallest value whose cumulative
+    weight reaches ``q`` (the bootstrap percentile)."""
+    o = np.argsort(values, kind="stable")
+    cw = np.cumsum(weights[o]) / weights.sum()
+    return values[o][np.minimum(np.searchsorted(cw, np.asarray(q) - 1e-12), values.size - 1)]
+
+
 @dataclass(frozen=True, repr=False)
 class AdoptionFit(Display):
     """Logistic adoption fit for one family and track, with bootstrap intervals.
 
     Dates are decimal years [yr]; ``*_lo``/``*_hi`` bound the central ``ci`` interval.
+    ``boot_method`` says how the bootstrap was computed (exact over its resample classes, or
+    drawn); ``slowest_rate_frac`` / ``fastest_rate_frac`` are the bootstrap probabilities that the
+    fitted rate sits at its slowest / fastest bound [frac]: when one exceeds the tail ``(1 - ci) / 2``
+    the late / early end of the interval is set by that bound, not by the data.
     """
 
     family: str
@@ -188,6 +296,9 @@ class AdoptionFit(Display):
     ci: float
     status: str
     rows: str
+    boot_method: str = ""
+    slowest_rate_frac: float = float("nan")
+    fastest_rate_frac: float = float("nan")
 
     def to_frame(self) -> "pd.DataFrame":
         """One row; dates (``latest_date``, ``as_of``, ``t50``, ``level3_*``, ``level4_*``) as datetime64."""
@@ -200,7 +311,9 @@ class AdoptionFit(Display):
             "t50": iso(self.t50_year),
             "level3_date": iso(self.level3_year), "level3_lo": iso(self.level3_lo), "level3_hi": iso(self.level3_hi),
             "level4_date": iso(self.level4_year), "level4_lo": iso(self.level4_lo), "level4_hi": iso(self.level4_hi),
-            "n_boot": self.n_boot, "ci": self.ci, "status": self.status, "rows": self.rows,
+            "n_boot": self.n_boot, "boot_method": self.boot_method,
+            "slowest_rate_frac": self.slowest_rate_frac, "fastest_rate_frac": self.fastest_rate_frac,
+            "ci": self.ci, "status": self.status, "rows": self.rows,
         }]), ("latest_date", "as_of", "t50", "level3_date", "level3_lo", "level3_hi", "level4_date", "level4_lo",
               "level4_hi"))
 
@@ -229,11 +342,13 @@ def fit_adoption(
     track : str
         Which track to fit (``"megakernel"`` by default).
     n_boot : int
-        Bootstrap resamples of the events (0: point fit only).
+        0: point fit only, no interval. Otherwise the bootstrap is exact (every resample class,
+        :func:`bootstrap_classes`) up to :data:`MAX_EXACT_CLASSES` classes, and beyond that
+        ``n_boot`` drawn resamples.
     ci : float
         Interval level [frac].
     seed : int
-        Random seed of the bootstrap.
+        Random seed of the drawn bootstrap (unused when it is exact).
     horizon_years : float
         Upper bound on the midpoint ``t50``, in years after the newest event [yr].
 
@@ -269,27 +384,47 @@ def fit_adoption(
         nan = np.nan
         return AdoptionFit(k_per_year=nan, t50_year=nan, level3_year=nan, level3_lo=nan, level3_hi=nan,
                            level4_year=nan, level4_lo=nan, level4_hi=nan,
-                           status=f"insufficient data ({len(sub)} events, max level {latest}); no fit", **base)
+                           status=f"insufficient data ({len(sub)} events, max level {latest}); no fit",
+                           boot_method="none (no fit)", **base)
     t, y = _monthly(sub, t_end)
     k, t50 = _fit_once(t, y, k_lo, k_hi, t_lo, t_hi)
     l3, l4 = level_time(3, k, t50), level_time(4, k, t50)
-    rng = np.random.default_rng(seed)
-    b3, b4 = [], []
-    n = len(sub)
-    for _ in range(n_boot):
-        bs = sub.iloc[rng.integers(0, n, n)]
-        if bs["level"].max() == 0:
-            continue  # no signal in this resample
-        tb, yb = _monthly(bs, t_end)
-        try:
-            kb, tb50 = _fit_once(tb, yb, k_lo, k_hi, float(bs["t_year"].min()), t_hi)
-        except (RuntimeError, ValueError):
-            continue
-        b3.append(level_time(3, kb, tb50))
-        b4.append(level_time(4, kb, tb50))
+    b3, b4, w, kb_all = [], [], [], []
+    method = "none (n_boot 0)"
+    if n_boot:
+        ty, lvl = sub["t_year"].to_numpy(float), sub["level"].to_numpy(int)
+        classes = bootstrap_classes(ty, lvl, MAX_EXACT_CLASSES)
+        if classes is None:
+            classes = _sampled_classes(ty, lvl, n_boot, seed)
+            method = f"{n_boot} drawn resamples ({len(classes[1])} classes; seed {seed})"
+        else:
+            method = f"exact ({len(classes[1])} resample classes)"
+        fitted: dict[tuple[float, ...], tuple[float, float] | None] = {}
+        for members, p in zip(*classes):
+            if members[1] < 0 or p <= 0:
+                continue  # no event above level 0 in this resample: no signal
+            idx = members[members >= 0]
+            key = tuple(ty[idx]) + tuple(lvl[idx])
+            if key not in fitted:
+                tb, yb = _monthly(sub.iloc[idx], t_end)
+                try:
+                    fitted[key] = _fit_once(tb, yb, k_lo, k_hi, float(ty[idx].min()), t_hi)
+                except (RuntimeError, ValueError):
+                    fitted[key] = None
+            if fitted[key] is None:
+                continue
+            kb, tb50 = fitted[key]
+            b3.append(level_time(3, kb, tb50))
+            b4.append(level_time(4, kb, tb50))
+            w.append(p)
+            kb_all.append(kb)
     a = (1 - ci) / 2
-    q3 = np.quantile(b3, [a, 1 - a]) if b3 else (np.nan, np.nan)
-    q4 = np.quantile(b4, [a, 1 - a]) if b4 else (np.nan, np.nan)
+    wa = np.asarray(w, float)
+    q3 = _weighted_quantile(np.asarray(b3), wa, [a, 1 - a]) if w else (np.nan, np.nan)
+    q4 = _weighted_quantile(np.asarray(b4), wa, [a, 1 - a]) if w else (np.nan, np.nan)
+    kb_arr = np.asarray(kb_all, float)
+    slow_frac = float(wa[np.isclose(kb_arr, k_lo, rtol=1e-3)].sum() / wa.sum()) if w else np.nan
+    fast_frac = float(wa[np.isclose(kb_arr, k_hi, rtol=1e-3)].sum() / wa.sum()) if w else np.nan
     status = "fitted"
     if np.isclose(k, k_lo, rtol=1e-3) or np.isclose(k, k_hi, rtol=1e-3):
         status = "rate at its bound: left-tail data only, the date is driven by the bound"
@@ -297,7 +432,8 @@ def fit_adoption(
                       f"[{k_lo:.3g}, {k_hi:.3g}]; the level-3/4 dates follow the bound, not the data.",
                       ConvergenceWarning, stacklevel=2)
     return AdoptionFit(k_per_year=k, t50_year=t50, level3_year=l3, level3_lo=float(q3[0]), level3_hi=float(q3[1]),
-                       level4_year=l4, level4_lo=float(q4[0]), level4_hi=float(q4[1]), status=status, **base)
+                       level4_year=l4, level4_lo=float(q4[0]), level4_hi=float(q4[1]), status=status,
+                       boot_method=method, slowest_rate_frac=slow_frac, fastest_rate_frac=fast_frac, **base)
 
 
 def expected_speedup(
