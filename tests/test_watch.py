@@ -121,7 +121,7 @@ def test_china_cut_fx_conversion():
     assert 6.5 < row["fx_cny_per_usd"] < 7.5  # Fed H.10 range for 2024 (7.15-7.30 in stored releases)
 
 
-def test_2026_china_rows_are_consistent_and_the_peak_hour_doubling_is_a_rise():
+def test_2026_china_rows_are_consistent_and_the_august_repricing_is_a_rise():
     """The nine DeepSeek rows of 2026 (datasets/README.md): cut_frac = 1 - after / before and USD =
     CNY / fx on every one (hand identities); V4-Pro's promotion made list price is 12 -> 3 CNY per
     million input (-75 %, welinux via datasets/README.md); the July 2026 peak-hour prices double
@@ -130,7 +130,7 @@ def test_2026_china_rows_are_consistent_and_the_peak_hour_doubling_is_a_rise():
 
     c = catalog.load("china_price_cuts")
     new = c[c["date"].astype(str) >= "2026"]
-    assert len(new) == 9 and (new["provider"] == "DeepSeek").all()
+    assert len(new) == 18 and (new["provider"] == "DeepSeek").all()
     np.testing.assert_allclose(new["cut_frac"], 1 - new["price_after_cny_per_1k_tok"] / new["price_before_cny_per_1k_tok"],
                                rtol=1e-5)
     np.testing.assert_allclose(new["price_after_usd_per_1k_tok"], new["price_after_cny_per_1k_tok"] / new["fx_cny_per_usd"],
@@ -138,9 +138,17 @@ def test_2026_china_rows_are_consistent_and_the_peak_hour_doubling_is_a_rise():
     pro = new[(new["model"] == "V4-Pro (promotion made list price)") & (new["token_type"] == "input (cache-miss)")].iloc[0]
     assert (pro["price_before_cny_per_1k_tok"], pro["price_after_cny_per_1k_tok"]) == (0.012, 0.003)
     events = cut_events()
+    # 2026-08-16: flat prices became off-peak / peak; V4-Flash output 2 -> 4.5 CNY per M off-peak
+    # (+125 %), 9 at peak (+350 %) (ccusage #1643, JavaGuide #2906, quoting DeepSeek's pricing page)
     peak = events[(events["region"] == "china") & events["model_after"].str.contains("peak hours")]
-    assert len(peak) == 2 and (peak["direction"] == "rise").all() and np.allclose(peak["change_frac"], 1.0)
-    assert (peak["date_precision"] == "month").all()
+    assert len(peak) == 2 and (peak["direction"] == "rise").all() and np.allclose(peak["change_frac"], 3.5)
+    assert (peak["date_precision"] == "day").all() and (peak["date"] == "2026-08-16").all()
+    off = events[(events["model_after"] == "V4-Flash (off-peak)") & (events["token_type"] == "output")].iloc[0]
+    assert off["change_frac"] == pytest.approx(4.5 / 2 - 1)
+    # 2026-09-10: V4.1-Flash replaces it at 0.02 / 1 / 4 CNY per M off-peak (MeteorNOX #95 via eastmoney)
+    cut = events[events["date"] == "2026-09-10"].set_index("token_type")["change_frac"]
+    assert cut.to_dict() == pytest.approx({"output": 4 / 4.5 - 1, "input (cache-miss)": 1 / 1.5 - 1,
+                                           "cache-hit input": 0.02 / 0.05 - 1}, rel=1e-5)
 
 
 # ---------------------------------------------------------------- metric 1: prices

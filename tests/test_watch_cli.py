@@ -35,13 +35,15 @@ def test_dashboard_frame(dash):
 
 
 def test_price_row_summarises_china_apart(dash):
-    """The price row's latest names China's newest change, month-dated as its source dates it,
-    and counts the year's cuts and rises before it: July 2026, DeepSeek's V4 peak-hour prices
-    doubled (+100 %); the 12 months before hold seven April-May 2026 V4 cuts, the two V3.2-Exp
-    cuts of 2025-09-29 and the two rises (datasets/china_price_cuts.csv, counted by hand)."""
+    """The price row's latest names China's newest change, one model at a time with its token
+    types, and counts the year's cuts and rises before it: on 2026-09-10 DeepSeek's V4.1-Flash
+    replaced V4-Flash at 0.02 / 1 / 4 CNY per M (cache hit / input / output, off-peak) from
+    0.05 / 1.5 / 4.5; the 12 months before hold the two V3.2-Exp cuts of 2025-09-29, seven
+    April-May 2026 V4 cuts, these three, and the eight rises of 2026-08-16
+    (datasets/china_price_cuts.csv, counted by hand)."""
     latest = dash.to_frame().set_index("metric").loc["price", "latest"]
-    assert ("China 2026-07: DeepSeek V4-Flash (peak hours) +100%, DeepSeek V4-Pro (peak hours) +100% "
-            "(year to then: 9 cuts, 2 rises)") in latest
+    assert ("China 2026-09-10: DeepSeek V4.1-Flash (off-peak; replaces V4-Flash) -11% output, -33% input, "
+            "-60% cache hit (year to then: 12 cuts, 8 rises)") in latest
 
 
 def test_no_resamples_says_no_interval(dash):

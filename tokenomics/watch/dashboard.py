@@ -79,8 +79,10 @@ def _price_row(pw, fc) -> dict[str, Any]:
         c_year = china[china["date"] > china["date"].max() - np.timedelta64(365, "D")]
         when = day(c_last["date"].iloc[0])
         when = when[:7] if c_last["date_precision"].iloc[0] == "month" else when
-        latest += (f"; China {when}: "
-                   + ", ".join(f"{r.provider} {r.model_after} {_pct(r.change_frac)}" for r in c_last.itertuples())
+        latest += (f"; China {when}: " + "; ".join(
+                       f"{prov} {model} " + ", ".join(_pct(r.change_frac) + _TOKEN_TYPE.get(r.token_type, f" {r.token_type}")
+                                                      for r in grp.itertuples())
+                       for (prov, model), grp in c_last.groupby(["provider", "model_after"], sort=False))
                    + f" (year to then: {int((c_year['direction'] == 'cut').sum())} cuts, "
                      f"{int((c_year['direction'] == 'rise').sum())} rises)")
     lag = pw.lag
@@ -127,6 +129,10 @@ def _price_row(pw, fc) -> dict[str, Any]:
             "price_decline_factor_lo": lag["observed_lo"], "price_decline_factor_hi": lag["observed_hi"],
             "cost_floor_usd_per_1k_tok": floor_val,
             "forecast_usd_per_1k_tok": fc["usd_per_1k_tok"], "forecast_lo": fc["lo"], "forecast_hi": fc["hi"]}
+
+
+#: How the price row names a China row's token type (``all``: every token type changed alike).
+_TOKEN_TYPE = {"all": "", "output": " output", "input (cache-miss)": " input", "cache-hit input": " cache hit"}
 
 
 def _megakernel_row(index, fits, speedup) -> dict[str, Any]:

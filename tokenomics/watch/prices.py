@@ -178,7 +178,9 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         ``date``, ``region`` (global|china), ``provider``, ``line``, ``model_before``,
         ``model_after``, ``price_before_usd_per_1k_tok``, ``price_after_usd_per_1k_tok``,
         ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``,
-        ``date_precision`` (day, month or year: a month is dated its 15th).
+        ``date_precision`` (day, month or year: a month is dated its 15th), ``token_type``
+        (``blended`` for the global lines; China's rows as their file states it: ``output``,
+        ``input (cache-miss)``, ``cache-hit input`` or ``all``).
     """
     import pandas as pd
 
@@ -197,6 +199,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
                     "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
                     "change_frac": ch, "size_class": r.size_class, "source": r.source,
                     "rows": f"api_prices {prev.row},{r.row}", "date_precision": r.date_precision,
+                    "token_type": "blended",
                 })
             prev = r
     ch_df = load_china_cuts(china)
@@ -214,6 +217,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
             "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
             "change_frac": ch, "size_class": "", "source": r.source,
             "rows": f"china_price_cuts {r.row}", "date_precision": r.date_precision,
+            "token_type": str(r.token_type),
         })
     res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
     res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
