@@ -7,7 +7,7 @@ import pytest
 
 from tokenomics import chain
 from tokenomics.econ import pricing, tco
-from tokenomics.errors import DoesNotFitError, TokenomicsError, ValidationError
+from tokenomics.errors import DoesNotFitError, TargetSpeedError, TokenomicsError, ValidationError
 
 
 @pytest.mark.parametrize("batch,measured", [(1, 2.2199), (32, 0.1076), (128, 0.0571)])
@@ -183,7 +183,7 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
     assert any("attention tensor-parallel over the expert group" in p for p in cands[-1].picked)
     assert any("attention tensor-parallel in groups of 4, data-parallel over 2" in p for p in cands[2].picked)
     nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))
-    assert [(c.parallel.tp, c.parallel.ep) for c in nvl] == [(1, 72), (2, 72), (4, 72), (8, 72)]
+    assert [(c.parallel.tp, c.parallel.ep) for c in nvl][:4] == [(1, 72), (2, 72), (4, 72), (8, 72)]
     fast = chain.price(deployment=h200, target_tok_per_s_per_user=35, margin_frac=0.0)
     slow = chain.price(deployment=h200, target_tok_per_s_per_user=21, margin_frac=0.0)
     assert (fast.deployment.parallel.tp, fast.deployment.parallel.ep) == (8, 8)
@@ -192,6 +192,30 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
     kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0)
     assert (kept.deployment.parallel.tp, kept.deployment.parallel.ep) == (1, 8)
     assert float(np.ravel(kept.usd_per_m_output_tok)[0]) > float(np.ravel(fast.usd_per_m_output_tok)[0])
+
+
+def test_smaller_expert_groups_serve_a_speed_the_whole_rack_cannot():
+    """DeepSeek-V3 on a GB200 NVL72: the fastest 72-chip expert group (tp8-ep72) serves one user
+    95 tok/s, so 100 tok/s per user used to be refused. Smaller expert groups that divide the rack
+    (ep 36, 24, 18, 12, 9, 8, 6, 4: no chip idle) are candidates now, each with its attention
+    groups, and nine tp8-ep8 replicas (the layout InferenceX's high-interactivity GB200 runs use)
+    serve it at batch 2. Kimi K3 at 50 tok/s is refused in one line that names the fastest of the
+    13 layouts that hold its weights (tp8-ep72, 49.3 tok/s at batch 1, measured with this model)
+    and points to speculative decoding."""
+    from tokenomics.deployment import layout_candidates, resolve
+
+    nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))
+    groups = sorted({int(c.parallel.ep) for c in nvl}, reverse=True)
+    assert groups == [72, 36, 24, 18, 12, 9, 8, 6, 4] and all(72 % g == 0 for g in groups)
+    r = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    assert (r.deployment.parallel.tp, r.deployment.parallel.ep) == (8, 8)
+    assert float(np.ravel(r.tok_per_s_per_user)[0]) >= 100
+    assert "tp8-ep8 (9 replicas)" in r.deployment.picked[-1]
+    eight = resolve("deepseek-v3", system="gb200-nvl72", tp=8, ep=8)
+    assert eight.expert_balance == "none"  # re-derived for EP8 (< 32), not the rack's EPLB
+    with pytest.raises(TargetSpeedError, match=r"any of the 13 layouts tried \(gb200-nvl72\); the fastest is "
+                                               r"49\.3 tok/s per user at batch 1 \(kimi-k3 on gb200-nvl72 tp8-ep72"):
+        chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=50, margin_frac=0.0)
 
 
 def test_a_speed_only_attention_groups_reach_is_priced_not_refused():

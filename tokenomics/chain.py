@@ -451,18 +451,26 @@ def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
     token; on a tie the earlier, smaller system)."""
     from .deployment import layout_candidates
 
-    best, last = None, None
+    best, fastest, n = None, None, 0
     for cand in (c for base in bases for c in layout_candidates(base)):
+        n += 1
         try:
             b = cand.batch_for_target(target, int(np.max(context_tok)))
-        except ValidationError as exc:
-            last = exc
+        except TargetSpeedError:
+            user = float(np.max(cand.decode(1, int(np.max(context_tok)), check_memory=False).tok_per_s_per_user))
+            if fastest is None or user > fastest[1]:
+                fastest = (cand, user)
             continue
         tps = float(np.max(cand.decode(b, int(np.max(context_tok)), check_memory=False).tok_per_s_per_chip))
         if best is None or tps > best[2]:
             best = (cand, b, tps)
     if best is None:
-        raise last
+        cand, user = fastest
+        spec = "" if cand.spec is not None else "; speculative decoding (spec) would serve each user faster"
+        raise TargetSpeedError(
+            f"no batch reaches {target:g} tok/s per user with {cand.model.name} on any of the {n} layouts tried "
+            f"({', '.join(dict.fromkeys(b.system.name for b in bases))}); the fastest is {user:.1f} tok/s per user "
+            f"at batch 1 ({cand.label()}){spec}")
     return best[0], best[1]
 
 
