@@ -286,6 +286,10 @@ def test_bootstrap_classes_hand_calculation():
     assert got == pytest.approx({(0, 1): 12 / 27, (0, -1): 7 / 27, (1, 1): 7 / 27, (2, -1): 1 / 27})
     assert (members[:, 2:] == -1).all()  # nothing at level 2 or above
     assert mk.bootstrap_classes([2025.0, 2025.5, 2026.0], [0, 1, 0], max_classes=2) is None
+    for t, lv, msg in (([2025.0, 2026.0], [0], "one level per date"), ([2025.0, np.nan], [0, 1], "finite"),
+                       ([2025.0, 2026.0], [0, 5], "levels must be integers 0-4")):
+        with pytest.raises(ValidationError, match=msg):
+            mk.bootstrap_classes(t, lv)
 
 
 def test_bootstrap_classes_match_drawn_resamples():

@@ -201,8 +201,15 @@ def bootstrap_classes(t_year: Any, level: Any, max_classes: int | None = MAX_EXA
     """
     from math import comb
 
-    t = np.asarray(t_year, float)
-    lv = np.asarray(level, int)
+    t = np.asarray(t_year, float).ravel()
+    lv_f = np.asarray(level, float).ravel()
+    if t.size != lv_f.size or t.size == 0:
+        raise ValidationError(f"bootstrap_classes needs one level per date; got {t.size} dates and {lv_f.size} levels")
+    if not np.isfinite(t).all():
+        raise ValidationError("bootstrap_classes: every date must be a finite decimal year")
+    if not np.isin(lv_f, np.arange(int(MAX_LEVEL) + 1)).all():
+        raise ValidationError(f"bootstrap_classes: levels must be integers 0-{int(MAX_LEVEL)}; got {sorted(set(lv_f.tolist()))}")
+    lv = lv_f.astype(int)
     n = t.size
     order = np.lexsort((np.arange(n), t))  # time order, ties by position
     lv_s = lv[order]
