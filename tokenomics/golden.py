@@ -74,6 +74,17 @@ def headline_numbers() -> dict[str, float]:
     from .watch.supernodes import modelled_tok_per_s_per_chip
 
     out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]
+    # the megakernel adoption dates: an exact bootstrap, so one value for every seed
+    from .watch.megakernels import fit_adoption
+
+    fa = fit_adoption(n_boot=200)
+    for k in ("level3_year", "level3_lo", "level3_hi", "level4_year", "level4_lo", "level4_hi", "slowest_rate_frac"):
+        out[f"watch.megakernel.{k}"] = float(getattr(fa, k))
+    # a speed only a smaller expert group reaches (nine tp8-ep8 replicas on the rack)
+    from .chain import price
+
+    fast = price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    out["target_speed.deepseek-v3.gb200-nvl72.100_tok_s.usd_per_m_output_tok"] = _f(fast.usd_per_m_output_tok)
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
     from .perf.serving import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
 
