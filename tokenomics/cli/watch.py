@@ -17,7 +17,7 @@ def watch(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write watch.md and one PNG per metric into this directory.")] = None,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Megakernel adoption dates: 0 for no interval; otherwise the bootstrap is exact, and draws this many resamples only for an events file with over 2,000 resample classes.")] = 200,
     n_draws: Annotated[int, typer.Option("--n-draws", help="Monte Carlo draws for the supernode ramp.")] = 400,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the supernode ramp's draws (the megakernel bootstrap is exact; it draws only beyond 2,000 resample classes).")] = 0,
     megakernel_events: Annotated[Optional[Path], typer.Option("--megakernel-events", help="Use this megakernel events CSV instead of the bundled one.")] = None,
     supernode_events: Annotated[Optional[Path], typer.Option("--supernode-events", help="Use this supernode events CSV instead of the bundled one.")] = None,
 ) -> None:

@@ -258,7 +258,8 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     n_draws : int
         Monte Carlo draws for the supernode ramp.
     seed : int
-        Random seed (results are reproducible for a given seed).
+        Random seed of the supernode ramp's draws (and of a drawn megakernel bootstrap; the
+        bundled events' is exact); results are reproducible for a given seed.
     ci : float
         Interval level [frac].
     megakernel_events, supernode_events : path or DataFrame, optional
