@@ -451,7 +451,7 @@ def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
     token; on a tie the earlier, smaller system)."""
     from .deployment import layout_candidates
 
-    best, fastest, n = None, None, 0
+    best, fastest, last, n = None, None, None, 0
     for cand in (c for base in bases for c in layout_candidates(base)):
         n += 1
         try:
@@ -461,10 +461,15 @@ def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
             if fastest is None or user > fastest[1]:
                 fastest = (cand, user)
             continue
+        except ValidationError as exc:  # a layout that cannot run this at all: the next one
+            last = exc
+            continue
         tps = float(np.max(cand.decode(b, int(np.max(context_tok)), check_memory=False).tok_per_s_per_chip))
         if best is None or tps > best[2]:
             best = (cand, b, tps)
     if best is None:
+        if fastest is None:
+            raise last
         cand, user = fastest
         spec = "" if cand.spec is not None else "; speculative decoding (spec) would serve each user faster"
         raise TargetSpeedError(
