@@ -275,6 +275,9 @@ def test_fit_bootstrap_interval_is_exact_and_the_same_for_every_seed():
     assert a.level3_lo <= a.level3_year <= a.level3_hi
     assert a.level3_year < a.level4_year
     assert a.latest_level == 1 and a.latest_date == "2025-05-30"
+    # the late end (2041) is not the rate bound's: it comes from the resamples whose first RFC is
+    # the newest (row 26, 2026-09-03), a rise in the window's last month fitted with a far midpoint
+    assert a.level3_hi > 2040 and "2026-09-03" in a.late_end_note and "(9% of the bootstrap)" in a.late_end_note
 
 
 def test_bootstrap_classes_hand_calculation():

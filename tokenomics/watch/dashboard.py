@@ -161,10 +161,8 @@ def _megakernel_row(index, fits, speedup) -> dict[str, Any]:
         forecast = "no fit: " + f.status
     status = ("no merged opt-in megakernel path in a major engine yet" if f.latest_level < 2
               else LEVELS[f.latest_level]) + f"; fit: {f.status}"
-    tail = (1 - f.ci) / 2
-    if f.slowest_rate_frac > tail:
-        status += (f"; late ends follow the slowest-rate bound ({f.slowest_rate_frac:.0%} of the "
-                   f"{'exact ' if f.boot_method.startswith('exact') else ''}bootstrap sits on it)")
+    if f.late_end_note:
+        status += "; " + f.late_end_note
     return {"metric": "megakernel", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
             "as_of": f.as_of, "sources": "megakernel_events rows " + f.rows,
             "megakernel_level": float(f.latest_level), "level3_year": f.level3_year, "level3_lo": f.level3_lo,
