@@ -393,7 +393,9 @@ def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | Non
     hr = headroom(raw, fl)
     big = decline_rates(raw, by="all", size_class=SIZE_100B, ci=ci).iloc[0]
     lag = lag_check(big, fl, model)
-    return PriceWatch(by_tier, by_prov, ev, fl, hr, as_of=iso(float(p["t_year"].max())), lag=lag)
+    # the newest price or price change of either table (China's changes are dated apart)
+    as_of = max(iso(float(p["t_year"].max())), day(ev["date"].max()))
+    return PriceWatch(by_tier, by_prov, ev, fl, hr, as_of=as_of, lag=lag)
 
 
 def forecast_price(prices: "pd.DataFrame | None" = None, years_ahead: float = 1.0, ci: float = 0.9,
