@@ -302,6 +302,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     # MI325X 256 GB, MI355X 288 GB hold Kimi K3's ~200 GB a chip over 8 chips; H200's 141 GB do not)
     (["price", "-m", "kimi-k3"], "catalogued ones that hold it: dgx-b300, mi325x-8, mi355x-8"),
     (["price", "-b", "nan"], "Invalid value"),
+    # -- --layouts compares layouts at a target speed, each at its own batch
+    (["price", "--layouts"], "--layouts compares the layouts at a target speed; give --target-tok-s-user too"),
+    (["price", "--layouts", "--target-tok-s-user", "35", "-b", "8"], "drop --batch"),
     (["forecast", "--out", "afile"], "must be a directory"),
     (["frontier", "--out", "adir"], "must be a file path"),
     (["frontier", "-s", "dgx-h200", "--out", "f.txt"], "--out must end in .png, got 'f.txt'"),

@@ -218,6 +218,39 @@ def test_smaller_expert_groups_serve_a_speed_the_whole_rack_cannot():
         chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=50, margin_frac=0.0)
 
 
+def test_layout_options_lists_what_the_target_search_weighs():
+    """chain.layout_options prices every layout the target-speed search weighs at its own cheapest
+    batch: DeepSeek-V3 on a GB200 NVL72 at 100 tok/s per user has two layouts fast enough (nine
+    tp8-ep8 replicas at batch 2, the one price picks, and eighteen tp4-ep4 at batch 1) and 23 too
+    slow ones, each with its speed at batch 1; a layout the user gave is the only row. The CLI's
+    --layouts prints the same table."""
+    opts = chain.layout_options(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100,
+                                margin_frac=0.0)
+    picked = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    assert len(opts) == 25 and opts["status"].iloc[0] == "cheapest"
+    top = opts.iloc[0]
+    assert top["deployment"] == picked.deployment.layout_label() and top["batch"] == 2
+    assert top["usd_per_m_output_tok"] == pytest.approx(float(np.ravel(picked.usd_per_m_output_tok)[0]))
+    assert opts["usd_per_m_output_tok"].notna().sum() == 2 and (opts["tok_per_s_per_user"].dropna() >= 100).all()
+    slow = opts[opts["deployment"] == "gb200-nvl72 tp8-ep72-pp1"].iloc[0]
+    assert slow["status"] == "too slow: 95.4 tok/s per user at batch 1" and np.isnan(slow["usd_per_m_output_tok"])
+    given = chain.layout_options(model="deepseek-v3", system="gb200-nvl72", tp=8, ep=8, target_tok_per_s_per_user=35)
+    assert len(given) == 1 and given["status"].iloc[0] == "cheapest"
+    from typer.testing import CliRunner
+
+    from tokenomics.cli import app
+
+    r = CliRunner().invoke(app, ["price", "--system", "gb200-nvl72", "-m", "deepseek-v3", "--target-tok-s-user", "100",
+                                 "--layouts", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    import io
+
+    import pandas as pd
+
+    cli = pd.read_csv(io.StringIO(r.output))
+    assert list(cli["deployment"][:2]) == list(opts["deployment"][:2]) and cli["status"].iloc[0] == "cheapest"
+
+
 def test_a_speed_only_attention_groups_reach_is_priced_not_refused():
     """Kimi K3 on a GB200 NVL72 at 40 tok/s per user: wide EP with attention data-parallel tops out
     at ~30 tok/s per user (every chip reads all ~28 B dense attention parameters in BF16), and 96

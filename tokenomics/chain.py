@@ -444,6 +444,27 @@ _LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", 
                 "expert_precision", "kv_precision")
 
 
+def _search_layouts(cands, target: float, context_tok: Any) -> list[tuple]:
+    """Each candidate deployment at a target speed: ``(deployment, batch, tok/s per chip, fastest
+    tok/s per user, error)``; ``batch`` and ``tok/s per chip`` are None where no batch is fast enough
+    (``fastest`` then its speed at batch 1) or the layout cannot run the request (``error``)."""
+    ctx = int(np.max(context_tok))
+    out = []
+    for cand in cands:
+        try:
+            b = cand.batch_for_target(target, ctx)
+        except TargetSpeedError as exc:
+            user = float(np.max(cand.decode(1, ctx, check_memory=False).tok_per_s_per_user))
+            out.append((cand, None, None, user, exc))
+            continue
+        except ValidationError as exc:  # a layout that cannot run this at all
+            out.append((cand, None, None, None, exc))
+            continue
+        tps = float(np.max(cand.decode(b, ctx, check_memory=False).tok_per_s_per_chip))
+        out.append((cand, b, tps, None, None))
+    return out
+
+
 def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
     """Among the layouts of :func:`tokenomics.deployment.layout_candidates` of each deployment in
     ``bases`` (the resolver's, then the same on larger systems of the chip), the one whose
@@ -451,32 +472,75 @@ def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
     token; on a tie the earlier, smaller system)."""
     from .deployment import layout_candidates
 
-    best, fastest, last, n = None, None, None, 0
-    for cand in (c for base in bases for c in layout_candidates(base)):
-        n += 1
-        try:
-            b = cand.batch_for_target(target, int(np.max(context_tok)))
-        except TargetSpeedError:
-            user = float(np.max(cand.decode(1, int(np.max(context_tok)), check_memory=False).tok_per_s_per_user))
-            if fastest is None or user > fastest[1]:
-                fastest = (cand, user)
-            continue
-        except ValidationError as exc:  # a layout that cannot run this at all: the next one
-            last = exc
-            continue
-        tps = float(np.max(cand.decode(b, int(np.max(context_tok)), check_memory=False).tok_per_s_per_chip))
-        if best is None or tps > best[2]:
-            best = (cand, b, tps)
-    if best is None:
-        if fastest is None:
-            raise last
-        cand, user = fastest
-        spec = "" if cand.spec is not None else "; speculative decoding (spec) would serve each user faster"
-        raise TargetSpeedError(
-            f"no batch reaches {target:g} tok/s per user with {cand.model.name} on any of the {n} layouts tried "
-            f"({', '.join(dict.fromkeys(b.system.name for b in bases))}); the fastest is {user:.1f} tok/s per user "
-            f"at batch 1 ({cand.label()}){spec}")
-    return best[0], best[1]
+    found = _search_layouts([c for base in bases for c in layout_candidates(base)], target, context_tok)
+    ok = [f for f in found if f[1] is not None]
+    if ok:
+        best = max(ok, key=lambda f: f[2])  # the first of equals: the earlier, smaller system
+        return best[0], best[1]
+    slow = [f for f in found if f[3] is not None]
+    if not slow:
+        raise found[-1][4]
+    cand, _, _, user, _ = max(slow, key=lambda f: f[3])
+    spec = "" if cand.spec is not None else "; speculative decoding (spec) would serve each user faster"
+    raise TargetSpeedError(
+        f"no batch reaches {target:g} tok/s per user with {cand.model.name} on any of the {len(found)} layouts "
+        f"tried ({', '.join(dict.fromkeys(b.system.name for b in bases))}); the fastest is {user:.1f} tok/s "
+        f"per user at batch 1 ({cand.label()}){spec}")
+
+
+def layout_options(hardware: Any = None, model: Any = None, execution: Any = None, *,
+                   target_tok_per_s_per_user: float, **kwargs: Any) -> "pd.DataFrame":
+    """Every layout the target-speed search of :func:`price` weighs, each priced at its cheapest
+    batch that still serves every user ``target_tok_per_s_per_user`` (what ``tokenomics price
+    --target-tok-s-user X --layouts`` prints).
+
+    Where the resolver picked the layout, the candidates are
+    :func:`tokenomics.deployment.layout_candidates` of it and of the chip's larger systems (as
+    :func:`price` searches them); a layout the user gave is the only row. ``kwargs`` are
+    :func:`price`'s (``workload``, ``context_tok``, ``cost``, layout keywords, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per layout, cheapest first: ``deployment``, ``system``, ``tp``, ``ep``,
+        ``replicas``, ``batch``, ``tok_per_s_per_user`` [tokens/s], ``tok_per_s_per_chip``
+        [tokens/s], ``usd_per_m_output_tok`` [USD/M tokens], ``status`` (``cheapest`` for the one
+        :func:`price` picks; ``too slow: ...`` with the layout's fastest speed, NaN prices).
+    """
+    import pandas as pd
+
+    from .deployment import layout_candidates, on_larger_systems
+
+    v.positive(target_tok_per_s_per_user, "target tok/s per user")
+    layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
+    dep = deployment_of(hardware, model, execution, **layout)
+    free = (layout.get("parallel") is None and layout.get("tp") is None and layout.get("ep") is None
+            and any(str(x).startswith("layout") for x in dep.picked))
+    bases = [dep, *on_larger_systems(dep)] if free else [dep]
+    cands = [c for base in bases for c in layout_candidates(base)] if free else [dep]
+    in_tok, out_tok = workload_mix(kwargs.get("workload", "chat"))
+    ctx = kwargs.pop("context_tok", None)
+    ctx = in_tok + out_tok // 2 if ctx is None else ctx
+    found = _search_layouts(cands, float(target_tok_per_s_per_user), ctx)
+    ok = [f for f in found if f[1] is not None]
+    best = max(ok, key=lambda f: f[2])[0] if ok else None
+    rows = []
+    for cand, b, _, user, err in found:
+        row = {"deployment": cand.layout_label(), "system": cand.system.name, "tp": int(cand.parallel.tp),
+               "ep": int(cand.parallel.ep), "replicas": int(max(1, cand.system.n_chips // cand.replica_chips)),
+               "batch": np.nan, "tok_per_s_per_user": np.nan, "tok_per_s_per_chip": np.nan,
+               "usd_per_m_output_tok": np.nan, "status": ""}
+        if b is None:
+            row["status"] = (f"too slow: {user:.1f} tok/s per user at batch 1" if user is not None
+                             else f"cannot run: {err}")
+        else:
+            r = price(deployment=cand, batch=b, context_tok=ctx, **kwargs)
+            row.update(batch=float(b), tok_per_s_per_user=float(np.ravel(r.tok_per_s_per_user)[0]),
+                       tok_per_s_per_chip=float(np.ravel(r.tok_per_s_per_chip)[0]),
+                       usd_per_m_output_tok=float(np.ravel(r.usd_per_m_output_tok)[0]),
+                       status="cheapest" if cand is best else "")
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("usd_per_m_output_tok", kind="stable", na_position="last").reset_index(drop=True)
 
 
 def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,

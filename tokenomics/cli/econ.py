@@ -95,6 +95,7 @@ def price(
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
     output_convention: OutputConventionOpt = "decode-only",
+    layouts: Annotated[bool, typer.Option("--layouts", help="With --target-tok-s-user: every layout the search weighs, each at its cheapest batch that still serves the target (or how fast it gets), cheapest first.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price per million input and output tokens, cost per chip-hour and joules per token of a deployment.
@@ -106,6 +107,11 @@ def price(
     from .. import chain
     from ._common import _jsonable
 
+    if layouts and target is None:
+        from ..errors import ValidationError
+
+        raise ValidationError("--layouts compares the layouts at a target speed; give --target-tok-s-user too")
+
     dep = resolve_deployment(model=model, hardware=hardware, system=system, deployment_file=deployment,
                              default_model="llama-3.1-8b", default_hardware="h200", execution=execution,
                              tp=tp, ep=ep, moe_tp=moe_tp, dp_attention=dp_attention, engine=engine,
@@ -113,6 +119,22 @@ def price(
                              expert_precision=expert_precision, kv_precision=kv_precision, overlap=overlap,
                              expert_balance=expert_balance, mem_frac=mem_frac)
     utilization = utilization_of(utilization, utilization_profile, autoscale)
+    if layouts:
+        if batch is not None:
+            from ..errors import ValidationError
+
+            raise ValidationError("--layouts picks each layout's batch for the target speed; drop --batch")
+        opts = chain.layout_options(
+            deployment=dep, target_tok_per_s_per_user=target, context_tok=context, workload=workload, cost=cost,
+            utilization_frac=utilization, margin_frac=margin, prefill_batch=prefill_batch,
+            output_convention=output_convention, cache_hit_frac=cache_hit)
+        if fmt == Format.table:  # the label names the system, layout and replicas
+            opts = opts[["deployment", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "usd_per_m_output_tok",
+                         "status"]]
+        emit(opts, fmt, title=f"Layouts of {dep.model.name} at {target:g} tok/s per user ({workload}), cheapest first",
+             caption="each at its cheapest batch that still serves the target; 'cheapest' is the one "
+                     "tokenomics price picks")
+        return
     if batch is None and target is None:
         batch = 32 * int(dep.parallel.attn_dp)
     r = chain.price(deployment=dep, batch=batch, context_tok=context, workload=workload, cost=cost,
