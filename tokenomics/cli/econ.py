@@ -131,9 +131,11 @@ def price(
         if fmt == Format.table:  # the label names the system, layout and replicas
             opts = opts[["deployment", "batch", "tok_per_s_per_user", "tok_per_s_per_chip", "usd_per_m_output_tok",
                          "status"]]
+        none = not (opts["status"] == "cheapest").any()
         emit(opts, fmt, title=f"Layouts of {dep.model.name} at {target:g} tok/s per user ({workload}), cheapest first",
-             caption="each at its cheapest batch that still serves the target; 'cheapest' is the one "
-                     "tokenomics price picks")
+             caption="each at its cheapest batch that still serves the target; " +
+                     ("no layout reaches it (tokenomics price refuses it)" if none
+                      else "'cheapest' is the one tokenomics price picks"))
         return
     if batch is None and target is None:
         batch = 32 * int(dep.parallel.attn_dp)
