@@ -4,7 +4,9 @@
 
 Prints the median time of a scalar ``tokenomics.decode_step`` call, of a scalar
 ``chain.price`` on a multi-chip deployment, the vectorised decode-step rate (configurations per
-second over a 1M-point batch x context grid) and ``tokenomics --help`` start-up time.
+second over a 1M-point batch x context grid), a target-speed price that searches every layout of a
+GB200 NVL72 (DeepSeek-V3 at 35 tok/s per user: 25 layouts, each its cheapest batch) and
+``tokenomics --help`` start-up time.
 """
 
 import statistics
@@ -36,6 +38,11 @@ def main():
     scalar, scalar_min = statistics.median(ts), min(ts)
     dep = resolve("llama-3.1-70b", system="dgx-h200", tp=8)
     price = statistics.median(times_s(lambda: chain.price(deployment=dep, batch=32, context_tok=2048), n=30))
+    from tokenomics.deployment import layout_candidates
+
+    n_layouts = len(layout_candidates(resolve("deepseek-v3", system="gb200-nvl72")))
+    target = statistics.median(times_s(lambda: chain.price(model="deepseek-v3", system="gb200-nvl72",
+                                                           target_tok_per_s_per_user=35), n=3, repeat=5))
     b = np.arange(1, 1001)[:, None]
     c = np.arange(1, 1001)[None, :] * 32
     t = time.perf_counter()
@@ -50,6 +57,8 @@ def main():
     print(f"scalar decode_step: {scalar * 1e3:.3f} ms median, {scalar_min * 1e3:.3f} ms best of 7 loops "
           f"(target <= 0.3 ms; a peer needs ~0.4 ms)")
     print(f"scalar chain.price on dgx-h200 tp8 (decode + prefill + cost): {price * 1e3:.2f} ms median")
+    print(f"chain.price at 35 tok/s per user, deepseek-v3 on gb200-nvl72 ({n_layouts} layouts searched): "
+          f"{target * 1e3:.0f} ms median ({target / price:.0f}x one fixed-layout price)")
     print(f"vectorised decode_step: {n:,} configurations in {vec:.2f} s = {n / vec / 1e6:.2f} M configs/s")
     print(f"tokenomics --help: {statistics.median(helps):.2f} s median of 5")
     print(f"ratio vectorised / scalar per configuration: {scalar / (vec / n):,.0f}x")
