@@ -1,4 +1,5 @@
-"""Price per token of Llama-3.1-8B on one H200: batch sweep, cost tiers, uncertainty.
+"""Price per token of Llama-3.1-8B on one H200: batch sweep, cost tiers, uncertainty; and the
+layouts that serve DeepSeek-V3 on a GB200 NVL72 at 100 tok/s per user.
 
 Run: python examples/price_per_token.py [--samples N]
 """
@@ -38,3 +39,8 @@ row = df[df["batch"] == 32].iloc[0]
 mc = monte_carlo(CostInputs.for_hardware("h200"), row["board_power_w"], row["tok_per_s_per_chip"],
                  n_samples=args.samples, seed=0)
 print(f"P5/P50/P95 USD per M output tokens: {mc.p5 * 1e3:.3f} / {mc.p50 * 1e3:.3f} / {mc.p95 * 1e3:.3f}")
+
+# Which layout serves a MoE model at a target speed per user? Every layout the target search of
+# `tokenomics price --target-tok-s-user` weighs, each at its own cheapest batch, cheapest first.
+opts = chain.layout_options(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100)
+print(opts[["deployment", "batch", "tok_per_s_per_user", "usd_per_m_output_tok", "status"]].head(4).to_string(index=False))

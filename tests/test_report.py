@@ -98,6 +98,7 @@ def test_example_runs():
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert "P5/P50/P95" in res.stdout and "hyperscaler-owned" in res.stdout
+    assert "gb200-nvl72 tp8-ep8-pp1 (9 replicas)" in res.stdout and "cheapest" in res.stdout
 
 
 def test_help_lists_econ_commands():
