@@ -325,8 +325,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
                         a2a_impl=a2a_impl, overlap=overlap)
     v.one_of(output_convention, "output_convention", OUTPUT_CONVENTIONS)
     in_tok, out_tok = workload_mix(workload)
-    if context_tok is None:
-        context_tok = in_tok + out_tok // 2
+    context_tok = _context_tok(workload, context_tok)
     if utilization_frac is None:
         utilization_frac = param("utilization_frac")
     if margin_frac is None:
@@ -338,13 +337,8 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     if target_tok_per_s_per_user is not None:
         if batch is not None:
             raise ValidationError("give either batch or target_tok_per_s_per_user, not both")
-        # the resolver picked the layout (the user did not): choose it for the target speed too
-        layout_free = (parallel is None and tp is None and ep is None
-                       and any(str(x).startswith("layout") for x in dep.picked))
-        if layout_free:
-            from .deployment import on_larger_systems
-
-            bases = [dep, *on_larger_systems(dep)]
+        bases = _target_bases(dep, parallel, tp, ep)
+        if bases:
             dep, batch = _cheapest_layout_for_target(bases, target_tok_per_s_per_user, context_tok)
         else:
             batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
@@ -444,6 +438,39 @@ _LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", 
                 "expert_precision", "kv_precision")
 
 
+def _context_tok(workload: str, context_tok: Any) -> Any:
+    """The decode context [tokens]: as given, else the workload's input plus half its output (the
+    average context over a request)."""
+    in_tok, out_tok = workload_mix(workload)
+    return in_tok + out_tok // 2 if context_tok is None else context_tok
+
+
+def _target_bases(dep, parallel: Any = None, tp: Any = None, ep: Any = None) -> list:
+    """The deployments whose layouts a target-speed search weighs: where the resolver picked the
+    layout (the user gave none), ``dep`` and the same on the chip's larger systems
+    (:func:`tokenomics.deployment.on_larger_systems`); empty where the user gave the layout."""
+    if parallel is not None or tp is not None or ep is not None or not any(
+            str(x).startswith("layout") for x in dep.picked):
+        return []
+    from .deployment import on_larger_systems
+
+    return [dep, *on_larger_systems(dep)]
+
+
+def _layouts_of(bases: list) -> list:
+    """Every candidate layout (:func:`tokenomics.deployment.layout_candidates`) of ``bases``."""
+    from .deployment import layout_candidates
+
+    return [c for base in bases for c in layout_candidates(base)]
+
+
+def _cheapest(found: list) -> tuple | None:
+    """The entry of :func:`_search_layouts` that serves the most tokens per chip (the lowest price
+    per token; the first of equals, i.e. the earlier, smaller system); None if none is fast enough."""
+    ok = [f for f in found if f[1] is not None]
+    return max(ok, key=lambda f: f[2]) if ok else None
+
+
 def _search_layouts(cands, target: float, context_tok: Any) -> list[tuple]:
     """Each candidate deployment at a target speed: ``(deployment, batch, tok/s per chip, fastest
     tok/s per user, error)``; ``batch`` and ``tok/s per chip`` are None where no batch is fast enough
@@ -470,12 +497,9 @@ def _cheapest_layout_for_target(bases: list, target: float, context_tok: Any):
     ``bases`` (the resolver's, then the same on larger systems of the chip), the one whose
     cheapest batch at the target speed serves the most tokens per chip (the lowest price per
     token; on a tie the earlier, smaller system)."""
-    from .deployment import layout_candidates
-
-    found = _search_layouts([c for base in bases for c in layout_candidates(base)], target, context_tok)
-    ok = [f for f in found if f[1] is not None]
-    if ok:
-        best = max(ok, key=lambda f: f[2])  # the first of equals: the earlier, smaller system
+    found = _search_layouts(_layouts_of(bases), target, context_tok)
+    best = _cheapest(found)
+    if best is not None:
         return best[0], best[1]
     slow = [f for f in found if f[3] is not None]
     if not slow:
@@ -509,25 +533,17 @@ def layout_options(hardware: Any = None, model: Any = None, execution: Any = Non
     """
     import pandas as pd
 
-    from .deployment import layout_candidates, on_larger_systems
-
     v.positive(target_tok_per_s_per_user, "target tok/s per user")
     layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
     dep = deployment_of(hardware, model, execution, **layout)
-    free = (layout.get("parallel") is None and layout.get("tp") is None and layout.get("ep") is None
-            and any(str(x).startswith("layout") for x in dep.picked))
-    bases = [dep, *on_larger_systems(dep)] if free else [dep]
-    cands = [c for base in bases for c in layout_candidates(base)] if free else [dep]
-    in_tok, out_tok = workload_mix(kwargs.get("workload", "chat"))
-    ctx = kwargs.pop("context_tok", None)
-    ctx = in_tok + out_tok // 2 if ctx is None else ctx
-    found = _search_layouts(cands, float(target_tok_per_s_per_user), ctx)
-    ok = [f for f in found if f[1] is not None]
-    best = max(ok, key=lambda f: f[2])[0] if ok else None
+    bases = _target_bases(dep, layout.get("parallel"), layout.get("tp"), layout.get("ep"))
+    ctx = _context_tok(kwargs.get("workload", "chat"), kwargs.pop("context_tok", None))
+    found = _search_layouts(_layouts_of(bases) if bases else [dep], float(target_tok_per_s_per_user), ctx)
+    best = (_cheapest(found) or (None,))[0]
     rows = []
     for cand, b, _, user, err in found:
         row = {"deployment": cand.layout_label(), "system": cand.system.name, "tp": int(cand.parallel.tp),
-               "ep": int(cand.parallel.ep), "replicas": int(max(1, cand.system.n_chips // cand.replica_chips)),
+               "ep": int(cand.parallel.ep), "replicas": cand.replicas,
                "batch": np.nan, "tok_per_s_per_user": np.nan, "tok_per_s_per_chip": np.nan,
                "usd_per_m_output_tok": np.nan, "status": ""}
         if b is None:
@@ -546,8 +562,7 @@ def layout_options(hardware: Any = None, model: Any = None, execution: Any = Non
 def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,
              workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
     """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""
-    in_tok, out_tok = workload_mix(workload)
-    ctx = in_tok + out_tok // 2 if context_tok is None else context_tok
+    ctx = _context_tok(workload, context_tok)
     layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
     dep = deployment_of(hardware, model, execution, **layout)
     if batches is None:

@@ -331,11 +331,15 @@ class Deployment:
         """Chips of one model replica [chips]."""
         return int(self.parallel.replica_chips)
 
+    @property
+    def replicas(self) -> int:
+        """Model replicas the system holds (at least one) [replicas]."""
+        return max(1, self.system.n_chips // self.replica_chips)
+
     def layout_label(self) -> str:
         """The chips and how the model is split over them, e.g. ``dgx-h200 tp2-ep1-pp1 (4 replicas)``."""
         p = self.parallel
-        reps = self.system.n_chips // p.replica_chips
-        rep = f" ({reps} replicas)" if reps > 1 else ""
+        rep = f" ({self.replicas} replicas)" if self.replicas > 1 else ""
         moe = f"x{p.moe_tp}" if p.moe_tp is not None else ""  # experts split inside too
         return f"{self.system.name} tp{p.tp}-ep{p.ep}{moe}-pp{p.pp}{rep}"
 
@@ -542,41 +546,37 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         n = int(dep.parallel.ep)
         if dep.parallel.attn_dp <= 1 or dep.parallel.moe_tp is not None:
             return [dep]
-        out = [dep]
-        kept = tuple(p for p in dep.picked if not p.startswith("layout"))
-        # attention tensor-parallel in groups of t chips inside the expert group (attention
-        # data-parallel over n / t groups; SGLang --tp with --dp, TensorRT-LLM attention TP with
-        # EP), up to t = n: no expert all-to-all and no rank waiting for another's prompt
-        for t in _tp_candidates(m, min(n, s.domain_chips)):
-            if t <= dep.parallel.tp or n % t or not _weights_fit(
-                    m, dep.hardware, t, n, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
-                continue
-            par = ParallelPlan(tp=t, ep=n, dp=max(1, s.n_chips // n))
-            what = ("attention tensor-parallel over the expert group" if t == n else
-                    f"attention tensor-parallel in groups of {t}, data-parallel over {n // t}")
-            out.append(dep.replace(parallel=par, picked=kept + (
-                f"layout tp{t}-ep{n}, {what} (cheapest layout meeting the target speed)",)))
+        from .errors import TokenomicsError
+
         kw = _user_settings(dep)
         if not any(p.startswith("expert balance") for p in dep.picked):
             kw["expert_balance"] = dep.expert_balance  # the user's, not the resolver's
-        from .errors import TokenomicsError
-
-        for g in range(n - 1, 1, -1):  # smaller expert groups, n_chips / g replicas
-            if s.n_chips % g or g > s.domain_chips:
-                continue
-            for t in _tp_candidates(m, g):
-                if g % t or not _weights_fit(m, dep.hardware, t, g, dep.weight_precision, dep.expert_precision,
-                                             0.02, dep.mem_frac):
+        out = [dep]
+        # the resolver's expert group n first, then every smaller one (n_chips / g replicas)
+        groups = [n] + [g for g in range(n - 1, 1, -1) if s.n_chips % g == 0 and g <= s.domain_chips]
+        for g in groups:
+            # attention tensor-parallel in groups of t chips inside the expert group (attention
+            # data-parallel over g / t groups; SGLang --tp with --dp, TensorRT-LLM attention TP
+            # with EP), up to t = g: no expert all-to-all and no rank waiting for another's prompt
+            for t in _tp_candidates(m, min(g, s.domain_chips)):
+                if g % t or (g == n and t <= dep.parallel.tp) or not _weights_fit(
+                        m, dep.hardware, t, g, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
                     continue
-                try:
-                    c = resolve(m, system=s, tp=t, ep=g, **kw)
-                except TokenomicsError:
-                    continue
-                what = ("attention data-parallel" if t == 1 else "attention tensor-parallel" if t == g else
-                        f"attention tensor-parallel in groups of {t}")
+                if g == n:  # the user's deployment, attention split inside its expert group
+                    c = dep.replace(parallel=ParallelPlan(tp=t, ep=n, dp=max(1, s.n_chips // n)))
+                    what = ("attention tensor-parallel over the expert group" if t == n else
+                            f"attention tensor-parallel in groups of {t}, data-parallel over {n // t}")
+                    note = f"layout tp{t}-ep{n}, {what}"
+                else:  # resolved as the user's deployment with that layout
+                    try:
+                        c = resolve(m, system=s, tp=t, ep=g, **kw)
+                    except TokenomicsError:
+                        continue
+                    what = ("attention data-parallel" if t == 1 else "attention tensor-parallel" if t == g else
+                            f"attention tensor-parallel in groups of {t}")
+                    note = f"layout tp{t}-ep{g} ({s.n_chips // g} replicas), {what}"
                 out.append(c.replace(picked=tuple(p for p in c.picked if not p.startswith("layout"))
-                                     + (f"layout tp{t}-ep{g} ({s.n_chips // g} replicas), {what} "
-                                        "(cheapest layout meeting the target speed)",)))
+                                     + (f"{note} (cheapest layout meeting the target speed)",)))
         return out
     out = []
     for t in _tp_candidates(m, min(s.domain_chips, s.n_chips)):

@@ -107,10 +107,13 @@ def price(
     from .. import chain
     from ._common import _jsonable
 
-    if layouts and target is None:
+    if layouts:  # checked before any work
         from ..errors import ValidationError
 
-        raise ValidationError("--layouts compares the layouts at a target speed; give --target-tok-s-user too")
+        if target is None:
+            raise ValidationError("--layouts compares the layouts at a target speed; give --target-tok-s-user too")
+        if batch is not None:
+            raise ValidationError("--layouts picks each layout's batch for the target speed; drop --batch")
 
     dep = resolve_deployment(model=model, hardware=hardware, system=system, deployment_file=deployment,
                              default_model="llama-3.1-8b", default_hardware="h200", execution=execution,
@@ -120,10 +123,6 @@ def price(
                              expert_balance=expert_balance, mem_frac=mem_frac)
     utilization = utilization_of(utilization, utilization_profile, autoscale)
     if layouts:
-        if batch is not None:
-            from ..errors import ValidationError
-
-            raise ValidationError("--layouts picks each layout's batch for the target speed; drop --batch")
         opts = chain.layout_options(
             deployment=dep, target_tok_per_s_per_user=target, context_tok=context, workload=workload, cost=cost,
             utilization_frac=utilization, margin_frac=margin, prefill_batch=prefill_batch,

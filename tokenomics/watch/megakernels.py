@@ -209,10 +209,8 @@ def bootstrap_classes(t_year: Any, level: Any, max_classes: int | None = MAX_EXA
         raise ValidationError("bootstrap_classes: every date must be a finite decimal year")
     if not np.isin(lv_f, np.arange(int(MAX_LEVEL) + 1)).all():
         raise ValidationError(f"bootstrap_classes: levels must be integers 0-{int(MAX_LEVEL)}; got {sorted(set(lv_f.tolist()))}")
-    lv = lv_f.astype(int)
     n = t.size
-    order = np.lexsort((np.arange(n), t))  # time order, ties by position
-    lv_s = lv[order]
+    order, lv_s = _time_order(t, lv_f.astype(int))
     at_or_above = [np.flatnonzero(lv_s >= lvl) for lvl in range(int(MAX_LEVEL) + 1)]
     keys: list[tuple[int, ...]] = []
 
@@ -249,14 +247,18 @@ def bootstrap_classes(t_year: Any, level: Any, max_classes: int | None = MAX_EXA
     return members, prob
 
 
+def _time_order(t_year: Any, level: Any) -> "tuple[np.ndarray, np.ndarray]":
+    """Positions of the events in time order (ties by position) and their levels in that order."""
+    t = np.asarray(t_year, float)
+    order = np.lexsort((np.arange(t.size), t))
+    return order, np.asarray(level, int)[order]
+
+
 def _sampled_classes(t_year: np.ndarray, level: np.ndarray, n_boot: int, seed: int
                      ) -> "tuple[np.ndarray, np.ndarray]":
     """Monte Carlo stand-in for :func:`bootstrap_classes`: ``n_boot`` seeded resamples."""
-    t = np.asarray(t_year, float)
-    lv = np.asarray(level, int)
-    n = t.size
-    order = np.lexsort((np.arange(n), t))
-    lv_s = lv[order]
+    n = np.asarray(t_year).size
+    order, lv_s = _time_order(t_year, level)
     d = np.random.default_rng(seed).integers(0, n, (n_boot, n))
     cols = [d.min(axis=1)] + [np.where(lv_s[d] >= lvl, d, n).min(axis=1) for lvl in range(1, int(MAX_LEVEL) + 1)]
     keys = np.stack(cols, axis=1)
