@@ -218,6 +218,17 @@ def test_smaller_expert_groups_serve_a_speed_the_whole_rack_cannot():
         chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=50, margin_frac=0.0)
 
 
+def test_an_all_reduce_algorithm_the_user_set_travels_to_every_candidate_layout():
+    """Re-resolved layouts (smaller expert groups, larger systems of the chip) keep the user's
+    all-reduce algorithm like the other collectives settings; they used to fall back to the
+    implementation's default."""
+    from tokenomics.deployment import layout_candidates, on_larger_systems, resolve
+
+    nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72", ar_algo="ring"))
+    assert len(nvl) == 25 and {c.ar_algo for c in nvl} == {"ring"}
+    assert [c.ar_algo for c in on_larger_systems(resolve("llama-3.1-8b", hardware="h200", ar_algo="tree"))] == ["tree"]
+
+
 def test_layout_options_lists_what_the_target_search_weighs():
     """chain.layout_options prices every layout the target-speed search weighs at its own cheapest
     batch: DeepSeek-V3 on a GB200 NVL72 at 100 tok/s per user has two layouts fast enough (nine

@@ -628,12 +628,12 @@ def on_larger_systems(dep: Deployment) -> list[Deployment]:
 def _user_settings(dep: Deployment) -> dict[str, Any]:
     """What of ``dep`` travels when its layout or system is re-resolved (:func:`resolve`
     keywords): plan, engine, precisions, speculative decoding, chunk, memory fraction, and the
-    collectives or overlap the user changed from the defaults."""
+    collectives (implementations, all-reduce algorithm) or overlap the user changed from the defaults."""
     kw: dict[str, Any] = dict(execution=dep.execution, engine=dep.engine, engine_version=dep.engine_version or None,
                               weight_precision=dep.weight_precision, expert_precision=dep.expert_precision,
                               kv_precision=dep.kv_precision, spec=dep.spec, prefill_chunk_tok=dep.prefill_chunk_tok,
                               mem_frac=dep.mem_frac)
-    for f, default in (("ar_impl", "auto"), ("a2a_impl", "auto"), ("overlap", "none")):
+    for f, default in (("ar_impl", "auto"), ("a2a_impl", "auto"), ("ar_algo", ""), ("overlap", "none")):
         if getattr(dep, f) != default:
             kw[f] = getattr(dep, f)
     return kw
