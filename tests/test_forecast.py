@@ -548,6 +548,73 @@ def test_infrastructure_cache_hits_skip_prefill_and_keep_the_cost_consistent():
     assert (df["cache_hit_frac"] == 0.563).all()
 
 
+def test_dc_electricity_interpolates_the_iea_rows_at_a_constant_rate():
+    """datasets/dc_electricity.csv (IEA Energy and AI, base case): China 102 TWh in 2024 and 277
+    in 2030, so 2027 is 102 x (277/102)^(3/6) = 168.1 TWh (hand calc); the world 415 -> 945 ->
+    1,200 TWh (2024, 2030, 2035) gives 945 x (1200/945)^(2/5) in 2032; no year outside the rows."""
+    from tokenomics.forecast.infrastructure import dc_electricity_twh, dc_regions
+
+    assert dc_electricity_twh("china", [2027])[0] == pytest.approx(102 * (277 / 102) ** 0.5, rel=1e-12)
+    assert dc_electricity_twh("china", [2024, 2030]).tolist() == pytest.approx([102, 277], rel=1e-12)
+    assert dc_electricity_twh("world", [2032])[0] == pytest.approx(945 * (1200 / 945) ** 0.4, rel=1e-12)
+    assert np.isnan(dc_electricity_twh("world", [2023, 2036])).all()
+    assert np.isnan(dc_electricity_twh("china", [2031])).all()  # China's rows end in 2030
+    assert {"world", "china", "united-states", "europe"} <= set(dc_regions())
+    with pytest.raises(UnknownNameError, match="Did you mean 'china'"):
+        dc_electricity_twh("chna", [2027])
+    with pytest.raises(ValidationError, match="years"):
+        dc_electricity_twh("world", [float("nan")])
+
+
+def test_dc_electricity_rows_are_sourced_and_the_regions_sum_to_the_world():
+    """Every row cites the IEA; the five regions of the IEA chart add up to its world total
+    within 1 TWh (416 vs 415 in 2024, 946 vs 945 in 2030: the chart's rounding)."""
+    from tokenomics.catalog import load
+
+    df = load("dc_electricity")
+    assert df["source"].str.contains("IEA").all() and df["as_of"].notna().all()
+    for year in (2024, 2030):
+        rows = df[df["year"] == year]
+        world = float(rows.loc[rows["region"] == "world", "twh"].iloc[0])
+        assert abs(rows.loc[rows["region"] != "world", "twh"].sum() - world) <= 1.0
+
+
+def test_series_regions_default_to_the_world_and_reject_conflicts_and_unknown_regions():
+    from tokenomics.forecast.history import series_regions
+
+    h = load_history()
+    regions = series_regions(h)
+    assert regions["china"] == regions["doubao"] == "china" and regions["google"] == "world"
+    assert set(series_regions(h.drop(columns="region")).values()) == {"world"}
+    bad = h.copy()
+    bad.loc[bad.index[bad["series"] == "google"][0], "region"] = "europe"
+    with pytest.raises(DataError, match="series 'google' has region 'europe' and 'world'"):
+        series_regions(bad)
+    bad = h.copy()
+    bad.loc[bad["series"] == "google", "region"] = "mars"
+    with pytest.raises(DataError, match="series 'google': Unknown region 'mars'"):
+        series_regions(bad)
+
+
+def test_infrastructure_sets_each_series_energy_beside_its_regions_data_centres():
+    """The share is the year's energy over the region's projected electricity, and the tokens
+    a day all of that electricity would serve, sized again by serving_requirements (an
+    independent path through the energy per token), take exactly that electricity."""
+    from tokenomics.forecast.infrastructure import dc_electricity_twh, serving_basis
+
+    df = plan_infrastructure(forecast(["google", "china"])).to_frame()
+    china = df[df["series"] == "china"].set_index("year")
+    assert (china["region"] == "china").all() and (df.loc[df["series"] == "google", "region"] == "world").all()
+    np.testing.assert_allclose(china["dc_electricity_twh"], dc_electricity_twh("china", china.index), rtol=1e-12)
+    np.testing.assert_allclose(china["dc_electricity_share_frac"], china["energy_twh"] / china["dc_electricity_twh"],
+                               rtol=1e-12)
+    b = serving_basis()
+    ceiling = float(china.loc[2030, "dc_electricity_tokens_per_day"])
+    again = serving_requirements([ceiling], b["tok_per_s_per_chip"], b["cost_usd_per_chip_h"], 1e-3,
+                                 facility_w_per_chip=b["facility_w_per_chip"]).frame
+    assert float(again["energy_twh"].iloc[0]) == pytest.approx(277.0, rel=1e-9)
+
+
 def test_infrastructure_default_is_deepseek_v3_on_a_gb200_rack_at_the_floor_speed():
     """The default serves OpenRouter's mean late-2025 request (6,000 in / 400 out,
     workloads.csv) with DeepSeek-V3 at >= 35 tok/s per user (InferenceX's quoting speed)."""

@@ -132,6 +132,18 @@ def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_
     assert not out.exists()
 
 
+def test_added_history_with_an_unknown_region_is_one_line_exit_2(capsys, tmp_path):
+    f = tmp_path / "extra.csv"
+    f.write_text("series,date,tokens_per_day,source,region\nacme,2026-01,1e12,https://example.com,mars\n")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        main(["forecast", "--add-history", str(f), "--out", str(out)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "Unknown region 'mars'" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
 def test_show_replay_tabulates_the_month_end_replay(tmp_path):
     """--show replay is realtime_backtest's scores summarised by replay_coverage (three month-ends
     here, 2025-06 to 2025-08, to keep the test short), and --out writes both tables."""

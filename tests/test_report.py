@@ -206,6 +206,14 @@ def test_report_ends_with_the_demand_and_what_serves_it():
     assert "deepseek-v3 on gb200-nvl72" in section and "| google | 2030 |" in section
     big = lib.loc[lib["n_chips"].idxmax()]
     assert f"The largest: {big['series']} in {int(big['year'])}" in section
+    # and each series' energy beside its region's data centres: the first year past all of them
+    np.testing.assert_allclose(rep.infra["dc_electricity_share_frac"], lib["dc_electricity_share_frac"], rtol=1e-12)
+    for name, g in lib.groupby("series"):
+        last, over = g.iloc[-1], g[g["dc_electricity_share_frac"] > 1]
+        if over.empty:
+            assert f"{name} in {int(last['year'])}: {last['dc_electricity_share_frac']:.1%} of world" in section
+        else:
+            assert f"{name}: more than all of {last['region']} from {int(over['year'].iloc[0])}" in section
 
 
 def test_report_prices_kimi_k3_on_the_articles_systems():

@@ -239,6 +239,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("parameter", "scenario", "value", "unit", "source", "as_of", "note"),
     ),
+    "dc_electricity": DatasetInfo(
+        "dc_electricity.csv",
+        "Electricity of all data centres by region, TWh per year: the IEA's 2024 estimates and base-case projections to 2030/2035 (the forecast's infrastructure view compares a series' energy with its region's).",
+        index=None,
+        required=("region", "year", "twh", "kind", "source", "as_of"),
+    ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
     "market_prices": DatasetInfo("market_prices.csv", "Third-party API list prices of open-weight models, USD per M input/cached/output tokens, with the provider's output speed where published (tokenomics market).", index=None, required=("provider", "model", "input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user", "source", "as_of")),

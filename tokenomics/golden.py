@@ -182,4 +182,8 @@ def headline_numbers() -> dict[str, float]:
     out["forecast.infra.google.2030.n_chips"] = float(infra.loc[2030, "n_chips"])
     out["forecast.infra.google.2030.facility_mw"] = float(infra.loc[2030, "facility_mw"])
     out["forecast.infra.google.2030.energy_twh"] = float(infra.loc[2030, "energy_twh"])
+    # the year's energy over the IEA's projection of every data centre of the series' region
+    out["forecast.infra.google.2030.dc_electricity_share_frac"] = float(infra.loc[2030, "dc_electricity_share_frac"])
+    china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
+    out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
     return out

@@ -290,7 +290,8 @@ def _demand(rep: Report) -> None:
         rep.skipped.append(f"demand: {exc}")
         return
     rep.infra = infra[["series", "year", "tokens_per_day", "n_chips", "n_chips_lo_80", "n_chips_hi_80",
-                       "facility_mw", "energy_twh", "cost_usd"]]
+                       "facility_mw", "energy_twh", "cost_usd", "region", "dc_electricity_twh",
+                       "dc_electricity_share_frac", "dc_electricity_tokens_per_day"]]
     r0 = infra.iloc[0]
     rep.infra_label = (f"{r0['deployment']}, {r0['workload']} workload, {r0['tok_per_s_per_user']:.0f} tok/s "
                        f"per user: a GPU serves {r0['tok_per_s_per_chip']:,.0f} tok/s of input and output at "
@@ -442,8 +443,11 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
               "--show infra` states another) at 50 % mean load: GPUs, the grid connection of those GPUs "
               "busy (MW), the energy of the year's tokens (TWh) and the running cost (USD a year). The "
               "core's prefill rate runs optimistic on measured fleets, so read the GPU counts as lower "
-              "bounds. Independent of the hardware priced above.", "", _md_table(rep.infra), "",
-              _largest_build(rep.infra), ""]
+              "bounds. Independent of the hardware priced above. Beside the energy, the electricity of "
+              "every data centre of the series' region as the IEA projects it (base case, "
+              "`datasets/dc_electricity.csv`), the share of it the year's tokens take, and the tokens a day "
+              "all of it would serve on this deployment.", "", _md_table(rep.infra), "",
+              _largest_build(rep.infra), "", _electricity_check(rep.infra), ""]
     if rep.skipped:
         s += ["## Skipped", "", *[f"- {x}" for x in rep.skipped], ""]
     return "\n".join(s)
@@ -455,6 +459,31 @@ def _largest_build(infra) -> str:
     return (f"The largest: {r['series']} in {int(r['year'])}, {r['n_chips']:.3g} GPUs drawing "
             f"{r['facility_mw'] / 1e3:.3g} GW (80 % interval {r['n_chips_lo_80']:.3g}-{r['n_chips_hi_80']:.3g} "
             "GPUs): a trend's level, as wide as its interval, not a build plan.")
+
+
+def _electricity_check(infra) -> str:
+    """One sentence per series: its last year's share of its region's projected data-centre
+    electricity, and the first year it would need all of it."""
+    parts = []
+    for name, g in infra.groupby("series", sort=False):
+        g = g[np.isfinite(g["dc_electricity_share_frac"].to_numpy(dtype=float))]
+        if g.empty:
+            continue
+        last = g.iloc[-1]
+        share, year = float(last["dc_electricity_share_frac"]), int(last["year"])
+        twh = f"{last['dc_electricity_twh']:,.0f} TWh"
+        over = g[g["dc_electricity_share_frac"] > 1.0]
+        if over.empty:
+            parts.append(f"{name} in {year}: {share:.1%} of {last['region']} ({twh})")
+        else:
+            parts.append(f"{name}: more than all of {last['region']} from {int(over['year'].iloc[0])}, "
+                         f"{share:.2g}x it in {year} ({twh}, which would serve "
+                         f"{last['dc_electricity_tokens_per_day']:.3g} tokens a day)")
+    if not parts:
+        return ""
+    return ("The year's tokens against the electricity of every data centre of their region (IEA base "
+            "case; at this deployment's energy per token, no efficiency gain after it): "
+            + "; ".join(parts) + ".")
 
 
 def render_html(markdown_text: str, figures: dict[str, Path]) -> str:

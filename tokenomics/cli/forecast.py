@@ -49,7 +49,7 @@ def forecast(
     execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="--show infra: execution plan of the serving deployment: engine (default), graph, eager, super, megakernel, ... (tokenomics throughput --help).")] = None,
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv.")] = None,
-    add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
+    add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
@@ -134,7 +134,9 @@ def forecast(
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
                    "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "
-                   "market price path (datasets/demand_scenarios.csv)")
+                   "market price path (datasets/demand_scenarios.csv); dc_electricity_*: every data centre of "
+                   "the series' region as the IEA projects it (base case, datasets/dc_electricity.csv), the share "
+                   "of it the year's tokens take and the tokens/day all of it would serve on this deployment")
         wholes = part_of(load_history() if hist is None else hist)
         shown = set(df["series"])
         inside = [f"{p} in {wholes[p]}" for p in dict.fromkeys(df["series"]) if wholes.get(p) in shown]

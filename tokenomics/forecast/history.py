@@ -214,6 +214,47 @@ def part_of(history: "pd.DataFrame") -> dict[str, str]:
     return out
 
 
+#: Region of a series whose ``region`` cell is blank (or a history without the column).
+DEFAULT_REGION = "world"
+
+
+def series_regions(history: "pd.DataFrame") -> dict[str, str]:
+    """The region each series of ``history`` is served in (its optional ``region`` column: a
+    region of ``datasets/dc_electricity.csv``, e.g. ``china`` for the NDA's national figure).
+
+    Returns
+    -------
+    dict
+        ``{series: region}`` for every series; :data:`DEFAULT_REGION` where the column is
+        missing or every cell of the series is blank.
+
+    Raises
+    ------
+    DataError
+        A series naming two regions, or a region the electricity table does not hold.
+    """
+    from ..io import blank_cells
+
+    names = list(dict.fromkeys(history["series"].astype(str)))
+    out = dict.fromkeys(names, DEFAULT_REGION)
+    if "region" not in history.columns:
+        return out
+    rows = history.loc[~blank_cells(history["region"]).to_numpy(), ["series", "region"]]
+    for name, grp in rows.groupby("series", sort=True):
+        regions = sorted(set(grp["region"].astype(str).str.strip()))
+        if len(regions) > 1:
+            raise DataError(f"series {name!r} has region {' and '.join(map(repr, regions))}; give one region "
+                            "per series")
+        out[str(name)] = regions[0]
+    from .infrastructure import dc_regions
+
+    known = dc_regions()
+    for name, region in out.items():
+        if region not in known:
+            raise DataError(f"series {name!r}: {unknown_name('region', region, known)}")
+    return out
+
+
 def load_history(include_excluded: bool = False) -> "pd.DataFrame":
     """All observations from ``datasets/token_demand.csv`` as a long frame.
 
@@ -301,7 +342,8 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     DataError
         The file is missing, unreadable or has no rows; it lacks columns, or holds an empty
         series name or source, a bad date, a non-positive or implausibly large volume, a bad
-        ``in_fit`` flag or a duplicated observation (the message names the file line).
+        ``in_fit`` flag, a duplicated observation (the message names the file line) or a
+        ``region`` that ``datasets/dc_electricity.csv`` does not hold.
     """
     from ..io import blank_cells, numeric_column, read_csv
 
@@ -322,7 +364,9 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
         if df.empty:
             raise DataError(f"{what} has no row with in_fit = 1; nothing to fit")
     try:
-        return check_history(df)
+        out = check_history(df)
+        series_regions(out)  # a region the electricity table lacks is named here, not when sizing
+        return out
     except DataError as exc:
         raise DataError(f"{what}: {exc}") from None
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._display import Display
-from .._validate import fraction, positive
+from .._validate import finite, fraction, positive
 from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, energy_j_per_tok as _energy_j_per_tok
 from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
 from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, J_PER_KWH, S_PER_DAY
@@ -155,6 +155,53 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     return InfraResult(frame)
 
 
+def dc_regions() -> list[str]:
+    """Regions of ``datasets/dc_electricity.csv`` (``world``, ``china``, ``united-states``, ...)."""
+    from ..catalog import load
+
+    return sorted(set(load("dc_electricity")["region"].astype(str)))
+
+
+def dc_electricity_twh(region: str, years) -> np.ndarray:
+    """Electricity of all data centres of a region in each year: the IEA's estimate for 2024 and
+    its base-case projections (``datasets/dc_electricity.csv``) [TWh/yr].
+
+    Between two dated rows consumption grows at a constant rate (``log twh`` linear in the
+    year); outside the rows' first and last year the result is NaN (no projection is
+    extrapolated).
+
+    Parameters
+    ----------
+    region : str
+        A region of the table (:func:`dc_regions`).
+    years : array-like
+        Calendar years.
+
+    Returns
+    -------
+    numpy.ndarray
+        [TWh] per year, NaN outside the table's years.
+
+    Examples
+    --------
+    China, 102 TWh in 2024 and 277 TWh in 2030: 2027 is halfway in logs, 102 x (277/102)^0.5.
+
+    >>> round(float(dc_electricity_twh("china", [2027])[0]), 1)
+    168.1
+    """
+    from ..catalog import load
+    from ..errors import unknown_name
+
+    known = dc_regions()
+    if region not in known:
+        raise unknown_name("region", region, known)
+    y = np.atleast_1d(np.asarray(finite(years, "years"), dtype=float))
+    rows = load("dc_electricity").query("region == @region").sort_values("year")
+    yr, twh = rows["year"].to_numpy(dtype=float), rows["twh"].to_numpy(dtype=float)
+    out = np.exp(np.interp(y, yr, np.log(twh)))
+    return np.where((y >= yr[0]) & (y <= yr[-1]), out, np.nan)
+
+
 def price_path(years, workload: str = INFRA_WORKLOAD) -> np.ndarray:
     """Price per 1K tokens of a workload by year, from a start price and a yearly decline [USD/1K tok].
 
@@ -280,13 +327,21 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
     -------
     InfraResult
         :func:`serving_requirements` columns plus ``series``, ``system``, ``deployment``,
-        ``workload``, ``tok_per_s_per_user``, and ``n_chips_lo_80`` / ``n_chips_hi_80`` from
-        the forecast's 80 % interval.
+        ``workload``, ``tok_per_s_per_user``, ``n_chips_lo_80`` / ``n_chips_hi_80`` from
+        the forecast's 80 % interval, and the year's energy beside all data-centre electricity of
+        the series' ``region`` (the history's ``region`` column, default ``world``):
+        ``dc_electricity_twh`` (the IEA's projection, :func:`dc_electricity_twh` [TWh]),
+        ``dc_electricity_share_frac`` (``energy_twh`` over it; above 1 the trend needs more
+        electricity than every data centre of the region is projected to use) and
+        ``dc_electricity_tokens_per_day`` (the mean daily tokens all of it would serve on this
+        deployment [tokens/day]).
     """
     import pandas as pd
 
+    from .history import DEFAULT_REGION, series_regions
     from .scenarios import parameter
 
+    regions = series_regions(result.history)
     basis = serving_basis(system, model, workload=workload, target_tok_per_s_per_user=target_tok_per_s_per_user,
                           cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac)
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
@@ -315,6 +370,11 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
             r[k] = basis[k]
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())
+        # the year's energy beside the electricity of every data centre of the series' region
+        r["region"] = regions.get(name, DEFAULT_REGION)
+        r["dc_electricity_twh"] = dc_electricity_twh(r["region"].iloc[0], years)
+        r["dc_electricity_share_frac"] = r["energy_twh"] / r["dc_electricity_twh"]
+        r["dc_electricity_tokens_per_day"] = mean.to_numpy() / r["dc_electricity_share_frac"]
         r["scenario"] = result.scenario or "trend"
         out.append(r)
     return InfraResult(pd.concat(out, ignore_index=True))
