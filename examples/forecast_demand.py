@@ -32,8 +32,11 @@ def main() -> None:
     print(f"\nServing the base scenario: {infra['deployment'].iloc[0]}, {infra['workload'].iloc[0]} "
           f"({infra['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s per chip at "
           f"{infra['tok_per_s_per_user'].iloc[0]:.0f} tok/s per user):")
-    print(infra[["year", "tokens_per_day", "n_chips", "n_nodes", "cost_usd", "capex_usd", "facility_mw", "energy_twh"]]
-          .to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(infra[["year", "tokens_per_day", "n_chips", "n_nodes", "cost_usd", "capex_usd", "facility_mw", "energy_twh",
+                 "dc_electricity_share_frac"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    last = infra.iloc[-1]
+    print(f"{int(last['year'])}: {last['dc_electricity_share_frac']:.1%} of the electricity the IEA projects for "
+          f"every data centre in {last['region']} ({last['dc_electricity_twh']:,.0f} TWh)")
     if args.out:
         for p in base.write(args.out):
             print("wrote", p)

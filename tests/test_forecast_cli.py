@@ -230,6 +230,7 @@ def test_example_runs(tmp_path):
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "Backtest" in out.stdout and "base:" in out.stdout
+    assert "the IEA projects for every data centre in china (277 TWh)" in out.stdout  # dc_electricity.csv, 2030
     assert (tmp_path / "forecast_fan.png").exists()
 
 
