@@ -166,15 +166,22 @@ def test_accelerator_aliases_and_prefix_suggestions():
         accelerator("h10")
 
 
-def test_kimi_k2_5_is_kimi_k2s_text_architecture():
+def test_kimi_k2_5_is_kimi_k2s_text_architecture_with_its_own_checkpoint():
     # Kimi-K2.5's config.json text_config (as AIConfigurator ships it): 61 layers, 7168 hidden,
-    # 64 heads, 384 routed experts top-8 of 2048, 1 shared, vocab 163840: Kimi K2's
+    # 64 heads, 384 routed experts top-8 of 2048, 1 shared, vocab 163840: Kimi K2's. Its checkpoint
+    # stores the routed experts INT4 and the rest BF16 (ATOM's Kimi-K2.5 recipe: "native INT4
+    # quantization ... for the routed MoE expert weights"), where Kimi K2 stored everything FP8;
+    # K2-Thinking ships the same scheme.
     from tokenomics.catalog import model
 
-    k = model("kimi-k2.5")
-    assert k is model("kimi-k2")
+    k, k2 = model("kimi-k2.5"), model("kimi-k2")
+    arch = ("n_layers", "hidden", "n_q_heads", "n_experts", "experts_per_token", "expert_ffn_hidden",
+            "n_shared_experts", "vocab", "kv_lora_rank", "q_lora_rank")
+    assert [getattr(k, a) for a in arch] == [getattr(k2, a) for a in arch]
     assert (k.n_layers, k.hidden, k.n_q_heads, k.n_experts, k.experts_per_token, k.expert_ffn_hidden,
             k.n_shared_experts, k.vocab) == (61, 7168, 64, 384, 8, 2048, 1, 163840)
+    assert (k.native_precision, k.dense_precision, k2.native_precision) == ("int4", "bf16", "fp8")
+    assert model("kimi-k2-thinking") is k
 
 
 def test_csv_floats_are_parsed_correctly_rounded(tmp_path):

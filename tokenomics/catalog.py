@@ -352,9 +352,9 @@ def _accelerator_cached(name: str, _dir: str) -> "Accelerator":
 #: "deepseek-r1 has deepseek-v3's architecture; llama-3.3-70b has llama-3.1-70b's").
 MODEL_ALIASES = {"deepseek-r1": "deepseek-v3", "deepseek-r1-0528": "deepseek-v3", "deepseek-v3.1": "deepseek-v3",
                  "llama-3.3-70b": "llama-3.1-70b",
-                 # Kimi K2.5 / K2-Thinking: Kimi K2's text architecture (config.json text_config: 61 layers,
-                 # 384 experts top-8, MLA; K2.5's vision tower is not a token cost); weights INT4 / NVFP4
-                 "kimi-k2.5": "kimi-k2", "kimi-k2-thinking": "kimi-k2"}
+                 # Kimi K2-Thinking: Kimi K2.5's checkpoint scheme (INT4 routed experts, the rest BF16) on
+                 # Kimi K2's text architecture
+                 "kimi-k2-thinking": "kimi-k2.5"}
 
 
 def model(name: str) -> "ModelSpec":
