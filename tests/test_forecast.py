@@ -548,6 +548,50 @@ def test_infrastructure_cache_hits_skip_prefill_and_keep_the_cost_consistent():
     assert (df["cache_hit_frac"] == 0.563).all()
 
 
+def test_serve_at_target_is_the_most_requests_that_keep_every_user_at_the_speed():
+    """serve() at the concurrency found meets the target and one request more does not (below the
+    KV cache's slots); a speed no single request reaches gives None."""
+    from tokenomics.chain import price
+    from tokenomics.perf.serving import serve, serve_at_target
+
+    dep = price(model="llama-3.1-70b", system="dgx-h200", workload="chat", target_tok_per_s_per_user=20).deployment
+    r = serve_at_target(dep, isl_tok=1024, osl_tok=1024, tok_per_s_per_user=20)
+    assert float(r.tok_per_s_per_user) >= 20
+    found = [k for k in range(1, 400) if float(serve(dep, isl_tok=1024, osl_tok=1024, concurrency=k).tok_per_s_per_user) >= 20]
+    best = serve(dep, isl_tok=1024, osl_tok=1024, concurrency=max(found))
+    assert float(r.total_tok_per_s_per_gpu) == pytest.approx(float(best.total_tok_per_s_per_gpu), rel=1e-12)
+    assert max(found) > 1
+    assert serve_at_target(dep, isl_tok=1024, osl_tok=1024, tok_per_s_per_user=1e4) is None
+    with pytest.raises(ValidationError, match="tok_per_s_per_user"):
+        serve_at_target(dep, isl_tok=1024, osl_tok=1024, tok_per_s_per_user=-1)
+
+
+def test_colocated_sizing_keeps_the_layout_serving_the_most_tokens_per_chip():
+    """serving='colocated': every layout of the DGX H200 tried with serve_at_target (recomputed
+    here), the best kept; fewer tokens per chip than disaggregated at the same speed (the prompts
+    share the decode iterations), the same chip-hour cost; cache hits are refused."""
+    from tokenomics.chain import price
+    from tokenomics.deployment import layout_candidates
+    from tokenomics.forecast.infrastructure import serving_basis
+    from tokenomics.perf.serving import serve_at_target
+
+    kw = dict(workload="chat", target_tok_per_s_per_user=20)
+    co = serving_basis("dgx-h200", "llama-3.1-70b", serving="colocated", **kw)
+    dis = serving_basis("dgx-h200", "llama-3.1-70b", **kw)
+    dep = price(model="llama-3.1-70b", system="dgx-h200", **kw).deployment
+    rates = [serve_at_target(d, isl_tok=1024, osl_tok=1024, tok_per_s_per_user=20) for d in layout_candidates(dep)]
+    assert co["tok_per_s_per_chip"] == pytest.approx(max(float(r.total_tok_per_s_per_gpu) for r in rates if r), rel=1e-12)
+    assert co["serving"] == "colocated" and dis["serving"] == "disaggregated"
+    assert co["tok_per_s_per_user"] >= 20 and co["tok_per_s_per_chip"] < dis["tok_per_s_per_chip"]
+    assert co["cost_usd_per_chip_h"] == dis["cost_usd_per_chip_h"] and np.isnan(co["prefill_tok_per_s_per_chip"])
+    df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", serving="colocated", **kw).to_frame()
+    np.testing.assert_allclose(df["tok_per_s_per_chip"], co["tok_per_s_per_chip"], rtol=1e-12)
+    with pytest.raises(ValidationError, match="disaggregated sizing only"):
+        serving_basis("dgx-h200", "llama-3.1-70b", serving="colocated", cache_hit_frac=0.5, **kw)
+    with pytest.raises(ValidationError, match="serving"):
+        serving_basis("dgx-h200", "llama-3.1-70b", serving="mixed", **kw)
+
+
 def test_dc_electricity_interpolates_the_iea_rows_at_a_constant_rate():
     """datasets/dc_electricity.csv (IEA Energy and AI, base case): China 102 TWh in 2024 and 277
     in 2030, so 2027 is 102 x (277/102)^(3/6) = 168.1 TWh (hand calc); the world 415 -> 945 ->

@@ -121,6 +121,8 @@ def test_show_infra_says_which_series_are_counted_inside_others():
     (["--cache-hit", "56.3"], "did you mean 0.563"),
     (["-e", "supr"], "Did you mean 'super'"),
     (["--deployment", "/nonexistent/k3.toml"], "not found"),
+    (["--serving", "coloc"], "Did you mean 'colocated'"),
+    (["--serving", "colocated", "--cache-hit", "0.5"], "disaggregated sizing only"),
 ])
 def test_show_infra_bad_deployment_is_one_line_exit_2(argv, needle, capsys, tmp_path):
     out = tmp_path / "out"

@@ -184,6 +184,10 @@ def headline_numbers() -> dict[str, float]:
     out["forecast.infra.google.2030.energy_twh"] = float(infra.loc[2030, "energy_twh"])
     # the year's energy over the IEA's projection of every data centre of the series' region
     out["forecast.infra.google.2030.dc_electricity_share_frac"] = float(infra.loc[2030, "dc_electricity_share_frac"])
+    # the same deployment co-located: the layout of the rack serving the most tokens per GPU at 35 tok/s
+    from .forecast.infrastructure import serving_basis
+
+    out["forecast.infra.colocated.tok_per_s_per_chip"] = float(serving_basis(serving="colocated")["tok_per_s_per_chip"])
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
     return out

@@ -45,6 +45,7 @@ def forecast(
     workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default openrouter-2025: OpenRouter's mean request, late 2025, 6,000 in / 400 out].")] = None,
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
+    serving: Annotated[Optional[str], typer.Option("--serving", help="--show infra: disaggregated (prefill and decode chips, each at its own rate; default) or colocated (one engine interleaving both: fewer users per chip at the target speed; every layout of the system tried).")] = None,
     cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
     execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="--show infra: execution plan of the serving deployment: engine (default), graph, eager, super, megakernel, ... (tokenomics throughput --help).")] = None,
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
@@ -65,6 +66,10 @@ def forecast(
     from ..perf.parallel import system_names
 
     # checked even without --show infra: a typo is never ignored
+    from ..forecast.infrastructure import SERVING_MODES
+
+    if serving is not None and serving not in SERVING_MODES:
+        raise unknown_name("serving mode", serving, SERVING_MODES)
     if system is not None and system not in system_names():
         raise unknown_name("system", system, system_names())
     if model is not None and model not in model_names():
@@ -127,10 +132,12 @@ def forecast(
         stated = {k: x for k, x in (("system", system), ("model", model), ("workload", workload)) if x is not None}
         if dep is not None:  # the deployment stands for system and model
             stated = {"deployment": dep, **({"workload": workload} if workload is not None else {})}
+        if serving is not None:
+            stated["serving"] = serving
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
-        caption = (f"{df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
+        caption = (f"{df['serving'].iloc[0]}, {df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
                    "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "
@@ -144,7 +151,7 @@ def forecast(
             caption += "; counted inside another, so not to be added to it: " + ", ".join(inside)
         if cache_hit:
             caption += f"; {cache_hit:.0%} of input tokens hit a prefix cache and skip prefill"
-        constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "tok_per_s_per_chip",
+        constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "serving", "tok_per_s_per_chip",
                     "cost_usd_per_chip_h", "tok_per_s_per_user"]  # one value a run: said in the caption
         df = df.drop(columns=constant) if fmt == Format.table else df
     if out is not None:

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._display import Display
-from .._validate import finite, fraction, positive
+from .._validate import finite, fraction, one_of, positive
 from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, energy_j_per_tok as _energy_j_per_tok
 from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
+from ..errors import ValidationError
 from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, J_PER_KWH, S_PER_DAY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -224,9 +225,15 @@ def price_path(years, workload: str = INFRA_WORKLOAD) -> np.ndarray:
     return p0 * (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
 
 
+#: How the chips of a plan serve prompts and generation: ``disaggregated`` (prefill chips and
+#: decode chips, each at its own rate) or ``colocated`` (one engine interleaving both).
+SERVING_MODES = ("disaggregated", "colocated")
+
+
 def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workload: str = INFRA_WORKLOAD,
                   target_tok_per_s_per_user: float | None = None, cost: Any = None,
-                  deployment: Any = None, cache_hit_frac: float = 0.0) -> dict[str, Any]:
+                  deployment: Any = None, cache_hit_frac: float = 0.0,
+                  serving: str = "disaggregated") -> dict[str, Any]:
     """What one chip of a deployment serves and costs, as the price chain prices it.
 
     The deployment is priced by :func:`tokenomics.chain.price` (the resolver's layout, the
@@ -240,8 +247,13 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour
     behind the workload's blended price (prefill and decode chip time each at its own power).
     This is the chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
-    the decode chips at the target speed; KV transfer not counted): co-located, the prompts'
-    chunks would share the decode iterations and slow each user below the target. Capex per
+    the decode chips at the target speed; KV transfer not counted). ``serving="colocated"``
+    sizes one engine that interleaves both instead: the prompts' chunks share the decode
+    iterations, so each instance holds fewer users at the target speed
+    (:func:`tokenomics.perf.serving.serve_at_target`); every layout of the system that holds the
+    model is tried (:func:`tokenomics.deployment.layout_candidates`) and the one serving the most
+    tokens per chip kept. The chip-hour cost and grid power stay those of the disaggregated mix
+    (the same chips, prefill and decode power weighted by their chip time). Capex per
     chip and economic life are the bottom-up cost inputs of the chip (``tco_params.csv``; NaN
     capex where none is catalogued).
 
@@ -262,12 +274,14 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         Price exactly this deployment (``system`` and ``model`` are then ignored).
     cache_hit_frac : float
         Share of input tokens served from a prefix cache [0, 1] (DeepSeek reports 0.563,
-        ``tco_params.csv``); default 0.
+        ``tco_params.csv``); default 0 (disaggregated sizing only).
+    serving : {"disaggregated", "colocated"}
+        How prompts and generation share the chips (:data:`SERVING_MODES`).
 
     Returns
     -------
     dict
-        ``tok_per_s_per_chip`` [tokens/s, input and output], ``cost_usd_per_chip_h`` [USD/h],
+        ``tok_per_s_per_chip`` [tokens/s, input and output], ``serving``, ``cost_usd_per_chip_h`` [USD/h],
         ``capex_usd_per_chip`` [USD], ``life_years``, ``n_chips_per_node``, ``deployment`` (its
         label), ``system``, ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
         ``prefill_tok_per_s_per_chip``, ``cost_basis``, ``cache_hit_frac``, ``facility_w_per_chip``
@@ -278,6 +292,10 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     from ..econ.tco import cost_model, has_capex, param
     from ..perf.serving import chip_s_per_request
 
+    one_of(serving, "serving", SERVING_MODES)
+    if serving == "colocated" and cache_hit_frac:
+        raise ValidationError("cache_hit_frac applies to disaggregated sizing only (a co-located engine's "
+                              "prefix cache is not modelled); leave it 0 with serving='colocated'")
     target = REFERENCE_TOK_PER_S_PER_USER if target_tok_per_s_per_user is None else target_tok_per_s_per_user
     kw = dict(deployment=deployment) if deployment is not None else dict(model=model, system=system)
     p = price(**kw, workload=workload, target_tok_per_s_per_user=target, cost=cost,
@@ -295,11 +313,15 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     fac_w = float((pre_s * cm.facility_power_w(p.prefill_board_power_w)
                    + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
     bottom_up = cost_model(hw) if has_capex(hw) else None
+    speed, decode_tps, prefill_tps = (float(np.asarray(p.tok_per_s_per_user)), float(np.asarray(p.tok_per_s_per_chip)),
+                                      float(np.asarray(p.prefill_tok_per_s_per_chip)))
+    if serving == "colocated":
+        dep, tps, speed, decode_tps = _colocated(dep, i, o, target)
+        prefill_tps = np.nan  # prompts ride in the decode iterations
     return {
         "deployment": dep.label(), "system": dep.system.name, "workload": workload, "tok_per_s_per_chip": tps,
-        "tok_per_s_per_user": float(np.asarray(p.tok_per_s_per_user)),
-        "decode_tok_per_s_per_chip": float(np.asarray(p.tok_per_s_per_chip)),
-        "prefill_tok_per_s_per_chip": float(np.asarray(p.prefill_tok_per_s_per_chip)),
+        "serving": serving, "tok_per_s_per_user": speed,
+        "decode_tok_per_s_per_chip": decode_tps, "prefill_tok_per_s_per_chip": prefill_tps,
         "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis, "cache_hit_frac": float(cache_hit_frac),
         "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
         "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
@@ -307,19 +329,39 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     }
 
 
+def _colocated(dep: Any, input_tok: float, output_tok: float, target: float) -> tuple[Any, float, float, float]:
+    """The layout of ``dep``'s system that serves the most input and output tokens per chip
+    co-located with every user at ``target`` tok/s: (deployment, tokens/s per chip of input and
+    output, tokens/s per user, output tokens/s per chip)."""
+    from ..deployment import layout_candidates
+    from ..errors import TokenomicsError
+    from ..perf.serving import serve_at_target
+
+    best = None
+    for cand in layout_candidates(dep):
+        r = serve_at_target(cand, isl_tok=input_tok, osl_tok=output_tok, tok_per_s_per_user=target)
+        if r is not None and (best is None or float(r.total_tok_per_s_per_gpu) > best[1]):
+            best = (cand, float(r.total_tok_per_s_per_gpu), float(r.tok_per_s_per_user), float(r.output_tok_per_s_per_gpu))
+    if best is None:
+        raise TokenomicsError(f"no layout of {dep.system.name} serves {dep.model.name} co-located at {target:g} tok/s "
+                              f"per user, even to one user ({input_tok:.0f} in / {output_tok:.0f} out); serve it "
+                              "disaggregated, or ask for a lower --target-tok-s-user")
+    return best
+
+
 def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFRA_MODEL,
                         workload: str = INFRA_WORKLOAD, target_tok_per_s_per_user: float | None = None,
                         cost: Any = None, deployment: Any = None, cache_hit_frac: float = 0.0,
-                        utilization_frac: float | None = None) -> InfraResult:
+                        utilization_frac: float | None = None, serving: str = "disaggregated") -> InfraResult:
     """Yearly chips, nodes, cost, spend and capex to serve each series of a forecast.
 
     Parameters
     ----------
     result : ForecastResult
         Output of :func:`tokenomics.forecast.forecast`.
-    system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac
+    system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac, serving
         The deployment serving the demand and how it is priced (:func:`serving_basis`):
-        by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user.
+        by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user, disaggregated.
     utilization_frac : float, optional
         Mean load over capacity; default from ``datasets/demand_scenarios.csv``.
 
@@ -343,7 +385,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
 
     regions = series_regions(result.history)
     basis = serving_basis(system, model, workload=workload, target_tok_per_s_per_user=target_tok_per_s_per_user,
-                          cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac)
+                          cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac, serving=serving)
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
     out = []
     m = result.monthly.copy()
@@ -366,7 +408,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         r.insert(1, "system", basis["system"])
         r["tok_per_s_per_chip"] = float(basis["tok_per_s_per_chip"])
         r["cost_usd_per_chip_h"] = float(basis["cost_usd_per_chip_h"])
-        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac"):
+        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac", "serving"):
             r[k] = basis[k]
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())

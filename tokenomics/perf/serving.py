@@ -771,6 +771,52 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
                          np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
 
 
+def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_s_per_user: float,
+                    profile: Any = None) -> ServingResult | None:
+    """Co-located serving with the most requests in flight per instance at which every user still
+    sees ``tok_per_s_per_user``: :func:`serve` at the largest whole concurrency that meets it.
+
+    A user's speed falls as requests are added (each iteration carries more sequences and their
+    prompt chunks) until the KV cache is full; beyond that the extra requests wait for a slot and
+    nothing changes in the iterations, so the search runs from one request to the slots the cache
+    holds (bisection on whole requests).
+
+    Parameters
+    ----------
+    deployment : Deployment
+    isl_tok, osl_tok : float
+        Mean input and output tokens per request [tokens].
+    tok_per_s_per_user : float
+        Output tokens/s each user must see [tokens/s].
+
+    Returns
+    -------
+    ServingResult or None
+        The steady state at that concurrency; None where even one request is served slower.
+    """
+    v.positive(tok_per_s_per_user, "tok_per_s_per_user")
+    target = float(tok_per_s_per_user)
+
+    def run(c: int) -> ServingResult:
+        return serve(deployment, isl_tok=isl_tok, osl_tok=osl_tok, concurrency=float(c), profile=profile)
+
+    lo = run(1)
+    if float(lo.tok_per_s_per_user) < target:
+        return None
+    c_lo, c_hi = 1, max(1, int(_slot_cap(deployment, float(isl_tok) + float(osl_tok) / 2.0)))
+    hi = run(c_hi) if c_hi > 1 else lo
+    if float(hi.tok_per_s_per_user) >= target:
+        return hi
+    while c_hi - c_lo > 1:  # lo meets the target, hi does not
+        mid = (c_lo + c_hi) // 2
+        r = run(mid)
+        if float(r.tok_per_s_per_user) >= target:
+            c_lo, lo = mid, r
+        else:
+            c_hi = mid
+    return lo
+
+
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
 #: (SGLang ``Scheduler.get_next_batch_to_run``: "Run prefill first if possible", v0.5.x; mixing a
 #: chunk into the decode batch is the opt-in ``--enable-mixed-chunk``). vLLM v1 schedules the
