@@ -413,8 +413,9 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())
         # the year's energy beside the electricity of every data centre of the series' region
-        r["region"] = regions.get(name, DEFAULT_REGION)
-        r["dc_electricity_twh"] = dc_electricity_twh(r["region"].iloc[0], years)
+        region = regions.get(name, DEFAULT_REGION)
+        r["region"] = region
+        r["dc_electricity_twh"] = dc_electricity_twh(region, years)
         r["dc_electricity_share_frac"] = r["energy_twh"] / r["dc_electricity_twh"]
         r["dc_electricity_tokens_per_day"] = mean.to_numpy() / r["dc_electricity_share_frac"]
         r["scenario"] = result.scenario or "trend"
