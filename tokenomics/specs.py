@@ -180,7 +180,7 @@ class Accelerator:
                  # MXFP4 is timed on the FP4 path, else FP8. The kernels differ (TensorRT-LLM's
                  # gpt-oss README: BF16 x MXFP4 on Hopper, MXFP8 x MXFP4 on Blackwell), but the
                  # routed experts' large-batch rate is fitted on measured MXFP4 MoE kernels per
-                 # chip (perf.step.moe_gemm_ratio), so the path sets only their small-row slope;
+                 # chip (perf.kernels.moe_gemm_ratio), so the path sets only their small-row slope;
                  # timing NVIDIA's on BF16 / FP8 instead moved gpt-oss's serving rows 0.91x ->
                  # 0.86x (AIConfigurator dump) and 1.56x -> 1.50x (TensorRT-LLM offline), not kept
                  "mxfp4": ["peak_fp4_flop_per_s", "peak_fp8_flop_per_s"],

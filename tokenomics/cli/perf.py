@@ -431,14 +431,14 @@ def validate_kernels(
     c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
     wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
     emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",
-         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio), for "
+         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.kernels.moe_gemm_ratio), for "
                  "whole experts; a slice f columns wide (MoE tensor parallelism) gets x [f/(f+w)] / [F/(F+w)], "
                  "w per chip and format in perf.kernels.moe_ceilings()")
     fixed = c.assign(fixed_us=c["fixed_latency_s"] * 1e6).pivot(index="hardware", columns="weight_precision",
                                                                  values="fixed_us").reset_index()
     emit(fixed, fmt, title="Fused MoE layer: fixed latency per call [us] (0 = not measured)",
          caption="fitted on the fastest public fused-MoE layers at 1-8 tokens, whole layers timed in a CUDA graph "
-                 "(perf.step.moe_fixed_s); an engine plan pays it once per MoE layer")
+                 "(perf.kernels.moe_fixed_s); an engine plan pays it once per MoE layer")
 
 
 #: Cases validate-serving's table lists one by one; a larger set shows its largest misses (every
