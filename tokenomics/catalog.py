@@ -492,7 +492,12 @@ def model(name: str) -> "ModelSpec":
     Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
     """
     _name(name, "model")
-    return _model_cached(str(name), str(data_dir()), _user_models_key())
+    name, key = str(name), _user_models_key()
+    # an alias names the architecture it shares, unless the user's own model took the name
+    if name in MODEL_ALIASES and (key[2] < 0 or name not in _models_frame(
+            str(data_dir() / REGISTRY["models"].file), key).index):
+        name = MODEL_ALIASES[name]
+    return _model_cached(name, str(data_dir()), key)
 
 
 @functools.lru_cache(maxsize=256)
@@ -500,8 +505,6 @@ def _model_cached(name: str, _dir: str, user_key: tuple[str, int, int] = ("", 0,
     from .specs import ModelSpec
 
     df = _models_frame(str(data_dir() / REGISTRY["models"].file), user_key)
-    if name not in df.index and name in MODEL_ALIASES:  # a user's own model may take an alias's name
-        name = MODEL_ALIASES[name]
     if name not in df.index:
         raise unknown_name("model", name, df.index)
     return ModelSpec.from_row(df.loc[name])
