@@ -314,8 +314,13 @@ def load(name: str) -> "pd.DataFrame":
 
 def user_home() -> Path:
     """Directory of the user's own catalog files: ``$TOKENOMICS_HOME``, else ``~/.tokenomics``."""
-    env = os.environ.get("TOKENOMICS_HOME") or ""
-    return Path(env).expanduser() if env.strip() else Path.home() / ".tokenomics"
+    return Path(_user_file(os.environ.get("TOKENOMICS_HOME") or "")).parent
+
+
+@functools.lru_cache(maxsize=8)
+def _user_file(env: str) -> str:
+    """The user-models file for a ``$TOKENOMICS_HOME`` value (``""``: ``~/.tokenomics``)."""
+    return str((Path(env).expanduser() if env.strip() else Path.home() / ".tokenomics") / "models.csv")
 
 
 def user_models_path() -> Path:
@@ -323,15 +328,28 @@ def user_models_path() -> Path:
     return user_home() / "models.csv"
 
 
+#: The user-models file's last stat per path: (monotonic time, key). A lookup stats the file at
+#: most once a second, so a model lookup stays a few microseconds.
+_USER_KEYS: dict[str, tuple[float, tuple[str, int, int]]] = {}
+
+
 def _user_models_key() -> tuple[str, int, int]:
-    """(path, modification time, size) of the user-models file, so a cached lookup sees an edit;
-    size -1 when there is none."""
-    p = user_models_path()
+    """(path, modification time, size) of the user-models file, so a cached lookup sees an edit
+    (within a second; at once after :func:`add_user_model`); size -1 when there is none."""
+    import time
+
+    p = _user_file(os.environ.get("TOKENOMICS_HOME") or "")
+    now = time.monotonic()
+    hit = _USER_KEYS.get(p)
+    if hit is not None and now - hit[0] < 1.0:
+        return hit[1]
     try:
-        st = p.stat()
+        st = os.stat(p)
+        key = (p, st.st_mtime_ns, st.st_size)
     except (FileNotFoundError, NotADirectoryError):
-        return (str(p), 0, -1)
-    return (str(p), st.st_mtime_ns, st.st_size)
+        key = (p, 0, -1)
+    _USER_KEYS[p] = (now, key)
+    return key
 
 
 def _read_user_models(path: str) -> "pd.DataFrame":
@@ -428,6 +446,7 @@ def add_user_model(spec: "ModelSpec", *, force: bool = False) -> Path:
         df = pd.DataFrame([row], columns=columns)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_frame(df, path)
+    _USER_KEYS.clear()
     _models_frame.cache_clear()
     _model_cached.cache_clear()
     return path
