@@ -4,6 +4,7 @@ and `tokenomics models add / list / show` feeding `price -m` and `validate-servi
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -84,10 +85,33 @@ def test_deepseek_v32_names_the_sparse_indexer_it_does_not_model():
     ("gpt-oss-120b", "gpt-oss-120b"),         # sliding window on alternate layers, MXFP4 experts, BF16 attention
     ("qwen3.5-397b-a17b", "qwen3.5-397b-a17b"),  # nested text_config, Gated DeltaNet hybrid, output gate
     ("glm-4.5", "glm-4.5"),                   # GQA MoE with 3 dense layers, shared expert
+    ("mixtral-8x7b", "mixtral-8x7b"),         # every layer MoE, expert width in intermediate_size
+    ("llama-4-maverick", "llama-4-maverick"),  # MoE every 2nd layer, chunked attention on RoPE layers
+    ("minimax-m2.5", "minimax-m2.5"),         # FP8, 3 MTP modules
 ])
 def test_configs_of_bundled_models_map_to_their_rows(fixture, bundled):
     spec, _ = _spec(fixture)
     assert _arch(spec) == _arch(catalog.model(bundled))
+
+
+def test_kimi_k3_maps_to_its_row():
+    # Kimi Linear: 69 KDA layers from linear_attn_config (full-rank decay gate of rank head_dim), gated
+    # MLA, attention residuals, LatentMoE, shared experts kept BF16 by the MXFP4 checkpoint's ignore list
+    spec, unmodelled = _spec("kimi-k3")
+    row = _arch(catalog.model("kimi-k3"))
+    # the config states num_nextn_predict_layers 0; the bundled row leaves MTP unknown (empty)
+    assert spec.mtp_modules == 0 and math.isnan(row.pop("mtp_modules"))
+    mine = _arch(spec)
+    mine.pop("mtp_modules")
+    assert mine == row
+    assert unmodelled == ["vision_config (encoders not counted: the text model only)"]
+
+
+def test_kimi_k2_5_int4_experts_with_bf16_attention_and_shared_expert():
+    # compressed-tensors INT4 (group 32) routed experts; its ignore list keeps self_attn and the shared
+    # experts (and the dense MLP, lm head) unquantized at the checkpoint's bfloat16
+    spec, _ = _spec("kimi-k2.5")
+    assert (spec.native_precision, spec.dense_precision, spec.shared_experts_dense) == ("int4", "bf16", True)
 
 
 def test_qwen3_5_names_the_vision_encoder_it_leaves_out():

@@ -35,7 +35,7 @@ from .errors import DataError, ValidationError
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next",
     "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v2", "deepseek_v3",
-    "deepseek_v32", "kimi_k2", "glm4_moe", "gpt_oss",
+    "deepseek_v32", "kimi_k2", "kimi_linear", "glm4_moe", "gpt_oss", "llama4", "llama4_text", "minimax_m2",
 )
 
 #: Model types whose full-attention layers gate their output (a hidden x attention-width
@@ -63,6 +63,13 @@ _READ = {
     "layer_types", "full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
     "linear_key_head_dim", "linear_value_head_dim", "attn_output_gate", "num_nextn_predict_layers",
     "mtp_num_hidden_layers", "num_mtp_modules", "text_config", "attention_chunk_size",
+    # Llama 4
+    "interleave_moe_layer_step", "moe_layers", "intermediate_size_mlp", "no_rope_layers", "no_rope_layer_interval",
+    # MiniMax-M2
+    "shared_intermediate_size", "use_mtp",
+    # Kimi Linear (Kimi K3)
+    "linear_attn_config", "num_experts_per_token", "num_shared_experts", "mla_use_output_gate",
+    "attn_res_block_size", "routed_expert_hidden_size", "latent_moe_use_norm",
 }
 
 #: Fields that do not change weights, KV cache or compute per token (positions, norms' epsilon,
@@ -78,7 +85,12 @@ _IGNORED = {
     "mamba_ssm_dtype", "rope_interleave", "mtp_use_dedicated_embeddings", "swiglu_limit",
     "initial_context_length", "moe_router_dtype", "router_jitter_noise", "rope_type", "name_or_path",
     "_name_or_path", "num_experts_offload", "embedding_multiplier", "use_bfloat16", "mrope_section",
-    "mrope_interleaved",
+    "mrope_interleaved", "rotary_dim", "mtp_transformer_layers", "num_expert_group", "use_grouped_topk",
+    "moe_renormalize", "moe_router_activation_func", "mla_use_nope", "qk_norm_type",
+    # generic PretrainedConfig fields transformers writes into nested configs
+    "add_cross_attention", "chunk_size_feed_forward", "cross_attention_hidden_size", "num_beam_groups",
+    "output_attentions", "output_hidden_states", "pruned_heads", "encoder_no_repeat_ngram_size",
+    "tie_encoder_decoder", "is_encoder_decoder", "is_decoder",
 }
 
 #: Words that mark a field as part of the architecture: an unread field holding one is named.
@@ -151,6 +163,9 @@ _NEEDS = {
 
 def _precision(cfg: dict, where: str, unmodelled: list[str]) -> tuple[str, str]:
     """(native precision of the experts / all weights, dense precision or ``""`` when the same)."""
+    native, dense = _quantized(cfg, where)
+    if native and not dense:
+        return native, ""
     dtype = cfg.get("torch_dtype") or cfg.get("dtype")
     if dtype is None:
         base = "bf16"
@@ -160,9 +175,15 @@ def _precision(cfg: dict, where: str, unmodelled: list[str]) -> tuple[str, str]:
         if base is None:
             raise DataError(f"{where}: torch_dtype {dtype!r} is not one tokenomics knows; expected one of "
                             f"{', '.join(sorted(_DTYPES))}")
+    return (native or base), (base if dense else "")
+
+
+def _quantized(cfg: dict, where: str) -> tuple[str, bool]:
+    """(precision of the quantized weights, or ``""`` without quantization; whether attention, and so
+    every dense weight, is left at the checkpoint's dtype)."""
     q = cfg.get("quantization_config")
     if not q:
-        return base, ""
+        return "", False
     if not isinstance(q, dict):
         raise DataError(f"{where}: quantization_config must be an object, got {q!r:.60}")
     method = str(q.get("quant_method", "")).lower()
@@ -170,7 +191,7 @@ def _precision(cfg: dict, where: str, unmodelled: list[str]) -> tuple[str, str]:
                                             or q.get("exclude_modules") or []))
     # a checkpoint that quantizes the experts only leaves attention (and so every dense weight) at
     # the checkpoint's dtype: gpt-oss's mxfp4 and compressed-tensors' ignore lists name self_attn
-    dense = base if "attn" in unconverted else ""
+    dense = "attn" in unconverted
     if method in ("fp8", "fbgemm_fp8"):
         return "fp8", dense
     if method == "mxfp4":
@@ -191,7 +212,10 @@ def _precision(cfg: dict, where: str, unmodelled: list[str]) -> tuple[str, str]:
             raise DataError(f"{where}: compressed-tensors quantization_config has {len(bits)} weight formats in "
                             "config_groups; expected one (num_bits and type of the quantized weights)")
         nb, kind = bits.pop()
-        name = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8", (4, "float"): "fp4"}.get((nb, kind))
+        fmt = str(q.get("format", "")).lower()
+        # 4-bit floats: MXFP4 (group 32, 8-bit power-of-two scales) or NVFP4 (group 16, FP8 scales)
+        fp4 = "mxfp4" if "mxfp4" in fmt else "nvfp4" if "nvfp4" in fmt else "fp4"
+        name = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8", (4, "float"): fp4}.get((nb, kind))
         if name is None:
             raise DataError(f"{where}: compressed-tensors weights of {nb} bits ({kind}) are not a precision "
                             "tokenomics prices; expected 4 or 8 bits")
@@ -223,6 +247,18 @@ def _layer_kinds(cfg: dict, n_layers: int, model_type: str, where: str) -> list[
             raise DataError(f"{where}: layer type {bad[0]!r} is not one tokenomics models; expected "
                             f"{', '.join(_LAYER_KINDS)}")
         return [_LAYER_KINDS[str(t)] for t in types]
+    lac = cfg.get("linear_attn_config")
+    if isinstance(lac, dict) and lac.get("kda_layers") is not None:  # Kimi Linear: 1-based layer numbers
+        kda = {int(i) for i in lac["kda_layers"]}
+        return ["linear" if i + 1 in kda else "full" for i in range(n_layers)]
+    if cfg.get("attention_chunk_size") and model_type.startswith("llama4"):
+        # Llama 4: RoPE layers attend within chunks, every no_rope_layer_interval-th (NoPE) layer to all
+        # (transformers' Llama4TextConfig: no_rope_layers, layer_types)
+        rope = cfg.get("no_rope_layers")
+        if not isinstance(rope, list) or len(rope) != n_layers:
+            k = _int(cfg, "no_rope_layer_interval", where, default=4, minimum=1)
+            rope = [int((i + 1) % k != 0) for i in range(n_layers)]
+        return ["sliding" if r else "full" for r in rope]
     interval = cfg.get("full_attention_interval")
     if interval:
         k = _int(cfg, "full_attention_interval", where, minimum=1)
@@ -250,6 +286,11 @@ def _moe_layers(cfg: dict, n_layers: int, n_experts: int, where: str) -> int:
         first = _int(cfg, "first_k_dense_replace", where, default=0)
         freq = _int(cfg, "moe_layer_freq", where, default=1, minimum=1)
         return sum(1 for i in range(n_layers) if i >= first and i % freq == 0)
+    if isinstance(cfg.get("moe_layers"), list):  # Llama 4
+        return len(cfg["moe_layers"])
+    if "interleave_moe_layer_step" in cfg:  # Llama 4: layers k-1, 2k-1, ...
+        step = _int(cfg, "interleave_moe_layer_step", where, minimum=1)
+        return sum(1 for i in range(n_layers) if (i + 1) % step == 0)
     if "decoder_sparse_step" in cfg or "mlp_only_layers" in cfg:  # Qwen MoE
         step = _int(cfg, "decoder_sparse_step", where, default=1, minimum=1)
         dense = {int(i) for i in (cfg.get("mlp_only_layers") or [])}
@@ -340,9 +381,17 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
         if not window:
             _int(cfg, "sliding_window", where)  # raises naming it
         kw.update(sliding_window_tok=int(window), n_sliding_layers=n_sliding)
-        if "chunked_attention" in (cfg.get("layer_types") or []):
+        if "chunked_attention" in (cfg.get("layer_types") or []) or not cfg.get("sliding_window"):
             unmodelled.append("chunked attention taken as a sliding window of the chunk size (an upper bound)")
-    if n_linear:
+    if n_linear and isinstance(cfg.get("linear_attn_config"), dict):  # Kimi Delta Attention
+        lac = cfg["linear_attn_config"]
+        heads = _int(lac, "num_heads", f"{where} linear_attn_config", minimum=1)
+        width = _int(lac, "head_dim", f"{where} linear_attn_config", minimum=1)
+        # its decay gate: f_a (hidden -> head_dim) then f_b (head_dim -> heads x head_dim), "full rank"
+        # per key channel (Kimi Linear's modelling code); a per-head gate without it
+        kw.update(n_linear_layers=n_linear, linear_heads=heads, linear_head_dim=width, linear_key_heads=0,
+                  linear_gate_rank=width if lac.get("use_full_rank_gate", True) else 0)
+    elif n_linear:
         lv = _int(cfg, "linear_num_value_heads", where, minimum=1)
         lk = _int(cfg, "linear_num_key_heads", where, default=lv, minimum=1)
         dv = _int(cfg, "linear_value_head_dim", where, minimum=1)
@@ -352,7 +401,9 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
                             "tokenomics models one head width for linear-attention layers")
         kw.update(n_linear_layers=n_linear, linear_heads=lv, linear_head_dim=dv,
                   linear_key_heads=lk if lk != lv else 0, linear_gate_rank=0)
-    gated = cfg.get("attn_output_gate")
+    gated = cfg.get("attn_output_gate", cfg.get("mla_use_output_gate"))
+    if cfg.get("attn_res_block_size"):
+        kw["attn_residual_block"] = _int(cfg, "attn_res_block_size", where)
     kw["attn_output_gate"] = bool(gated) if gated is not None else model_type in _GATED_ATTENTION_TYPES
 
     # ---- MLPs -------------------------------------------------------------------------------
@@ -360,12 +411,17 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
                  or _int(cfg, "num_local_experts", where, default=0))
     n_moe = _moe_layers(cfg, n_layers, n_experts, where)
     if n_moe:
-        top_k = cfg.get("num_experts_per_tok", cfg.get("experts_per_token"))
+        top_k = next((cfg[k] for k in ("num_experts_per_tok", "experts_per_token", "num_experts_per_token")
+                      if cfg.get(k) is not None), None)
         if top_k is None:
             _int(cfg, "num_experts_per_tok", where)  # raises naming it
         expert_ffn = _int(cfg, "moe_intermediate_size", where, default=0) or _int(cfg, "intermediate_size", where)
-        shared = _int(cfg, "n_shared_experts", where, default=0)
-        shared_ffn = _int(cfg, "shared_expert_intermediate_size", where, default=0)
+        if model_type.startswith("llama4"):  # Llama 4: intermediate_size is the experts', one shared expert
+            expert_ffn, shared = _int(cfg, "intermediate_size", where, minimum=1), 1
+        else:
+            shared = _int(cfg, "n_shared_experts", where, default=0) or _int(cfg, "num_shared_experts", where, default=0)
+        shared_ffn = (_int(cfg, "shared_expert_intermediate_size", where, default=0)
+                      or _int(cfg, "shared_intermediate_size", where, default=0))
         if shared_ffn:
             if shared_ffn % expert_ffn:
                 raise DataError(f"{where}: shared_expert_intermediate_size ({shared_ffn}) is not a whole number of "
@@ -374,19 +430,31 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
             shared = shared_ffn // expert_ffn
         kw.update(n_moe_layers=n_moe, n_experts=n_experts, experts_per_token=int(top_k),
                   n_shared_experts=shared, expert_ffn_hidden=expert_ffn)
+        if cfg.get("routed_expert_hidden_size"):  # LatentMoE (Kimi K3): routed experts in a latent width
+            kw.update(moe_latent_dim=_int(cfg, "routed_expert_hidden_size", where, minimum=1),
+                      moe_latent_norm=bool(cfg.get("latent_moe_use_norm", False)))
     if n_moe < n_layers:
-        kw["ffn_hidden"] = _int(cfg, "intermediate_size", where, minimum=1)
+        key = "intermediate_size_mlp" if model_type.startswith("llama4") else "intermediate_size"
+        kw["ffn_hidden"] = _int(cfg, key, where, minimum=1)
 
     # ---- storage, extras ----------------------------------------------------------------------
     native, dense = _precision(cfg, where, unmodelled)
     if dense and precision_bytes(dense) == precision_bytes(native):
         dense = ""
+    if kw.get("n_shared_experts") and cfg.get("quantization_config"):
+        # a checkpoint whose quantization leaves the shared experts out stores them at the dense dtype
+        q = cfg["quantization_config"]
+        ignored = " ".join(str(x) for x in (q.get("ignore") or q.get("modules_to_not_convert") or []))
+        kw["shared_experts_dense"] = "shared_expert" in ignored and bool(dense)
     mtp = next((cfg[k] for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
                 if cfg.get(k) is not None), 0)
+    if cfg.get("use_mtp") is False:
+        mtp = 0
     tied = cfg.get("tie_word_embeddings")
-    if tied is None:
+    if tied is None:  # every known type's transformers default is an untied lm head
         tied = False
-        unmodelled.append("no tie_word_embeddings: an untied lm head taken")
+        if model_type not in KNOWN_MODEL_TYPES:
+            unmodelled.append("no tie_word_embeddings: an untied lm head taken")
 
     unknown = sorted(k for k in cfg if k not in _READ and k not in _IGNORED and not k.startswith("index")
                      and _ARCH_WORDS.search(k))
