@@ -525,7 +525,9 @@ def _model_cached(name: str, _dir: str, user_key: tuple[str, int, int] = ("", 0,
 
     df = _models_frame(str(data_dir() / REGISTRY["models"].file), user_key)
     if name not in df.index:
-        raise unknown_name("model", name, df.index)
+        err = unknown_name("model", name, df.index)
+        err.args = (f"{err.args[0]} (a model not listed: tokenomics models add CONFIG.json --name {name})",)
+        raise err
     return ModelSpec.from_row(df.loc[name])
 
 

@@ -26,9 +26,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import DataError, ValidationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .specs import ModelSpec
 
 #: ``model_type`` values whose fields this mapping reads knowingly (others are mapped from the
 #: standard fields, with a warning naming the type).
@@ -419,7 +422,8 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
         if model_type.startswith("llama4"):  # Llama 4: intermediate_size is the experts', one shared expert
             expert_ffn, shared = _int(cfg, "intermediate_size", where, minimum=1), 1
         else:
-            shared = _int(cfg, "n_shared_experts", where, default=0) or _int(cfg, "num_shared_experts", where, default=0)
+            shared = (_int(cfg, "n_shared_experts", where, default=0)
+                      or _int(cfg, "num_shared_experts", where, default=0))
         shared_ffn = (_int(cfg, "shared_expert_intermediate_size", where, default=0)
                       or _int(cfg, "shared_intermediate_size", where, default=0))
         if shared_ffn:
