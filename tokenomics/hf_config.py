@@ -118,9 +118,10 @@ def read_hf_config(config: "dict | str | os.PathLike") -> tuple[dict, str]:
         raise ValidationError(f"config must be a dict or a path to a config.json, got {type(config).__name__}")
     from .io import read_text
 
-    path = Path(config)
+    path = Path(config).expanduser()
     if path.is_dir():
         path = path / "config.json"
+    path = path.resolve()
     text = read_text(path, "Hugging Face config")
     try:
         cfg = json.loads(text)

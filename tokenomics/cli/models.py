@@ -94,7 +94,7 @@ def show(name: Annotated[str, typer.Argument(help="Model name (bundled or your o
 def add(
     config: Annotated[Path, typer.Argument(help="A Hugging Face config.json, or a checkpoint directory holding one.")],
     name: Annotated[str, typer.Option("--name", "-n", help="Name to price it by (price -m NAME).")],
-    source: Annotated[Optional[str], typer.Option("--source", help="Where the config comes from (a URL or repo id); default: the file path.")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Where the config comes from (a URL or repo id); default: the config file's absolute path.")] = None,
     display_name: Annotated[Optional[str], typer.Option("--display-name", help="Human-readable name; default: NAME.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a model of the same name (bundled or yours).")] = False,
     fmt: FormatOpt = Format.table,
@@ -107,7 +107,7 @@ def add(
     from ..specs import ModelSpec
 
     spec = ModelSpec.from_hf_config(config, name, display_name=display_name or "",
-                                    source=source or str(config), as_of=_dt.date.today().isoformat())
+                                    source=source or "", as_of=_dt.date.today().isoformat())
     path = add_user_model(spec, force=force)
     df = _frame()
     df = df[df["name"] == name]
