@@ -170,6 +170,30 @@ def test_quantization_configs():
         prec({"quant_method": "hqq"})
 
 
+def test_modelopt_quantization_beside_the_config(tmp_path):
+    # NVIDIA's ModelOpt checkpoints state their quantization in hf_quant_config.json next to config.json
+    (tmp_path / "config.json").write_text(json.dumps(BASE))
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps(
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                                                             "exclude_modules": ["lm_head", "model.layers.0.self_attn.q_proj"]}}))
+    spec, _ = spec_from_hf_config(tmp_path, name="nv")
+    assert (spec.native_precision, spec.dense_precision) == ("nvfp4", "bf16")
+    # ModelOpt's quantization_config written into config.json without a quant_method
+    q = {"quant_algo": "FP8", "producer": {"name": "modelopt"}, "ignore": ["lm_head"]}
+    assert spec_from_hf_config({**BASE, "quantization_config": q}, name="f")[0].native_precision == "fp8"
+
+
+def test_moe_layer_flags_and_mamba_refusal():
+    cfg = {**BASE, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+           "moe_layer_freq": [0, 1, 1, 0]}
+    assert spec_from_hf_config(cfg, name="f")[0].n_moe_layers == 2  # one flag per layer
+    with pytest.raises(DataError, match="moe_layer_freq lists 3 layers"):
+        spec_from_hf_config({**cfg, "moe_layer_freq": [0, 1, 1]}, name="f")
+    with pytest.raises(DataError, match=r"Mamba / state-space layers \(hybrid_override_pattern, ssm_state_size\)"):
+        spec_from_hf_config({**BASE, "model_type": "nemotron_h", "hybrid_override_pattern": "M-M*",
+                             "ssm_state_size": 128}, name="m")
+
+
 def test_unknown_model_type_with_standard_fields_maps_and_names_what_it_did_not_read():
     cfg = {**BASE, "model_type": "brandnew", "attention_sink_size": 4, "rope_theta": 1e6}
     spec, unmodelled = spec_from_hf_config(cfg, name="b")

@@ -52,7 +52,13 @@ _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp
 
 #: Layer-type words of ``layer_types`` -> the kind of attention the layer runs.
 _LAYER_KINDS = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
-                "chunked_attention": "sliding", "linear_attention": "linear"}
+                "chunked_attention": "sliding", "linear_attention": "linear",
+                # GLM-5.2: full attention behind DeepSeek's sparse indexer (named with the index_* fields)
+                "deepseek_sparse_attention": "full"}
+
+#: Fields of Mamba / state-space layers, which the performance model has no representation for.
+_SSM_FIELDS = ("hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "ssm_cfg",
+               "mamba_d_state", "mamba_expand")
 
 #: Fields read by the mapping (and so never reported as unknown).
 _READ = {
@@ -89,7 +95,7 @@ _IGNORED = {
     "initial_context_length", "moe_router_dtype", "router_jitter_noise", "rope_type", "name_or_path",
     "_name_or_path", "num_experts_offload", "embedding_multiplier", "use_bfloat16", "mrope_section",
     "mrope_interleaved", "rotary_dim", "mtp_transformer_layers", "num_expert_group", "use_grouped_topk",
-    "moe_renormalize", "moe_router_activation_func", "mla_use_nope", "qk_norm_type",
+    "moe_renormalize", "moe_router_activation_func", "mla_use_nope", "qk_norm_type", "qk_head_dim",
     # generic PretrainedConfig fields transformers writes into nested configs
     "add_cross_attention", "chunk_size_feed_forward", "cross_attention_hidden_size", "num_beam_groups",
     "output_attentions", "output_hidden_states", "pruned_heads", "encoder_no_repeat_ngram_size",
@@ -131,6 +137,16 @@ def read_hf_config(config: "dict | str | os.PathLike") -> tuple[dict, str]:
     if not isinstance(cfg, dict):
         raise DataError(f"Hugging Face config {str(path)!r} holds a JSON {type(cfg).__name__}; expected an object "
                         "of fields such as hidden_size and num_hidden_layers")
+    quant = path.parent / "hf_quant_config.json"
+    nested = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    if "quantization_config" not in cfg and "quantization_config" not in nested and quant.is_file():
+        # NVIDIA ModelOpt checkpoints state their quantization beside config.json
+        try:
+            q = json.loads(read_text(quant, "ModelOpt quantization config"))["quantization"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise DataError(f"ModelOpt quantization config {str(quant)!r} is not JSON with a 'quantization' "
+                            "object; expected the checkpoint's hf_quant_config.json") from None
+        cfg = {**cfg, "quantization_config": {"quant_method": "modelopt", **q}}
     return cfg, str(path)
 
 
@@ -190,7 +206,8 @@ def _quantized(cfg: dict, where: str) -> tuple[str, bool]:
         return "", False
     if not isinstance(q, dict):
         raise DataError(f"{where}: quantization_config must be an object, got {q!r:.60}")
-    method = str(q.get("quant_method", "")).lower()
+    producer = q.get("producer") if isinstance(q.get("producer"), dict) else {}
+    method = str(q.get("quant_method") or producer.get("name") or ("modelopt" if "quant_algo" in q else "")).lower()
     unconverted = " ".join(str(x) for x in (q.get("modules_to_not_convert") or q.get("ignore")
                                             or q.get("exclude_modules") or []))
     # a checkpoint that quantizes the experts only leaves attention (and so every dense weight) at
@@ -286,6 +303,11 @@ def _moe_layers(cfg: dict, n_layers: int, n_experts: int, where: str) -> int:
     kinds = cfg.get("mlp_layer_types")
     if isinstance(kinds, list) and len(kinds) == n_layers:
         return sum(1 for k in kinds if str(k).lower() in ("sparse", "moe"))
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list):  # one 0/1 flag per layer (MiniMax-M3, MiMo-V2-Flash)
+        if len(freq) != n_layers:
+            raise DataError(f"{where}: moe_layer_freq lists {len(freq)} layers; expected one flag per layer ({n_layers})")
+        return sum(1 for f in freq if f)
     if "first_k_dense_replace" in cfg or "moe_layer_freq" in cfg:  # DeepSeek, GLM-4.5, Kimi
         first = _int(cfg, "first_k_dense_replace", where, default=0)
         freq = _int(cfg, "moe_layer_freq", where, default=1, minimum=1)
@@ -354,6 +376,11 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
                             f"{', '.join(KNOWN_MODEL_TYPES)})")
         unmodelled.append(f"model_type {model_type or '(none)'!r} not known: mapped from its standard fields")
 
+    ssm = [k for k in _SSM_FIELDS if cfg.get(k) is not None]
+    if ssm:
+        raise DataError(f"{where}: Mamba / state-space layers ({', '.join(ssm)}) have no representation in "
+                        "tokenomics' performance model yet; models of attention, linear attention (Gated "
+                        "DeltaNet, Kimi Delta Attention) and MoE layers can be added")
     n_layers = _int(cfg, "num_hidden_layers", where, minimum=1)
     hidden = _int(cfg, "hidden_size", where, minimum=1)
     n_q = _int(cfg, "num_attention_heads", where, minimum=1)
