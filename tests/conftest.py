@@ -1,9 +1,12 @@
 import os
+import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 os.environ.setdefault("COLUMNS", "160")
+# the user's own models (~/.tokenomics/models.csv) never leak into a test: an empty home of its own
+os.environ["TOKENOMICS_HOME"] = tempfile.mkdtemp(prefix="tokenomics-home-")
 
 
 import pytest  # noqa: E402

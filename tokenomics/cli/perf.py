@@ -45,27 +45,6 @@ def hardware(fmt: FormatOpt = Format.table) -> None:
         emit(df, fmt)
 
 
-@app.command()
-def models(fmt: FormatOpt = Format.table) -> None:
-    """List catalogued model architectures with computed total and active parameters."""
-    from ..catalog import load, model
-
-    df = load("models")
-    specs = [model(n) for n in df["name"]]
-    df["total_params"] = [m.total_params() for m in specs]
-    df["active_params"] = [m.active_params() for m in specs]
-    df["kv_bytes_per_tok_bf16"] = [m.kv_bytes_per_tok(2.0) for m in specs]
-    if fmt == Format.table:
-        show = df[["name", "attention", "n_layers", "hidden", "n_experts", "experts_per_token",
-                   "native_precision"]].copy()
-        show["total B"] = df["total_params"] / 1e9
-        show["active B"] = df["active_params"] / 1e9
-        show["KV kB/tok (bf16)"] = df["kv_bytes_per_tok_bf16"] / 1e3
-        emit(show, fmt, title="Models (datasets/models.csv; parameters computed from the architecture)")
-    else:
-        emit(df, fmt)
-
-
 #: Most values one --batch or --context list may hold (each row is printed).
 MAX_LIST = 10_000
 
