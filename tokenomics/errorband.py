@@ -180,10 +180,14 @@ def _named_is_moe(name: str) -> bool:
 
 def regime_of_row(row: Mapping[str, Any]) -> Regime:
     """The regime of a serving row (a mapping with ``hardware``, ``engine``, ``model``,
-    ``disaggregated`` and ``spec_decode``, as in ``datasets/serving_*.csv``)."""
+    ``disaggregated``, ``spec_decode`` and ``phase``, as in ``datasets/serving_*.csv``).
+
+    A decode-only or prefill-only row (``phase`` ``decode`` / ``prefill``: an instance that does
+    one of the two) is ``disaggregated``, as the decode-only price is."""
+    split = _flag(row.get("disaggregated")) or str(row.get("phase", "")) in ("decode", "prefill")
     return Regime(chip_family(row["hardware"]), engine_group(row["engine"]),
                   "moe" if _is_moe(row["model"]) else "dense",
-                  "disaggregated" if _flag(row.get("disaggregated")) else "colocated",
+                  "disaggregated" if split else "colocated",
                   "spec" if _flag(row.get("spec_decode")) else "nospec")
 
 
