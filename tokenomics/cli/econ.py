@@ -162,8 +162,8 @@ def price(
         value = [row[c] for c in keep]
         for c in ("tok_per_s_per_chip", "usd_per_m_output_tok"):  # the 80 % error band beside the number
             if c in keep and pd.notna(row[c]):
-                value[keep.index(c)] = (f"{_fmt_cell(row[c])} ({_fmt_cell(row[c + '_lo'])}-"
-                                        f"{_fmt_cell(row[c + '_hi'])}, 80 %)")
+                end = lambda x: f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"  # noqa: E731
+                value[keep.index(c)] = f"{_fmt_cell(row[c])} ({end(row[c + '_lo'])}-{end(row[c + '_hi'])}, 80 %)"
         show = pd.DataFrame({"quantity": keep, "value": value, "unit": _units(keep)})
         emit(show, fmt, title=f"{dep.label()}: batch {int(row['batch'])}, {workload}, "
                               f"{row['cost_basis']} cost, {row['output_convention']}",
