@@ -495,6 +495,9 @@ def validate_serving(
     at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
     throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
+    Each prediction carries its 80 % error band (predicted_output_tok_per_s_per_gpu_lo/_hi, the
+    error_regime it comes from; datasets/error_bands.csv), and the table ends with the share of
+    the file's measurements inside their band.
     """
     from ..perf.serving import predict_cases, predict_unfitted, summarize, summarize_within
 
