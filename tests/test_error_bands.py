@@ -221,3 +221,11 @@ def test_regenerating_gives_the_stored_table():
     want = eb.load_bands().drop(columns="as_of")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), atol=2e-6,
                                   check_dtype=False)
+
+
+def test_a_refused_row_gets_no_band():
+    pred = pd.DataFrame({"status": ["not predicted: unknown model"], "hardware": ["h200"], "engine": ["vllm"],
+                         "model": ["no-such-model"], "disaggregated": [0], "spec_decode": ["none"],
+                         "phase": ["serve"], "predicted_output_tok_per_s_per_gpu": [np.nan]})
+    b = eb.band_columns(pred)
+    assert b["error_regime"].iloc[0] == "" and np.isnan(b["predicted_output_tok_per_s_per_gpu_lo"].iloc[0])
