@@ -203,6 +203,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "error_bands": DatasetInfo(
+        "error_bands.csv",
+        "80 % error bands of predicted output tokens/s per GPU by error regime (chip family, engine, dense/MoE, co-located/disaggregated, speculative or not): 10th and 90th percentiles of log(predicted/measured) over published serving results no fit used (tools/build_error_bands.py).",
+        index=None,
+        required=("regime", "n_rows", "n_sources", "q10_log_ratio", "q90_log_ratio", "sources", "source", "as_of"),
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ def workload_mix(name: str) -> tuple[int, int]:
 #: tokens pay for prefill); ``all-in`` charges the whole request's chip time, prefill included, to
 #: its output tokens (InferenceX's cost per million output tokens) and input tokens nothing.
 OUTPUT_CONVENTIONS = ("decode-only", "all-in")
+
+
+#: The 80 % error band's columns of a price (:mod:`tokenomics.errorband`).
+BAND_COLUMNS = ("tok_per_s_per_chip_lo", "tok_per_s_per_chip_hi", "usd_per_m_output_tok_lo",
+                "usd_per_m_output_tok_hi", "error_regime")
 
 
 @dataclass(frozen=True, repr=False)
@@ -170,6 +176,58 @@ class PriceResult(Display):
         """Blended price of the workload mix [USD per million tokens]."""
         return np.asarray(self.price_usd_per_1k_blended_tok, float) * 1e3
 
+    # ---- the 80 % error band (tokenomics.errorband) ----------------------------------------
+    @functools.cached_property
+    def _error_band(self) -> tuple[str, float, float]:
+        from . import errorband
+
+        regime = errorband.regime_of_deployment(self.deployment, getattr(self, "serving", "decode"))
+        return errorband.band_of(regime)
+
+    @property
+    def error_regime(self) -> str:
+        """The error regime whose band this result carries (``datasets/error_bands.csv``)."""
+        return self._error_band[0]
+
+    @property
+    def tok_per_s_per_chip_lo(self) -> np.ndarray:
+        """Low end of the 80 % band of ``tok_per_s_per_chip`` [tokens/s]."""
+        from .errorband import throughput_band
+
+        return throughput_band(self.tok_per_s_per_chip, *self._error_band[1:])[0]
+
+    @property
+    def tok_per_s_per_chip_hi(self) -> np.ndarray:
+        """High end of the 80 % band of ``tok_per_s_per_chip`` [tokens/s]."""
+        from .errorband import throughput_band
+
+        return throughput_band(self.tok_per_s_per_chip, *self._error_band[1:])[1]
+
+    def _usd_per_m_output_tok_at(self, tok_per_s_per_chip: Any) -> np.ndarray:
+        """The output price were the chips to decode at ``tok_per_s_per_chip``: the priced output
+        price with its decode share re-priced by the same cost function [USD per million tokens]."""
+        from .econ.pricing import price_usd_per_1k_tok
+
+        base = np.asarray(self.tok_per_s_per_chip, float)
+        x = np.asarray(tok_per_s_per_chip, float)
+        ok = np.isfinite(base) & (base > 0) & np.isfinite(x) & (x > 0)
+
+        def dec(t):
+            return np.asarray(price_usd_per_1k_tok(self.cost_usd_per_chip_h, np.where(ok, t, 1.0),
+                                                   self.utilization_frac, self.margin_frac), float)
+
+        return np.where(ok, self.usd_per_m_output_tok + (dec(x) - dec(base)) * 1e3, np.nan)
+
+    @property
+    def usd_per_m_output_tok_lo(self) -> np.ndarray:
+        """Low end of the 80 % band of the output price, at the band's high throughput [USD per million tokens]."""
+        return self._usd_per_m_output_tok_at(self.tok_per_s_per_chip_hi)
+
+    @property
+    def usd_per_m_output_tok_hi(self) -> np.ndarray:
+        """High end of the 80 % band of the output price, at the band's low throughput [USD per million tokens]."""
+        return self._usd_per_m_output_tok_at(self.tok_per_s_per_chip_lo)
+
     def to_frame(self):
         """One row per configuration: the deployment, throughput, power, cost, prices, energy."""
         import pandas as pd
@@ -187,6 +245,9 @@ class PriceResult(Display):
                 "output_convention": self.output_convention}
         df = pd.DataFrame({**{k: [val] * n for k, val in head.items()},
                            **{k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}})
+        for k in BAND_COLUMNS[:-1]:  # the 80 % error band, last
+            df[k] = np.broadcast_to(np.asarray(getattr(self, k), float), shape).ravel()
+        df["error_regime"] = self.error_regime
         return df
 
 

@@ -154,9 +154,17 @@ def price(
     else:
         import pandas as pd
 
+        from ._common import _fmt_cell
+
         row = df.iloc[0]
-        keep = [c for c in df.columns if not c.startswith("price_usd_per_1k")]
-        show = pd.DataFrame({"quantity": keep, "value": [row[c] for c in keep], "unit": _units(keep)})
+        band = [c for c in chain.BAND_COLUMNS if c != "error_regime"]
+        keep = [c for c in df.columns if not c.startswith("price_usd_per_1k") and c not in band]
+        value = [row[c] for c in keep]
+        for c in ("tok_per_s_per_chip", "usd_per_m_output_tok"):  # the 80 % error band beside the number
+            if c in keep and pd.notna(row[c]):
+                end = lambda x: f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"  # noqa: E731
+                value[keep.index(c)] = f"{_fmt_cell(row[c])} ({end(row[c + '_lo'])}-{end(row[c + '_hi'])}, 80 %)"
+        show = pd.DataFrame({"quantity": keep, "value": value, "unit": _units(keep)})
         emit(show, fmt, title=f"{dep.label()}: batch {int(row['batch'])}, {workload}, "
                               f"{row['cost_basis']} cost, {row['output_convention']}",
              caption=describe(dep) + "; tokenomics/datasets/tco_params.csv, power_model.csv")

@@ -474,6 +474,9 @@ def validate_serving(
     at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
     throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
+    Each prediction carries its 80 % error band (predicted_output_tok_per_s_per_gpu_lo/_hi, the
+    error_regime it comes from; datasets/error_bands.csv), and the table ends with the share of
+    the file's measurements inside their band.
     """
     from ..perf.serving import predict_cases, predict_unfitted, summarize, summarize_within
 
@@ -491,6 +494,9 @@ def validate_serving(
             why = f"serving case {failed['case_id'].iloc[0]}: {why}"
         more = f" ({len(failed)} of {len(pred)} rows not predicted)" if len(failed) > 1 else ""
         raise ValidationError(f"{why}{more}")
+    from ..errorband import band_columns, coverage
+
+    pred = pred.join(band_columns(pred))  # each predicted rate's 80 % error band
     if fmt != Format.table:
         keep = ["set", "case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
                 "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",
@@ -500,6 +506,7 @@ def validate_serving(
                 "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
                 "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac",
                 "ttft_error_frac", "measured_concurrency_frac"]
+        keep += ["error_regime", "predicted_output_tok_per_s_per_gpu_lo", "predicted_output_tok_per_s_per_gpu_hi"]
         emit(pred[[c for c in keep if c in pred.columns]], fmt)
         return
     show = pred[[c for c in ("set", "case_id") if c in pred] + ["phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
@@ -534,6 +541,11 @@ def validate_serving(
         t = summarize(pred, by=("engine", "disaggregated"), quantity=q)
         emit(t, fmt, title=f"Absolute error of {q.upper()} (median, p90) and median predicted/measured, "
                            "rows that measured it")
+    cov, n_cov = coverage(pred)
+    if n_cov:
+        typer.echo(f"80 % error band: {cov * 100:.0f} % of the {n_cov} measured rates lie inside their band "
+                   "(predicted_output_tok_per_s_per_gpu_lo/_hi; a calibrated band holds 70-90 % on "
+                   "publications it was not built on)")
 
 
 @app.command("fit-serving")
