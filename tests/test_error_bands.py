@@ -204,7 +204,7 @@ def test_validate_serving_carries_the_band(tmp_path, capsys):
     assert x["error_regime"] == eb.band_of(eb.error_regime(one.iloc[0]))[0]
 
 
-@pytest.mark.slow
+@pytest.mark.integration
 def test_regenerating_gives_the_stored_table():
     """tools/build_error_bands.py run again gives datasets/error_bands.csv (a model change that
     moves the errors shows here: regenerate the table and say why it moved)."""
