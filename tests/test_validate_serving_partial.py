@@ -38,6 +38,7 @@ BAD = {
     "X-gpus-huge": ({"n_gpus": "1e15"}, "n_gpus", ["must be <= 100000"]),
     "X-cache-pct": ({"cache_hit_frac": "56.3"}, "cache_hit_frac", ["fraction expected, got 56.3", "0.563"]),
     "X-cache-neg": ({"cache_hit_frac": "-1"}, "cache_hit_frac", ["must be >= 0"]),
+    "X-cache-nan": ({"cache_hit_frac": "NaN"}, "cache_hit_frac", ["'NaN', not a number", "empty cell"]),
     "X-measured": ({"measured_output_tok_per_s_per_gpu": "1e300"}, "measured_output_tok_per_s_per_gpu",
                    ["must be <= 1e+07"]),
     "X-measured-0": ({"measured_output_tok_per_s_per_gpu": "0"}, "measured_output_tok_per_s_per_gpu", ["> 0"]),

@@ -1405,6 +1405,39 @@ def _row_problem(row: Any) -> tuple[str, str] | None:
     return None
 
 
+#: Cell texts pandas reads as a missing value; in a numeric cell of a file they are refused, not
+#: taken as "not given" (an empty cell says that).
+NA_WORDS = frozenset({"nan", "-nan", "na", "n/a", "#n/a", "null", "none", "<na>", "#na", "nat"})
+
+
+def _na_word_problems(path: Any, df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
+    """Numeric cells of a serving-cases file (:data:`CASE_CELLS`) that spell a missing value
+    (``NaN``, ``NA``, ``null``, ...: :data:`NA_WORDS`) where an empty cell would mean "not given":
+    position -> (column, reason). A DataFrame's NaN is an empty cell (nothing to tell apart)."""
+    import io as _io
+    import os
+
+    import pandas as pd
+
+    if isinstance(path, pd.DataFrame) or not os.path.isfile(path):
+        return {}
+    from ..io import read_text
+
+    raw = pd.read_csv(_io.StringIO(read_text(path, "serving cases file")), dtype=str, keep_default_na=False,
+                      na_filter=False)
+    out: dict[int, tuple[str, str]] = {}
+    if len(raw) != len(df):  # pragma: no cover - the same text, read twice
+        return out
+    for col, rule in CASE_CELLS.items():
+        if col not in raw.columns:
+            continue
+        words = raw[col].astype(str).str.strip()
+        for i in words.str.lower().isin(NA_WORDS).to_numpy().nonzero()[0]:
+            out.setdefault(int(i), (col, f"{col} is {words.iloc[i]!r}, not a number; expected {rule.expected} "
+                                         f"(an empty cell where not given)"))
+    return out
+
+
 def check_cases(path: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":  # noqa: F821
     """Read a serving-cases CSV (or check a DataFrame) row by row: the rows, and the ones refused.
 
@@ -1447,7 +1480,7 @@ def check_cases(path: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":  # noqa: F821
         lines = [int(j) + 2 for j in (ids == ids.iloc[i]).to_numpy().nonzero()[0][:3]]
         problems[int(i)] = ("case_id", f"case_id {ids.iloc[i]!r} appears more than once (lines "
                                        f"{', '.join(map(str, lines))}); every case needs its own id")
-    for found in (_name_problems(df), _cell_problems(df)):
+    for found in (_name_problems(df), _na_word_problems(path, df), _cell_problems(df)):
         for i, p in found.items():
             problems.setdefault(i, p)
     for i, row in df.iterrows():
@@ -1825,10 +1858,8 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
                 rec = predict_case(row, profile, engines)
                 rec.update(status="predicted", refused_column="", refused_reason="")
             except TokenomicsError as exc:
-                why = str(exc)
-                prefix = f"serving case {row['case_id']}: "
                 rec = {"status": "refused", "refused_column": getattr(exc, "column", ""),
-                       "refused_reason": why[len(prefix):] if why.startswith(prefix) else why}
+                       "refused_reason": str(exc).removeprefix(f"serving case {row['case_id']}: ")}
         rec["csv_line"] = int(i) + 2
         rows.append(rec)
     out = pd.concat([df, pd.DataFrame(rows, index=df.index)], axis=1)
