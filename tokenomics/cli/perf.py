@@ -568,14 +568,15 @@ def validate_serving(
         emit(rows, fmt)
         return
     scored = pred[ok]
-    show = scored[[c for c in ("set", "case_id") if c in scored] + ["phase", "hardware", "model", "engine", "tp", "ep",
-                  "concurrency", "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
-                  "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
+    cols = [c for c in ("set", "case_id") if c in scored] + ["phase", "hardware", "model", "engine", "tp", "ep",
+            "concurrency", "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
+            "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]
+    show = scored.reindex(columns=cols)  # an optional measured column the file lacks: empty
     show["error_frac"] = show["error_frac"] * 100
     pre = (scored["phase"] == "prefill").to_numpy()  # a prefill-only row is scored on its input tokens/s
     for col in ("measured", "predicted"):
         c = f"{col}_output_tok_per_s_per_gpu"
-        show[c] = show[c].where(~pre, scored[f"{col}_total_tok_per_s_per_gpu"])
+        show[c] = show[c].where(~pre, scored.get(f"{col}_total_tok_per_s_per_gpu", float("nan")))
     show = show.rename(columns={"measured_output_tok_per_s_per_gpu": "meas tok/s/GPU",
                                 "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU",
                                 "measured_tok_per_s_per_user": "meas tok/s/user",

@@ -1708,9 +1708,9 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         raise _refusal(row, "n_gpus", f"n_gpus {n_gpus:g} is fewer than the {dep.replica_chips} chips its layout "
                                       f"spans ({dep.label()}); expected n_gpus >= tp x pp (or ep)")
     if not _is_disaggregated_serve(row) and n_gpus % dep.replica_chips:
-        raise _refusal(row, "n_gpus", f"n_gpus {n_gpus:g} is not a whole number of instances of its layout "
-                                      f"({dep.label()}, {dep.replica_chips} chips each); expected a multiple of "
-                                      f"{dep.replica_chips}")
+        raise _refusal(row, "n_gpus", f"n_gpus {n_gpus:g} is not a whole number of instances of its "
+                                      f"{dep.replica_chips}-GPU layout (tp {dep.parallel.tp}, ep {dep.parallel.ep}); "
+                                      f"expected a multiple of {dep.replica_chips}")
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
     assumption = ""
