@@ -256,3 +256,17 @@ def test_prefill_dp_attention_sets_the_prefill_layout():
     pre = {c: serving.case_prefill_deployment(df.set_index("case_id").loc[c].to_dict() | {"case_id": c})
            for c in ("dpa1", "dpa0")}
     assert pre["dpa1"].parallel.tp == 1 and pre["dpa0"].parallel.tp == 8
+
+
+def test_table_takes_a_file_without_optional_measurements(tmp_path, capsys):
+    """Only the required columns measured: the table leaves the per-user columns empty."""
+    df = GOOD.drop(columns=["measured_tok_per_s_per_user", "measured_total_tok_per_s_per_gpu"])
+    code, out, err = _run(["validate-serving", _write(tmp_path, df, "bare.csv")], capsys)
+    assert code == 0 and "Traceback" not in err and GOOD["case_id"].iloc[0] in out
+
+
+def test_mtp_acceptance_as_a_percent_is_refused_with_the_fraction():
+    r = BASE.copy()
+    r["spec_decode"], r["mtp_acceptance"] = "eagle:3:0.7", "70"
+    _, refused = serving.check_cases(_frame([r]))
+    assert refused["reason"].iloc[0] == "mtp_acceptance: fraction expected, got 70 — did you mean 0.7?"
