@@ -270,3 +270,17 @@ def test_mtp_acceptance_as_a_percent_is_refused_with_the_fraction():
     r["spec_decode"], r["mtp_acceptance"] = "eagle:3:0.7", "70"
     _, refused = serving.check_cases(_frame([r]))
     assert refused["reason"].iloc[0] == "mtp_acceptance: fraction expected, got 70 — did you mean 0.7?"
+
+
+def test_mtp_acceptance_as_an_acceptance_length_is_refused_with_the_fraction():
+    """SGLang reports an acceptance length (tokens per verify step); 2.5 with three EAGLE drafts is
+    a per-token acceptance of about 0.69: 1 + a + a^2 + a^3 = 2.5 (hand calculation: a = 0.69 gives
+    1 + 0.69 + 0.476 + 0.329 = 2.495; speculative.alpha_for_acceptance_length solves it exactly)."""
+    from tokenomics.perf.speculative import alpha_for_acceptance_length, expected_tokens_per_step
+
+    r = BASE.copy()
+    r["spec_decode"], r["mtp_acceptance"] = "eagle:3:0.7", "2.5"
+    _, refused = serving.check_cases(_frame([r]))
+    alpha = alpha_for_acceptance_length(2.5, 3)
+    assert alpha == pytest.approx(0.69, abs=0.005) and expected_tokens_per_step(alpha, 3) == pytest.approx(2.5)
+    assert refused["reason"].iloc[0].endswith(f"3 draft tokens is a per-token acceptance of {alpha:.3g}")

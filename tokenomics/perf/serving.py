@@ -1043,7 +1043,12 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: :func:`wave_serve`; empty = 0), ``moe_tp`` (tensor-parallel ways inside each routed expert
 #: where the run split experts both ways under attention data parallelism, TensorRT-LLM
 #: ``moe_tp_size``: the group is ``ep * moe_tp`` GPUs; empty = what ``tp`` and ``ep`` imply),
-#: ``note`` (``[0.8,1.0]`` marks random lengths).
+#: ``prefill_dp_attention`` (a disaggregated row's prefill instances: 1 attention data-parallel over
+#: their group, 0 tensor-parallel; empty = what ``prefill_tp`` / ``prefill_ep`` imply,
+#: :func:`case_prefill_deployment`), ``mtp_acceptance`` (the run's measured per-token acceptance of
+#: its draft tokens, a fraction, replacing the acceptance of ``spec_decode`` and keeping its depth;
+#: empty = the method's own), ``note`` (``[0.8,1.0]`` marks random lengths). Any other column is
+#: ignored (:func:`ignored_columns`).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -1201,6 +1206,26 @@ def _percent_reason(col: str, x: float) -> str | None:
     return f"{col}: fraction expected, got {x:g} — did you mean {x / 100:g}?" if hint else None
 
 
+def _acceptance_length_reason(row: Any, x: float) -> str | None:
+    """The refusal of an ``mtp_acceptance`` above 1 that reads as an acceptance length (tokens per
+    verify step, 1 to draft tokens + 1, as SGLang reports it), with the per-token acceptance it
+    stands for (:func:`tokenomics.perf.speculative.alpha_for_acceptance_length`); else None."""
+    from ..deployment import _spec
+    from ..errors import TokenomicsError
+    from .speculative import alpha_for_acceptance_length
+
+    try:
+        spec = _spec(str(row.get("spec_decode", "") or ""))
+    except TokenomicsError:
+        return None
+    if spec is None or not (math.isfinite(x) and 1 < x <= spec.gamma + 1):
+        return None
+    alpha = alpha_for_acceptance_length(x, spec.gamma)
+    return (f"mtp_acceptance: the per-token acceptance (a fraction) expected, got {x:g}; an acceptance length "
+            f"of {x:g} tokens per step with {spec.gamma} draft token{'s' if spec.gamma > 1 else ''} is a "
+            f"per-token acceptance of {alpha:.3g}")
+
+
 def _cell_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
     """Check the numeric cells of serving rows (:data:`CASE_CELLS`) in place (a column read as
     text is stored back as numbers); the first bad cell of each row: position -> (column, reason)."""
@@ -1222,7 +1247,8 @@ def _cell_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa:
             if int(i) in out:
                 continue
             x = float(vals.iloc[i])
-            reason = (_percent_reason(col, x) if rule.fraction and math.isfinite(x) else None) \
+            reason = (_acceptance_length_reason(df.iloc[i], x) if col == "mtp_acceptance" else None) \
+                or (_percent_reason(col, x) if rule.fraction and math.isfinite(x) else None) \
                 or f"{probs.iloc[i]}; expected {rule.expected}"
             out[int(i)] = (col, reason)
         if not pd.api.types.is_numeric_dtype(df[col]):
