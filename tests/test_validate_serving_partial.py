@@ -166,7 +166,8 @@ def test_unknown_columns_are_ignored_with_one_note(tmp_path, capsys):
     df = GOOD.assign(my_rig="lab-3", concurency="4")
     code, out, err = _run(["validate-serving", _write(tmp_path, df, "extra.csv"), "-f", "json"], capsys)
     assert code == 0
-    assert err.strip() == "Note: ignored 2 columns outside the serving-cases schema: my_rig, concurency"
+    assert err.strip() == ("Note: ignored 2 columns outside the serving-cases schema: my_rig, "
+                           "concurency (did you mean 'concurrency'?)")
     rows = json.loads(out)
     assert [r["status"] for r in rows] == ["predicted"] * len(GOOD) and "my_rig" not in rows[0]
 

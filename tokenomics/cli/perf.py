@@ -562,8 +562,9 @@ def validate_serving(
         typer.echo(f"wrote {len(rows)} rows ({int((~ok).sum())} refused) to {out}", err=True)
     ignored = pred.attrs.get("ignored_columns") or []
     if ignored:
-        typer.echo(f"Note: ignored {len(ignored)} column{'s' if len(ignored) > 1 else ''} outside the serving-cases "
-                   f"schema: {', '.join(ignored)}", err=True)
+        from ..perf.serving import ignored_columns_note
+
+        typer.echo(f"Note: {ignored_columns_note(ignored)}", err=True)
     if fmt != Format.table:
         emit(rows, fmt)
         return

@@ -1200,6 +1200,24 @@ def ignored_columns(df: "pd.DataFrame") -> list[str]:  # noqa: F821
     return [str(c) for c in df.columns if str(c) not in known]
 
 
+def ignored_columns_note(columns: list[str]) -> str:
+    """One line naming the ignored columns, each with the schema's closest column where one is
+    close (a misspelt optional column would otherwise be silently left out).
+
+    >>> ignored_columns_note(["rig", "overlapp"])
+    "ignored 2 columns outside the serving-cases schema: rig, overlapp (did you mean 'overlap'?)"
+    """
+    import difflib
+
+    known = list(CASE_COLUMNS) + list(OPTIONAL_COLUMNS)
+    named = []
+    for c in columns:
+        close = difflib.get_close_matches(c.strip().lower(), known, n=1, cutoff=0.8)
+        named.append(f"{c} (did you mean {close[0]!r}?)" if close else c)
+    return (f"ignored {len(columns)} column{'s' if len(columns) != 1 else ''} outside the serving-cases schema: "
+            f"{', '.join(named)}")
+
+
 def _percent_reason(col: str, x: float) -> str | None:
     """The refusal of a fraction cell that reads as a percent, else None."""
     hint = v.percent_hint(x)
