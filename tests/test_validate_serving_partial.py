@@ -31,6 +31,7 @@ BAD = {
     "X-system": ({"hardware": "dgx-h200"}, "hardware", ["is a system", "'h200'"]),
     "X-precision": ({"weight_precision": "fp9"}, "weight_precision", ["Unknown weight precision 'fp9'", "'fp8'"]),
     "X-phase": ({"phase": "serv"}, "phase", ["Unknown phase 'serv'", "'serve'"]),
+    "X-phase-empty": ({"phase": ""}, "phase", ["Unknown phase ''", "Known: decode, offline, prefill, serve"]),
     "X-overlap": ({"overlap": "two_batch"}, "overlap", ["Unknown overlap 'two_batch'", "'two-batch'"]),
     "X-conc-tiny": ({"concurrency": "0.001"}, "concurrency", ["must be >= 1", "0.001"]),
     "X-conc-huge": ({"concurrency": "1e12"}, "concurrency", ["must be <= 1e+06"]),
@@ -134,7 +135,8 @@ def test_table_lists_the_refused_rows_one_line_each(tmp_path, capsys):
     assert f"Refused rows: {len(BAD)} of {len(BAD) + len(GOOD)} not scored" in out
     refused = out[out.index("Refused rows"):]
     assert all(case in refused for case in BAD)
-    assert "Did you mean 'vllm'?" in refused and "Known:" not in refused  # the suggestion, not the list
+    # the suggestion, not the list of every engine (kept where there is no suggestion: the phases)
+    assert "Did you mean 'vllm'?" in refused and "Known: atom" not in refused
     assert all(case not in refused for case in GOOD["case_id"])
 
 

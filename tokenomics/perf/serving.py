@@ -1395,16 +1395,16 @@ def _name_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa:
                 raise unknown_name(kind, name, PRECISION_BYTES)
         return check
 
-    def word(kind: str, words: tuple[str, ...]):
+    def word(kind: str, words: tuple[str, ...], empty_ok: bool = True):
         def check(name: str) -> None:
-            if name.strip().lower() not in words + ("", "nan"):
-                raise unknown_name(kind, name, words)
+            if name.strip().lower() not in words + (("", "nan") if empty_ok else ()):
+                raise unknown_name(kind, "" if name == "nan" else name, words)
         return check
 
     def spec(name: str) -> None:
         _spec(name)
 
-    lookups = {"phase": word("phase", PHASES), "hardware": hardware, "model": model, "engine": engine,
+    lookups = {"phase": word("phase", PHASES, empty_ok=False), "hardware": hardware, "model": model, "engine": engine,
                "weight_precision": precision("weight precision", False),
                "kv_precision": precision("KV precision", True), "spec_decode": spec,
                "overlap": word("overlap", OVERLAP_MODES), "expert_balance": word("expert balance", EXPERT_BALANCING),
