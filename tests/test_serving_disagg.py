@@ -9,7 +9,7 @@ import pytest
 
 from tokenomics import catalog
 from tokenomics.deployment import resolve
-from tokenomics.errors import ValidationError
+from tokenomics.errors import TokenomicsError, ValidationError
 from tokenomics.perf import serving
 from tokenomics.perf.memory import kv_bytes_per_seq_per_chip
 from tokenomics.perf.serving import kv_transfer_s, serve, serve_disaggregated
@@ -138,8 +138,8 @@ def test_split_missing_is_one_line(drop):
         serving.predict_case(row)
     msg = str(exc.value)
     assert "D1" in msg and all(k in msg for k in drop) and "\n" not in msg
-    with pytest.raises(ValidationError):
-        serving.read_cases(pd.DataFrame([row]))
+    with pytest.raises(TokenomicsError, match="D1: a disaggregated serve row needs its prefill/decode split"):
+        serving.read_cases(pd.DataFrame([row]))  # the strict reader (check_cases refuses the row alone)
 
 
 @pytest.fixture(scope="module")
