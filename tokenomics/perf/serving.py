@@ -257,6 +257,9 @@ class ServingResult:
     kv_transfer_s : float
         Disaggregated only: moving one prompt's KV cache from its prefill to its decode GPUs, part
         of ``ttft_s`` [s] (0 otherwise).
+    concurrency : float
+        The requests in flight per instance :func:`serve_at_target` settled on [requests] (NaN
+        where the caller stated the operating point).
     """
 
     phase: str
@@ -270,6 +273,7 @@ class ServingResult:
     engine_step_s: float
     output_tok_per_s_per_decode_gpu: np.ndarray | None = None
     kv_transfer_s: float = 0.0
+    concurrency: float = float("nan")
 
 
 def _engine_cost_s(dep, engines: Any = None) -> tuple[dict[str, Any], float]:
@@ -792,7 +796,8 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     Returns
     -------
     ServingResult or None
-        The steady state at that concurrency; None where even one request is served slower.
+        The steady state at that concurrency (its ``concurrency``); None where even one request is
+        served slower.
     """
     v.positive(tok_per_s_per_user, "tok_per_s_per_user")
     target = float(tok_per_s_per_user)
@@ -806,7 +811,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     c_lo, c_hi = 1, max(1, int(_slot_cap(deployment, float(isl_tok) + float(osl_tok) / 2.0)))
     hi = run(c_hi) if c_hi > 1 else lo
     if float(hi.tok_per_s_per_user) >= target:
-        return hi
+        return dataclasses.replace(hi, concurrency=float(c_hi))
     while c_hi - c_lo > 1:  # lo meets the target, hi does not
         mid = (c_lo + c_hi) // 2
         r = run(mid)
@@ -814,7 +819,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
             c_lo, lo = mid, r
         else:
             c_hi = mid
-    return lo
+    return dataclasses.replace(lo, concurrency=float(c_lo))
 
 
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
