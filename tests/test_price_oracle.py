@@ -70,6 +70,9 @@ CONTRACT = [
     # the same MoE served disaggregated on H200 servers: 1 prefill, 2 decode instances of 8 GPUs
     pytest.param(["--system", "dgx-h200", "-m", "deepseek-v3", "--serving", "disaggregated", "--pd", "1:2",
                   "--concurrency", "64"], id="moe-disaggregated"),
+    # disaggregated at a target speed: the split and concurrency it finds
+    pytest.param(["-H", "h200", "-m", "llama-3.1-8b", "--serving", "disaggregated", "--target-tok-s-user", "60"],
+                 id="dense-disaggregated-target"),
 ]
 
 
@@ -133,9 +136,9 @@ def test_disaggregated_split_search_keeps_the_best_split():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(serving="colocated", batch=8), "batch set the decode-only steady state"),
     (dict(serving="colocated", cache_hit_frac=0.5), "cache_hit_frac applies to the decode-only"),
+    (dict(serving="disaggregated", cache_hit_frac=1.0), "one cache_hit_frac below 1"),
     (dict(serving="colocated", concurrency=8, target_tok_per_s_per_user=30), "either concurrency or"),
     (dict(serving="colocated", pd=(1, 2)), "pd .* applies to serving='disaggregated'"),
-    (dict(serving="disaggregated", target_tok_per_s_per_user=30), "give concurrency instead"),
     (dict(concurrency=8), "decode-only steady state takes batch"),
     (dict(serving="colo"), "serving must be one of"),
 ])
@@ -152,3 +155,25 @@ def test_cli_bad_pd_exits_2(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "expected prefill:decode instances" in err and "Traceback" not in err
+
+
+def test_disaggregated_at_a_target_speed_keeps_every_user_at_it():
+    # the most requests per decode instance (from b* to 2 b*) whose users still see 60 tok/s:
+    # one more request per decode instance on the same split is slower than the target
+    from tokenomics.perf.serving import serve_disaggregated
+
+    r = chain.price("h200", "llama-3.1-8b", serving="disaggregated", target_tok_per_s_per_user=60)
+    assert float(r.tok_per_s_per_user) >= 60
+    p, d = int(r.n_prefill_gpus), int(r.n_decode_gpus)
+    more = serve_disaggregated(r.deployment, r.deployment, n_prefill_gpus=p, n_decode_gpus=d, isl_tok=1024,
+                               osl_tok=1024, concurrency=r.concurrency + d)
+    assert float(more.tok_per_s_per_user) < 60
+
+
+def test_disaggregated_cache_hits_make_prefill_cheaper():
+    # cached prompt tokens skip prefill: fewer prefill GPUs per decode GPU, or more served per GPU
+    kw = dict(serving="disaggregated", concurrency=64, pd=(1, 4))
+    cold = chain.price("h200", "llama-3.1-8b", **kw)
+    warm = chain.price("h200", "llama-3.1-8b", cache_hit_frac=0.5, **kw)
+    assert float(warm.usd_per_m_effective_input_tok) < float(cold.usd_per_m_effective_input_tok)
+    assert float(warm.ttft_s) < float(cold.ttft_s)

@@ -274,7 +274,7 @@ SERVING_MODES = ("decode", "colocated", "disaggregated")
 
 #: Prefill:decode instance splits a disaggregated price weighs when none is given (the one serving
 #: the most output tokens per GPU is kept; 1:1 first among equals).
-PD_SPLITS = tuple((p, d) for p in range(1, 5) for d in range(1, 9) if math.gcd(p, d) == 1)
+PD_SPLITS = tuple((p, d) for p in range(1, 9) for d in range(1, 9) if math.gcd(p, d) == 1)
 
 
 def serving_mode_label(serving: str, pd: tuple[int, int] | None = None) -> str:
@@ -432,7 +432,8 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         if serving == "colocated":
             st = _colocated_steady(dep, bases, in_tok, out_tok, concurrency, target_tok_per_s_per_user)
         else:
-            st = _disaggregated_steady(dep, in_tok, out_tok, concurrency, pd)
+            st = _disaggregated_steady(dep, in_tok, out_tok, concurrency, pd, target_tok_per_s_per_user,
+                                      float(cache_hit_frac))
     return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, cache_hit_frac,
                    output_convention, workload, in_tok, out_tok)
 
@@ -471,9 +472,12 @@ def _check_oracle_args(serving: str, batch: Any, context_tok: Any, prefill_batch
     if given:
         raise ValidationError(f"{', '.join(given)} set the decode-only steady state; serving={serving!r} sets its "
                               "batches from the concurrency and each sequence's context from isl/osl: drop them")
-    if np.any(np.asarray(cache_hit_frac, float) != 0):
-        raise ValidationError(f"cache_hit_frac applies to the decode-only steady state (a prefix cache is not in the "
-                              f"serving model); leave it 0 with serving={serving!r}")
+    if serving == "colocated" and np.any(np.asarray(cache_hit_frac, float) != 0):
+        raise ValidationError("cache_hit_frac applies to the decode-only steady state and disaggregated serving (a "
+                              "co-located engine's prefix cache is not in the serving model); leave it 0 with "
+                              "serving='colocated'")
+    if np.ndim(cache_hit_frac) or float(cache_hit_frac) >= 1:
+        raise ValidationError(f"serving={serving!r} takes one cache_hit_frac below 1, got {cache_hit_frac!r}")
     if concurrency is not None and target is not None:
         raise ValidationError("give either concurrency or target_tok_per_s_per_user, not both")
     if concurrency is not None:
@@ -485,9 +489,6 @@ def _check_oracle_args(serving: str, batch: Any, context_tok: Any, prefill_batch
             raise ValidationError("pd (prefill:decode instances) applies to serving='disaggregated'")
         if len(tuple(pd)) != 2 or any(int(x) != x or x < 1 for x in pd):
             raise ValidationError(f"pd must be two whole numbers of instances >= 1 (prefill, decode), got {pd!r}")
-    if serving == "disaggregated" and target is not None:
-        raise ValidationError("a disaggregated price is at a stated concurrency per decode instance: give "
-                              "concurrency instead of target_tok_per_s_per_user (or serving='colocated')")
 
 
 def _prefill_of(dep, in_tok: int, prefill_batch: Any):
@@ -594,32 +595,95 @@ def _colocated_steady(dep, bases: list, in_tok: int, out_tok: int, concurrency: 
                    prefill_batch=np.asarray(float("nan")), ttft_s=np.asarray(float(r.ttft_s)))
 
 
-def _disaggregated_steady(dep, in_tok: int, out_tok: int, concurrency: Any, pd: Any) -> _Steady:
-    """Prefill and decode instances of ``dep`` with KV transfer
-    (:func:`tokenomics.perf.serving.serve_disaggregated`) at ``concurrency`` per decode instance,
-    the split ``pd`` or the one of :data:`PD_SPLITS` serving the most output tokens per GPU."""
-    from .errors import DoesNotFitError
+def _disaggregated_split(dep, in_tok: int, out_tok: int, concurrency: Any, pd: Any, hit: float):
+    """((P, D), result) of :func:`tokenomics.perf.serving.serve_disaggregated` at ``concurrency``
+    per decode instance: the split ``pd``, else the one of :data:`PD_SPLITS` serving the most
+    output tokens per GPU."""
     from .perf.serving import serve_disaggregated
 
-    if not _holds_request(dep, in_tok, out_tok):
-        raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the weights")
     c = float(32 * int(dep.parallel.attn_dp) if concurrency is None else concurrency)
     n = dep.replica_chips
     best = None
     for p, d in ([tuple(int(x) for x in pd)] if pd is not None else PD_SPLITS):
         r = serve_disaggregated(dep, dep, n_prefill_gpus=p * n, n_decode_gpus=d * n, isl_tok=in_tok,
-                                osl_tok=out_tok, concurrency=c * d)
+                                osl_tok=out_tok, concurrency=c * d, cache_hit_frac=hit)
+        r = dataclasses.replace(r, concurrency=c * d)
         if best is None or float(r.output_tok_per_s_per_gpu) > float(best[1].output_tok_per_s_per_gpu):
             best = ((p, d), r)
-    (p, d), r = best
+    return best
+
+
+def _disaggregated_at_target(dep, in_tok: int, out_tok: int, target: float, pd: Any, hit: float):
+    """((P, D), result) of disaggregated serving with the most requests in flight that keep each
+    user at ``target`` tokens/s, on the split ``pd`` or the one serving the most output tokens per GPU.
+
+    A user's speed is the decode instance's at its batch, so the batch ``b*`` that meets the
+    target fixes each decode instance's request rate; the prefill instances keep up with it where
+    ``P / D`` is at least that rate over one prefill instance's capacity. The two smallest such
+    splits of :data:`PD_SPLITS` are weighed (the largest where none keeps up); on each, the
+    concurrency per decode instance is the largest whole number from ``b*`` to ``2 b*`` whose
+    users still see the target (bisection: the speed falls as requests are added). At most as
+    many requests wait for prefill as decode: near a prefill instance's capacity, more requests
+    in flight would only lengthen the queue (TTFT) for a vanishing gain in throughput.
+    """
+    from .perf.serving import serve, serve_disaggregated
+
+    ctx = int(round(in_tok + out_tok / 2.0))
+    b_star = dep.batch_for_target(float(target), ctx)
+    isl_p = max(1.0, in_tok * (1.0 - hit))  # prompt tokens a prefill instance computes
+    dec_tok_s = float(serve(dep, isl_tok=in_tok, osl_tok=out_tok, phase="decode", batch=b_star).output_tok_per_s_per_gpu)
+    pre_tok_s = float(serve(dep, isl_tok=isl_p, osl_tok=out_tok, phase="prefill").total_tok_per_s_per_gpu)
+    # requests/s a decode instance finishes at b* over those a prefill instance prefills (per GPU)
+    ratio = (dec_tok_s / out_tok) / (pre_tok_s / isl_p)
+    splits = sorted(PD_SPLITS, key=lambda s: s[0] / s[1])
+    keep_up = [s for s in splits if s[0] / s[1] >= ratio]
+    cands = [tuple(int(x) for x in pd)] if pd is not None else (keep_up[:2] or splits[-1:])
+    n = dep.replica_chips
+    best = None
+    for p, d in cands:
+        def run(c: int, p: int = p, d: int = d):
+            r = serve_disaggregated(dep, dep, n_prefill_gpus=p * n, n_decode_gpus=d * n, isl_tok=in_tok,
+                                    osl_tok=out_tok, concurrency=float(c * d), cache_hit_frac=hit)
+            return dataclasses.replace(r, concurrency=float(c * d))
+
+        lo, r_lo = b_star, run(b_star)  # at most b* decoding: every user at the target
+        hi, r_hi = 2 * b_star, run(2 * b_star)  # at most as many waiting for prefill as decoding
+        if float(r_hi.tok_per_s_per_user) >= target:
+            lo, r_lo, hi = hi, r_hi, None
+        while hi is not None and hi - lo > 1:
+            mid = (lo + hi) // 2
+            r = run(mid)
+            if float(r.tok_per_s_per_user) >= target:
+                lo, r_lo = mid, r
+            else:
+                hi = mid
+        if best is None or float(r_lo.output_tok_per_s_per_gpu) > float(best[1].output_tok_per_s_per_gpu):
+            best = ((p, d), r_lo)
+    return best
+
+
+def _disaggregated_steady(dep, in_tok: int, out_tok: int, concurrency: Any, pd: Any, target: Any,
+                          hit: float) -> _Steady:
+    """Prefill and decode instances of ``dep`` with KV transfer
+    (:func:`tokenomics.perf.serving.serve_disaggregated`) at ``concurrency`` per decode instance or
+    at the target speed; cache hits skip prefill (input prices are per cache-miss token)."""
+    from .errors import DoesNotFitError
+
+    if not _holds_request(dep, in_tok, out_tok):
+        raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the weights")
+    if target is None:
+        (p, d), r = _disaggregated_split(dep, in_tok, out_tok, concurrency, pd, hit)
+    else:
+        (p, d), r = _disaggregated_at_target(dep, in_tok, out_tok, float(target), pd, hit)
+    n = dep.replica_chips
     ctx = float(round(in_tok + out_tok / 2.0))
     dec = dep.decode(max(1, int(round(float(r.batch)))), ctx, check_memory=False, engine_step_s=r.engine_step_s)
-    pb, pre = _prefill_of(dep, in_tok, None)
-    requests_s = float(r.output_tok_per_s_per_gpu) * (p + d) * n / out_tok
-    pre_rate = requests_s * in_tok / (p * n)  # input tokens/s per prefill GPU
-    busy = min(1.0, pre_rate / float(np.max(pre.tok_per_s_per_chip)))
+    pb, pre = _prefill_of(dep, max(1, int(round(in_tok * (1.0 - hit)))), None)
     out = float(r.output_tok_per_s_per_gpu)
-    return _Steady(dep=dep, mode=serving_mode_label("disaggregated", (p, d)), concurrency=c * d,
+    requests_s = out * (p + d) * n / out_tok
+    pre_rate = requests_s * in_tok * (1.0 - hit) / (p * n)  # cache-miss input tokens/s per prefill GPU
+    busy = min(1.0, pre_rate / float(np.max(pre.tok_per_s_per_chip)))
+    return _Steady(dep=dep, mode=serving_mode_label("disaggregated", (p, d)), concurrency=float(r.concurrency),
                    batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), fits=np.asarray(True), dec=dec,
                    pre=pre, tok_per_s_per_chip=np.asarray(out), tok_per_s_per_replica=np.asarray(out * (p + d) * n),
                    tok_per_s_per_user=np.asarray(float(r.tok_per_s_per_user)),
