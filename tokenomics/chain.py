@@ -98,6 +98,11 @@ class PriceResult(Display):
         is its operating point) [requests].
     n_prefill_gpus, n_decode_gpus : float
         Disaggregated: GPUs of the prefill and of the decode instances (NaN otherwise).
+    decode_tok_per_s_per_chip : ndarray or None
+        Output tokens/s per chip-second spent decoding [tokens/s]: ``tok_per_s_per_chip`` in the
+        decode-only steady state; co-located, the served rate over the decoding share of the
+        iterations; disaggregated, per decode GPU. With ``prefill_tok_per_s_per_chip`` it splits
+        a request's chip time (:func:`tokenomics.perf.serving.chip_s_per_request`).
     """
 
     _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
@@ -141,6 +146,7 @@ class PriceResult(Display):
     concurrency: float = float("nan")
     n_prefill_gpus: float = float("nan")
     n_decode_gpus: float = float("nan")
+    decode_tok_per_s_per_chip: Any = None
 
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
@@ -778,6 +784,7 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
         price_usd_per_1k_blended_tok=blended, energy_j_per_tok=e, facility_energy_j_per_tok=fe,
         wh_per_1k_tok=pricing.wh_per_1k_tok(fe), serving=_SERVING_OF[st.mode.split()[0]], serving_mode=st.mode,
         concurrency=st.concurrency, n_prefill_gpus=st.n_prefill_gpus, n_decode_gpus=st.n_decode_gpus,
+        decode_tok_per_s_per_chip=tps,
     )
 
 
