@@ -982,8 +982,14 @@ def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execu
     """Disaggregated prefill (on ``prefill_hardware``) and decode (on ``decode_hardware``) versus
     co-located serving on ``prefill_hardware``, for each workload (the HC2000 10x claim).
 
-    Decode runs at ``batch`` (clipped to what fits on each chip) at each workload's average
-    context. Capex and costs are bottom-up unless given.
+    One chip of each kind serves the model (``tp`` 1). The rates are the serving model's, as
+    ``validate-serving`` scores it: a prefill instance at full load and a decode instance at
+    ``batch`` sequences (clipped to what fits) are the instances of
+    :func:`tokenomics.perf.serving.serve_disaggregated`; co-located, the P chip serves ``batch``
+    requests in flight with their prompts in its decode iterations
+    (:func:`tokenomics.perf.serving.serve`). The chip-hours are priced by :func:`price` at the
+    power of what each chip does (P co-located, D decoding); capex and costs are bottom-up
+    unless given.
 
     Returns
     -------
@@ -991,38 +997,38 @@ def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execu
         Broadcast over the workloads.
     """
     from .econ.disagg import compare
+    from .econ.pricing import chip_h_usd_of_price
     from .econ.tco import CostInputs, cost_model
-    from .perf import decode_step, max_batch, prefill
+    from .errors import DoesNotFitError
+    from .perf.serving import serve
 
-    rows = [workload_mix(w) for w in workloads]
-    i = np.array([r[0] for r in rows], float)
-    o = np.array([r[1] for r in rows], float)
-    ctx = (i + o // 2).astype(int)
-
-    def dec_tps(hw):
-        mb = np.asarray(max_batch(hw, model, context_tok=ctx, weight_precision=weight_precision))
-        b = np.minimum(batch, mb)
-        if np.any(b < 1):
-            from .errors import DoesNotFitError
-
-            raise DoesNotFitError(f"{getattr(model, 'name', model)} does not fit on one "
-                                  f"{getattr(hw, 'name', hw)} at context {int(ctx.max())}")
-        return np.asarray(decode_step(hw, model, execution, batch=b, context_tok=ctx,
-                                      weight_precision=weight_precision).tok_per_s_per_chip, float)
-
-    pre = np.asarray(prefill(prefill_hardware, model, execution, prompt_tok=i.astype(int), batch=1,
-                             weight_precision=weight_precision).tok_per_s_per_chip, float)
-    d_p, d_d = dec_tps(prefill_hardware), dec_tps(decode_hardware)
-    cp = cost_model(prefill_hardware, cost_prefill)
-    cd = cost_model(decode_hardware, cost_decode)
+    deps = [deployment_of(hw, model, execution, tp=1, ep=1, weight_precision=weight_precision)
+            for hw in (prefill_hardware, decode_hardware)]
+    cp = cost_model(deps[0].hardware, cost_prefill)
+    cd = cost_model(deps[1].hardware, cost_decode)
     for c, name in ((cp, prefill_hardware), (cd, decode_hardware)):
         if not isinstance(c, CostInputs):
             raise ValidationError(f"disaggregated needs bottom-up costs with capex for {name}; got a flat tier")
-    from .econ.tco import power_at_typical
-    from . import catalog
-
-    hp = catalog.accelerator(getattr(prefill_hardware, "name", prefill_hardware))
-    hd = catalog.accelerator(getattr(decode_hardware, "name", decode_hardware))
-    return compare(pre, d_p, d_d, cp.capex_usd, cd.capex_usd,
-                   cp.cost_usd_per_chip_h(power_at_typical(hp)), cd.cost_usd_per_chip_h(power_at_typical(hd)),
-                   i, o, prefill_hardware=hp.name, decode_hardware=hd.name, target_ratio=target_ratio)
+    rows = []
+    for w in workloads:
+        i, o = workload_mix(w)
+        ctx = i + o // 2
+        b = []
+        for dep in deps:
+            fit = int(np.min(dep.max_batch(ctx)))
+            if fit < 1:
+                raise DoesNotFitError(f"{dep.model.name} does not fit on one {dep.hardware.name} at context {ctx}")
+            b.append(min(int(batch), fit))
+        pre = float(serve(deps[0], isl_tok=i, osl_tok=o, phase="prefill").total_tok_per_s_per_gpu)
+        dec_p, dec_d = (float(serve(dep, isl_tok=i, osl_tok=o, phase="decode", batch=bb).output_tok_per_s_per_gpu)
+                        for dep, bb in zip(deps, b))
+        col = price(deployment=deps[0], workload=w, serving="colocated", concurrency=b[0], cost=cp,
+                    utilization_frac=1.0, margin_frac=0.0, output_convention="all-in")
+        cost_p = float(chip_h_usd_of_price(col.price_usd_per_1k_output_tok, col.tok_per_s_per_chip))
+        cost_d = float(price(deployment=deps[1], workload=w, batch=b[1], cost=cd, utilization_frac=1.0,
+                             margin_frac=0.0).cost_usd_per_chip_h)
+        rows.append((i, o, pre, dec_p, dec_d, cost_p, cost_d, o / float(col.tok_per_s_per_chip)))
+    i, o, pre, dec_p, dec_d, cost_p, cost_d, n_c = (np.array(x, float) for x in zip(*rows))
+    return compare(pre, dec_p, dec_d, cp.capex_usd, cd.capex_usd, cost_p, cost_d, i, o,
+                   prefill_hardware=deps[0].hardware.name, decode_hardware=deps[1].hardware.name,
+                   target_ratio=target_ratio, colocated_chip_s_per_request=n_c)
