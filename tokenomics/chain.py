@@ -308,7 +308,6 @@ class _Steady:
     concurrency: float
     batch: Any
     context_tok: Any
-    fits: Any
     dec: Any
     pre: Any
     tok_per_s_per_chip: Any
@@ -542,7 +541,7 @@ def _decode_steady(dep, bases: list, batch: Any, context_tok: Any, in_tok: int, 
     pb, pre = _prefill_of(dep, in_tok, prefill_batch)
     tps = np.where(fits, np.asarray(dec.tok_per_s_per_chip, float), np.nan)
     return _Steady(dep=dep, mode=serving_mode_label("decode"), concurrency=float("nan"), batch=dec.batch,
-                   context_tok=dec.context_tok, fits=fits, dec=dec, pre=pre, tok_per_s_per_chip=tps,
+                   context_tok=dec.context_tok, dec=dec, pre=pre, tok_per_s_per_chip=tps,
                    tok_per_s_per_replica=np.where(fits, np.asarray(dec.tok_per_s_per_replica, float), np.nan),
                    tok_per_s_per_user=np.where(fits, np.asarray(dec.tok_per_s_per_user, float), np.nan),
                    decode_rate=tps, prefill_rate=np.asarray(pre.tok_per_s_per_chip, float), prefill_batch=np.asarray(pb),
@@ -593,7 +592,7 @@ def _colocated_steady(dep, bases: list, in_tok: int, out_tok: int, concurrency: 
     inp = out * in_tok / out_tok  # input tokens/s per chip
     pb, pre = _prefill_of(dep, in_tok, None)
     return _Steady(dep=dep, mode=serving_mode_label("colocated"), concurrency=float(r.concurrency),
-                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), fits=np.asarray(True), dec=dec,
+                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), dec=dec,
                    pre=pre, tok_per_s_per_chip=np.asarray(out), tok_per_s_per_replica=np.asarray(out * dep.replica_chips),
                    tok_per_s_per_user=np.asarray(float(r.tok_per_s_per_user)),
                    decode_rate=np.asarray(out / max(1.0 - pre_frac, 1e-12)),
@@ -690,7 +689,7 @@ def _disaggregated_steady(dep, in_tok: int, out_tok: int, concurrency: Any, pd: 
     pre_rate = requests_s * in_tok * (1.0 - hit) / (p * n)  # cache-miss input tokens/s per prefill GPU
     busy = min(1.0, pre_rate / float(np.max(pre.tok_per_s_per_chip)))
     return _Steady(dep=dep, mode=serving_mode_label("disaggregated", (p, d)), concurrency=float(r.concurrency),
-                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), fits=np.asarray(True), dec=dec,
+                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), dec=dec,
                    pre=pre, tok_per_s_per_chip=np.asarray(out), tok_per_s_per_replica=np.asarray(out * (p + d) * n),
                    tok_per_s_per_user=np.asarray(float(r.tok_per_s_per_user)),
                    decode_rate=np.asarray(float(r.output_tok_per_s_per_decode_gpu)), prefill_rate=np.asarray(pre_rate),
