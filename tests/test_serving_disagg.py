@@ -195,8 +195,8 @@ def test_colocated_wide_ep_serves_a_prefill_heavy_mix_far_below_the_disaggregate
     default deployment (DeepSeek-V3, GB200 NVL72, EP72 with attention DP) co-located, serving
     OpenRouter's 6,000 / 400 mix, holds 35 tok/s per user only up to ~42 users, where it delivers
     ~324 tok/s per GPU of input and output (measured with this model, 2026-12-05): each prompt
-    prefilled on one attention-DP rank holds all 72 in lockstep. Disaggregated, a GPU serves 12,938
-    (golden infra basis): 40x more."""
+    prefilled on one attention-DP rank holds all 72 in lockstep. Disaggregated (serve_disaggregated,
+    5 prefill instances per decode instance), a GPU serves 11,297 (golden infra basis): 35x more."""
     from tokenomics.chain import price
     from tokenomics.forecast.infrastructure import serving_basis
 

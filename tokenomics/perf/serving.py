@@ -257,6 +257,9 @@ class ServingResult:
     kv_transfer_s : float
         Disaggregated only: moving one prompt's KV cache from its prefill to its decode GPUs, part
         of ``ttft_s`` [s] (0 otherwise).
+    concurrency : float
+        The requests in flight per instance :func:`serve_at_target` settled on [requests] (NaN
+        where the caller stated the operating point).
     """
 
     phase: str
@@ -270,6 +273,7 @@ class ServingResult:
     engine_step_s: float
     output_tok_per_s_per_decode_gpu: np.ndarray | None = None
     kv_transfer_s: float = 0.0
+    concurrency: float = float("nan")
 
 
 def _engine_cost_s(dep, engines: Any = None) -> tuple[dict[str, Any], float]:
@@ -792,7 +796,8 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     Returns
     -------
     ServingResult or None
-        The steady state at that concurrency; None where even one request is served slower.
+        The steady state at that concurrency (its ``concurrency``); None where even one request is
+        served slower.
     """
     v.positive(tok_per_s_per_user, "tok_per_s_per_user")
     target = float(tok_per_s_per_user)
@@ -806,7 +811,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     c_lo, c_hi = 1, max(1, int(_slot_cap(deployment, float(isl_tok) + float(osl_tok) / 2.0)))
     hi = run(c_hi) if c_hi > 1 else lo
     if float(hi.tok_per_s_per_user) >= target:
-        return hi
+        return dataclasses.replace(hi, concurrency=float(c_hi))
     while c_hi - c_lo > 1:  # lo meets the target, hi does not
         mid = (c_lo + c_hi) // 2
         r = run(mid)
@@ -814,7 +819,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
             c_lo, lo = mid, r
         else:
             c_hi = mid
-    return lo
+    return dataclasses.replace(lo, concurrency=float(c_lo))
 
 
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
@@ -918,7 +923,7 @@ def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: flo
 def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
                         isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
                         profile: Any = None, engines: Any = None,
-                        max_batch_per_rank: float | None = None) -> ServingResult:
+                        max_batch_per_rank: float | None = None, cache_hit_frac: float = 0.0) -> ServingResult:
     """Steady-state disaggregated prefill/decode serving at a total concurrency (module docstring).
 
     Parameters
@@ -938,6 +943,10 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
     max_batch_per_rank : float, optional
         The decode engine's batch cap per attention-DP rank (TensorRT-LLM generation workers'
         ``max_batch_size``) where the run set one; default memory only [sequences].
+    cache_hit_frac : float
+        Share of each prompt's tokens the prefill instances find in a prefix cache [0, 1): they
+        compute only the rest (attention over the cached prefix not counted: ASSUMPTION); the
+        whole prompt's KV cache still moves to the decode instance. Default 0.
 
     Returns
     -------
@@ -955,7 +964,9 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         if float(n) < dep.replica_chips:
             raise ValidationError(f"{name}={float(n):g} is fewer than one instance of {dep.replica_chips} GPUs "
                                   f"({dep.label()})")
+    v.fraction(cache_hit_frac, "cache_hit_frac", allow_one=False)
     isl, osl, c = float(isl_tok), float(osl_tok), float(concurrency)
+    isl_p = isl * (1.0 - float(cache_hit_frac))  # prompt tokens a prefill instance computes
     n_pi = float(n_prefill_gpus) / prefill_dep.replica_chips  # prefill instances
     n_di = float(n_decode_gpus) / decode_dep.replica_chips  # decode instances
     tps = decode_dep.spec.tokens_per_step if decode_dep.spec else 1.0
@@ -963,8 +974,8 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
 
     # prefill instance: iteration time of every batch size up to its prefill budget
     ep_p, t_eng_p = _engine_cost_s(prefill_dep, engines)
-    n_arr = np.arange(1, int(np.max(prefill_dep.prefill_batch(int(round(isl))))) + 1)
-    t_arr = _prefill_iteration_s(prefill_dep, isl, n_arr, t_eng_p, profile) * np.ones(n_arr.shape)
+    n_arr = np.arange(1, int(np.max(prefill_dep.prefill_batch(max(1, int(round(isl_p)))))) + 1)
+    t_arr = _prefill_iteration_s(prefill_dep, max(1.0, isl_p), n_arr, t_eng_p, profile) * np.ones(n_arr.shape)
     x_cap = n_pi * n_arr[-1] / t_arr[-1]  # prefill capacity [requests/s]
     t_kv = kv_transfer_s(prefill_dep, decode_dep, isl, float(n_prefill_gpus) + float(n_decode_gpus))
 
