@@ -12,11 +12,12 @@ from ._common import FORMAT_HELP, Format, emit
 from .econ import AutoscaleOpt, CacheHitOpt, OutputConventionOpt, UtilProfileOpt, utilization_of
 
 #: Columns of the table view (csv/json carry every column of ``tokenomics.market.market``).
-TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "tok_per_s_per_user",
-                 "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac", "flag"]
+TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "weight_precision",
+                 "tok_per_s_per_user", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac",
+                 "flag"]
 #: Short headers of the table view.
 TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok": "list out",
-               "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
+               "weight_precision": "precision", "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
                "cost_usd_per_m_output_tok": "cost out", "implied_margin_frac": "margin"}
 
 
@@ -32,6 +33,7 @@ def market(
     autoscale: AutoscaleOpt = False,
     cache_hit: CacheHitOpt = 0.0,
     output_convention: OutputConventionOpt = "decode-only",
+    weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Price every row at this weight precision (bf16, fp8, nvfp4, mxfp4, int4, ...) [default: the row's quantization, else the precision the model's providers serve: datasets/served_precision.csv].")] = None,
     spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
@@ -46,7 +48,7 @@ def market(
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
-                   spec=spec)
+                   spec=spec, weight_precision=weight_precision)
     if fmt != Format.table:
         emit(df, fmt)
         return
@@ -63,5 +65,10 @@ def market(
                 f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
                 f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
                 f"{output_convention} output, {workload} mix"),
-         caption=(f"speed: published where the provider gives one, else {default_speed:g} tok/s/user "
+         caption=((f"precision: --weight-precision {weight_precision}; " if weight_precision else
+                   "precision: the row's, else the one the model's providers serve (datasets/served_precision.csv); ")
+                  + 
+                  f"speed: the row's, else the provider's measured one (datasets/served_speed.csv: "
+                  f"{(df['speed_source'] == mk.SPEED_FROM_TABLE).sum()} rows), else {default_speed:g} tok/s/user "
                   f"({s['n_default_speed']} rows); deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
+
