@@ -10,7 +10,10 @@ that does not fit there goes to ``gb200-nvl72``) -- and the implied gross margin
     implied_margin_frac = 1 - modelled cost of a request / list price of that request
 
 over the workload mix (``chat``: 1,024 input and 1,024 output tokens), input and output tokens
-each at their own price; ``output_margin_frac`` compares output tokens alone.
+each at their own price, cache hits (``cache_hit_frac``) at the row's cached-input list price on
+the revenue side and at the modelled prefix-cache cost on the cost side (the same token mix on
+both sides; :func:`tokenomics.econ.pricing.gross_margin_frac`); ``output_margin_frac`` compares
+output tokens alone.
 
 What is priced is what the provider serves: the row's ``quantization`` where it names a precision,
 else the precision that model's providers serve (``datasets/served_precision.csv``: the published
@@ -235,6 +238,43 @@ def _deployment(model: str, system: str | None, spec: Any = None, precision: str
         return resolve(model, system=FALLBACK_SYSTEM, spec=spec, **kw)
 
 
+def margins(list_input: float, list_cached_input: float, list_output: float, cost_input: float,
+            cost_output: float, input_tok: int, output_tok: int, cache_hit_frac: float = 0.0) -> tuple[float, float]:
+    """(implied margin of a request, margin of its output tokens) of a list price over a modelled cost.
+
+    Parameters
+    ----------
+    list_input, list_cached_input, list_output : float
+        List prices [USD/M tokens]: cache-miss input (NaN: not given, the request margin is then
+        the output margin), cache-hit input (NaN: not given, a hit is billed at the miss price),
+        output.
+    cost_input, cost_output : float
+        Modelled cost [USD/M tokens]; ``cost_input`` is the effective one over cache hits and
+        misses (:attr:`tokenomics.chain.PriceResult.usd_per_m_effective_input_tok`).
+    input_tok, output_tok : int
+        Tokens per request of the workload.
+    cache_hit_frac : float
+        Share of input tokens billed at the cached price [0-1].
+
+    Returns
+    -------
+    tuple of float
+        Both by :func:`tokenomics.econ.pricing.gross_margin_frac` [fraction]; NaN where the cost is.
+    """
+    from .econ.pricing import gross_margin_frac, usd_per_request
+
+    if not (np.isfinite(cost_output) and np.isfinite(cost_input)):
+        return float("nan"), float("nan")
+    out_m = float(gross_margin_frac(list_output, cost_output))
+    if not np.isfinite(list_input):
+        return out_m, out_m
+    hit_price = list_cached_input if np.isfinite(list_cached_input) else list_input
+    billed_in = (1.0 - cache_hit_frac) * list_input + cache_hit_frac * hit_price
+    revenue = usd_per_request(billed_in / 1e3, list_output / 1e3, input_tok, output_tok)
+    cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, input_tok, output_tok)
+    return float(gross_margin_frac(revenue, cost)), out_m
+
+
 def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | None = None,
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
@@ -260,8 +300,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     utilization_frac : float, optional
         Share of chip-hours sold (0, 1] (default 1: InferenceX's convention).
     cache_hit_frac : float
-        Share of input tokens served from a prefix cache [0-1] (default 0); the modelled input
-        cost is then the effective one.
+        Share of input tokens served from a prefix cache [0-1] (default 0): the modelled input
+        cost is then the effective one and those tokens are billed at the row's
+        ``cached_input_usd_per_m_tok`` (the miss price where the row gives none).
     spec : str, optional
         Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
         :func:`tokenomics.deployment.resolve` takes it); an MTP method applies to the models whose
@@ -276,6 +317,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     pandas.DataFrame
         One row per list price: ``provider``, ``model``, ``list_usd_per_m_input_tok``,
         ``list_usd_per_m_cached_input_tok``, ``list_usd_per_m_output_tok``,
+        ``list_usd_per_m_billed_input_tok`` (input billed over hits and misses),
         ``weight_precision``, ``precision_source``, ``tok_per_s_per_user`` (the speed priced),
         ``speed_source``, ``speed_basis``, ``modelled_tok_per_s_per_user``, ``batch``,
         ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``, ``implied_margin_frac``,
@@ -340,33 +382,30 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
                 speed, ssrc = float(default_tok_per_s_per_user), SPEED_FROM_DEFAULT
                 basis = f"default {default_tok_per_s_per_user:g} tok/s/user (not published)"
         lin, lcached, lout = r.input_usd_per_m_tok, r.cached_input_usd_per_m_tok, r.output_usd_per_m_tok
+        hit_price = lcached if np.isfinite(lcached) else lin
         rec: dict[str, Any] = {
             "provider": r.provider, "model": model, "list_usd_per_m_input_tok": lin,
             "list_usd_per_m_cached_input_tok": lcached, "list_usd_per_m_output_tok": lout,
+            "list_usd_per_m_billed_input_tok": (1 - cache_hit_frac) * lin + cache_hit_frac * hit_price,
             "weight_precision": prec, "precision_source": psrc,
             "tok_per_s_per_user": speed, "speed_source": ssrc, "speed_basis": basis,
         }
         c = cost_at(model, prec, speed)
         rec.update({k: val for k, val in c.items() if not k.startswith("_")})
         cin, cout = c["cost_usd_per_m_input_tok"], c["cost_usd_per_m_output_tok"]
-        if np.isfinite(cout):
-            rec["output_margin_frac"] = 1.0 - cout / lout
-            if np.isfinite(lin):
-                rec["implied_margin_frac"] = 1.0 - (cin * in_tok + cout * out_tok) / (lin * in_tok + lout * out_tok)
-            else:
-                rec["implied_margin_frac"] = rec["output_margin_frac"]
+        rec["implied_margin_frac"], rec["output_margin_frac"] = margins(
+            lin, lcached, lout, cin, cout, in_tok, out_tok, cache_hit_frac)
+        if np.isfinite(rec["implied_margin_frac"]):
             below = [w for w, m in (("request", rec["implied_margin_frac"]), ("output", rec["output_margin_frac"]))
                      if m < 0]
             if below:
                 rec["flag"] = f"{FLAG_BELOW_COST} ({', '.join(below)})"
-        else:
-            rec["output_margin_frac"] = rec["implied_margin_frac"] = np.nan
         rec.update({"workload": workload, "source": r.source, "as_of": str(r.as_of),
                     "also_in": "" if not isinstance(r.also_in, str) else r.also_in,
                     "note": "" if not isinstance(r.note, str) else r.note})
         rows.append(rec)
     cols = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_cached_input_tok",
-            "list_usd_per_m_output_tok", "weight_precision",
+            "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "weight_precision",
             "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis",
             "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
             "implied_margin_frac", "output_margin_frac", "flag", "deployment", "cost_basis",
@@ -427,5 +466,5 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "REFERENCE_SYSTEM", "REQUIRED_COLUMNS",
-           "load_prices", "market", "precision_kwargs", "row_precision", "served_precision",
+           "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
            "served_speed", "summary"]
