@@ -20,7 +20,8 @@ else the precision that model's providers serve (``datasets/served_precision.csv
 checkpoint they deploy, e.g. FP8 for Qwen3-235B), or ``weight_precision`` for every row
 (``weight_precision`` and ``precision_source`` say which). The speed is the row's published one,
 else the provider's measured speed (``datasets/served_speed.csv``), else
-:data:`DEFAULT_TOK_PER_S_PER_USER` (``speed_source`` and ``speed_basis`` say which). A
+:data:`DEFAULT_TOK_PER_S_PER_USER` (``speed_source`` and ``speed_basis`` say which). ``speeds``
+prices every row at several speeds as well and gives the speed at which the margin is zero. A
 price below the modelled cost is flagged (``flag``), a speed the deployment cannot reach is said
 in the row (costs NaN), nothing is dropped. Every row names its ``cost_basis``,
 ``output_convention`` and ``deployment``.
@@ -238,6 +239,11 @@ def _deployment(model: str, system: str | None, spec: Any = None, precision: str
         return resolve(model, system=FALLBACK_SYSTEM, spec=spec, **kw)
 
 
+def speed_column(tok_per_s_per_user: float) -> str:
+    """Name of the column holding the implied margin at a speed (``market(speeds=...)``)."""
+    return f"implied_margin_frac_at_{tok_per_s_per_user:g}_tok_per_s"
+
+
 def margins(list_input: float, list_cached_input: float, list_output: float, cost_input: float,
             cost_output: float, input_tok: int, output_tok: int, cache_hit_frac: float = 0.0) -> tuple[float, float]:
     """(implied margin of a request, margin of its output tokens) of a list price over a modelled cost.
@@ -275,10 +281,29 @@ def margins(list_input: float, list_cached_input: float, list_output: float, cos
     return float(gross_margin_frac(revenue, cost)), out_m
 
 
+def zero_margin_speed(speeds: Any, margin: Any) -> float:
+    """The speed at which the margin first falls through zero, searching upwards [tokens/s per user].
+
+    Linear in the margin between neighbouring speeds of ``speeds`` (sorted ascending); NaN where
+    the margin is negative at the slowest speed, never falls below zero in the range, or the
+    deployment cannot reach the speeds in between (NaN margins).
+    """
+    s, m = np.asarray(speeds, float), np.asarray(margin, float)
+    if m.size == 0 or not np.isfinite(m[0]) or m[0] < 0:
+        return float("nan")
+    for i in range(1, m.size):
+        if not np.isfinite(m[i]):
+            return float("nan")
+        if m[i] < 0:
+            return float(s[i - 1] + (s[i] - s[i - 1]) * m[i - 1] / (m[i - 1] - m[i]))
+    return float("nan")
+
+
 def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | None = None,
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
-           cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None) -> "pd.DataFrame":
+           cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
+           speeds: Any = None) -> "pd.DataFrame":
     """Each list price beside the modelled cost to serve what the provider serves, and the margin.
 
     Parameters
@@ -311,6 +336,11 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     weight_precision : str, optional
         Price every row at this weight precision (``tokenomics.specs.PRECISION_BYTES``: ``bf16``,
         ``fp8``, ``nvfp4``, ...) instead of the row's or the served one (:func:`precision_kwargs`).
+    speeds : sequence of float, optional
+        Also price every row at each of these speeds [tokens/s per user]: one column per speed
+        (:func:`speed_column`) and ``zero_margin_tok_per_s_per_user``, the speed at which the
+        implied margin falls to zero, searched over the speeds and the geometric midpoints
+        between them (:func:`zero_margin_speed`).
 
     Returns
     -------
@@ -321,7 +351,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         ``weight_precision``, ``precision_source``, ``tok_per_s_per_user`` (the speed priced),
         ``speed_source``, ``speed_basis``, ``modelled_tok_per_s_per_user``, ``batch``,
         ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``, ``implied_margin_frac``,
-        ``output_margin_frac``, ``flag``, ``deployment``, ``cost_basis``, ``output_convention``,
+        ``output_margin_frac``, the margins at ``speeds`` and ``zero_margin_tok_per_s_per_user``
+        (with ``speeds``), ``flag``, ``deployment``, ``cost_basis``, ``output_convention``,
         ``utilization_frac``, ``cache_hit_frac``, ``workload``, ``source``, ``as_of``, ``also_in``,
         ``note``.
     """
@@ -337,6 +368,12 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     v.fraction(cache_hit_frac, "cache_hit_frac")
     if weight_precision is not None:
         precision_bytes(weight_precision)  # an unknown name is one line naming the known ones
+    grid: list[float] = []
+    if speeds is not None:
+        want = np.atleast_1d(np.asarray(speeds, float)).ravel()
+        v.positive(want, "speeds")
+        want = np.unique(want)
+        grid = sorted(set(want.tolist()) | set(np.sqrt(want[:-1] * want[1:]).tolist()))
     if utilization_frac is not None:
         pricing.check_utilization(utilization_frac)
     if system is not None:
@@ -400,15 +437,25 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
                      if m < 0]
             if below:
                 rec["flag"] = f"{FLAG_BELOW_COST} ({', '.join(below)})"
+        if grid:
+            curve = []
+            for s in grid:
+                cs = cost_at(model, prec, s)
+                curve.append(margins(lin, lcached, lout, cs["cost_usd_per_m_input_tok"],
+                                     cs["cost_usd_per_m_output_tok"], in_tok, out_tok, cache_hit_frac)[0])
+            for s in want:
+                rec[speed_column(float(s))] = curve[grid.index(float(s))]
+            rec["zero_margin_tok_per_s_per_user"] = zero_margin_speed(grid, curve)
         rec.update({"workload": workload, "source": r.source, "as_of": str(r.as_of),
                     "also_in": "" if not isinstance(r.also_in, str) else r.also_in,
                     "note": "" if not isinstance(r.note, str) else r.note})
         rows.append(rec)
+    curve_cols = ([speed_column(float(s)) for s in want] + ["zero_margin_tok_per_s_per_user"]) if grid else []
     cols = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_cached_input_tok",
             "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "weight_precision",
             "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis",
             "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
-            "implied_margin_frac", "output_margin_frac", "flag", "deployment", "cost_basis",
+            "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
             "output_convention", "utilization_frac", "cache_hit_frac", "workload", "source", "as_of",
             "also_in", "note"]
     out = pd.DataFrame(rows)
@@ -456,15 +503,21 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
 
 
 def summary(df: "pd.DataFrame") -> dict[str, Any]:
-    """Counts and the median implied margin of a :func:`market` table."""
+    """Counts and the median implied margin of a :func:`market` table (and, where it was priced at
+    ``speeds``, ``median_<speed column>``: the median over the rows priced at each speed)."""
     ok = df["implied_margin_frac"].notna()
-    return {"n_prices": int(len(df)), "n_models": int(df["model"].nunique()), "n_priced": int(ok.sum()),
-            "median_implied_margin_frac": float(df.loc[ok, "implied_margin_frac"].median()) if ok.any() else np.nan,
-            "n_below_cost": int(df["flag"].str.startswith(FLAG_BELOW_COST).sum()),
-            "n_unreachable": int(df["flag"].str.startswith(FLAG_UNREACHABLE).sum()),
-            "n_default_speed": int(df["speed_basis"].str.startswith("default").sum())}
+    out = {"n_prices": int(len(df)), "n_models": int(df["model"].nunique()), "n_priced": int(ok.sum()),
+           "median_implied_margin_frac": float(df.loc[ok, "implied_margin_frac"].median()) if ok.any() else np.nan,
+           "n_below_cost": int(df["flag"].str.startswith(FLAG_BELOW_COST).sum()),
+           "n_unreachable": int(df["flag"].str.startswith(FLAG_UNREACHABLE).sum()),
+           "n_default_speed": int(df["speed_basis"].str.startswith("default").sum())}
+    for c in df.columns:
+        if c.startswith("implied_margin_frac_at_"):
+            col = df[c].astype(float)
+            out[f"median_{c}"] = float(col.median()) if col.notna().any() else np.nan
+    return out
 
 
 __all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "REFERENCE_SYSTEM", "REQUIRED_COLUMNS",
            "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
-           "served_speed", "summary"]
+           "served_speed", "speed_column", "summary", "zero_margin_speed"]
