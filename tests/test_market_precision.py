@@ -16,7 +16,7 @@ import pytest
 from tokenomics import catalog, chain, market
 from tokenomics.cli import main
 from tokenomics.deployment import resolve
-from tokenomics.errors import TokenomicsError
+from tokenomics.errors import TokenomicsError, TokenomicsWarning
 from tokenomics.specs import PRECISION_BYTES
 
 
@@ -137,7 +137,8 @@ def test_qwen3_is_priced_fp8_as_served(qwen):
 def test_row_precision_beats_the_table_and_the_option_beats_the_row():
     t = pd.DataFrame([_row("Together", "llama-3.1-8b", quantization="fp8 (Turbo)"),
                       _row("Someone", "llama-3.1-8b", quantization="q5_k_m")])
-    df = market.market(t)
+    with pytest.warns(TokenomicsWarning, match=r"row 2 \(Someone, llama-3.1-8b\): quantization 'q5_k_m' not recognised"):
+        df = market.market(t)
     assert list(df["weight_precision"]) == ["fp8", "bf16"]
     assert df["precision_source"].iloc[0] == "price list (fp8 (Turbo))"
     assert df["precision_source"].iloc[1].startswith(market.PRECISION_FROM_TABLE)

@@ -397,7 +397,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         return costs[key]
 
     rows = []
-    for r in df.itertuples(index=False):
+    for i, r in enumerate(df.itertuples(index=False)):
         model = str(r.model)
         if weight_precision is not None:
             prec, psrc = weight_precision, PRECISION_FROM_OPTION
@@ -409,6 +409,12 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
                 prec, psrc = served_precision(model)
                 if why:
                     psrc = f"{psrc}; the row's {why}"
+                    import warnings
+
+                    from .errors import TokenomicsWarning
+
+                    warnings.warn(TokenomicsWarning(f"market price table row {i + 1} ({r.provider}, {model}): {why}; "
+                                                    f"priced at the served precision {prec}"), stacklevel=2)
         if np.isfinite(r.tok_per_s_per_user):
             speed, ssrc, basis = float(r.tok_per_s_per_user), SPEED_FROM_ROW, "published"
         else:
