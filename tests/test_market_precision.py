@@ -88,7 +88,7 @@ def test_served_speed_table_is_sourced():
 def test_served_precision_falls_back_to_the_checkpoint():
     prec, src = market.served_precision("qwen3-235b-a22b")
     assert prec == "fp8" and "Qwen3-235B-A22B" in src
-    other = sorted(set(catalog.model_names()) - set(catalog.load("served_precision").index))[0]
+    other = min(set(catalog.model_names()) - set(catalog.load("served_precision").index))
     prec, src = market.served_precision(other)  # a model no provider row names: its checkpoint's
     assert prec == catalog.model(other).native_precision and "models.csv" in src
 

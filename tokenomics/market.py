@@ -387,8 +387,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     spec = _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
     deps: dict[tuple, Any] = {}
     costs: dict[tuple, dict[str, Any]] = {}
-    kw = dict(workload=workload, cost=cost, utilization_frac=utilization_frac,
-              output_convention=output_convention, cache_hit_frac=cache_hit_frac)
+    kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,
+          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac}
 
     def cost_at(model: str, prec: str | None, speed: float) -> dict[str, Any]:
         key = (model, prec, speed)

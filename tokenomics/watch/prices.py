@@ -17,7 +17,6 @@ Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row wi
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
