@@ -28,7 +28,9 @@ MUTANTS = [
      "e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)",
      "e = np.where(ok, np.asarray(p_dec_c, float) / safe_tps, np.nan)", FAST_MONEY),
     ("implied margin with input and output weights swapped", "tokenomics/market.py",
-     "in_tok, out_tok", "out_tok, in_tok", ["tests/test_market.py", "tests/test_market_precision.py"]),
+     "cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, input_tok, output_tok)",
+     "cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, output_tok, input_tok)",
+     ["tests/test_market_revenue.py", "tests/test_market.py"]),
     # ---- headline computations ---------------------------------------------------------------------
     ("margin multiplies instead of divides", "tokenomics/econ/pricing.py",
      "* 1e3 / (\n        1 - np.asarray(margin_frac, float))", "* 1e3 * (\n        1 + np.asarray(margin_frac, float))",
@@ -58,7 +60,7 @@ MUTANTS = [
     ("gross margin inverted", "tokenomics/econ/pricing.py",
      "return 1 - np.asarray(cost, float) / np.asarray(price, float)",
      "return 1 - np.asarray(price, float) / np.asarray(cost, float)",
-     ["tests/test_econ.py", "tests/test_market.py", "tests/test_market_precision.py"]),
+     ["tests/test_econ.py", "tests/test_market_revenue.py", "tests/test_market.py"]),
 ]
 
 
