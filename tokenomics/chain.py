@@ -827,8 +827,11 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
     p_out = np.where(ok, p_out_dec, np.nan)
     blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
     blended = np.where(ok, blended, np.nan)
-    e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
-    fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
+    # energy per token: the power while decoding (not the hour's mean) over the tokens it makes
+    has_w = ok & np.isfinite(np.asarray(p_dec, float))
+    busy_w = np.where(has_w, np.asarray(p_dec, float), 0.0)
+    e = np.where(has_w, pricing.energy_j_per_tok(busy_w, safe_tps), np.nan)
+    fe = np.where(has_w, pricing.energy_j_per_tok(cm.facility_power_w(busy_w), safe_tps), np.nan)
     bound = np.where(busy < 0.5, "communication", st.dec.core.bound)
     return PriceResult(
         deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,

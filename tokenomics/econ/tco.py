@@ -32,7 +32,7 @@ import numpy as np
 from .. import _validate as v
 from ..errors import DataError, UnknownNameError, ValidationError, unknown_name
 from ..units import HOURS_PER_YEAR
-from .finance import annual_capital_cost_usd, check_life, check_wacc
+from .finance import capital_cost_usd_per_h, check_life, check_wacc
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
 
@@ -241,8 +241,7 @@ class CostInputs:
     def breakdown_usd_per_h(self, board_power_w: Any) -> dict[str, np.ndarray]:
         """Cost components per chip-hour [USD/h] at a board power [W] (broadcasts)."""
         v.non_negative(board_power_w, "board_power_w")
-        cap = annual_capital_cost_usd(self.capex_usd, self.wacc_frac, self.life_years,
-                                      self.residual_frac) / HOURS_PER_YEAR
+        cap = capital_cost_usd_per_h(self.capex_usd, self.wacc_frac, self.life_years, self.residual_frac)
         maint = np.asarray(self.maintenance_frac_per_year, float) * self.capex_usd / HOURS_PER_YEAR
         colo = np.asarray(self.colo_usd_per_kw_month, float) * self.provisioned_it_w / 1e3 / HOURS_PER_MONTH
         elec = self.facility_power_w(board_power_w) / 1e3 * self.electricity_usd_per_kwh

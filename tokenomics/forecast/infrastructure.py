@@ -29,6 +29,7 @@ from .._display import Display
 from .._validate import finite, fraction, one_of, positive
 from ..econ.pricing import REFERENCE_TOK_PER_S_PER_USER, chip_h_usd_of_price, energy_j_per_tok as _energy_j_per_tok
 from ..econ.pricing import price_usd_per_1k_tok as _price_per_1k
+from ..econ.pricing import gross_margin_frac
 from ..errors import ValidationError
 from ..units import HOURS_PER_DAY, HOURS_PER_YEAR, J_PER_KWH, S_PER_DAY
 
@@ -148,7 +149,7 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
         "spend_usd": spend,
         "cost_usd_per_1k_tok": np.broadcast_to(cost_1k, end.shape).astype(float),
         "price_usd_per_1k_tok": np.broadcast_to(price, end.shape).astype(float),
-        "gross_margin_frac": 1.0 - np.broadcast_to(cost_1k, end.shape) / price,
+        "gross_margin_frac": gross_margin_frac(price, np.broadcast_to(cost_1k, end.shape)),
         "capex_usd": capex,
         "facility_mw": np.broadcast_to(facility_mw, end.shape).astype(float),
         "energy_twh": np.broadcast_to(energy_twh, end.shape).astype(float),
