@@ -10,7 +10,6 @@ as base64, so the page stands alone) and the PNG files, each atomically
 from __future__ import annotations
 
 import base64
-import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -486,43 +485,70 @@ def _electricity_check(infra) -> str:
             + "; ".join(parts) + ".")
 
 
+#: Title of the HTML page (the report's own title is its first heading).
+HTML_TITLE = "tokenomics pricing report"
+
+
+def _slug(text: str, seen: set[str]) -> str:
+    """An HTML id for a heading: lower-case words joined by hyphens, unique in the page."""
+    import re
+
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+    slug, k = base, 2
+    while slug in seen:
+        slug, k = f"{base}-{k}", k + 1
+    seen.add(slug)
+    return slug
+
+
 def render_html(markdown_text: str, figures: dict[str, Path]) -> str:
-    """A standalone HTML page: the Markdown's headings, tables and lists, PNGs inlined."""
-    body: list[str] = []
-    lines = markdown_text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            head, data = rows[0], rows[2:]
-            t = ["<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr></thead><tbody>"]
-            t += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in data]
-            body.append("".join(t) + "</tbody></table>")
+    """A standalone HTML page of the report's Markdown.
+
+    The Markdown is rendered by ``markdown-it-py`` (CommonMark with tables) and the page laid out by
+    the Jinja2 template ``tokenomics/templates/report.html.j2``: a contents list linking every
+    section, each table in a horizontally scrollable box, figures scaled to the page. Images named
+    in ``figures`` are embedded as base64 PNG, so the page stands alone.
+    """
+    import jinja2
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    tokens = md.parse(markdown_text)
+    title, contents, seen = HTML_TITLE, [], set()
+    keep = []
+    skip_until = None
+    for i, tok in enumerate(tokens):
+        if skip_until is not None:  # the first heading becomes the page title (the template writes it)
+            if i <= skip_until:
+                continue
+            skip_until = None
+        if tok.type == "heading_open" and tok.tag == "h1" and title == HTML_TITLE:
+            title = tokens[i + 1].content
+            skip_until = i + 2
             continue
-        if line.startswith("!["):
-            name = line[line.index("(") + 1:line.rindex(")")]
-            p = figures.get(name)
-            if p is not None:
-                b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-                body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}"></p>')
-        elif line.startswith("# "):
-            body.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.startswith("## "):
-            body.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("- "):
-            body.append(f"<ul><li>{html.escape(line[2:])}</li></ul>")
-        elif line.strip():
-            body.append(f"<p>{html.escape(line)}</p>")
-        i += 1
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse;font-size:12px;margin:1em 0}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tokenomics pricing report</title>"
-            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+        if tok.type == "heading_open" and tok.tag == "h2":
+            text = tokens[i + 1].content
+            slug = _slug(text, seen)
+            tok.attrSet("id", slug)
+            contents.append((slug, text))
+        if tok.type == "inline":
+            for child in tok.children or []:
+                if child.type == "image":
+                    path = figures.get(str(child.attrGet("src")))
+                    if path is not None:
+                        b64 = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+                        child.attrSet("src", f"data:image/png;base64,{b64}")
+        keep.append(tok)
+    rules = md.renderer.rules
+    rules["table_open"] = lambda *a: '<div class="table-wrap"><table>\n'
+    rules["table_close"] = lambda *a: "</table></div>\n"
+    body = md.renderer.render(keep, md.options, {})
+    env = jinja2.Environment(loader=jinja2.PackageLoader("tokenomics", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), keep_trailing_newline=True)
+    return env.get_template("report.html.j2").render(
+        title=title, contents=contents, body=Markup(body),
+        footer="Generated by tokenomics report from the datasets bundled with tokenomics.")
 
 
 def write_report(out_dir: str | Path, report: "Report | None" = None, **kwargs: Any) -> list[Path]:
