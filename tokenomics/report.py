@@ -397,7 +397,8 @@ def _figures(rep: Report, out: Path) -> dict[str, Path]:
         paths[name] = p
 
     _, ax = plt.subplots(figsize=(8, 5))
-    save(plot.frontier(rep.frontiers, ax=ax, title="Price vs interactivity (batch sweep; bottom-up cost)"),
+    save(plot.frontier(rep.frontiers, ax=ax, title="Cost to serve vs interactivity [USD per million output tokens]\n"
+                                                     "(batch sweep, bottom-up cost)"),
          "price_vs_interactivity.png")
     _, ax = plt.subplots(figsize=(10, 4.5))
     save(plot.price_breakdown(rep.breakdown, tiers=rep.tiers, ax=ax), "cost_breakdown.png")
