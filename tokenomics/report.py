@@ -409,6 +409,43 @@ def _figures(rep: Report, out: Path) -> dict[str, Path]:
     return paths
 
 
+#: Large quantities the demand tables state in words: column -> (divisor, unit word).
+_IN_WORDS = {"tokens_per_day": (1e12, "trillions"), "dc_electricity_tokens_per_day": (1e12, "trillions"),
+             "cost_usd": (1e9, "USD billion a year")}
+
+
+def _in_words(df):
+    """A demand table with token volumes in trillions a day and costs in billions of USD a year
+    (numbers a reader takes in at a glance, not 1.61×10¹⁷)."""
+    from ._display import display_name
+
+    v = df.copy()
+    names = {}
+    for col in v.columns:
+        base = next((b for b in _IN_WORDS if col == b or col.startswith(b + "_lo_") or col.startswith(b + "_hi_")), None)
+        if base is None:
+            continue
+        div, word = _IN_WORDS[base]
+        v[col] = v[col].astype(float) / div
+        label = display_name(col)
+        names[col] = f"{label.split(' (')[0]} ({word})" if base == "cost_usd" else f"{label} ({word})"
+    return v.rename(columns=names)
+
+
+#: The headline table's first columns: what is priced, then its prices.
+_HEADLINE_FIRST = ("config", "deployment", "batch", "usd_per_m_output_tok", "usd_per_m_input_tok",
+                   "usd_per_m_blended_tok", "tok_per_s_per_user", "tok_per_s_per_chip")
+
+
+def _headline_view(view):
+    """The headline price table without the columns every row shares (said once above it)."""
+    shared = [c for c in ("cost_basis", "output_convention") if c in view.columns and view[c].nunique() == 1]
+    same = "; ".join(f"{c.replace('_', ' ')} {view[c].iloc[0]}" for c in shared)
+    first = [c for c in _HEADLINE_FIRST if c in view.columns]  # the prices before the physics
+    view = view.drop(columns=shared)
+    return view[first + [c for c in view.columns if c not in first]], same
+
+
 def _tiers_view(tiers):
     """The tier table with each tier's cost named as USD per chip-hour."""
     return tiers.rename(columns={c: f"{c} (USD per chip-hour)" for c in tiers.columns
@@ -448,8 +485,9 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
          "convention); output tokens are charged decode time only and input tokens the prefill (output "
          "convention decode-only). Throughput comes from the performance core; board power from the "
          "H200-fitted power model (TDP-scaled elsewhere).", ""]
+    head, same = _headline_view(price_view(rep.prices))
     s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
-          _md_table(price_view(rep.prices)), ""]
+          *([f"Every row: {same}.", ""] if same else []), _md_table(head), ""]
     layouts = [c for c in rep.interactivity.columns if c.startswith("layout_at_")]
     s += ["## Price vs interactivity", "", "![Price against speed per user](price_vs_interactivity.png)", "",
           "At each speed per user: the cheapest batch and layout that serves every user at least that fast "
@@ -499,7 +537,7 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
     if rep.demand is not None:
         s += ["## Demand and what serves it", "",
               "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "
-              "day in December of each year):", "", _md_table(rep.demand), "",
+              "day in December of each year):", "", _md_table(_in_words(rep.demand)), "",
               f"Serving it on the forecast's default deployment ({rep.infra_label}; `tokenomics forecast "
               "--show infra` states another) at 50 % mean load: GPUs, the grid connection of those GPUs "
               "busy (MW), the energy of the year's tokens (TWh) and the running cost (USD a year). The "
@@ -507,7 +545,7 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
               "bounds. Independent of the hardware priced above. Beside the energy, the electricity of "
               "every data centre of the series' region as the IEA projects it (base case, "
               "`datasets/dc_electricity.csv`), the share of it the year's tokens take, and the tokens a day "
-              "all of it would serve on this deployment.", "", _md_table(rep.infra), "",
+              "all of it would serve on this deployment.", "", _md_table(_in_words(rep.infra)), "",
               _largest_build(rep.infra), "", _electricity_check(rep.infra), ""]
     if rep.skipped:
         s += ["## Skipped", "", *[f"- {x}" for x in rep.skipped], ""]
