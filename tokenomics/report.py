@@ -324,10 +324,16 @@ def _cell(x: Any, col: str) -> str:
 
 def _numeric(col) -> bool:
     """Whether a column holds numbers (right-aligned), not labels or yes/no."""
+    import re
+
     import pandas as pd
 
-    return (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-            and col.name not in _LABEL_COLUMNS)
+    if col.name in _LABEL_COLUMNS or pd.api.types.is_bool_dtype(col):
+        return False
+    if pd.api.types.is_numeric_dtype(col):
+        return True
+    cells = [str(x) for x in col if isinstance(x, str) and x]  # numbers already written (the tornado's)
+    return bool(cells) and all(re.fullmatch(r"-?[\d,.]+( %)?", x) for x in cells)
 
 
 def _md_table(df, max_rows: int = 40) -> str:
