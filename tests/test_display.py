@@ -130,10 +130,12 @@ def _labelled(ax):
 def test_plot_frontier_returns_axes_and_reuses_ax(tmp_path):
     import matplotlib.pyplot as plt
 
-    ax = _labelled(tk.plot.frontier("h200", "llama-3.1-8b"))
+    from tokenomics import plotdata
+
+    ax = _labelled(tk.plot.frontier(plotdata.frontier("h200", "llama-3.1-8b")))
     assert "USD per million output tokens" in ax.get_ylabel() and "tokens/s per user" in ax.get_xlabel()
     n = len(ax.get_lines())
-    ax2 = tk.plot.frontier(["h100-sxm", "b200"], "llama-3.1-8b", ax=ax)
+    ax2 = tk.plot.frontier(plotdata.frontier(["h100-sxm", "b200"], "llama-3.1-8b"), ax=ax)
     assert ax2 is ax and len(ax.get_lines()) == n + 2
     assert len(ax.get_legend().get_texts()) == 3
     ax3 = _labelled(tk.plot.frontier(tk.chain.frontier("h200", "llama-3.1-8b"), y="tok_per_s_per_chip"))
@@ -148,9 +150,11 @@ def test_plot_frontier_returns_axes_and_reuses_ax(tmp_path):
 def test_plot_frontier_takes_objects_and_mixed_lists():
     import matplotlib.pyplot as plt
 
+    from tokenomics import plotdata
     from tokenomics.perf.frontier import frontier
 
-    ax = tk.plot.frontier([tk.accelerator("h200"), tk.chain.frontier("b200", "llama-3.1-8b")], "llama-3.1-8b")
+    ax = tk.plot.frontier([plotdata.frontier(tk.accelerator("h200"), "llama-3.1-8b"),
+                           tk.chain.frontier("b200", "llama-3.1-8b")])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["h200 / llama-3.1-8b (engine)",
                                                                   "b200 / llama-3.1-8b (engine)"]
     ax = tk.plot.frontier(frontier("dgx-h200", "llama-3.1-70b", batches=[1, 8, 64]), y="tok_per_s_per_chip")
@@ -158,40 +162,69 @@ def test_plot_frontier_takes_objects_and_mixed_lists():
     plt.close("all")
 
 
-def test_plot_frontier_rejects_bad_y():
+def test_plot_frontier_rejects_bad_y_and_names():
     with pytest.raises(tk.ValidationError, match="y must be one of"):
-        tk.plot.frontier("h200", "llama-3.1-8b", y="watts")
+        tk.plot.frontier(tk.chain.frontier("h200", "llama-3.1-8b"), y="watts")
+    with pytest.raises(tk.ValidationError, match="draws data it is given.*plotdata.frontier"):
+        tk.plot.frontier("h200")
+
+
+def test_plot_log_ticks_read_as_numbers():
+    """Log axes are labelled 1-2-5 in plain numbers and dollars: '$0.10', '20', never '3x10^1'."""
+    import matplotlib.pyplot as plt
+
+    fig = tk.plot.frontier(tk.chain.frontier("h200", "llama-3.1-8b")).figure
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    xs = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ys and all(t.startswith("$") for t in ys) and xs
+    assert not [t for t in ys + xs if "times" in t or "^" in t or "e+" in t]
+    assert tk.plot.tick_label(0.1, usd=True) == "$0.10" and tk.plot.tick_label(20.0) == "20"
+    plt.close("all")
 
 
 def test_plot_forecast_returns_axes():
     import matplotlib.pyplot as plt
 
-    ax = _labelled(tk.plot.forecast("google"))
+    from tokenomics import plotdata
+
+    ax = _labelled(tk.plot.forecast(tk.forecast.forecast("google"), references=plotdata.references()))
     assert "tokens per day" in ax.get_ylabel() and ax.get_yscale() == "log"
     assert len(ax.collections) >= 2  # the 80 % and 95 % bands
     fig, axes = plt.subplots(1, 2)
-    assert tk.plot.forecast(tk.forecast.forecast("google"), ax=axes[1], references=False) is axes[1]
+    assert tk.plot.forecast(tk.forecast.forecast("google"), ax=axes[1]) is axes[1]
     plt.close("all")
 
 
 def test_plot_breakdown_and_tornado():
     import matplotlib.pyplot as plt
 
-    ax = _labelled(tk.plot.price_breakdown(["h200", "b200"], "llama-3.1-8b"))
+    from tokenomics import plotdata
+
+    ax = _labelled(tk.plot.price_breakdown(plotdata.breakdown(["h200", "b200"], "llama-3.1-8b"),
+                                           tiers=plotdata.tiers()))
     assert "USD per chip-hour" in ax.get_ylabel()
-    ax = tk.plot.tornado("h200", "llama-3.1-8b")
+    ax = tk.plot.tornado(plotdata.tornado("h200", "llama-3.1-8b"))
     assert "USD per million output tokens" in ax.get_xlabel() and ax.get_title().startswith("Sensitivity")
+    # two colours, low and high, and inputs by display name (no snake_case)
+    colors = {tuple(p.get_facecolor()) for p in ax.patches}
+    assert len(colors) == 2
+    assert not [t.get_text() for t in ax.get_yticklabels() if "_" in t.get_text()]
     plt.close("all")
 
 
 def test_plot_watch_metrics(watch_dashboard):
     import matplotlib.pyplot as plt
 
+    from tokenomics import plotdata
+
     fig, axes = plt.subplots(1, 5)
     for metric, ax in zip(("price", "megakernel", "speedup", "yield", "supernode"), axes):
-        assert _labelled(tk.plot.watch(metric, watch_dashboard, ax=ax)) is ax
+        prices = plotdata.watch_prices() if metric == "price" else None
+        assert _labelled(tk.plot.watch(metric, watch_dashboard, ax=ax, prices=prices)) is ax
     with pytest.raises(tk.ValidationError, match="metric must be one of"):
-        tk.plot.watch("gpu-prices")
+        tk.plot.watch("gpu-prices", watch_dashboard)
     plt.close("all")
 
 

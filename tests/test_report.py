@@ -156,28 +156,52 @@ def _md_rows(md: str, first_header: str, having: str | None = None) -> list[dict
     return rows
 
 
+def _num(cell: str) -> float:
+    """A number as the report writes it (``1,230``, ``0.142``, ``11.1 %``) as a float."""
+    return float(cell.replace(",", "").replace("%", "").strip())
+
+
 def test_report_states_every_price_in_one_unit_and_each_finding_once():
     """The tornado and Monte Carlo tables are in USD per million output tokens, as the headline
-    table and the tornado figure are: at the tornado's base utilization (its high end, 1) the price
-    is the headline price of the same configuration, to the tables' 4 digits. (Before: USD per 1K,
-    1,000x apart from the figure beside it.) A disaggregation finding that does not depend on
-    the decode chip is listed once, not once per decode chip."""
+    table and the tornado figure are: at the tornado's base utilization (its high end, 100 %) the
+    price is the headline price of the same configuration, to the tables' 3 significant digits
+    (each cell rounded to 3 digits: within 1 %). (Before: USD per 1K, 1,000x apart from the figure
+    beside it.) A disaggregation finding that does not depend on the decode chip is listed once,
+    not once per decode chip."""
     from tokenomics.report import build_report, render_markdown
 
     rep = build_report(hardware=["h200", "b200", "mi300x"], models=["llama-3.1-8b"], n_samples=100)
     md = render_markdown(rep, {})
-    head = {r["config"]: r for r in _md_rows(md, "config")}
-    util = next(r for r in _md_rows(md, "input") if r["input"] == "utilization_frac")
+    head = {r["configuration"]: r for r in _md_rows(md, "configuration")}
+    util = next(r for r in _md_rows(md, "input") if r["input"] == "utilization (%)")
     first = rep.tornado_label.split(",")[0]
-    assert float(util["usd_per_m_output_tok_at_high"]) == pytest.approx(
-        float(head[first]["usd_per_m_output_tok"]), rel=1e-3)
-    mc = {r["config"]: r for r in _md_rows(md, "config", having="price_usd_per_m_tok_p50")}
-    assert mc and all(0.5 < float(mc[k]["price_usd_per_m_tok_p50"]) / float(head[k]["usd_per_m_output_tok"]) < 2
+    assert _num(util["USD per M output tokens at high"]) == pytest.approx(
+        _num(head[first]["USD per M output tokens"]), rel=1e-2)
+    mc = {r["configuration"]: r for r in _md_rows(md, "configuration", having="USD per M output tokens, P50")}
+    assert mc and all(0.5 < _num(mc[k]["USD per M output tokens, P50"]) / _num(head[k]["USD per M output tokens"]) < 2
                       for k in mc)
-    assert "usd_per_1k" not in md.split("## Uncertainty")[1].split("## Rent vs own")[0]
+    assert "per 1K" not in md and "usd_per_1k" not in md
     bullets = [line for line in md.splitlines() if line.startswith("- ")]
     assert bullets and len(bullets) == len(set(bullets))
-    assert "above 1, renting is cheaper at any utilization" in md
+    assert "above 100 %, renting is cheaper at any utilization" in md
+
+
+def test_report_tables_read_as_text():
+    """Every table header is a display name (no snake_case), no number is in e-notation below
+    10^12 and whole numbers carry thousands separators (the demand table's GPU counts: 357,000,
+    not 3.57e+05)."""
+    import re
+
+    from tokenomics.report import build_report, render_markdown
+
+    rep = build_report(hardware=["h200"], models=["llama-3.1-8b"], n_samples=100)
+    md = render_markdown(rep, {})
+    lines = md.splitlines()
+    heads = [lines[i] for i in range(len(lines) - 1) if lines[i].startswith("|") and lines[i + 1].startswith("|-")]
+    assert len(heads) >= 10 and not [h for h in heads if "_" in h]
+    assert not re.search(r"\d[eE][+-]?\d", md)
+    gpus = _md_rows(md, "series", having="GPUs")
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", r["GPUs"]) for r in gpus)
 
 
 def test_report_module_examples_run():
@@ -221,6 +245,7 @@ def test_report_prices_kimi_k3_on_the_articles_systems():
     the four systems of the article, the same frame as tokenomics.showdown.costs() (what
     `tokenomics showdown` prints), with one sentence per batch naming the cheapest and dearest."""
     from tokenomics import showdown
+    from tokenomics._display import fmt_number
     from tokenomics.report import K3_COLUMNS, build_report, render_markdown
 
     rep = build_report(hardware=["h200"], models=["llama-3.1-8b"], n_samples=100)
@@ -235,5 +260,5 @@ def test_report_prices_kimi_k3_on_the_articles_systems():
         lo = g.loc[g["usd_per_m_output_tok"].idxmin()]
         hi = g.loc[g["usd_per_m_output_tok"].idxmax()]
         ratio = hi["usd_per_m_output_tok"] / lo["usd_per_m_output_tok"]
-        assert f"{lo['system']} is cheapest at {lo['usd_per_m_output_tok']:.3g} USD" in section
+        assert f"{lo['system']} is cheapest at {fmt_number(lo['usd_per_m_output_tok'])} USD" in section
         assert f"({ratio:.0f}x)" in section

@@ -65,6 +65,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "sweep": ("tokenomics.sweep", None),
     # figures (matplotlib loads on the first plot)
     "plot": ("tokenomics.plot", None),
+    "plotdata": ("tokenomics.plotdata", None),
 }
 
 __all__ = sorted(list(_LAZY) + ["DataError", "DoesNotFitError", "TokenomicsError", "TokenomicsWarning",

@@ -218,3 +218,136 @@ class Display:
         if len(out) > MAX_HTML_CHARS:  # very long text cells: fall back to the plain text
             out = f"<pre>{esc(self.__repr__())}</pre>"
         return out
+
+
+# ---------------------------------------------------------------------------------------------
+# for reading: display names with units and numbers without e-notation (reports, tables)
+
+#: Columns whose names are written out whole in a table header (units in words).
+DISPLAY_NAMES = {
+    "config": "configuration", "n_samples": "draws", "n_chips": "GPUs", "chips": "chips",
+    "energy_j_per_tok": "energy (J per token)", "wh_per_1k_tok": "energy (kWh per M tokens)",
+    "kwh_per_m_tok": "energy (kWh per M tokens)", "board_power_w": "board power (W)",
+    "frontier_cost_range_x": "dearest / cheapest point of the sweep (x)",
+    "bottom_up_usd_per_chip_h": "bottom-up (USD per chip-hour)",
+    "cost_usd_per_chip_h": "cost (USD per chip-hour)",
+    "tokens_per_day": "tokens per day", "facility_mw": "grid power (MW)", "energy_twh": "energy (TWh a year)",
+    "cost_usd": "running cost (USD a year)", "dc_electricity_twh": "region's data-centre electricity (TWh)",
+    "dc_electricity_share_frac": "share of region's data-centre electricity (%)",
+    "dc_electricity_tokens_per_day": "tokens per day on all of it",
+    "rel_err_frac": "model vs measured (%)", "measured_j_per_tok": "measured (J per token)",
+    "model_j_per_tok": "model (J per token)", "instance_ratio": "prefill / decode instances",
+    "capacity_ratio_same_capex": "throughput at equal capex, disaggregated / colocated (x)",
+    "required_decode_tok_per_s_per_usd_ratio": "decode tok/s per USD needed (x)",
+    "target_ratio": "claimed saving (x)", "target_possible": "claim possible",
+    "breakeven_utilization_frac": "break-even utilization (%)", "utilization_frac": "utilization (%)",
+    "swing_usd_per_m_tok": "swing (USD per M output tokens)",
+    "usd_per_m_output_tok_at_low": "USD per M output tokens at low",
+    "usd_per_m_output_tok_at_high": "USD per M output tokens at high",
+    "max_decode_capex_usd_per_chip_for_target": "decode capex per chip for the claim (USD)",
+    "pue": "PUE", "wacc_frac": "WACC (%)", "colo_usd_per_kw_month": "colocation (USD per kW-month)",
+    "colo_usd_per_chip_h": "colocation (USD per chip-hour)",
+    "cost_disagg_usd_per_m_output_tok": "disaggregated (USD per M output tokens)",
+    "cost_colocated_usd_per_m_output_tok": "colocated (USD per M output tokens)",
+    "prefill_hardware": "prefill chip", "decode_hardware": "decode chip",
+    "input_tok": "input tokens", "output_tok": "output tokens", "context_tok": "context (tokens)",
+}
+
+#: Name endings -> (words, unit) for names not in :data:`DISPLAY_NAMES` (longest first).
+_UNIT_SUFFIXES = (
+    ("_usd_per_chip_h", "USD per chip-hour"), ("_usd_per_used_h", "USD per used hour"), ("_usd_per_h", "USD/h"),
+    ("_usd_per_kw_month", "USD per kW-month"), ("_usd_per_kwh", "USD per kWh"), ("_frac_per_year", "% a year"),
+    ("_usd_per_chip", "USD per chip"), ("_j_per_tok", "J per token"), ("_usd", "USD"), ("_frac", "%"),
+    ("_twh", "TWh"), ("_mw", "MW"), ("_w", "W"), ("_years", "years"), ("_tok", "tokens"), ("_s", "s"), ("_x", "x"),
+)
+
+
+def display_name(name: Any) -> str:
+    """A column name as a header people read: words, the unit in brackets, no underscores.
+
+    Examples
+    --------
+    >>> display_name("usd_per_m_output_tok"), display_name("tok_per_s_per_chip")
+    ('USD per M output tokens', 'tok/s per chip')
+    >>> display_name("usd_per_m_out_at_20_tok_s_user"), display_name("n_chips_lo_80")
+    ('USD per M output tokens at 20 tok/s per user', 'GPUs, 80 % low')
+    >>> display_name("capital_usd_per_chip_h"), display_name("price_usd_per_m_tok_p50")
+    ('capital (USD per chip-hour)', 'USD per M output tokens, P50')
+    """
+    import re
+
+    n = str(name)
+    if n in DISPLAY_NAMES:
+        return DISPLAY_NAMES[n]
+    m = re.fullmatch(r"(.+?)_(lo|hi)_(\d+)", n)
+    if m:
+        return f"{display_name(m.group(1))}, {m.group(3)} % {'low' if m.group(2) == 'lo' else 'high'}"
+    m = re.fullmatch(r"(.+?)_p(\d+)", n)
+    if m:
+        base = "usd_per_m_output_tok" if m.group(1) == "price_usd_per_m_tok" else m.group(1)
+        return f"{display_name(base)}, P{m.group(2)}"
+    m = re.fullmatch(r"(usd_per_m_out|layout)_at_([\d.]+)_tok_s_user", n)
+    if m:
+        head = "USD per M output tokens" if m.group(1) == "usd_per_m_out" else "layout"
+        return f"{head} at {m.group(2)} tok/s per user"
+    m = re.fullmatch(r"(?:price_)?(?:cost_)?usd_per_(m|1k)_(?:(\w+)_)?tok", n)
+    if m and "usd_per" in n:
+        per = "M" if m.group(1) == "m" else "1K"
+        kind = f"{m.group(2).replace('_', ' ')} " if m.group(2) else ""
+        return f"USD per {per} {kind}tokens"
+    m = re.fullmatch(r"(\w+?)_usd_per_(m|1k)_(\w+)_tok", n)
+    if m:
+        per = "M" if m.group(2) == "m" else "1K"
+        return f"{m.group(1).replace('_', ' ')} (USD per {per} {m.group(3).replace('_', ' ')} tokens)"
+    m = re.fullmatch(r"tok_per_s_per_(\w+)", n)
+    if m:
+        return f"tok/s per {m.group(1).replace('_', ' ')}"
+    if n.startswith("n_"):
+        return display_name(n[2:])
+    for suffix, unit in _UNIT_SUFFIXES:
+        if n.endswith(suffix) and len(n) > len(suffix):
+            return f"{n[: -len(suffix)].replace('_', ' ')} ({unit})"
+    return n.replace("_", " ")
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def fmt_number(x: Any, digits: int = 3) -> str:
+    """A number for reading: ``digits`` significant digits, thousands separators, no
+    e-notation below 10^12 (above it ``1.23×10¹⁵``); integers, and whole numbers below 100,000,
+    exact; NaN empty.
+
+    Examples
+    --------
+    >>> fmt_number(356_789.0), fmt_number(0.14234), fmt_number(12.345), fmt_number(2048)
+    ('357,000', '0.142', '12.3', '2,048')
+    >>> fmt_number(31_512.4), fmt_number(1.6e17), fmt_number(7.3e-05), fmt_number(float("nan"))
+    ('31,500', '1.6×10¹⁷', '0.000073', '')
+    """
+    if x is None:
+        return ""
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if not isinstance(x, (float, np.floating)):
+        return fmt_value(x, HTML_CELL_CHARS)
+    f = float(x)
+    if math.isnan(f):
+        return ""
+    if math.isinf(f):
+        return "∞" if f > 0 else "-∞"
+    if f == 0:
+        return "0"
+    if f.is_integer() and abs(f) < 1e5:  # token counts, batches, capex in whole dollars: exact
+        return f"{int(f):,}"
+    mag = math.floor(math.log10(abs(f)))
+    if mag >= 12 or mag < -9:
+        mant, exp = f"{f:.{digits - 1}e}".split("e")
+        mant = mant.rstrip("0").rstrip(".")
+        return f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}"
+    r = round(f, digits - 1 - mag)  # 356,789 -> 357,000; 0.14234 -> 0.142
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(r)))) if r else 0
+    s = f"{r:,.{decimals}f}"
+    return s.rstrip("0").rstrip(".") if "." in s else s

@@ -1,15 +1,20 @@
-"""One call per figure: each function draws one chart and returns its matplotlib ``Axes``.
+"""One call per figure: each function draws data it is given and returns its matplotlib ``Axes``.
 
+The functions compute nothing: they take the frames and result objects the library returns
+(:func:`tokenomics.chain.frontier`, :func:`tokenomics.econ.uncertainty.tornado`,
+:func:`tokenomics.forecast.forecast`, :func:`tokenomics.watch.watch`, ...) and draw them.
+:mod:`tokenomics.plotdata` computes that data from names in one call each, for a notebook.
 Every function takes ``ax=`` to draw into an existing Axes (several deployments on one chart, a
-subplot of a larger figure); without it a new figure is made. Axes carry units and each chart
-names its sources in a caption under the Axes. :mod:`tokenomics.report`, the watch report and the
-forecast's ``fan_chart`` draw with these same functions.
+subplot of a larger figure); without it a new figure is made. Axes carry units, log axes read
+``$0.10`` or ``20`` rather than powers of ten, and each chart names its sources in a caption under
+the Axes. :mod:`tokenomics.report`, the watch report and the forecast's ``fan_chart`` draw with
+these same functions.
 
 ========================  =========================================================================
 :func:`frontier`          price [USD per million output tokens] or tokens/s per chip against
                           tokens/s per user, one line per deployment
 :func:`price_breakdown`   cost of a chip-hour by component, InferenceX tiers beside it
-:func:`tornado`           one-at-a-time sensitivity of a price
+:func:`tornado`           one-at-a-time sensitivity of a price, low and high in two colours
 :func:`forecast`          token-demand fan chart: median, 80 % and 95 % bands, observations,
                           reference lines
 :func:`watch`             a watch metric: API prices, megakernel adoption or speedup, 910C yield,
@@ -21,10 +26,11 @@ imported) the non-interactive Agg backend is used, so scripts and servers never 
 
 Examples
 --------
->>> import tokenomics.plot as tp                                  # doctest: +SKIP
->>> ax = tp.frontier(["h100-sxm", "h200"], "llama-3.1-8b")        # doctest: +SKIP
->>> tp.frontier("b200", "llama-3.1-8b", ax=ax)                    # doctest: +SKIP
->>> ax.figure.savefig("frontier.png", bbox_inches="tight")        # doctest: +SKIP
+>>> import tokenomics as tk                                                        # doctest: +SKIP
+>>> from tokenomics import plotdata                                                # doctest: +SKIP
+>>> ax = tk.plot.frontier(plotdata.frontier(["h100-sxm", "h200"], "llama-3.1-8b"))  # doctest: +SKIP
+>>> tk.plot.frontier(tk.chain.frontier("b200", "llama-3.1-8b"), ax=ax)            # doctest: +SKIP
+>>> ax.figure.savefig("frontier.png", bbox_inches="tight")                         # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._display import display_name, fmt_number
 from .errors import ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,6 +60,9 @@ SOURCES = {
 }
 
 WATCH_METRICS = ("price", "megakernel", "speedup", "yield", "supernode")
+
+#: The two colours of a tornado: the price with an input at its low value, and at its high value.
+TORNADO_COLORS = {"low": "#4C78A8", "high": "#F58518"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,6 +95,41 @@ def caption(ax: "Axes", text: str) -> None:
     t._tokenomics_caption = True
 
 
+def tick_label(value: float, usd: bool = False) -> str:
+    """A log-axis tick as people write it: ``$0.10``, ``$2``, ``$1,000``; ``0.5``, ``20``, ``5,000``.
+
+    >>> tick_label(0.1, usd=True), tick_label(2.0, usd=True), tick_label(0.005, usd=True), tick_label(20.0)
+    ('$0.10', '$2', '$0.005', '20')
+    """
+    if not np.isfinite(value) or value <= 0:
+        return ""
+    if not usd:
+        return fmt_number(float(value), 2)
+    if value >= 1:
+        return f"${value:,.0f}"
+    if value >= 0.01:
+        return f"${value:.2f}"
+    return "$" + fmt_number(float(value), 1)
+
+
+def log_ticks(axis: Any, usd: bool = False) -> None:
+    """Label a log axis at 1, 2, 5 x 10^k (at 10^k only when it spans more than four decades;
+    every other decade past eight), written by :func:`tick_label`, no minor labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    lo, hi = sorted(axis.get_view_interval())
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
+        return
+    decades = np.log10(hi) - np.log10(lo)
+    subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4 else (1.0,)
+    step = 1 if decades <= 8 else 2
+    ticks = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1, step)
+             for m in subs]
+    axis.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: tick_label(v, usd)))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _date_axis(ax: "Axes") -> None:
     import matplotlib.dates as mdates
 
@@ -102,88 +147,73 @@ def _to_dates(s: Any) -> Any:
     return pd.to_datetime(pd.Series(s).astype(str))
 
 
-def _as_list(x: Any) -> list:
-    if isinstance(x, (list, tuple)):
-        return list(x)
-    return [x]
+def _usd_per_m(frame: Any, per_m: str, per_1k: str) -> Any:
+    """A price column in USD per million tokens, whichever name the frame gives it (``per_m``,
+    or ``per_1k`` in USD per thousand tokens); None when it has neither."""
+    if per_m in frame:
+        return frame[per_m].to_numpy(float)
+    if per_1k in frame:
+        return frame[per_1k].to_numpy(float) * 1e3
+    return None
+
+
+def _computes_nothing(what: str, helper: str) -> ValidationError:
+    return ValidationError(f"tokenomics.plot.{what} draws data it is given, not names; compute it first, "
+                           f"e.g. tokenomics.plotdata.{helper}")
 
 
 # ---------------------------------------------------------------------------------------------
 # frontier
 
 _Y_FRONTIER = {
-    "price": ("price_usd_per_1k_output_tok", 1e3, "cost to serve [USD per million output tokens]"),
-    "tok_per_s_per_chip": ("tok_per_s_per_chip", 1.0, "throughput [output tokens/s per chip]"),
+    "price": ("usd_per_m_output_tok", "price_usd_per_1k_output_tok", "cost to serve [USD per million output tokens]"),
+    "tok_per_s_per_chip": ("tok_per_s_per_chip", None, "throughput [output tokens/s per chip]"),
 }
 
 
-def _frontier_frames(hardware: Any, model: Any, execution: str, workload: str,
-                     price_kwargs: dict) -> list[tuple[str, Any, str]]:
-    """(label, frame, kind) per deployment; kind ``price`` (chain) or ``system`` (perf.frontier)."""
+def _frontier_frames(data: Any) -> list[tuple[str, Any, str]]:
+    """(label, frame or result, kind) per deployment; kind ``price`` (a frame of a batch sweep)
+    or ``system`` (a multi-chip frontier with ``points`` and ``frontier`` frames)."""
     import pandas as pd
 
-    from .chain import PriceResult
-    from .perf.frontier import FrontierResult
-
-    if isinstance(hardware, dict):
+    if isinstance(data, dict):
         out = []
-        for label, obj in hardware.items():
-            out += [(str(label), fr, kind) for _, fr, kind in _frontier_frames(obj, model, execution, workload,
-                                                                               price_kwargs)]
+        for label, obj in data.items():
+            out += [(str(label), fr, kind) for _, fr, kind in _frontier_frames(obj)]
         return out
-    if isinstance(hardware, FrontierResult):
-        return [(f"{hardware.system} / {hardware.model} ({hardware.plan})", hardware, "system")]
-    if isinstance(hardware, PriceResult):
-        fr = hardware.to_frame()
-        return [(f"{hardware.hardware} / {hardware.model} ({hardware.execution})", fr, "price")]
-    if isinstance(hardware, pd.DataFrame):
-        fr = hardware.copy()
-        label = " / ".join(str(fr[c].iloc[0]) for c in ("hardware", "model") if c in fr and len(fr))
-        return [(label or "frontier", fr, "price")]
-    if model is None:
-        raise ValidationError("frontier needs a model (e.g. 'llama-3.1-8b') unless given a result object")
-    from . import chain
-
-    out = []
-    for hw in _as_list(hardware):
-        if isinstance(hw, (dict, FrontierResult, PriceResult, pd.DataFrame)):
-            out += _frontier_frames(hw, model, execution, workload, price_kwargs)
-            continue
-        for m in _as_list(model):
-            # a name or a catalog object (Accelerator): priced over the batches that fit
-            r = chain.frontier(hw, m, execution, workload=workload, **price_kwargs)
-            fr = r.to_frame()
-            out.append((f"{getattr(hw, 'name', hw)} / {getattr(m, 'name', m)} ({execution})", fr, "price"))
-    return out
+    if isinstance(data, (list, tuple)):
+        return [x for item in data for x in _frontier_frames(item)]
+    if hasattr(data, "points") and hasattr(data, "frontier") and hasattr(data, "system"):  # FrontierResult
+        return [(f"{data.system} / {data.model} ({data.plan})", data, "system")]
+    if isinstance(data, pd.DataFrame):
+        label = " / ".join(str(data[c].iloc[0]) for c in ("hardware", "model") if c in data and len(data))
+        return [(label or "frontier", data, "price")]
+    if hasattr(data, "to_frame") and hasattr(data, "hardware"):  # a PriceResult batch sweep
+        execution = getattr(data, "execution", "")
+        return [(f"{getattr(data.hardware, 'name', data.hardware)} / {getattr(data.model, 'name', data.model)}"
+                 + (f" ({execution})" if execution else ""), data.to_frame(), "price")]
+    raise _computes_nothing("frontier", "frontier(['h200', 'b200'], 'llama-3.1-8b') or tokenomics.chain.frontier(...)")
 
 
-def frontier(hardware: Any, model: Any = None, execution: str = "engine", *, y: str = "price",
-             workload: str = "chat", ax: "Axes | None" = None, label: str | None = None,
-             title: str | None = None, **price_kwargs: Any) -> "Axes":
+def frontier(data: Any, *, y: str = "price", ax: "Axes | None" = None, label: str | None = None,
+             title: str | None = None) -> "Axes":
     """Price or throughput per chip against interactivity, one line per deployment.
 
     Parameters
     ----------
-    hardware : str, list of str, PriceResult, FrontierResult, DataFrame or dict
-        Accelerator name(s) (each priced over a batch sweep with :func:`tokenomics.chain.frontier`),
-        a result already computed (a :class:`~tokenomics.chain.PriceResult` sweep or a multi-chip
-        :class:`~tokenomics.perf.frontier.FrontierResult`), a frame with ``tok_per_s_per_user`` and
-        the y column, or ``{label: any of these}``.
-    model : str or list of str, optional
-        Model name(s); needed with accelerator names.
-    execution : str
-        Execution plan (``graph``, ``eager``, ``megakernel``, ``engine``).
+    data : PriceResult, FrontierResult, DataFrame, list or dict of these
+        Batch sweeps to draw: a :func:`tokenomics.chain.frontier` result, a multi-chip
+        :class:`~tokenomics.perf.frontier.FrontierResult`, a frame with ``tok_per_s_per_user``
+        and the y column, a list of these, or ``{label: any of these}``
+        (:func:`tokenomics.plotdata.frontier` prices accelerators by name into such a dict).
     y : {"price", "tok_per_s_per_chip"}
         ``price``: cost to serve [USD per million output tokens]; ``tok_per_s_per_chip``:
         output tokens/s per chip [tokens/s].
-    workload : str
-        Workload mix for pricing (``datasets/workloads.csv``).
     ax : matplotlib Axes, optional
         Draw into this Axes (e.g. to add deployments to an earlier call's chart).
     label : str, optional
         Legend label (one deployment only).
-    **price_kwargs
-        Passed to :func:`tokenomics.chain.frontier` (``weight_precision``, ``cost``, ...).
+    title : str, optional
 
     Returns
     -------
@@ -192,8 +222,8 @@ def frontier(hardware: Any, model: Any = None, execution: str = "engine", *, y: 
     """
     if y not in _Y_FRONTIER:
         raise ValidationError(f"y must be one of {', '.join(_Y_FRONTIER)}, got {y!r}")
-    col, scale, ylabel = _Y_FRONTIER[y]
-    frames = _frontier_frames(hardware, model, execution, workload, price_kwargs)
+    col, col_1k, ylabel = _Y_FRONTIER[y]
+    frames = _frontier_frames(data)
     if label is not None and len(frames) == 1:
         frames = [(label, frames[0][1], frames[0][2])]
     ax = _axes(ax, (8, 5))
@@ -204,35 +234,40 @@ def frontier(hardware: Any, model: Any = None, execution: str = "engine", *, y: 
             if col not in fr.points:
                 raise ValidationError("a multi-chip FrontierResult has no price; use y='tok_per_s_per_chip'")
             pts = fr.points
-            ax.scatter(pts["tok_per_s_per_user"], pts[col] * scale, s=8, c="0.8",
-                       label=f"{lab}: feasible configurations")
+            ax.scatter(pts["tok_per_s_per_user"], pts[col], s=8, c="0.8", label=f"{lab}: feasible configurations")
             f = fr.frontier
             one_layout = f["parallel"].nunique() == 1  # then the legend names it; label batches only
             layout = f" ({f['parallel'].iloc[0]})" if one_layout else ""
-            line, = ax.plot(f["tok_per_s_per_user"], f[col] * scale, "-o", ms=3.5,
-                            label=f"{lab}{layout}: Pareto frontier")
+            ax.plot(f["tok_per_s_per_user"], f[col], "-o", ms=3.5, label=f"{lab}{layout}: Pareto frontier")
             for _, r in f.iloc[:: max(1, len(f) // 6)].iterrows():
                 text = f"batch {int(r['batch'])}" if one_layout else f"{r['parallel']}\nbatch {int(r['batch'])}"
-                ax.annotate(text, (r["tok_per_s_per_user"], r[col] * scale),
-                            fontsize=6.5, xytext=(4, 4), textcoords="offset points")
+                ax.annotate(text, (r["tok_per_s_per_user"], r[col]), fontsize=6.5, xytext=(4, 4),
+                            textcoords="offset points")
             continue
-        if col not in fr:
+        yv = _usd_per_m(fr, col, col_1k) if col_1k else (fr[col].to_numpy(float) if col in fr else None)
+        if yv is None:
             raise ValidationError(f"no column {col!r} to plot for {lab}")
-        ok = np.isfinite(fr[col].to_numpy(float)) & np.isfinite(fr["tok_per_s_per_user"].to_numpy(float))
-        fr = fr[ok].sort_values("tok_per_s_per_user")
-        ax.plot(fr["tok_per_s_per_user"], fr[col] * scale, marker="o", ms=3, label=lab)
-        if "batch" in fr and len(fr):
-            for _, r in fr.iloc[[0, -1]].iterrows():
-                ax.annotate(f"b{int(r['batch'])}", (r["tok_per_s_per_user"], r[col] * scale), fontsize=6.5,
-                            xytext=(3, 3), textcoords="offset points", color="0.3")
+        xv = fr["tok_per_s_per_user"].to_numpy(float)
+        ok = np.isfinite(yv) & np.isfinite(xv)
+        order = np.argsort(xv[ok])
+        xs, ys = xv[ok][order], yv[ok][order]
+        ax.plot(xs, ys, marker="o", ms=3, label=lab)
+        if "batch" in fr and len(xs):
+            batches = fr["batch"].to_numpy()[ok][order]
+            for k in (0, len(xs) - 1):
+                ax.annotate(f"b{int(batches[k])}", (xs[k], ys[k]), fontsize=6.5, xytext=(3, 3),
+                            textcoords="offset points", color="0.3")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("interactivity [output tokens/s per user]")
     ax.set_ylabel(ylabel)
-    ax.set_title(title or ("Price vs interactivity (batch sweep)" if y == "price"
-                           else "Throughput vs interactivity (batch sweep)"))
-    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(title or ("Cost to serve vs interactivity [USD per million output tokens]" if y == "price"
+                           else "Throughput vs interactivity [output tokens/s per chip]"))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", alpha=0.1)
     ax.legend(fontsize=7)
+    log_ticks(ax.xaxis)
+    log_ticks(ax.yaxis, usd=y == "price")
     src = SOURCES["perf"] + ("; " + SOURCES["cost"] if y == "price" else "")
     caption(ax, "Sources: " + src + ". b<n>: batch at the ends of each sweep."
             if "price" in kinds else "Sources: " + src)
@@ -242,43 +277,18 @@ def frontier(hardware: Any, model: Any = None, execution: str = "engine", *, y: 
 # ---------------------------------------------------------------------------------------------
 # price breakdown
 
-def _breakdown_frame(hardware: Any, model: Any, execution: str, batch: int, workload: str,
-                     price_kwargs: dict):
-    import pandas as pd
-
-    from . import chain
-
-    if isinstance(hardware, pd.DataFrame):
-        return hardware
-    if isinstance(hardware, chain.PriceResult):
-        results = [hardware]
-    else:
-        from .report import DEFAULT_HARDWARE
-
-        if model is None:
-            raise ValidationError("price_breakdown needs a model (e.g. 'llama-3.1-8b') with hardware names")
-        results = [chain.price(hw, model, execution, batch=batch, workload=workload, **price_kwargs)
-                   for hw in _as_list(hardware if hardware is not None else list(DEFAULT_HARDWARE))]
-    frames = [r.to_frame().iloc[[0]] for r in results]
-    return pd.concat(frames, ignore_index=True)
-
-
-def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "engine", *, batch: int = 32,
-                    workload: str = "chat", tiers: Any = True, ax: "Axes | None" = None,
-                    **price_kwargs: Any) -> "Axes":
+def price_breakdown(data: Any, *, tiers: Any = None, ax: "Axes | None" = None) -> "Axes":
     """Cost of a chip-hour by component (stacked bars), InferenceX tier costs beside each bar.
 
     Parameters
     ----------
-    hardware : str, list of str, PriceResult or DataFrame, optional
-        Accelerators to price (default: the report's four), one price result, or a frame with
-        ``hardware`` and ``*_usd_per_chip_h`` component columns (e.g. ``price(...).to_frame()``).
-    model : str, optional
-        Model whose decode power sets the power cost; needed with accelerator names.
-    execution, batch, workload, **price_kwargs
-        As :func:`tokenomics.chain.price`.
-    tiers : bool or DataFrame
-        Mark InferenceX tier costs (``econ.tco.tier_table()``, or the table given); False: none.
+    data : DataFrame or PriceResult
+        One row per accelerator with ``hardware`` and ``*_usd_per_chip_h`` component columns
+        (``price(...).to_frame()`` rows; :func:`tokenomics.plotdata.breakdown` prices several
+        accelerators into one frame), or one price result.
+    tiers : DataFrame, optional
+        InferenceX tier costs to mark (:func:`tokenomics.econ.tco.tier_table`, or
+        :func:`tokenomics.plotdata.tiers`); None: none.
     ax : matplotlib Axes, optional
 
     Returns
@@ -288,8 +298,13 @@ def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "e
     """
     import pandas as pd
 
-    b = _breakdown_frame(hardware, model, execution, batch, workload, price_kwargs)
-    comp = [c for c in b.columns if c.endswith("_usd_per_chip_h") and c != "cost_usd_per_chip_h"]
+    if hasattr(data, "to_frame") and not isinstance(data, pd.DataFrame):
+        data = data.to_frame().iloc[[0]]
+    if not isinstance(data, pd.DataFrame):
+        raise _computes_nothing("price_breakdown", "breakdown(['h200', 'b200'], 'llama-3.1-8b')")
+    b = data
+    comp = [c for c in b.columns if c.endswith("_usd_per_chip_h") and c not in ("cost_usd_per_chip_h",)
+            and not c.startswith("bottom_up")]
     if not comp:
         raise ValidationError("nothing to break down: no *_usd_per_chip_h component columns "
                               "(a flat-rate cost has no components)")
@@ -298,16 +313,13 @@ def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "e
     bottom = np.zeros(len(b))
     for c in comp:
         vals = b[c].to_numpy(float)
-        ax.bar(x, vals, bottom=bottom, label=c.replace("_usd_per_chip_h", ""), width=0.5)
+        ax.bar(x, vals, bottom=bottom, label=display_name(c).split(" (")[0], width=0.5)
         bottom += np.nan_to_num(vals)
     src = SOURCES["cost"]
-    if tiers is not False and tiers is not None:
-        if isinstance(tiers, pd.DataFrame):
-            tt = tiers
-        else:
-            from .econ import tco
-
-            tt = tco.tier_table()
+    if tiers is not None and tiers is not False:
+        if not isinstance(tiers, pd.DataFrame):
+            raise _computes_nothing("price_breakdown(tiers=...)", "tiers()")
+        tt = tiers
         marks = {"hyperscaler-owned": "v", "neocloud-owned": "^", "rental-3yr": "s"}
         vintages = sorted(tt["vintage"].unique()) if "vintage" in tt else []
         shades = ("black", "grey", "silver")
@@ -326,36 +338,48 @@ def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "e
     ax.set_xticks(x, b["hardware"])
     ax.set_xlabel("accelerator")
     ax.set_ylabel("cost [USD per chip-hour]")
-    ax.set_title("Cost of a chip-hour: bottom-up components vs InferenceX tiers")
+    ax.yaxis.set_major_formatter(_usd_formatter())
+    ax.set_title("Cost of a chip-hour [USD per chip-hour]: bottom-up components vs InferenceX tiers")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     caption(ax, "Sources: " + src + ". Power cost at the modelled decode power.")
     return ax
 
 
+def _usd_formatter():
+    """Dollars on a linear axis, every tick with the decimals its spacing needs: ``$0.125``,
+    ``$0.150``; ``$1.5``, ``$2.0``; ``$100``."""
+    from matplotlib.ticker import Formatter
+
+    class _USD(Formatter):
+        decimals = 2
+
+        def __call__(self, x, pos=None):
+            return f"${x:,.{self.decimals}f}"
+
+        def format_ticks(self, values):
+            v = np.asarray(values, dtype=float)
+            exact = (d for d in range(7) if np.all(np.abs(np.round(v, d) - v) <= 1e-9 * np.maximum(1, np.abs(v))))
+            self.decimals = next(exact, 6)
+            return [self(x) for x in values]
+
+    return _USD()
+
+
 # ---------------------------------------------------------------------------------------------
 # tornado
 
-def _fmt(x: Any) -> str:
-    from ._display import fmt_value
-
-    return fmt_value(x)
-
-
-def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch: int = 32,
-            base_usd_per_1k_tok: float | None = None, label: str = "", ax: "Axes | None" = None,
-            **price_kwargs: Any) -> "Axes":
-    """One-at-a-time sensitivity of a price: a bar per input from its low to its high value.
+def tornado(data: Any, *, base_usd_per_m_tok: float | None = None, base_usd_per_1k_tok: float | None = None,
+            label: str = "", ax: "Axes | None" = None) -> "Axes":
+    """One-at-a-time sensitivity of a price: per input, the price with that input at its low
+    value and at its high value (two colours) either side of the base price.
 
     Parameters
     ----------
-    result : Tornado, DataFrame or str
-        A :class:`~tokenomics.econ.uncertainty.Tornado`, its ``to_frame()`` (then give
-        ``base_usd_per_1k_tok``), or an accelerator name: priced with ``model`` at ``batch``
-        and bottom-up costs, then :func:`tokenomics.econ.uncertainty.tornado`.
-    model, execution, batch, **price_kwargs
-        As :func:`tokenomics.chain.price` (accelerator name only).
-    base_usd_per_1k_tok : float, optional
-        Base price [USD per 1K output tokens] (taken from a Tornado otherwise).
+    data : Tornado or DataFrame
+        A :class:`~tokenomics.econ.uncertainty.Tornado` (:func:`tokenomics.plotdata.tornado`
+        makes one from names), or its ``to_frame()`` (then give the base price).
+    base_usd_per_m_tok, base_usd_per_1k_tok : float, optional
+        Base price [USD per million, or per thousand, output tokens] (taken from a Tornado otherwise).
     label : str
         Configuration named in the title.
     ax : matplotlib Axes, optional
@@ -367,39 +391,46 @@ def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch:
     """
     import pandas as pd
 
-    from .econ.uncertainty import Tornado
-
-    if isinstance(result, str):
-        from . import chain
-        from .econ import tco, uncertainty
-
-        if model is None:
-            raise ValidationError("tornado needs a model (e.g. 'llama-3.1-8b') with an accelerator name")
-        p = chain.price(result, model, execution, batch=batch, **price_kwargs)
-        ci = tco.CostInputs.for_hardware(result)
-        label = label or f"{result} / {model}, batch {batch}"
-        result = uncertainty.tornado(ci, float(np.ravel(p.board_power_w)[0]), float(np.ravel(p.tok_per_s_per_chip)[0]))
-    if isinstance(result, Tornado):
-        table, base = result.table, result.base_usd_per_1k_tok
-    elif isinstance(result, pd.DataFrame):
-        table, base = result, base_usd_per_1k_tok
+    if hasattr(data, "table") and hasattr(data, "base_usd_per_1k_tok"):  # a Tornado
+        table, base = data.table, float(data.base_usd_per_1k_tok) * 1e3
+    elif isinstance(data, pd.DataFrame):
+        table = data
+        base = base_usd_per_m_tok if base_usd_per_m_tok is not None else (
+            None if base_usd_per_1k_tok is None else base_usd_per_1k_tok * 1e3)
     else:
-        raise ValidationError(f"tornado takes a Tornado, its frame or an accelerator name, got {type(result).__name__}")
+        raise _computes_nothing("tornado", "tornado('h200', 'llama-3.1-8b')")
     t = table.iloc[::-1]
+    lo = _usd_per_m(t, "usd_per_m_output_tok_at_low", "price_at_low")
+    hi = _usd_per_m(t, "usd_per_m_output_tok_at_high", "price_at_high")
+    if lo is None or hi is None:
+        raise ValidationError("a tornado frame needs the price at each input's low and high value "
+                              "(price_at_low/_high or usd_per_m_output_tok_at_low/_high)")
+    if base is None or not np.isfinite(base):
+        base = float(np.median(np.concatenate([lo, hi])))  # only to anchor the bars; not drawn
+        draw_base = False
+    else:
+        draw_base = True
     ax = _axes(ax, (8, 4.5))
     yy = np.arange(len(t))
-    lo, hi = t["price_at_low"].to_numpy(float) * 1e3, t["price_at_high"].to_numpy(float) * 1e3
-    left, right = np.minimum(lo, hi), np.maximum(lo, hi)
-    ax.barh(yy, right - left, left=left, color="tab:orange")
-    ax.set_yticks(yy, [f"{n} [{_fmt(a)} .. {_fmt(c)}]" for n, a, c in zip(t["input"], t["low"], t["high"])],
-                  fontsize=7)
-    if base is not None and np.isfinite(base):
-        ax.axvline(base * 1e3, color="black", lw=1)
-        ax.text(base * 1e3, len(t) - 0.4, f" base {base * 1e3:.3g}", fontsize=7, va="bottom")
-    ax.set_xlabel("price [USD per million output tokens]")
-    ax.set_ylabel("input [low .. high]")
-    ax.set_title("Sensitivity (tornado)" + (f": {label}" if label else ""))
+    ax.barh(yy, lo - base, left=base, color=TORNADO_COLORS["low"], height=0.6, label="input at its low value")
+    ax.barh(yy, hi - base, left=base, color=TORNADO_COLORS["high"], height=0.6, label="input at its high value")
+
+    def value(name: str, v: Any) -> str:
+        frac = str(name).endswith(("_frac", "_frac_per_year"))
+        return fmt_number(float(v) * 100) + " %" if frac else fmt_number(float(v))
+
+    ax.set_yticks(yy, [f"{display_name(n)}: {value(n, a)} to {value(n, c)}"
+                       for n, a, c in zip(t["input"], t["low"], t["high"])], fontsize=7.5)
+    if draw_base:
+        ax.axvline(base, color="black", lw=1)
+        ax.text(base, len(t) - 0.4, f" base ${base:.3g}", fontsize=7.5, va="bottom")
+    ax.xaxis.set_major_formatter(_usd_formatter())
+    ax.set_xlabel("cost to serve [USD per million output tokens]")
+    ax.set_ylabel("input: low to high")
+    ax.set_title("Sensitivity of the price [USD per million output tokens]" + (f"\n{label}" if label else ""),
+                 fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
     caption(ax, "Sources: input ranges datasets/tco_params.csv; " + SOURCES["cost"]
             + ". Each bar varies one input, the others at base.")
     return ax
@@ -408,19 +439,17 @@ def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch:
 # ---------------------------------------------------------------------------------------------
 # forecast
 
-def forecast(series: Any = "all", *, scenario: str | None = None, fit_through: Any = None,
-             references: bool = True, ax: "Axes | None" = None, title: str | None = None) -> "Axes":
+def forecast(result: Any, *, references: Any = None, ax: "Axes | None" = None, title: str | None = None) -> "Axes":
     """Token-demand fan chart: median, 80 % and 95 % bands, observations and reference lines.
 
     Parameters
     ----------
-    series : str, list of str or ForecastResult
-        Series name(s) (``"google"``, ``"all"``; see ``tokenomics.forecast.series_names()``),
-        forecast with :func:`tokenomics.forecast.forecast`, or a result already computed.
-    scenario, fit_through
-        As :func:`tokenomics.forecast.forecast` (names only).
-    references : bool
-        Draw the published reference lines (``datasets/demand_scenarios.csv``).
+    result : ForecastResult
+        A :func:`tokenomics.forecast.forecast` result.
+    references : DataFrame, optional
+        Published reference lines to draw (``reference`` and ``tokens_per_day`` columns:
+        :func:`tokenomics.forecast.scenarios.reference_lines`, or
+        :func:`tokenomics.plotdata.references`); None: none.
     ax : matplotlib Axes, optional
 
     Returns
@@ -428,14 +457,12 @@ def forecast(series: Any = "all", *, scenario: str | None = None, fit_through: A
     matplotlib.axes.Axes
         x: date; y: tokens per day [tokens/day], log scale.
     """
-    from .forecast.demand import ForecastResult
+    import pandas as pd
 
-    if isinstance(series, ForecastResult):
-        result = series
-    else:
-        from .forecast.demand import forecast as _forecast
-
-        result = _forecast(series, fit_through=fit_through, scenario=scenario)
+    if not (hasattr(result, "monthly") and hasattr(result, "history") and hasattr(result, "series_names")):
+        raise _computes_nothing("forecast", "tokenomics.forecast.forecast('google')")
+    if references is not None and references is not False and not isinstance(references, pd.DataFrame):
+        raise _computes_nothing("forecast(references=...)", "references()")
     plt_colors = _pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
     ax = _axes(ax, (10, 6))
     monthly = result.monthly
@@ -448,11 +475,10 @@ def forecast(series: Any = "all", *, scenario: str | None = None, fit_through: A
         ax.plot(x, f["tokens_per_day"], color=c, lw=1.8, label=f"{name} (median, 80/95 %)")
         h = result.history[result.history["series"] == name]
         ax.plot(_to_dates(h["date"]), h["tokens_per_day"], "o", color=c, ms=5, mec="black", mew=0.5)
-    if references:
-        from .forecast.scenarios import reference_lines
-
+    drawn = isinstance(references, pd.DataFrame) and len(references)
+    if drawn:
         x_end = _to_dates(monthly["date"]).max()
-        for _, r in reference_lines().iterrows():
+        for _, r in references.iterrows():
             ax.axhline(r["tokens_per_day"], color="grey", ls="--", lw=1)
             ax.annotate(r["reference"], (x_end, r["tokens_per_day"]), fontsize=8, color="dimgrey",
                         va="bottom", ha="right")
@@ -461,73 +487,64 @@ def forecast(series: Any = "all", *, scenario: str | None = None, fit_through: A
     ax.set_ylabel("token demand [tokens per day]")
     scen = result.scenario or "trend only"
     fit = f", fitted through {result.fit_through}" if result.fit_through else ""
-    ax.set_title(title or f"Token demand forecast ({scen}{fit}); dots = observations")
+    ax.set_title(title or f"Token demand forecast [tokens per day] ({scen}{fit}); dots = observations")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     _date_axis(ax)
-    caption(ax, "Sources: " + SOURCES["forecast"] + (" (dashed lines)" if references else "") + ".")
+    caption(ax, "Sources: " + SOURCES["forecast"] + (" (dashed lines)" if drawn else "") + ".")
     return ax
 
 
 # ---------------------------------------------------------------------------------------------
 # watch
 
-def _watch_price(ax: "Axes", dashboard: Any) -> None:
+def _watch_price(ax: "Axes", dashboard: Any, prices: Any) -> None:
     import pandas as pd
 
-    from .watch import prices as pr
     from .dates import from_decimal_year
 
-    p = pr.load_prices()
-    p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
-    if dashboard is not None:
-        rates, events = dashboard.price.rates_by_tier, dashboard.price.events
-    else:
-        raw = p.drop(columns=["date_parsed", "t_year", "date_precision", "row"])
-        rates, events = pr.decline_rates(raw, by="tier"), pr.cut_events()
+    if prices is None:
+        raise ValidationError("the price chart draws the list prices it is given: "
+                              "watch('price', dashboard, prices=tokenomics.plotdata.watch_prices())")
+    p = prices
+    pw = getattr(dashboard, "price", dashboard)  # a Dashboard, or its PriceWatch alone
+    rates, events = pw.rates_by_tier, pw.events
     rates = rates.set_index("group")
     colors = {"frontier": "tab:red", "mid": "tab:blue", "small": "tab:green"}
     for tier, sub in p.groupby("tier"):
         rate = rates.loc[tier, "decline_factor_per_year"] if tier in rates.index else np.nan
-        ax.scatter(sub["date_parsed"], sub["blended_usd_per_1k_tok"] * 1000, s=22, color=colors.get(tier, "k"),
+        usd = _usd_per_m(sub, "blended_usd_per_m_tok", "blended_usd_per_1k_tok")
+        ax.scatter(sub["date_parsed"], usd, s=22, color=colors.get(tier, "k"),
                    label=f"{tier} ({rate:.2f}x/yr)", alpha=0.8)
         t = sub["t_year"].to_numpy(float)
         if len(t) >= 2 and np.ptp(t) > 0:
-            b = np.polyfit(t, np.log(sub["blended_usd_per_1k_tok"].to_numpy(float)), 1)
+            b = np.polyfit(t, np.log(usd), 1)
             tt = np.linspace(t.min(), t.max(), 50)
-            ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)) * 1000,
+            ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)),
                     color=colors.get(tier, "k"), lw=1.2)
     ch = events[events["region"] == "china"]
-    after = pd.to_numeric(ch["price_after_usd_per_1k_tok"], errors="coerce")
-    ch = ch[np.isfinite(after) & (after > 0)]
-    ax.scatter(pd.to_datetime(ch["date"]), ch["price_after_usd_per_1k_tok"] * 1000, marker="v",
+    after = _usd_per_m(ch, "price_after_usd_per_m_tok", "price_after_usd_per_1k_tok")
+    after = np.asarray(pd.to_numeric(pd.Series(after), errors="coerce"), dtype=float)
+    ok = np.isfinite(after) & (after > 0)
+    ax.scatter(pd.to_datetime(ch["date"])[ok], after[ok], marker="v",
                color="purple", s=40, label="China cuts (price after, USD)")
     ax.set_yscale("log")
+    log_ticks(ax.yaxis, usd=True)
     ax.set_xlabel("date")
     ax.set_ylabel("blended list price [USD per million tokens, 3:1 in:out]")
-    ax.set_title("API list prices by tier (OLS on log price); prices can rise too")
-    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title("API list prices by tier [USD per million tokens] (OLS on log price); prices can rise too")
+    ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     _date_axis(ax)
     caption(ax, "Sources: " + SOURCES["prices"] + ". Lines: OLS fit of log price on time per tier.")
 
 
-def _watch_megakernel(ax: "Axes", dashboard: Any) -> None:
+def _watch_megakernel(ax: "Axes", dashboard: Any, prices: Any = None) -> None:
     import pandas as pd
 
-    from .watch import megakernels as mk
     from .dates import from_decimal_year
 
-    if dashboard is not None:
-        idx, f = dashboard.adoption_index, dashboard.adoption_fits["all"]
-    else:
-        import warnings
-
-        ev = mk.load_events()
-        idx = mk.adoption_index(ev)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", category=Warning)
-            f = mk.fit_adoption(ev, family="all", n_boot=200, seed=0)
+    idx, f = dashboard.adoption_index, dashboard.adoption_fits["all"]
     as_of = pd.Timestamp(str(f.as_of))
     for i, (fam, sub) in enumerate(idx.groupby("family")):
         x = list(pd.to_datetime(sub["date"])) + [as_of]
@@ -557,14 +574,8 @@ def _watch_megakernel(ax: "Axes", dashboard: Any) -> None:
     caption(ax, "Sources: " + SOURCES["megakernel"].split(";")[0] + "; logistic fit, bootstrap over events.")
 
 
-def _watch_speedup(ax: "Axes", dashboard: Any) -> None:
-    if dashboard is not None:
-        sp = dashboard.speedup
-    else:
-        from .watch import megakernels as mk
-        from .watch.dashboard import SPEEDUP_CONFIG as cfg
-
-        sp = mk.expected_speedup(cfg["hardware"], cfg["model"], cfg["batch"], cfg["context_tok"])
+def _watch_speedup(ax: "Axes", dashboard: Any, prices: Any = None) -> None:
+    sp = dashboard.speedup
     if np.any(np.isfinite(sp["speedup"])):
         ax.semilogx(sp["batch"], sp["speedup"], "o-", base=2)
         ax.set_title(f"Modelled decode speedup over CUDA graph\n({sp['hardware'].iloc[0]}, {sp['model'].iloc[0]})",
@@ -578,15 +589,10 @@ def _watch_speedup(ax: "Axes", dashboard: Any) -> None:
     caption(ax, "Source: " + SOURCES["perf"] + ".")
 
 
-def _watch_yield(ax: "Axes", dashboard: Any) -> None:
+def _watch_yield(ax: "Axes", dashboard: Any, prices: Any = None) -> None:
     import pandas as pd
 
-    if dashboard is not None:
-        y = dashboard.yields
-    else:
-        from .watch import supernodes as sn
-
-        y = sn.yield_trajectory()
+    y = dashboard.yields
     rep = y[y["kind"] == "reported"]
     rep_x = pd.to_datetime(rep["date"])
     ax.plot(rep_x, rep["yield_frac"], "o", ms=8, label="reported 910C die yield")
@@ -607,22 +613,17 @@ def _watch_yield(ax: "Axes", dashboard: Any) -> None:
     caption(ax, "Source: " + SOURCES["supernode"] + "; straight line in logit(yield).")
 
 
-def _watch_supernode(ax: "Axes", dashboard: Any) -> None:
+def _watch_supernode(ax: "Axes", dashboard: Any, prices: Any = None) -> None:
     import pandas as pd
 
-    if dashboard is not None:
-        r = dashboard.ramp
-    else:
-        from .watch import supernodes as sn
-        from .watch.dashboard import RAMP_YEARS
-
-        r = sn.delivery_ramp(years=RAMP_YEARS, n_draws=400, seed=0)
+    r = dashboard.ramp
     fc = r.curve
     x = pd.to_datetime(fc["date"])
     ax.fill_between(x, fc["units_lo"].clip(lower=0.5), fc["units_hi"], alpha=0.25, label="90% interval")
     ax.plot(x, fc["units_p50"].clip(lower=0.5), "-", label="median ramp")
     ax.plot(pd.to_datetime(r.points["date"]), r.points["count_low"], "ko", label="dated counts (lower bounds)")
     ax.set_yscale("log")
+    log_ticks(ax.yaxis)
     ax.set_xlabel("date")
     ax.set_ylabel("cumulative CloudMatrix 384 systems [systems]")
     ax.set_title(f"Supernode ramp (ceiling {r.k_range[0]:.0f}-{r.k_range[1]:.0f} systems)")
@@ -632,7 +633,7 @@ def _watch_supernode(ax: "Axes", dashboard: Any) -> None:
     caption(ax, "Source: " + SOURCES["supernode"] + "; logistic ramp, Monte Carlo interval.")
 
 
-def watch(metric: str = "price", dashboard: Any = None, *, ax: "Axes | None" = None) -> "Axes":
+def watch(metric: str, dashboard: Any, *, prices: Any = None, ax: "Axes | None" = None) -> "Axes":
     """One watch metric as a chart.
 
     Parameters
@@ -642,9 +643,11 @@ def watch(metric: str = "price", dashboard: Any = None, *, ax: "Axes | None" = N
         ``megakernel``: adoption index and its logistic fit [level 0-4]; ``speedup``: modelled
         megakernel over CUDA-graph decode speedup by batch [x]; ``yield``: Ascend 910C die
         yield [fraction]; ``supernode``: cumulative CloudMatrix 384 systems [systems].
-    dashboard : Dashboard, optional
-        A computed :func:`tokenomics.watch.watch` result to draw from; without it only what
-        the metric needs is computed from the bundled datasets.
+    dashboard : Dashboard
+        A computed :func:`tokenomics.watch.watch` result to draw from (for ``price`` alone,
+        :func:`tokenomics.watch.prices.price_watch` is enough).
+    prices : DataFrame, optional
+        The list prices the ``price`` chart draws (:func:`tokenomics.plotdata.watch_prices`).
     ax : matplotlib Axes, optional
 
     Returns
@@ -656,7 +659,12 @@ def watch(metric: str = "price", dashboard: Any = None, *, ax: "Axes | None" = N
             "supernode": (_watch_supernode, (6, 4.5))}
     if metric not in draw:
         raise ValidationError(f"metric must be one of {', '.join(WATCH_METRICS)}, got {metric!r}")
+    needs = {"price": "price", "megakernel": "adoption_index", "speedup": "speedup", "yield": "yields",
+             "supernode": "ramp"}[metric]
+    if not (hasattr(dashboard, needs) or (metric == "price" and hasattr(dashboard, "rates_by_tier"))):
+        raise _computes_nothing("watch", "watch_prices() with tokenomics.watch.watch() (or, for the price "
+                                "chart alone, tokenomics.watch.prices.price_watch())")
     fn, size = draw[metric]
     ax = _axes(ax, size)
-    fn(ax, dashboard)
+    fn(ax, dashboard, prices)
     return ax

@@ -10,7 +10,6 @@ as base64, so the page stands alone) and the PNG files, each atomically
 from __future__ import annotations
 
 import base64
-import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,14 +252,15 @@ def _k3_costs(rep: Report) -> None:
 
 def _k3_spread(costs) -> str:
     """One sentence per batch: the cheapest and dearest system and how far apart they are."""
+    from ._display import fmt_number
+
     out = []
     for b, g in costs.dropna(subset=["usd_per_m_output_tok"]).groupby("batch"):
         lo = g.loc[g["usd_per_m_output_tok"].idxmin()]
         hi = g.loc[g["usd_per_m_output_tok"].idxmax()]
         users = "one user" if b == 1 else f"{b} users"
-        usd = lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}"  # noqa: E731  (no 4.28e+03 in prose)
-        out.append(f"At {users}: {lo['system']} is cheapest at {usd(lo['usd_per_m_output_tok'])} USD per "
-                   f"million output tokens, {hi['system']} dearest at {usd(hi['usd_per_m_output_tok'])} "
+        out.append(f"At {users}: {lo['system']} is cheapest at {fmt_number(lo['usd_per_m_output_tok'])} USD per "
+                   f"million output tokens, {hi['system']} dearest at {fmt_number(hi['usd_per_m_output_tok'])} "
                    f"({hi['usd_per_m_output_tok'] / lo['usd_per_m_output_tok']:.0f}x).")
     return " ".join(out)
 
@@ -301,21 +301,51 @@ def _demand(rep: Report) -> None:
 # ---------------------------------------------------------------------------------------------
 # rendering
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, (float, np.floating)):
-        if not np.isfinite(x):
-            return ""
-        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
-            return f"{x:.3g}"
-        return f"{x:.4g}"
-    return str(x)
+#: Columns shown as written (labels, years, dates), never as numbers with separators.
+_LABEL_COLUMNS = ("year", "date", "vintage", "seed", "as_of")
+
+
+def _cell(x: Any, col: str) -> str:
+    """One table cell for reading (:func:`tokenomics._display.fmt_number`); a fraction
+    (``*_frac``) as a percentage, labels and years as written."""
+    from ._display import fmt_number
+
+    if col in _LABEL_COLUMNS or isinstance(x, str):
+        if isinstance(x, (float, np.floating)) and float(x).is_integer():
+            x = int(x)
+        text = "" if x is None else str(x)
+    elif col.endswith("_frac") and isinstance(x, (int, float, np.integer, np.floating)) \
+            and not isinstance(x, (bool, np.bool_)):
+        text = fmt_number(float(x) * 100) + " %" if np.isfinite(x) else ""
+    else:
+        text = fmt_number(x)
+    return text.replace("|", "/")
+
+
+def _numeric(col) -> bool:
+    """Whether a column holds numbers (right-aligned), not labels or yes/no."""
+    import re
+
+    import pandas as pd
+
+    if col.name in _LABEL_COLUMNS or pd.api.types.is_bool_dtype(col):
+        return False
+    if pd.api.types.is_numeric_dtype(col):
+        return True
+    cells = [str(x) for x in col if isinstance(x, str) and x]  # numbers already written (the tornado's)
+    return bool(cells) and all(re.fullmatch(r"-?[\d,.]+( %)?", x) for x in cells)
 
 
 def _md_table(df, max_rows: int = 40) -> str:
+    """A Markdown table for reading: display names with units as headers
+    (:func:`tokenomics._display.display_name`), numbers formatted by :func:`_cell`."""
+    from ._display import display_name
+
     df = df.head(max_rows)
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    sep = "|" + "---|" * len(df.columns)
-    rows = ["| " + " | ".join(_fmt(x) for x in r) + " |" for r in df.itertuples(index=False)]
+    cols = [str(c) for c in df.columns]
+    head = "| " + " | ".join(display_name(c) for c in cols) + " |"
+    sep = "|" + "".join("--:|" if _numeric(df[c]) else "---|" for c in df.columns)
+    rows = ["| " + " | ".join(_cell(x, c) for x, c in zip(r, cols)) + " |" for r in df.itertuples(index=False)]
     return "\n".join([head, sep, *rows])
 
 
@@ -330,6 +360,8 @@ def price_view(prices):
         v.insert(1, "deployment", prices["deployment"].to_numpy())
     for c in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok"):
         v[c.replace("price_usd_per_1k_", "usd_per_m_")] = v.pop(c) * 1e3
+    if "wh_per_1k_tok" in v.columns:  # Wh per 1K tokens is kWh per million: the same number
+        v = v.rename(columns={"wh_per_1k_tok": "kwh_per_m_tok"})
     for c in ("cost_basis", "output_convention"):  # every price says its basis and convention
         if c in prices.columns:
             v[c] = prices[c].to_numpy()
@@ -371,7 +403,8 @@ def _figures(rep: Report, out: Path) -> dict[str, Path]:
         paths[name] = p
 
     _, ax = plt.subplots(figsize=(8, 5))
-    save(plot.frontier(rep.frontiers, ax=ax, title="Price vs interactivity (batch sweep; bottom-up cost)"),
+    save(plot.frontier(rep.frontiers, ax=ax, title="Cost to serve vs interactivity [USD per million output tokens]\n"
+                                                     "(batch sweep, bottom-up cost)"),
          "price_vs_interactivity.png")
     _, ax = plt.subplots(figsize=(10, 4.5))
     save(plot.price_breakdown(rep.breakdown, tiers=rep.tiers, ax=ax), "cost_breakdown.png")
@@ -382,44 +415,116 @@ def _figures(rep: Report, out: Path) -> dict[str, Path]:
     return paths
 
 
+#: Large quantities the demand tables state in words: column -> (divisor, unit word).
+_IN_WORDS = {"tokens_per_day": (1e12, "trillions"), "dc_electricity_tokens_per_day": (1e12, "trillions"),
+             "cost_usd": (1e9, "USD billion a year")}
+
+
+def _in_words(df):
+    """A demand table with token volumes in trillions a day and costs in billions of USD a year
+    (numbers a reader takes in at a glance, not 1.61×10¹⁷)."""
+    from ._display import display_name
+
+    v = df.copy()
+    names = {}
+    for col in v.columns:
+        base = next((b for b in _IN_WORDS if col == b or col.startswith(b + "_lo_") or col.startswith(b + "_hi_")), None)
+        if base is None:
+            continue
+        div, word = _IN_WORDS[base]
+        v[col] = v[col].astype(float) / div
+        label = display_name(col)
+        names[col] = f"{label.split(' (')[0]} ({word})" if base == "cost_usd" else f"{label} ({word})"
+    return v.rename(columns=names)
+
+
+#: The headline table's first columns: what is priced, then its prices.
+_HEADLINE_FIRST = ("config", "deployment", "batch", "usd_per_m_output_tok", "usd_per_m_input_tok",
+                   "usd_per_m_blended_tok", "tok_per_s_per_user", "tok_per_s_per_chip")
+
+
+def _headline_view(view):
+    """The headline price table without the columns every row shares (said once above it)."""
+    shared = [c for c in ("cost_basis", "output_convention") if c in view.columns and view[c].nunique() == 1]
+    same = "; ".join(f"{c.replace('_', ' ')} {view[c].iloc[0]}" for c in shared)
+    first = [c for c in _HEADLINE_FIRST if c in view.columns]  # the prices before the physics
+    view = view.drop(columns=shared)
+    return view[first + [c for c in view.columns if c not in first]], same
+
+
+def _tiers_view(tiers):
+    """The tier table with each tier's cost named as USD per chip-hour."""
+    return tiers.rename(columns={c: f"{c} (USD per chip-hour)" for c in tiers.columns
+                                 if c not in ("hardware", "vintage") and not c.endswith("_usd_per_chip_h")})
+
+
+def _tornado_view(tornado):
+    """The tornado table in USD per million output tokens, each input by its display name, its
+    low / base / high values written in its unit (fractions as percentages)."""
+    from ._display import display_name, fmt_number
+
+    v = per_million_view(tornado)
+    frac = v["input"].astype(str).str.endswith(("_frac", "_frac_per_year"))
+    for c in ("low", "base", "high"):
+        if c in v.columns:
+            v[c] = [(fmt_number(float(x) * 100) + " %") if f else fmt_number(x) for x, f in zip(v[c], frac)]
+    v["input"] = [display_name(x) for x in v["input"]]
+    return v
+
+
+#: Columns of the disaggregation table in the report (the rest stay in ``Report.disagg``).
+DISAGG_COLUMNS = ("prefill_hardware", "decode_hardware", "input_tok", "output_tok", "instance_ratio",
+                  "capacity_ratio_same_capex", "cost_disagg_usd_per_m_output_tok",
+                  "cost_colocated_usd_per_m_output_tok", "max_decode_capex_usd_per_chip_for_target",
+                  "target_possible")
+
+
 def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
-    """The report as Markdown (figures referenced by file name)."""
+    """The report as Markdown (figures referenced by file name; tables with display headers and
+    numbers formatted for reading)."""
     if not isinstance(rep, Report):
         raise ValidationError(f"render_markdown needs a Report from build_report, got {type(rep).__name__}")
     s = [f"# {rep.title}", "",
-         "Generated by `tokenomics report`. Costs are bottom-up (capex + power + colocation + "
-         "maintenance, `datasets/tco_params.csv`) unless a tier is named (`cost_basis` column); prices are "
-         "cost to serve at full utilization and zero margin (InferenceX convention); output tokens are "
-         "charged decode time only and input tokens the prefill (`output_convention` decode-only). Throughput from the "
-         "performance core; board power from the H200-fitted power model (TDP-scaled elsewhere).", ""]
+         "Generated by `tokenomics report`. Every price is in USD per million tokens. Costs are bottom-up "
+         "(capex + power + colocation + maintenance, `datasets/tco_params.csv`) unless a tier is named (the "
+         "cost basis column); prices are the cost to serve at full utilization and zero margin (the InferenceX "
+         "convention); output tokens are charged decode time only and input tokens the prefill (output "
+         "convention decode-only). Throughput comes from the performance core; board power from the "
+         "H200-fitted power model (TDP-scaled elsewhere).", ""]
+    head, same = _headline_view(price_view(rep.prices))
     s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
-          _md_table(price_view(rep.prices)), ""]
+          *([f"Every row: {same}.", ""] if same else []), _md_table(head), ""]
     layouts = [c for c in rep.interactivity.columns if c.startswith("layout_at_")]
-    s += ["## Price vs interactivity", "", "![price vs interactivity](price_vs_interactivity.png)", "",
+    s += ["## Price vs interactivity", "", "![Price against speed per user](price_vs_interactivity.png)", "",
           "At each speed per user: the cheapest batch and layout that serves every user at least that fast "
           "(as `tokenomics price --target-tok-s-user`); empty where none is. The figure sweeps the batch "
-          "of each configuration's headline layout (the `deployment` column of the first table).", "",
+          "of each configuration's headline layout (the deployment column of the first table). The last "
+          "column: the dearest point of that sweep over its cheapest.", "",
           _md_table(rep.interactivity.drop(columns=layouts)), "",
-          "`frontier_cost_range_x`: dearest over cheapest point of that batch sweep.", "",
           "The layout each of those prices runs:", "",
           _md_table(rep.interactivity[["config", *layouts]]), ""]
-    s += ["## Cost of a chip-hour", "", "![cost breakdown](cost_breakdown.png)", "",
+    s += ["## Cost of a chip-hour", "", "![Cost of a chip-hour by component](cost_breakdown.png)", "",
           _md_table(rep.breakdown), "", "InferenceX tiers beside the bottom-up estimate (at 0.75 x TDP):", "",
-          _md_table(rep.tiers), ""]
+          _md_table(_tiers_view(rep.tiers)), ""]
     if rep.tornado is not None:
-        s += ["## Uncertainty", "", f"Tornado for {rep.tornado_label} (USD per million output tokens):", "",
-              "![tornado](tornado.png)", "", _md_table(per_million_view(rep.tornado)), ""]
+        s += ["## Uncertainty", "", f"Tornado for {rep.tornado_label} (USD per million output tokens): "
+              "each bar moves one input from its low to its high value, the others at base.", "",
+              "![Sensitivity of the price to each input](tornado.png)", "", _md_table(_tornado_view(rep.tornado)), ""]
     if rep.monte_carlo is not None:
         s += ["Monte Carlo (triangular inputs, seeded; USD per million output tokens):", "",
               _md_table(per_million_view(rep.monte_carlo)), ""]
     if rep.rent_own is not None:
         s += ["## Rent vs own", "", "Own (bottom-up) vs InferenceX 3-year rental (2026-07 survey):", "",
               _md_table(rep.rent_own), "",
-              "`breakeven_utilization_frac`: the share of hours an owned chip must be busy to cost no more "
-              "per used hour than the rental; above 1, renting is cheaper at any utilization.", ""]
+              "Break-even utilization: the share of hours an owned chip must be busy to cost no more "
+              "per used hour than the rental; above 100 %, renting is cheaper at any utilization.", ""]
     if rep.disagg is not None:
         lines = dict.fromkeys(rep.disagg_text.splitlines())  # the same finding once, not once per decode chip
-        s += ["## Disaggregated prefill/decode (HC2000's 10x claim)", "", _md_table(rep.disagg), "",
+        d = per_million_view(rep.disagg)
+        s += ["## Disaggregated prefill/decode (HC2000's 10x claim)", "",
+              "Prefill on the chip with the most FLOP/s, decode on each other chip, against both phases "
+              "colocated on the decode chip (the full table: `Report.disagg`).", "",
+              _md_table(d[[c for c in DISAGG_COLUMNS if c in d.columns]]), "",
               *[f"- {line}" for line in lines], ""]
     if rep.energy_check is not None:
         s += ["## Measured check: H200, Llama-3.1-8B, CUDA graph, context 1024", "",
@@ -432,13 +537,13 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
               "acceptance a real workload gets (not the benchmarks' fixed 6 tokens a step), bottom-up cost "
               "where a capex is catalogued, zero margin. Cost bases differ by row: TPU v7 has no public "
               "capex and takes InferenceX's hyperscaler-owned tier, the SD200's chip has no public price "
-              "and is priced as an Ascend 910C (`cost_model` names each). Independent of the hardware "
-              "priced above.", "", _md_table(rep.k3_costs), "",
+              "and is priced as an Ascend 910C (the cost model column names each). Independent of the "
+              "hardware priced above.", "", _md_table(rep.k3_costs), "",
               _k3_spread(rep.k3_costs), ""]
     if rep.demand is not None:
         s += ["## Demand and what serves it", "",
               "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "
-              "day in December of each year):", "", _md_table(rep.demand), "",
+              "day in December of each year):", "", _md_table(_in_words(rep.demand)), "",
               f"Serving it on the forecast's default deployment ({rep.infra_label}; `tokenomics forecast "
               "--show infra` states another) at 50 % mean load: GPUs, the grid connection of those GPUs "
               "busy (MW), the energy of the year's tokens (TWh) and the running cost (USD a year). The "
@@ -446,7 +551,7 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
               "bounds. Independent of the hardware priced above. Beside the energy, the electricity of "
               "every data centre of the series' region as the IEA projects it (base case, "
               "`datasets/dc_electricity.csv`), the share of it the year's tokens take, and the tokens a day "
-              "all of it would serve on this deployment.", "", _md_table(rep.infra), "",
+              "all of it would serve on this deployment.", "", _md_table(_in_words(rep.infra)), "",
               _largest_build(rep.infra), "", _electricity_check(rep.infra), ""]
     if rep.skipped:
         s += ["## Skipped", "", *[f"- {x}" for x in rep.skipped], ""]
@@ -455,15 +560,19 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
 
 def _largest_build(infra) -> str:
     """One sentence on the largest build-out the table implies (a trend's level, read as such)."""
+    from ._display import fmt_number
+
     r = infra.loc[infra["n_chips"].idxmax()]
-    return (f"The largest: {r['series']} in {int(r['year'])}, {r['n_chips']:.3g} GPUs drawing "
-            f"{r['facility_mw'] / 1e3:.3g} GW (80 % interval {r['n_chips_lo_80']:.3g}-{r['n_chips_hi_80']:.3g} "
-            "GPUs): a trend's level, as wide as its interval, not a build plan.")
+    return (f"The largest: {r['series']} in {int(r['year'])}, {fmt_number(r['n_chips'])} GPUs drawing "
+            f"{fmt_number(r['facility_mw'] / 1e3)} GW (80 % interval {fmt_number(r['n_chips_lo_80'])} to "
+            f"{fmt_number(r['n_chips_hi_80'])} GPUs): a trend's level, as wide as its interval, not a build plan.")
 
 
 def _electricity_check(infra) -> str:
     """One sentence per series: its last year's share of its region's projected data-centre
     electricity, and the first year it would need all of it."""
+    from ._display import fmt_number
+
     parts = []
     for name, g in infra.groupby("series", sort=False):
         g = g[np.isfinite(g["dc_electricity_share_frac"].to_numpy(dtype=float))]
@@ -477,8 +586,8 @@ def _electricity_check(infra) -> str:
             parts.append(f"{name} in {year}: {share:.1%} of {last['region']} ({twh})")
         else:
             parts.append(f"{name}: more than all of {last['region']} from {int(over['year'].iloc[0])}, "
-                         f"{share:.2g}x it in {year} ({twh}, which would serve "
-                         f"{last['dc_electricity_tokens_per_day']:.3g} tokens a day)")
+                         f"{fmt_number(share, 2)}x it in {year} ({twh}, which would serve "
+                         f"{fmt_number(last['dc_electricity_tokens_per_day'])} tokens a day)")
     if not parts:
         return ""
     return ("The year's tokens against the electricity of every data centre of their region (IEA base "
@@ -486,43 +595,70 @@ def _electricity_check(infra) -> str:
             + "; ".join(parts) + ".")
 
 
+#: Title of the HTML page (the report's own title is its first heading).
+HTML_TITLE = "tokenomics pricing report"
+
+
+def _slug(text: str, seen: set[str]) -> str:
+    """An HTML id for a heading: lower-case words joined by hyphens, unique in the page."""
+    import re
+
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+    slug, k = base, 2
+    while slug in seen:
+        slug, k = f"{base}-{k}", k + 1
+    seen.add(slug)
+    return slug
+
+
 def render_html(markdown_text: str, figures: dict[str, Path]) -> str:
-    """A standalone HTML page: the Markdown's headings, tables and lists, PNGs inlined."""
-    body: list[str] = []
-    lines = markdown_text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            head, data = rows[0], rows[2:]
-            t = ["<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr></thead><tbody>"]
-            t += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in data]
-            body.append("".join(t) + "</tbody></table>")
+    """A standalone HTML page of the report's Markdown.
+
+    The Markdown is rendered by ``markdown-it-py`` (CommonMark with tables) and the page laid out by
+    the Jinja2 template ``tokenomics/templates/report.html.j2``: a contents list linking every
+    section, each table in a horizontally scrollable box, figures scaled to the page. Images named
+    in ``figures`` are embedded as base64 PNG, so the page stands alone.
+    """
+    import jinja2
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    tokens = md.parse(markdown_text)
+    title, contents, seen = HTML_TITLE, [], set()
+    keep = []
+    skip_until = None
+    for i, tok in enumerate(tokens):
+        if skip_until is not None:  # the first heading becomes the page title (the template writes it)
+            if i <= skip_until:
+                continue
+            skip_until = None
+        if tok.type == "heading_open" and tok.tag == "h1" and title == HTML_TITLE:
+            title = tokens[i + 1].content
+            skip_until = i + 2
             continue
-        if line.startswith("!["):
-            name = line[line.index("(") + 1:line.rindex(")")]
-            p = figures.get(name)
-            if p is not None:
-                b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-                body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}"></p>')
-        elif line.startswith("# "):
-            body.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.startswith("## "):
-            body.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("- "):
-            body.append(f"<ul><li>{html.escape(line[2:])}</li></ul>")
-        elif line.strip():
-            body.append(f"<p>{html.escape(line)}</p>")
-        i += 1
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse;font-size:12px;margin:1em 0}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tokenomics pricing report</title>"
-            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+        if tok.type == "heading_open" and tok.tag == "h2":
+            text = tokens[i + 1].content
+            slug = _slug(text, seen)
+            tok.attrSet("id", slug)
+            contents.append((slug, text))
+        if tok.type == "inline":
+            for child in tok.children or []:
+                if child.type == "image":
+                    path = figures.get(str(child.attrGet("src")))
+                    if path is not None:
+                        b64 = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+                        child.attrSet("src", f"data:image/png;base64,{b64}")
+        keep.append(tok)
+    rules = md.renderer.rules
+    rules["table_open"] = lambda *a: '<div class="table-wrap"><table>\n'
+    rules["table_close"] = lambda *a: "</table></div>\n"
+    body = md.renderer.render(keep, md.options, {})
+    env = jinja2.Environment(loader=jinja2.PackageLoader("tokenomics", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), keep_trailing_newline=True)
+    return env.get_template("report.html.j2").render(
+        title=title, contents=contents, body=Markup(body),
+        footer="Generated by tokenomics report from the datasets bundled with tokenomics.")
 
 
 def write_report(out_dir: str | Path, report: "Report | None" = None, **kwargs: Any) -> list[Path]:

@@ -532,9 +532,10 @@ def fan_chart(result: ForecastResult, path):
     (drawn by :func:`tokenomics.plot.forecast`)."""
     from .. import plot
     from ..io import save_png
+    from .scenarios import reference_lines
 
     _, ax = plot._pyplot().subplots(figsize=(10, 6), dpi=110)
-    plot.forecast(result, ax=ax)
+    plot.forecast(result, references=reference_lines(), ax=ax)
     save_png(ax.figure, path, dpi=100, bbox_inches="tight")
     return path
 

@@ -327,6 +327,16 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
 # report
 
 
+def price_points() -> "pd.DataFrame":
+    """The list prices the price chart draws: the bundled API prices of the kinds the trend is
+    fitted on (:data:`~tokenomics.watch.prices.TREND_KINDS`), with a positive blended price."""
+    from . import prices as pr
+
+    p = pr.load_prices()
+    col = "blended_usd_per_m_tok" if "blended_usd_per_m_tok" in p.columns else "blended_usd_per_1k_tok"
+    return p[p["price_kind"].isin(pr.TREND_KINDS) & (p[col] > 0)]
+
+
 def _plot(d: Dashboard, metrics: tuple[str, ...], path: Path, figsize: tuple[float, float],
           width_ratios: tuple[float, ...] | None = None) -> None:
     """Draw ``metrics`` side by side with :func:`tokenomics.plot.watch`; save as PNG (atomically)."""
@@ -336,7 +346,7 @@ def _plot(d: Dashboard, metrics: tuple[str, ...], path: Path, figsize: tuple[flo
     kw = {"gridspec_kw": {"width_ratios": list(width_ratios)}} if width_ratios else {}
     fig, axes = plot._pyplot().subplots(1, len(metrics), figsize=figsize, squeeze=False, **kw)
     for metric, ax in zip(metrics, axes[0]):
-        plot.watch(metric, d, ax=ax)
+        plot.watch(metric, d, ax=ax, prices=price_points() if metric == "price" else None)
     fig.tight_layout()
     save_png(fig, path, bbox_inches="tight")
 
