@@ -1,7 +1,7 @@
 """The package's layers, checked on the source: a module imports only from its own layer or below
 (function-level imports included), and no two modules import each other in a circle.
 
-    units/errors/dates  <  specs/io/catalog  <  perf, econ  <  deployment  <  chain
+    units/errors/dates  <  specs/io/catalog/plot (draws what it is given)  <  perf, econ  <  deployment  <  chain
     <  market/watch/forecast/studies/sweep  <  plot/report  <  cli
 
 A known exception is listed in :data:`KNOWN_UPWARD` with the reason it still stands; a new upward
@@ -17,13 +17,13 @@ LAYERS = {
     "tokenomics.units": 0, "tokenomics.errors": 0, "tokenomics.dates": 0, "tokenomics._display": 0,
     "tokenomics._validate": 0,
     "tokenomics.specs": 1, "tokenomics.io": 1, "tokenomics.catalog": 1, "tokenomics.hf_config": 1,
-    "tokenomics.distributed": 1,
+    "tokenomics.distributed": 1, "tokenomics.plot": 1,
     "tokenomics.perf": 2, "tokenomics.econ": 2,
     "tokenomics.deployment": 3, "tokenomics.errorband": 3,
     "tokenomics.chain": 4,
     "tokenomics.market": 5, "tokenomics.watch": 5, "tokenomics.forecast": 5, "tokenomics.showdown": 5,
     "tokenomics.sweep": 5, "tokenomics.studies": 5, "tokenomics.validate": 5,
-    "tokenomics.plot": 6, "tokenomics.report": 6,
+    "tokenomics.plotdata": 6, "tokenomics.report": 6,
     "tokenomics.cli": 7, "tokenomics.__main__": 7,
 }
 
@@ -32,10 +32,6 @@ KNOWN_UPWARD = {
     # the serving model resolves a published row into a Deployment (deployment.py holds the engine
     # registry's defaults; perf/serving.py their fitted parameters)
     ("tokenomics.perf.serving", "tokenomics.deployment"),
-    # plotting functions that compute what they draw (they should receive it)
-    ("tokenomics.perf.frontier", "tokenomics.plot"),
-    ("tokenomics.forecast.demand", "tokenomics.plot"),
-    ("tokenomics.watch.dashboard", "tokenomics.plot"),
     # econ imports nothing from perf (money from throughput, not physics): the disaggregated price
     # still times its tiers through the serving model
     ("tokenomics.econ.disagg", "tokenomics.perf.serving"),
@@ -153,8 +149,6 @@ def circles() -> list[frozenset[str]]:
 KNOWN_CIRCLES = {
     frozenset({"tokenomics.deployment", "tokenomics.perf.serving"}),
     frozenset({"tokenomics.forecast.history", "tokenomics.forecast.infrastructure"}),
-    frozenset({"tokenomics.plot", "tokenomics.report", "tokenomics.watch.dashboard",
-               "tokenomics.forecast.demand", "tokenomics.perf.frontier"}),
     # ModelSpec.from_hf_config is a lazy door into the config reader, which builds a ModelSpec
     frozenset({"tokenomics.hf_config", "tokenomics.specs"}),
 }
