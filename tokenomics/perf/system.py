@@ -50,6 +50,7 @@ from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import component_precisions, precision_bytes
 from . import comm
 from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
+from .ops import expected_distinct_experts
 from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
 from .speculative import SpecDecode
 
@@ -267,14 +268,12 @@ def latent_gathers(model: ModelSpec) -> int:
 
 
 def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
-    """Distinct routed experts per MoE layer hit by ``tokens`` tokens, uniform routing.
-
-    ``n_experts * (1 - (1 - k / n_experts) ** tokens)``.
+    """Distinct routed experts per MoE layer hit by ``tokens`` tokens, uniform routing
+    (:func:`tokenomics.perf.ops.expected_distinct_experts` of the model's experts); 0 for a dense model.
     """
     if not model.is_moe:
         return np.zeros_like(np.asarray(tokens, dtype=float))
-    n, k = model.n_experts, model.experts_per_token
-    return n * (1 - (1 - k / n) ** np.asarray(tokens, dtype=float))
+    return expected_distinct_experts(tokens, model.n_experts, model.experts_per_token)
 
 
 def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.ndarray]:
@@ -299,7 +298,7 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
         return z, z
     n, k = model.n_experts, model.experts_per_token
     per = n // ep
-    q = 1 - (1 - k / n) ** tok
+    q = expected_distinct_experts(tok, n, k) / n  # the chance one expert is touched
     j = np.arange(1, per + 1).reshape((-1,) + (1,) * tok.ndim)
     cdf = binom.cdf(j - 1, per, q)
     emax = np.sum(1 - cdf ** ep, axis=0)
