@@ -115,3 +115,20 @@ def test_a_priced_model_without_traits_is_one_line_error():
 def test_bad_measure_is_refused():
     with pytest.raises(TokenomicsError, match="measure"):
         pi.hedonic_sample(measure="input")
+
+
+def test_cli_show_price_index_and_paths():
+    import json
+
+    from typer.testing import CliRunner
+
+    from tokenomics.cli import app
+
+    r = CliRunner().invoke(app, ["watch", "--show", "price-index", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert rows[0]["index"] == 1.0 and {"period", "index_lo", "index_hi", "raw_index"} <= set(rows[0])
+    r = CliRunner().invoke(app, ["watch", "--show", "price-paths", "--measure", "output", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert "GPT-3 davinci" not in r.stdout  # GPT-3's prices have no output split: not an output path
+    assert "china_price_cuts.csv" in r.stdout
