@@ -610,7 +610,7 @@ def gap_drivers(hardware: Any = None, vintage: str = "2026-07", target: str = "h
         base = float(rec["bottom_up_usd_per_chip_h"])
         for name, unit, (a, b) in RECONCILE_INPUTS:
             default, lo, hi = _input_default_range(ci, name)
-            f = (lambda x, n=name: _input_cost(ci, hw, n, x, p))
+            f = (lambda x, n=name, c=ci, h=hw, w=p: _input_cost(c, h, n, x, w))
             val = _solve(f, ref, a, b) if np.isfinite(ref) else float("nan")
             ends = [f(x) for x in (lo, hi)]
             cheap = min(ends)

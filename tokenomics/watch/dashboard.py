@@ -294,9 +294,7 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     meas, mrow = sn.measured_tok_per_s_per_chip(sne)
     pw = pr.price_watch(ci=ci)
     fc = pr.forecast_price(ci=ci)
-    from .price_index import constant_quality_decline
-
-    from .price_index import hedonic_sample, like_for_like_paths, price_index
+    from .price_index import constant_quality_decline, hedonic_sample, like_for_like_paths, price_index
 
     hs = hedonic_sample(measure="blended")
     cq = constant_quality_decline(hs, measure="blended", ci=0.95)

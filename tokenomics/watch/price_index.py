@@ -107,8 +107,8 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
 
     from .. import catalog
     from ..econ.pricing import blended_usd_per_1k_tok
-    from .prices import TREND_KINDS, load_prices
     from ._events import parse_date
+    from .prices import TREND_KINDS, load_prices
 
     v.one_of(measure, "measure", MEASURES)
     tr = _traits(traits)
@@ -279,7 +279,7 @@ def price_index(sample: "pd.DataFrame | None" = None, measure: str = "blended", 
     s = hedonic_sample(measure=measure) if sample is None else sample
     import warnings
 
-    res, info = fit_hedonic(s, time="dummies", quality=quality)
+    res, _ = fit_hedonic(s, time="dummies", quality=quality)
     use = s[np.isfinite(s["mmlu_pct"].to_numpy(float))] if quality else s
     gm = use.groupby("period")["log_price"].mean()
     periods = sorted(use["period"].unique())
