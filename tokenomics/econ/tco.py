@@ -555,7 +555,7 @@ def _solve(f, target: float, lo: float, hi: float) -> float:
     flo, fhi = f(lo) - target, f(hi) - target
     if not (np.isfinite(flo) and np.isfinite(fhi)) or flo * fhi > 0:
         return float("nan")
-    for _ in range(80):
+    while hi - lo > 1e-7 * (abs(lo) + abs(hi) + 1e-3):
         mid = 0.5 * (lo + hi)
         fm = f(mid) - target
         if fm == 0:
