@@ -48,6 +48,22 @@ def test_price_row_summarises_china_apart(dash):
     assert str(dash.to_frame().set_index("metric").loc["price", "as_of"])[:10] == "2026-09-10"
 
 
+def test_price_row_states_the_constant_quality_decline(dash):
+    """The price trend names the hedonic decline with its 95 % interval and n beside the pooled one;
+    the numbers are constant_quality_decline's on the same prices."""
+    from tokenomics.watch.price_index import constant_quality_decline, hedonic_sample
+
+    row = dash.to_frame().set_index("metric").loc["price"]
+    cq = constant_quality_decline(hedonic_sample(), ci=0.95)
+    assert row["cq_n"] == cq["n"] == len(hedonic_sample())
+    assert row["cq_decline_factor_lo"] < row["cq_decline_factor_per_year"] < row["cq_decline_factor_hi"]
+    assert (f"at constant quality (hedonic: size, open weights, context, provider; all sizes, chat-mix price) "
+            f"{cq['decline_factor_per_year']:.2f}x/yr (95% CI {cq['decline_factor_lo']:.2f}-"
+            f"{cq['decline_factor_hi']:.2f}, n={cq['n']}") in row["trend"]
+    assert row["trend"].startswith("100B+ list prices fall")  # the pooled figure stays first
+    assert dash.price_index["index"].iloc[0] == 1.0 and len(dash.price_paths) > 0
+
+
 def test_no_resamples_says_no_interval(dash):
     """n_boot 0 fits the adoption curve once: the dates print without an interval instead of an
     empty '(90% ..)'; with resamples the interval is printed."""

@@ -20,7 +20,7 @@ from .finance import annual_capital_cost_usd, capital_cost_usd_per_h, capital_re
 from .power import PowerModel, fit_power_model, power_model
 from .pricing import (blended_usd_per_1k_tok, cost_usd_per_m_tok, energy_j_per_tok, gross_margin_frac,
                       price_at_interactivity, price_usd_per_1k_tok, wh_per_1k_tok)
-from .tco import (CostInputs, TierCost, bases, cost_model, owning_cost_table, param, preset, rent_vs_own,
+from .tco import (CostInputs, TierCost, bases, cost_basis_table, cost_model, gap_drivers, owning_cost_table, param, preset, rent_vs_own,
                   tier_table)
 from .utilization import from_load_profile
 from .uncertainty import MonteCarlo, Tornado, monte_carlo, tornado
@@ -29,7 +29,7 @@ __all__ = [
     "CostInputs", "DisaggResult", "MonteCarlo", "PowerModel", "TierCost", "Tornado",
     "annual_capital_cost_usd", "bases", "blended_usd_per_1k_tok", "capital_cost_usd_per_h",
     "capital_recovery_factor", "compare", "cost_model", "cost_usd_per_m_tok", "energy_j_per_tok",
-    "fit_power_model", "from_load_profile", "gross_margin_frac", "monte_carlo", "owning_cost_table", "param", "power_model",
+    "fit_power_model", "from_load_profile", "gross_margin_frac", "monte_carlo", "owning_cost_table", "cost_basis_table", "gap_drivers", "param", "power_model",
     "preset", "price_at_interactivity", "price_usd_per_1k_tok", "rent_vs_own", "tier_table", "tornado",
     "wh_per_1k_tok",
 ]

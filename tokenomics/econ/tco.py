@@ -524,6 +524,166 @@ def owning_cost_table(hardware: Any = None, vintage: str = "2026-07"):
     return pd.DataFrame(rows)
 
 
+#: Inputs :func:`gap_drivers` solves for, one at a time: (input, unit, search bracket). Capex and
+#: the network share act on the all-in capex; utilization divides the cost per calendar hour.
+RECONCILE_INPUTS: tuple[tuple[str, str, tuple[float, float]], ...] = (
+    ("capex_usd", "USD/chip", (1.0, 1e6)), ("life_years", "years", (0.5, 30.0)),
+    ("wacc_frac", "1/year", (0.0, 1.0)), ("network_capex_frac", "fraction", (0.0, 0.95)),
+    ("utilization_frac", "fraction", (0.01, 1.0)), ("electricity_usd_per_kwh", "USD/kWh", (0.0, 2.0)),
+    ("pue", "ratio", (1.0, 3.0)), ("colo_usd_per_kw_month", "USD/kW-month", (0.0, 2000.0)),
+    ("maintenance_frac_per_year", "fraction/year", (0.0, 0.5)), ("residual_frac", "fraction", (0.0, 1.0)),
+)
+
+
+def _input_cost(ci: "CostInputs", hw: str, name: str, value: float, power_w: float) -> float:
+    """Bottom-up cost per chip-hour [USD/h] with one input set to ``value`` (the rest default)."""
+    if name == "utilization_frac":  # cost per used hour: the calendar-hour cost over utilization
+        return float(ci.cost_usd_per_chip_h(power_w)) / value
+    if name == "network_capex_frac":
+        if math.isnan(param("server_price_usd_per_chip", hw, default=float("nan"))):
+            return float(ci.cost_usd_per_chip_h(power_w))  # a system or chip price: no network share applied
+        return float(ci.replace(capex_usd=ci.capex_usd * (1 - param(name)) / (1 - value)).cost_usd_per_chip_h(power_w))
+    return float(ci.replace(**{name: value}).cost_usd_per_chip_h(power_w))
+
+
+def _input_default_range(ci: "CostInputs", name: str) -> tuple[float, float, float]:
+    if name == "capex_usd":
+        rel = param("capex_rel_range_frac")
+        return ci.capex_usd, ci.capex_usd * (1 - rel), ci.capex_usd * (1 + rel)
+    if name in {f.name for f in fields(CostInputs)} or name in ("network_capex_frac", "utilization_frac"):
+        df = _params()
+        sel = df[(df["parameter"] == name) & (df["hardware"] == "") & (df["tier"] == "")].sort_values("as_of")
+        if len(sel):
+            r = sel.iloc[-1]
+            default = float(getattr(ci, name)) if hasattr(ci, name) else float(r["value"])
+            lo = float(r["lo"]) if r["lo"] == r["lo"] else default
+            hi = float(r["hi"]) if r["hi"] == r["hi"] else default
+            return default, lo, hi
+    val = float(getattr(ci, name))
+    return val, val, val
+
+
+def _solve(f, target: float, lo: float, hi: float) -> float:
+    """The x in [lo, hi] with f(x) = target for a monotone f (NaN when not bracketed)."""
+    flo, fhi = f(lo) - target, f(hi) - target
+    if not (np.isfinite(flo) and np.isfinite(fhi)) or flo * fhi > 0:
+        return float("nan")
+    while hi - lo > 1e-7 * (abs(lo) + abs(hi) + 1e-3):
+        mid = 0.5 * (lo + hi)
+        fm = f(mid) - target
+        if fm == 0:
+            return mid
+        if (fm < 0) == (flo < 0):
+            lo, flo = mid, fm
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _reference(rec: dict, target: str) -> tuple[float, str]:
+    """The market figure the bottom-up cost is reconciled with: the InferenceX ``target`` tier, else
+    the median rental rate."""
+    key = target.replace("-", "_") + "_usd_per_chip_h"
+    if np.isfinite(rec.get(key, np.nan)):
+        return float(rec[key]), target
+    if np.isfinite(rec.get("rental_median_usd_per_chip_h", np.nan)):
+        return float(rec["rental_median_usd_per_chip_h"]), "rental median"
+    return float("nan"), ""
+
+
+def gap_drivers(hardware: Any = None, vintage: str = "2026-07", target: str = "hyperscaler-owned"):
+    """What one bottom-up input would have to be for the owning cost to match the market.
+
+    For each chip of :func:`owning_cost_table` with a capex, and each input of
+    :data:`RECONCILE_INPUTS`, the value that makes the bottom-up cost per chip-hour equal the
+    InferenceX ``target`` tier of ``vintage`` (or, for a chip without one, the median rental rate),
+    the other inputs at their defaults; whether that value lies inside the input's sourced range
+    in ``datasets/tco_params.csv``; and the share of the gap the range's cheap end closes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``hardware``, ``reference`` (what is matched), ``reference_usd_per_chip_h``,
+        ``bottom_up_usd_per_chip_h``, ``input``, ``unit``, ``default``, ``lo``, ``hi``,
+        ``value_to_match`` (NaN: that input alone cannot close the gap), ``change_frac``
+        (value_to_match / default - 1), ``in_range``, ``gap_closed_at_range_frac``.
+    """
+    import pandas as pd
+
+    v.one_of(target, "target", ("hyperscaler-owned", "neocloud-owned", "rental-3yr"))
+    table = owning_cost_table(hardware, vintage)
+    rows = []
+    for rec in table.to_dict("records"):
+        if rec.get("cost_basis") != "bottom-up":
+            continue
+        hw = rec["hardware"]
+        ref, ref_label = _reference(rec, target)
+        ci = CostInputs.for_hardware(hw)
+        p = float(rec["board_power_w"])
+        base = float(rec["bottom_up_usd_per_chip_h"])
+        for name, unit, (a, b) in RECONCILE_INPUTS:
+            default, lo, hi = _input_default_range(ci, name)
+            f = (lambda x, n=name, c=ci, h=hw, w=p: _input_cost(c, h, n, x, w))
+            val = _solve(f, ref, a, b) if np.isfinite(ref) else float("nan")
+            ends = [f(x) for x in (lo, hi)]
+            cheap = min(ends)
+            closed = (base - cheap) / (base - ref) if np.isfinite(ref) and base != ref else float("nan")
+            rows.append({"hardware": hw, "reference": ref_label, "reference_usd_per_chip_h": ref,
+                         "bottom_up_usd_per_chip_h": base, "input": name, "unit": unit, "default": default,
+                         "lo": lo, "hi": hi, "value_to_match": val,
+                         "change_frac": val / default - 1 if np.isfinite(val) and default else float("nan"),
+                         "in_range": bool(np.isfinite(val) and min(lo, hi) - 1e-12 <= val <= max(lo, hi) + 1e-12),
+                         "gap_closed_at_range_frac": closed})
+    return pd.DataFrame(rows)
+
+
+def cost_basis_table(hardware: Any = None, vintage: str = "2026-07", target: str = "hyperscaler-owned"):
+    """Bottom-up owning cost vs the InferenceX tiers vs rental prices per chip, with the gap's driver.
+
+    One row per chip of :func:`owning_cost_table`. ``main_driver`` is the single input that
+    explains most of the gap to ``reference``: among the inputs whose value-to-match lies inside
+    their sourced range (:func:`gap_drivers`), the one that needs the smallest relative change;
+    when none does, the one whose range closes the largest share of the gap (and
+    ``main_driver_in_range`` is False: no single sourced input explains the gap alone).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``hardware``, ``capex_usd``, ``bottom_up_usd_per_chip_h``, the InferenceX tiers,
+        ``rental_median_usd_per_chip_h``, ``n_rentals``, ``bottom_up_all_cheap_usd_per_chip_h``
+        (every input of :data:`GAP_DRIVERS` at the cheap end of its range at once), ``reference``,
+        ``reference_usd_per_chip_h``, ``bottom_up_over_reference``, ``main_driver``,
+        ``main_driver_default``, ``main_driver_value_to_match``, ``main_driver_in_range``,
+        ``main_driver_gap_closed_at_range_frac``, ``cost_basis``.
+    """
+    import pandas as pd
+
+    base = owning_cost_table(hardware, vintage)
+    drivers = gap_drivers(hardware, vintage, target)
+    keep = ["hardware", "capex_usd", "bottom_up_usd_per_chip_h", "hyperscaler_owned_usd_per_chip_h",
+            "neocloud_owned_usd_per_chip_h", "rental_3yr_usd_per_chip_h", "rental_median_usd_per_chip_h",
+            "n_rentals", "bottom_up_all_cheap_usd_per_chip_h", "cost_basis"]
+    out = base[[c for c in keep if c in base.columns]].copy()
+    extra = []
+    for rec in out.to_dict("records"):
+        d = drivers[drivers["hardware"] == rec["hardware"]]
+        e: dict[str, Any] = {"reference": "", "reference_usd_per_chip_h": np.nan, "bottom_up_over_reference": np.nan,
+                             "main_driver": "", "main_driver_default": np.nan, "main_driver_value_to_match": np.nan,
+                             "main_driver_in_range": False, "main_driver_gap_closed_at_range_frac": np.nan}
+        if len(d) and np.isfinite(d["reference_usd_per_chip_h"].iloc[0]):
+            e["reference"] = d["reference"].iloc[0]
+            e["reference_usd_per_chip_h"] = float(d["reference_usd_per_chip_h"].iloc[0])
+            e["bottom_up_over_reference"] = rec["bottom_up_usd_per_chip_h"] / e["reference_usd_per_chip_h"]
+            inr = d[d["in_range"]]
+            best = inr.loc[inr["change_frac"].abs().idxmin()] if len(inr) else \
+                d.loc[d["gap_closed_at_range_frac"].fillna(-np.inf).idxmax()]
+            e.update(main_driver=best["input"], main_driver_default=float(best["default"]),
+                     main_driver_value_to_match=float(best["value_to_match"]), main_driver_in_range=bool(best["in_range"]),
+                     main_driver_gap_closed_at_range_frac=float(best["gap_closed_at_range_frac"]))
+        extra.append(e)
+    return pd.concat([out.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+
+
 def power_at_typical(acc) -> float:
     """Average draw of 0.75 x TDP (Epoch AI ``server_avg_to_tdp_ratio``) [W]; for tables only."""
     return 0.75 * acc.tdp_w

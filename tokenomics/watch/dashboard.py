@@ -47,6 +47,10 @@ class Dashboard(Display):
     ramp: Any
     capacity: Any
     summary: Any
+    #: the hedonic index by half-year, the constant-quality decline and like-for-like paths
+    price_index: Any = None
+    constant_quality: Any = None
+    price_paths: Any = None
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per metric (price, megakernel, supernode)."""
@@ -62,7 +66,7 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.0f}%"
 
 
-def _price_row(pw, fc) -> dict[str, Any]:
+def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
     from .prices import FLOOR_MIN_TOK_PER_S_PER_USER
 
     ev = pw.events
@@ -91,6 +95,11 @@ def _price_row(pw, fc) -> dict[str, Any]:
     fr = pw.rates_by_tier.set_index("group")
     if "frontier" in fr.index:
         trend += f"; frontier tier {fr.loc['frontier', 'decline_factor_per_year']:.2f}x/yr"
+    if cq is not None:
+        trend += (f"; at constant quality (hedonic: size, open weights, context, provider; all sizes, chat-mix "
+                  f"price) {cq['decline_factor_per_year']:.2f}x/yr ({cq['ci'] * 100:.0f}% CI "
+                  f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models; "
+                  f"same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
     forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_1k_tok'] * 1000:.2f}/Mtok "
                 f"(90% PI {fc['lo'] * 1000:.2f}-{fc['hi'] * 1000:.2f})")
     floor = pw.floor
@@ -129,6 +138,10 @@ def _price_row(pw, fc) -> dict[str, Any]:
             "price_decline_factor_per_year": lag["observed_decline_factor_per_year_100b"],
             "price_decline_factor_lo": lag["observed_lo"], "price_decline_factor_hi": lag["observed_hi"],
             "cost_floor_usd_per_1k_tok": floor_val,
+            "cq_decline_factor_per_year": np.nan if cq is None else cq["decline_factor_per_year"],
+            "cq_decline_factor_lo": np.nan if cq is None else cq["decline_factor_lo"],
+            "cq_decline_factor_hi": np.nan if cq is None else cq["decline_factor_hi"],
+            "cq_n": np.nan if cq is None else float(cq["n"]),
             "forecast_usd_per_1k_tok": fc["usd_per_1k_tok"], "forecast_lo": fc["lo"], "forecast_hi": fc["hi"]}
 
 
@@ -295,6 +308,12 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     meas, mrow = sn.measured_tok_per_s_per_chip(sne)
     pw = pr.price_watch(ci=ci)
     fc = pr.forecast_price(ci=ci)
+    from .price_index import constant_quality_decline, hedonic_sample, like_for_like_paths, price_index
+
+    hs = hedonic_sample(measure="blended")
+    cq = constant_quality_decline(hs, measure="blended", ci=0.95)
+    pidx = price_index(hs, measure="blended", ci=0.95)
+    paths = like_for_like_paths(hs, measure="blended")
     index = mk.adoption_index(mke)
     import warnings
 
@@ -317,10 +336,11 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
                     "tok_per_day_hi": float(sn.implied_capacity(fcr["units_hi"], tps)) if np.isfinite(tps) else np.nan,
                     "note": note, "row": row})
     capacity = as_dates(pd.DataFrame(cap), ("date",))
-    summary = as_dates(pd.DataFrame([_price_row(pw, fc), _megakernel_row(index, fits, speedup),
+    summary = as_dates(pd.DataFrame([_price_row(pw, fc, cq), _megakernel_row(index, fits, speedup),
                                      _supernode_row(yields, production, ramp, capacity)]), ("as_of",))
     return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
-                     yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary)
+                     yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary,
+                     price_index=pidx, constant_quality=cq, price_paths=paths)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -423,6 +443,11 @@ def _write_into(d: Dashboard, out: Path) -> list[Path]:
             if d.price.cost_trend is not None and len(d.price.cost_trend):
                 md += ["Modelled cost decline per year by speed per user, with and without speculative decoding:",
                        "", _md_table(d.price.cost_trend), ""]
+            if d.price_index is not None:
+                md += ["Constant-quality (hedonic) price index by half-year, chat-mix price, 95 % interval "
+                       "(raw_index: the unadjusted geometric mean):", "", _md_table(d.price_index), "",
+                       "Like-for-like price paths (same model, same provider):", "",
+                       _md_table(d.price_paths), ""]
         elif rec.metric == "megakernel":
             fits = [f.to_frame() for f in d.adoption_fits.values()]
             import pandas as pd
