@@ -4,7 +4,7 @@
 a sweep is one call), runs the performance core for the decode step and for the prefill of the
 workload's prompt, turns utilizations into board power (:mod:`tokenomics.econ.power`), board
 power and a cost model into a cost per chip-hour (:mod:`tokenomics.econ.tco`), and throughputs
-into prices per 1K input and output tokens and joules per token (:mod:`tokenomics.econ.pricing`).
+into prices per million input and output tokens and joules per token (:mod:`tokenomics.econ.pricing`).
 It returns a frozen :class:`PriceResult` with ``.to_frame()``; no I/O, no state.
 
 Pricing is per chip: for single-accelerator serving (n independent replicas), or, with
@@ -38,6 +38,20 @@ def workload_mix(name: str) -> tuple[int, int]:
         raise unknown_name("workload", name, df.index)
     r = df.loc[name]
     return int(r["input_tok"]), int(r["output_tok"])
+
+
+#: Sequences decoded together per attention group (per replica on a plain tensor-parallel layout;
+#: x the attention data-parallel ranks on a wide-EP one) when neither a batch nor a target speed
+#: is given: the one default operating point of ``tk.price``, ``tokenomics price``, ``sweep-mc``,
+#: the plots and the report (a convention of this package, not a measurement: a loaded
+#: continuous-batching server, between the batch-1 latency point and the memory-bound maximum).
+DEFAULT_BATCH_PER_ATTN_GROUP = 32
+
+
+def default_batch(deployment: Any) -> int:
+    """The batch priced when none is given: :data:`DEFAULT_BATCH_PER_ATTN_GROUP` per attention
+    group of ``deployment`` [sequences per replica]."""
+    return DEFAULT_BATCH_PER_ATTN_GROUP * int(deployment.parallel.attn_dp)
 
 
 #: Output-token conventions: ``decode-only`` charges output tokens the decode time only (input
@@ -171,7 +185,9 @@ class PriceResult(Display):
         return np.asarray(self.price_usd_per_1k_blended_tok, float) * 1e3
 
     def to_frame(self):
-        """One row per configuration: the deployment, throughput, power, cost, prices, energy."""
+        """One row per configuration: the deployment, throughput, power, cost, prices [USD per
+        million tokens: ``usd_per_m_input_tok``, ``usd_per_m_output_tok``, ...], energy
+        [``energy_j_per_tok``; ``kwh_per_m_tok`` facility energy per million output tokens]."""
         import pandas as pd
 
         arrays = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
@@ -187,7 +203,9 @@ class PriceResult(Display):
                 "output_convention": self.output_convention}
         df = pd.DataFrame({**{k: [val] * n for k, val in head.items()},
                            **{k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}})
-        return df
+        from .units import per_million
+
+        return per_million(df)  # prices per million tokens, as everything a user reads
 
 
 def _resolve_power(hw, power):
@@ -255,7 +273,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
           target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
           cache_hit_frac: Any = 0.0, **cost_overrides: Any) -> PriceResult:
-    """Price per 1K input and output tokens, cost per chip-hour and energy per token of a deployment.
+    """Price per million input and output tokens, cost per chip-hour and energy per token of a deployment.
 
     Every price goes through here: the deployment's decode step (communication, speculative
     decoding, overlap included) and its batched prefill, board power from what the chips do, a
@@ -270,8 +288,10 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     deployment : Deployment, optional
         Price exactly this deployment.
     batch : int or array, optional
-        Sequences decoded together per replica [sequences]; default 1, or the cheapest batch
-        that meets ``target_tok_per_s_per_user``.
+        Sequences decoded together per replica [sequences]; default
+        :data:`DEFAULT_BATCH_PER_ATTN_GROUP` (32) per attention group (:func:`default_batch`,
+        what ``tokenomics price`` prices), or the cheapest batch that meets
+        ``target_tok_per_s_per_user``.
     context_tok : int or array, optional
         Cached tokens each sequence attends to during decode; default: the workload's input
         plus half its output (the average context over a request) [tokens].
@@ -343,7 +363,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         else:
             batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
     if batch is None:
-        batch = 1
+        batch = default_batch(dep)
     v.count(batch, "batch")
     dec = dep.decode(batch, context_tok, check_memory=False)
     fits = np.asarray(dec.fits)
@@ -574,7 +594,7 @@ def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, 
 
 def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,
                            tok_per_s_per_user: Any, **kwargs: Any):
-    """Price per 1K output tokens at each required per-user speed (tokens/s per user).
+    """Price per million output tokens at each required per-user speed (tokens/s per user).
 
     Each speed is priced by :func:`price` with ``target_tok_per_s_per_user``: the cheapest batch
     that serves every user at least that fast and, where no layout is given, the cheapest layout
@@ -585,18 +605,18 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
     -------
     pandas.DataFrame
         One row per speed: tok_per_s_per_user (the target) [tokens/s], deployment (its layout),
-        batch, served_tok_per_s_per_user [tokens/s], price_usd_per_1k_output_tok [USD/1K tokens]
-        (NaN, with an empty deployment, where nothing is fast enough), and frontier_min_price /
-        frontier_max_price: the cheapest and dearest points of the batch sweep of the resolver's
-        own layout (:func:`frontier`) [USD/1K tokens].
+        batch, served_tok_per_s_per_user [tokens/s], usd_per_m_output_tok [USD/M tokens]
+        (NaN, with an empty deployment, where nothing is fast enough), and
+        frontier_min_usd_per_m_output_tok / frontier_max_usd_per_m_output_tok: the cheapest and
+        dearest points of the batch sweep of the resolver's own layout (:func:`frontier`) [USD/M tokens].
     """
     import pandas as pd
 
     t = np.atleast_1d(np.asarray(tok_per_s_per_user, float))
     v.positive(t, "tok_per_s_per_user")
     f = frontier(hardware, model, execution, **kwargs)
-    ok = np.isfinite(f.price_usd_per_1k_output_tok)
-    p = f.price_usd_per_1k_output_tok[ok]
+    ok = np.isfinite(f.usd_per_m_output_tok)
+    p = f.usd_per_m_output_tok[ok]
     kwargs.pop("batches", None)  # the frontier's sweep, not a price keyword
     rows = []
     for target in t:
@@ -604,16 +624,16 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
             r = price(hardware, model, execution, target_tok_per_s_per_user=float(target), **kwargs)
         except TargetSpeedError:
             rows.append({"deployment": "", "batch": np.nan, "served_tok_per_s_per_user": np.nan,
-                         "price_usd_per_1k_output_tok": np.nan})
+                         "usd_per_m_output_tok": np.nan})
             continue
         rows.append({"deployment": r.deployment.layout_label(), "batch": float(np.ravel(r.batch)[0]),
                      "served_tok_per_s_per_user": float(np.ravel(r.tok_per_s_per_user)[0]),
-                     "price_usd_per_1k_output_tok": float(np.ravel(r.price_usd_per_1k_output_tok)[0])})
+                     "usd_per_m_output_tok": float(np.ravel(r.usd_per_m_output_tok)[0])})
     out = pd.DataFrame(rows)
     out.insert(0, "tok_per_s_per_user", t)
     for i, (k, val) in enumerate((("hardware", f.hardware), ("model", f.model), ("execution", f.execution))):
         out.insert(i, k, val)
-    out["frontier_min_price"], out["frontier_max_price"] = float(p.min()), float(p.max())
+    out["frontier_min_usd_per_m_output_tok"], out["frontier_max_usd_per_m_output_tok"] = float(p.min()), float(p.max())
     return out
 
 

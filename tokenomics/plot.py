@@ -112,7 +112,7 @@ def _as_list(x: Any) -> list:
 # frontier
 
 _Y_FRONTIER = {
-    "price": ("price_usd_per_1k_output_tok", 1e3, "cost to serve [USD per million output tokens]"),
+    "price": ("usd_per_m_output_tok", 1.0, "cost to serve [USD per million output tokens]"),
     "tok_per_s_per_chip": ("tok_per_s_per_chip", 1.0, "throughput [output tokens/s per chip]"),
 }
 
@@ -137,7 +137,9 @@ def _frontier_frames(hardware: Any, model: Any, execution: str, workload: str,
         fr = hardware.to_frame()
         return [(f"{hardware.hardware} / {hardware.model} ({hardware.execution})", fr, "price")]
     if isinstance(hardware, pd.DataFrame):
-        fr = hardware.copy()
+        from .units import per_million
+
+        fr = per_million(hardware)  # a frame with per-1K prices plots in USD per million too
         label = " / ".join(str(fr[c].iloc[0]) for c in ("hardware", "model") if c in fr and len(fr))
         return [(label or "frontier", fr, "price")]
     if model is None:
@@ -263,7 +265,7 @@ def _breakdown_frame(hardware: Any, model: Any, execution: str, batch: int, work
     return pd.concat(frames, ignore_index=True)
 
 
-def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "engine", *, batch: int = 32,
+def price_breakdown(hardware: Any = None, model: Any = None, execution: str = "engine", *, batch: int | None = None,
                     workload: str = "chat", tiers: Any = True, ax: "Axes | None" = None,
                     **price_kwargs: Any) -> "Axes":
     """Cost of a chip-hour by component (stacked bars), InferenceX tier costs beside each bar.
@@ -341,7 +343,7 @@ def _fmt(x: Any) -> str:
     return fmt_value(x)
 
 
-def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch: int = 32,
+def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch: int | None = None,
             base_usd_per_1k_tok: float | None = None, label: str = "", ax: "Axes | None" = None,
             **price_kwargs: Any) -> "Axes":
     """One-at-a-time sensitivity of a price: a bar per input from its low to its high value.
@@ -351,6 +353,7 @@ def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch:
     result : Tornado, DataFrame or str
         A :class:`~tokenomics.econ.uncertainty.Tornado`, its ``to_frame()`` (then give
         ``base_usd_per_1k_tok``), or an accelerator name: priced with ``model`` at ``batch``
+        (default: :func:`tokenomics.chain.price`'s, 32 per attention group)
         and bottom-up costs, then :func:`tokenomics.econ.uncertainty.tornado`.
     model, execution, batch, **price_kwargs
         As :func:`tokenomics.chain.price` (accelerator name only).
@@ -377,7 +380,7 @@ def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch:
             raise ValidationError("tornado needs a model (e.g. 'llama-3.1-8b') with an accelerator name")
         p = chain.price(result, model, execution, batch=batch, **price_kwargs)
         ci = tco.CostInputs.for_hardware(result)
-        label = label or f"{result} / {model}, batch {batch}"
+        label = label or f"{result} / {model}, batch {int(np.ravel(p.batch)[0])}"
         result = uncertainty.tornado(ci, float(np.ravel(p.board_power_w)[0]), float(np.ravel(p.tok_per_s_per_chip)[0]))
     if isinstance(result, Tornado):
         table, base = result.table, result.base_usd_per_1k_tok
@@ -388,7 +391,10 @@ def tornado(result: Any, model: Any = None, execution: str = "engine", *, batch:
     t = table.iloc[::-1]
     ax = _axes(ax, (8, 4.5))
     yy = np.arange(len(t))
-    lo, hi = t["price_at_low"].to_numpy(float) * 1e3, t["price_at_high"].to_numpy(float) * 1e3
+    if "usd_per_m_output_tok_at_low" in t.columns:  # Tornado.to_frame(): USD per million tokens
+        lo, hi = t["usd_per_m_output_tok_at_low"].to_numpy(float), t["usd_per_m_output_tok_at_high"].to_numpy(float)
+    else:
+        lo, hi = t["price_at_low"].to_numpy(float) * 1e3, t["price_at_high"].to_numpy(float) * 1e3
     left, right = np.minimum(lo, hi), np.maximum(lo, hi)
     ax.barh(yy, right - left, left=left, color="tab:orange")
     ax.set_yticks(yy, [f"{n} [{_fmt(a)} .. {_fmt(c)}]" for n, a, c in zip(t["input"], t["low"], t["high"])],
@@ -479,7 +485,7 @@ def _watch_price(ax: "Axes", dashboard: Any) -> None:
     from .dates import from_decimal_year
 
     p = pr.load_prices()
-    p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_1k_tok"] > 0)]
+    p = p[p["price_kind"].isin(pr.TREND_KINDS) & (p["blended_usd_per_m_tok"] > 0)]
     if dashboard is not None:
         rates, events = dashboard.price.rates_by_tier, dashboard.price.events
     else:
@@ -489,18 +495,18 @@ def _watch_price(ax: "Axes", dashboard: Any) -> None:
     colors = {"frontier": "tab:red", "mid": "tab:blue", "small": "tab:green"}
     for tier, sub in p.groupby("tier"):
         rate = rates.loc[tier, "decline_factor_per_year"] if tier in rates.index else np.nan
-        ax.scatter(sub["date_parsed"], sub["blended_usd_per_1k_tok"] * 1000, s=22, color=colors.get(tier, "k"),
+        ax.scatter(sub["date_parsed"], sub["blended_usd_per_m_tok"], s=22, color=colors.get(tier, "k"),
                    label=f"{tier} ({rate:.2f}x/yr)", alpha=0.8)
         t = sub["t_year"].to_numpy(float)
         if len(t) >= 2 and np.ptp(t) > 0:
-            b = np.polyfit(t, np.log(sub["blended_usd_per_1k_tok"].to_numpy(float)), 1)
+            b = np.polyfit(t, np.log(sub["blended_usd_per_m_tok"].to_numpy(float)), 1)
             tt = np.linspace(t.min(), t.max(), 50)
-            ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)) * 1000,
+            ax.plot(from_decimal_year(tt).astype("datetime64[ns]"), np.exp(np.polyval(b, tt)),
                     color=colors.get(tier, "k"), lw=1.2)
     ch = events[events["region"] == "china"]
-    after = pd.to_numeric(ch["price_after_usd_per_1k_tok"], errors="coerce")
+    after = pd.to_numeric(ch["price_after_usd_per_m_tok"], errors="coerce")
     ch = ch[np.isfinite(after) & (after > 0)]
-    ax.scatter(pd.to_datetime(ch["date"]), ch["price_after_usd_per_1k_tok"] * 1000, marker="v",
+    ax.scatter(pd.to_datetime(ch["date"]), ch["price_after_usd_per_m_tok"], marker="v",
                color="purple", s=40, label="China cuts (price after, USD)")
     ax.set_yscale("log")
     ax.set_xlabel("date")
