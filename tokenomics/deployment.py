@@ -528,12 +528,14 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
     all-to-all and no rank waiting for another's prompt), within one scale-up domain: each chip
     reads ``1 / t`` of the attention weights instead of all of them, at the cost of the
     all-reduces and, for MLA, of every rank of a group holding the group's whole latent KV.
-    Smaller expert groups too: ``ep = g`` for every ``g`` that divides the system's chips (no chip
-    left idle) and holds the weights, each with the same attention tensor-parallel choices inside
-    it (``n_chips / g`` replicas; e.g. DeepSeek-V3 at tp8-ep8 on a GB200 NVL72, the layout that
-    serves one user fastest, 112 against 95 tok/s for the best 72-chip group): a smaller group
-    pays shorter all-to-alls and less waiting on the busiest rank, each chip holding more
-    experts. Each is resolved as the user's deployment with that layout
+    Every other expert group too, smaller or larger than the resolver's: ``ep = g`` for every
+    ``g`` that divides the system's chips (no chip left idle), fits one scale-up domain and holds
+    the weights, each with the same attention tensor-parallel choices inside it (``n_chips / g``
+    replicas; e.g. DeepSeek-V3 at tp8-ep8 on a GB200 NVL72, the layout that serves one user
+    fastest, 112 against 95 tok/s for the best 72-chip group; Qwen3-235B on an MI355X-8 at
+    tp8-ep8 where the resolver picked tp4-ep4): a smaller group pays shorter all-to-alls and less
+    waiting on the busiest rank, each chip holding more experts; a larger one spreads the
+    experts' weight reads over more chips. Each is resolved as the user's deployment with that layout
     (:func:`_user_settings`; expert balancing re-derived for its ``ep``).
     A layout that sets ``moe_tp`` is kept as given.
     """
@@ -544,7 +546,7 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         return [dep]
     if m.is_moe:
         n = int(dep.parallel.ep)
-        if dep.parallel.attn_dp <= 1 or dep.parallel.moe_tp is not None:
+        if dep.parallel.moe_tp is not None:
             return [dep]
         from .errors import TokenomicsError
 
@@ -552,14 +554,15 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         if not any(p.startswith("expert balance") for p in dep.picked):
             kw["expert_balance"] = dep.expert_balance  # the user's, not the resolver's
         out = [dep]
-        # the resolver's expert group n first, then every smaller one (n_chips / g replicas)
-        groups = [n] + [g for g in range(n - 1, 1, -1) if s.n_chips % g == 0 and g <= s.domain_chips]
+        # the resolver's expert group n first, then every other one, largest first (n_chips / g replicas)
+        limit = min(s.n_chips, s.domain_chips or s.n_chips)
+        groups = [n] + [g for g in range(limit, 1, -1) if g != n and s.n_chips % g == 0]
         for g in groups:
             # attention tensor-parallel in groups of t chips inside the expert group (attention
             # data-parallel over g / t groups; SGLang --tp with --dp, TensorRT-LLM attention TP
             # with EP), up to t = g: no expert all-to-all and no rank waiting for another's prompt
             for t in _tp_candidates(m, min(g, s.domain_chips)):
-                if g % t or (g == n and t <= dep.parallel.tp) or not _weights_fit(
+                if g % t or (g == n and t == dep.parallel.tp) or not _weights_fit(
                         m, dep.hardware, t, g, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
                     continue
                 if g == n:  # the user's deployment, attention split inside its expert group
