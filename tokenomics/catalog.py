@@ -323,9 +323,16 @@ def _name(name, kind: str) -> None:
 ACCELERATOR_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
 
 
+def canonical_name(name: str) -> str:
+    """A name as the catalogs spell every name: lower case, no surrounding blanks (``"H200"``,
+    ``" Llama-3.1-8B"`` and ``"h200"`` name one thing)."""
+    return str(name).strip().lower()
+
+
 def accelerator_name(name: str) -> str:
-    """The catalog's name for ``name`` (:data:`ACCELERATOR_ALIASES` resolved; others unchanged)."""
-    return ACCELERATOR_ALIASES.get(str(name), str(name))
+    """The catalog's name for ``name`` (case-insensitive; :data:`ACCELERATOR_ALIASES` resolved)."""
+    key = canonical_name(name)
+    return ACCELERATOR_ALIASES.get(key, key)
 
 
 def accelerator(name: str) -> "Accelerator":
@@ -363,7 +370,8 @@ def model(name: str) -> "ModelSpec":
     Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
     """
     _name(name, "model")
-    name = MODEL_ALIASES.get(str(name), str(name))
+    name = canonical_name(name)
+    name = MODEL_ALIASES.get(name, name)
     return _model_cached(name, str(data_dir()))
 
 

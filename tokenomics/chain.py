@@ -99,7 +99,10 @@ class PriceResult(Display):
     facility_energy_j_per_tok : ndarray
         (Board + host) x PUE per output token [J/token].
     wh_per_1k_tok : ndarray
-        Facility energy per 1K output tokens [Wh].
+        Facility energy per 1K output tokens [Wh] (``kwh_per_m_tok`` in ``to_frame()``).
+    electricity_usd_per_kwh : float or ndarray
+        Electricity price of a bottom-up cost [USD/kWh]; NaN for a tier or flat cost (their
+        power is inside the hourly price).
     """
 
     _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
@@ -138,13 +141,15 @@ class PriceResult(Display):
     energy_j_per_tok: np.ndarray
     facility_energy_j_per_tok: np.ndarray
     wh_per_1k_tok: np.ndarray
+    electricity_usd_per_kwh: Any = float("nan")
 
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
                "flop_util_frac", "board_power_w", "prefill_board_power_w", "cost_usd_per_chip_h",
                "utilization_frac", "margin_frac", "cache_hit_frac", "price_usd_per_1k_input_tok",
                "price_usd_per_1k_effective_input_tok", "price_usd_per_1k_output_tok",
-               "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok")
+               "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok",
+               "electricity_usd_per_kwh")
 
     # ---- conveniences: names users look for ----------------------------------------------
     @property
@@ -253,10 +258,11 @@ def deployment_of(hardware: Any = None, model: Any = None, execution: Any = None
         layout.setdefault("ep", parallel.ep)
         layout.setdefault("pp", parallel.pp)
     if system is not None and hardware is not None:
+        from .catalog import accelerator_name as _canon
         from .perf.parallel import system as _system
 
         sys_hw = _system(system).accelerator.name if isinstance(system, str) else system.accelerator.name
-        if getattr(hardware, "name", hardware) == sys_hw:
+        if getattr(hardware, "name", None) == sys_hw or (isinstance(hardware, str) and _canon(hardware) == sys_hw):
             hardware = None  # the same chip named twice: fine
     kw = {k: val for k, val in layout.items() if val is not None}
     return resolve(model, hardware=hardware, system=system, execution=execution, **kw)
@@ -450,6 +456,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         price_usd_per_1k_output_tok=p_out,
         price_usd_per_1k_blended_tok=blended, energy_j_per_tok=e, facility_energy_j_per_tok=fe,
         wh_per_1k_tok=pricing.wh_per_1k_tok(fe),
+        electricity_usd_per_kwh=np.asarray(getattr(cm, "electricity_usd_per_kwh", np.nan), float),
     )
 
 

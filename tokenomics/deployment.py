@@ -328,7 +328,8 @@ class Deployment:
         from .perf.parallel import check_plan
         from .perf.system import EXPERT_BALANCING, OVERLAP_MODES
 
-        object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
+        engine = str(self.engine).strip().lower()  # names are case-insensitive
+        object.__setattr__(self, "engine", ENGINE_ALIASES.get(engine, engine))
         v.one_of(self.engine, "engine", ENGINES)
         if self.engine_version:
             from .perf.kernel_versions import version_key

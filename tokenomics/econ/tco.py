@@ -97,7 +97,7 @@ def _chip_row(name: Any):
 
     from .. import catalog
 
-    name = str(getattr(name, "name", name))
+    name = getattr(name, "name", None) or catalog.accelerator_name(name)  # any case, aliases
     df = catalog.load("accelerators")
     if name not in df.index:
         raise unknown_name("accelerator", name, df.index)
