@@ -105,7 +105,8 @@ def sweep(
     if fmt == Format.table:
         layout = [c for c in ("system", "tp", "ep") if df[c].nunique() > 1 or set(df[c]) - {"none", "auto"}]
         price_col = "best_usd_per_m_output_tok" if per == "m" else "best_usd_per_k_output_tok"
-        show = df[["hardware", "model", *layout, "execution", "weight_precision", "cost", "n_fit", price_col,
+        varied = [c for c in ("workload", "kv_precision") if df[c].nunique() > 1]  # rows stay distinct
+        show = df[["hardware", "model", *layout, "execution", "weight_precision", *varied, "cost", "n_fit", price_col,
                    "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:
