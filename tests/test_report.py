@@ -21,7 +21,7 @@ runner = CliRunner()
 PRICE = ["price", "-H", "h200", "-m", "llama-3.1-8b", "-b", "32", "-c", "1024", "-e", "graph"]
 
 
-def test_price_json_is_one_object_with_required_keys():
+def test_price_json_is_one_record_with_required_keys():
     res = runner.invoke(app, [*PRICE, "--format", "json"])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)

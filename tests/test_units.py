@@ -124,3 +124,19 @@ def test_per_1k_on_request(grid_file, tmp_path):
     assert "best_usd_per_k_output_tok" in json.loads(res.stdout)[0]
     bad = runner.invoke(app, ["price", "--per", "10k"])
     assert bad.exit_code != 0
+
+
+def test_watch_frames_speak_per_million():
+    from tokenomics.watch import watch
+
+    d = watch(n_boot=0, n_draws=20)
+    df = d.to_frame()
+    assert _per_1k_columns(df.columns) == []
+    row = df.set_index("metric").loc["price"]
+    # the status text quotes the same floor the column holds (USD per million output tokens)
+    if row["cost_floor_usd_per_m_tok"] == row["cost_floor_usd_per_m_tok"]:
+        assert f"${row['cost_floor_usd_per_m_tok']:.3f}/Mtok" in row["status"]
+    for name in ("events", "floor", "headroom"):
+        frame = getattr(d.price, name, None)
+        if frame is not None and hasattr(frame, "columns"):
+            assert _per_1k_columns(frame.columns) == [], name
