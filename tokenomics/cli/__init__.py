@@ -8,7 +8,6 @@ Each area registers its commands from its own module (``perf``, ``econ``, ``fore
 from __future__ import annotations
 
 import sys
-from typing import Optional  # noqa: F401
 
 import typer
 
