@@ -5,7 +5,9 @@ one flag vocabulary, and a short ``price`` headline."""
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -110,15 +112,31 @@ def test_every_json_is_an_array_of_records(cmd):
     assert len(_json(cmd)) >= 1
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_tables_fit_the_terminal_and_read(monkeypatch):
+    import pandas as pd
+
+    from tokenomics.cli._common import Format, emit
+
+    wide = pd.DataFrame([{f"column_{i}_tok_per_s_per_user": 1234.5 for i in range(5)}])
     monkeypatch.setenv("COLUMNS", "90")
-    res = runner.invoke(app, ["price", "--target-tok-s-user", "100", "--layouts"])
-    assert res.exit_code == 0, res.output
-    assert max(len(line) for line in res.stdout.splitlines()) <= 90
-    assert "tok/s/user" in res.stdout and "tok_per_s_per_user" not in res.stdout  # display headers
-    monkeypatch.delenv("COLUMNS")
-    wide = runner.invoke(app, ["throughput", "-b", "1,32", "--no-breakdown"])  # a pipe: whole rows
-    assert all(line.count("│") == 10 for line in wide.stdout.splitlines() if line.startswith("│"))
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stdout", term)
+    emit(wide, Format.table)
+    monkeypatch.undo()
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", term.getvalue())  # a terminal gets bold headers
+    lines = text.splitlines()
+    assert lines and max(len(line) for line in lines) <= 90  # the terminal's width
+    assert "tok/s/user" in text and "tok_per_s_per_user" not in text  # display headers
+    res = runner.invoke(app, ["price", "--target-tok-s-user", "100", "--layouts"])  # a pipe: 120 wide
+    assert res.exit_code == 0 and max(len(line) for line in res.stdout.splitlines()) <= 120
+    assert "tok/s/user" in res.stdout
 
 
 def test_frontier_takes_price_flags_and_keeps_the_old_ones():

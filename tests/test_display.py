@@ -262,16 +262,15 @@ def test_watch_tables_carry_datetime64(watch_dashboard, tmp_path):
     assert "T00:00:00" not in jf and '"date_lo":null' in jf.replace(" ", "")
 
 
-def test_cli_table_breaks_long_headers_between_words(capsys, monkeypatch):
-    """A table wider than the terminal (ten columns of 11-21-character names over 6-character
-    cells, a 120-column terminal) gets its most overhanging headers broken between words, never
+def test_cli_table_breaks_long_headers_between_words(capsys):
+    """A table wider than its width (ten columns of 11-21-character names over 6-character
+    cells, written to a pipe: 120 columns) gets its most overhanging headers broken between words, never
     inside one (rich alone folds ``coverage 80`` into ``coverage 8`` / ``0``); a table that fits
     keeps its headers on one line. Headers are display names (``coverage_80`` -> ``coverage 80``)."""
     import pandas as pd
 
     from tokenomics.cli._common import Format, emit
 
-    monkeypatch.setenv("COLUMNS", "120")
     names = ["sample", "horizon", "n_points", "n_series", "coverage_80", "coverage_95",
              "median_width_95_log10", "mae_log10", "mae_naive_log10", "mae_vs_naive"]
     emit(pd.DataFrame([[0.8571] * len(names)], columns=names), Format.table)

@@ -128,7 +128,7 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         from rich.table import Table
 
         rows = [[_fmt_cell(v) for v in rec] for rec in df.itertuples(index=False)]
-        width = table_width()
+        width = table_width(len(df.columns))
         names = _fitted_headers([display_header(c) for c in df.columns],
                                 [max((len(r[i]) for r in rows), default=0) for i in range(len(df.columns))], width)
         # plain text everywhere: "[us]" or "[f/(f+w)]" is a unit or a formula, not rich markup
@@ -141,21 +141,14 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         Console(width=width, soft_wrap=False).print(table)
 
 
-#: Width of a table written to a pipe or a file: wide enough for any row to stay on one line
-#: (a terminal gets its own width).
-PIPE_WIDTH = 400
-
-
-def table_width() -> int:
-    """Characters a table may use: the terminal's width (as rich measures it: ``COLUMNS`` where
-    set), or :data:`PIPE_WIDTH` when stdout is not a terminal, so that piped rows are whole."""
-    import os
-
+def table_width(n_columns: int = 0) -> int:
+    """Characters a table may use: the terminal's width (as rich measures it, ``COLUMNS`` where
+    set); written to a pipe or a file, 120 characters or 12 per column, whichever is more (the
+    width the transcripts in the documentation were taken at)."""
     from rich.console import Console
 
-    if os.environ.get("COLUMNS", "").isdigit():
-        return int(os.environ["COLUMNS"])
-    return Console().width if sys.stdout.isatty() else PIPE_WIDTH
+    isatty = getattr(sys.stdout, "isatty", None)
+    return Console().width if isatty is not None and isatty() else max(120, 12 * n_columns)
 
 
 #: Name pieces -> how a table header writes them (units in the words people use).
