@@ -40,7 +40,7 @@ ax = tk.plot.frontier(plotdata.frontier(["h100-sxm", "h200", "b200"], "llama-3.1
 ax = tk.plot.frontier(tk.chain.frontier("mi300x", "llama-3.1-8b"), ax=ax)  # add a deployment to the same chart
 print("Q1:", save(ax, "q1_price_vs_interactivity.png"))
 at_50 = tk.chain.price_at_interactivity("h200", "llama-3.1-8b", tok_per_s_per_user=[50.0])
-print(f"Q1: H200 at 50 tok/s per user: {at_50['price_usd_per_1k_output_tok'].iloc[0] * 1e3:.3f} "
+print(f"Q1: H200 at 50 tok/s per user: {at_50['usd_per_m_output_tok'].iloc[0]:.3f} "
       "USD per million output tokens")
 
 # %% Q2. Where does the cost of a chip-hour go, and which input moves the price most?

@@ -23,8 +23,7 @@ pd.set_option("display.width", 160)
 # the production plan `tokenomics price` uses (a serving engine; "graph" would time the calibration
 # runs' reference implementation instead).
 r = chain.price("h200", "llama-3.1-8b", batch=np.array([1, 8, 32, 128]), context_tok=1024)
-df = r.to_frame()
-df["usd_per_m_output_tok"] = df["price_usd_per_1k_output_tok"] * 1e3
+df = r.to_frame()  # prices in USD per million tokens (usd_per_m_* columns)
 print(df[["batch", "tok_per_s_per_chip", "tok_per_s_per_user", "board_power_w", "energy_j_per_tok",
           "cost_usd_per_chip_h", "usd_per_m_output_tok"]].to_string(index=False))
 
@@ -32,7 +31,7 @@ print(df[["batch", "tok_per_s_per_chip", "tok_per_s_per_user", "board_power_w", 
 for cost in ("bottom-up", "hyperscaler-owned", "hyperscaler-owned@2026-07", "rental-3yr@2026-07"):
     p = chain.price("h200", "llama-3.1-8b", batch=32, context_tok=1024, cost=cost)
     print(f"{cost:>28}: {float(p.cost_usd_per_chip_h):.2f} USD/h -> "
-          f"{float(p.price_usd_per_1k_output_tok) * 1e3:.3f} USD per M output tokens")
+          f"{float(p.usd_per_m_output_tok):.3f} USD per M output tokens")
 
 # Uncertainty of the bottom-up price at batch 32.
 row = df[df["batch"] == 32].iloc[0]

@@ -95,7 +95,7 @@ def _watch() -> dict[str, float]:
         out[key + ".upper_tok_per_s"] = float(row["upper_tok_per_s"])
     f = cost_floor()
     for _, row in f.iterrows():
-        out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_1k_tok"])
+        out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_m_tok"]) / 1e3  # the figure is kept per 1K
     from tokenomics.watch.supernodes import modelled_tok_per_s_per_chip
 
     out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]

@@ -24,9 +24,9 @@ def test_vectorized_batch_sweep_is_one_call():
     df = r.to_frame()
     assert len(df) == 4 and list(df.batch) == [1, 8, 32, 128]
     # cost per output token falls with batch (weights read once per step, shared by the batch)
-    assert np.all(np.diff(df.price_usd_per_1k_output_tok) < 0)
-    for col in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "cost_usd_per_chip_h",
-                "energy_j_per_tok", "tok_per_s_per_chip", "facility_energy_j_per_tok", "wh_per_1k_tok"):
+    assert np.all(np.diff(df.usd_per_m_output_tok) < 0)
+    for col in ("usd_per_m_input_tok", "usd_per_m_output_tok", "cost_usd_per_chip_h",
+                "energy_j_per_tok", "tok_per_s_per_chip", "facility_energy_j_per_tok", "kwh_per_m_tok"):
         assert col in df.columns
 
 
@@ -95,7 +95,7 @@ def test_cost_per_token_varies_more_than_10x_along_frontier():
 def test_price_at_interactivity_monotone():
     df = chain.price_at_interactivity("h200", "llama-3.1-8b", "graph", tok_per_s_per_user=[20, 60, 120],
                                       context_tok=1024)
-    p = df.price_usd_per_1k_output_tok.to_numpy()
+    p = df.usd_per_m_output_tok.to_numpy()
     assert np.all(np.diff(p) > 0)  # faster per user costs more
 
 
@@ -111,11 +111,11 @@ def test_price_at_interactivity_is_the_target_price():
     assert np.nanmax(one.tok_per_s_per_user) < 50  # the one-chip sweep cannot serve 50 tok/s per user
     want = chain.price("h200", "llama-3.1-70b", "engine", target_tok_per_s_per_user=50.0, weight_precision="fp8")
     got = df.iloc[0]
-    assert got.price_usd_per_1k_output_tok == pytest.approx(float(np.ravel(want.price_usd_per_1k_output_tok)[0]))
+    assert got.usd_per_m_output_tok == pytest.approx(float(np.ravel(want.usd_per_m_output_tok)[0]))
     assert got.deployment == want.deployment.layout_label() and "tp2" in got.deployment
     assert got.served_tok_per_s_per_user >= 50
     far = df.iloc[1]  # no layout serves 100,000 tok/s per user: NaN, not an error
-    assert np.isnan(far.price_usd_per_1k_output_tok) and far.deployment == ""
+    assert np.isnan(far.usd_per_m_output_tok) and far.deployment == ""
 
 
 def test_does_not_fit_and_unknown_names():

@@ -247,7 +247,7 @@ def test_throughput_of_a_deployment_runs_the_plan_price_runs():
     step = json.loads(r.output)[0]
     r = runner.invoke(app, ["price", *args])
     assert r.exit_code == 0, r.output
-    priced = json.loads(r.output)  # one configuration: one object
+    priced = json.loads(r.output)[0]  # one configuration: one record
     assert step["plan"] == "engine" == priced["execution"]
     assert step["tok_per_s_per_chip"] == pytest.approx(priced["tok_per_s_per_chip"], rel=1e-9)
     r = runner.invoke(app, ["throughput", "--system", "dgx-b200", "--model", "deepseek-r1", "--batch", "64",
@@ -274,7 +274,7 @@ def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
                                 "15", "--mem-frac", mf, "--format", "json"])
         assert r.exit_code == 0, r.output
         d = json.loads(r.output)
-        out[mf] = d[0] if isinstance(d, list) else d
+        out[mf] = d[0]
     assert out["0.97"]["batch"] > out["0.9"]["batch"]
     assert out["0.97"]["usd_per_m_output_tok"] <= out["0.9"]["usd_per_m_output_tok"]
 

@@ -102,7 +102,7 @@ def test_watch_floor_equals_price_of_the_resolved_deployment():
     f = cost_floor(systems=(("gb200-class", "gb200-nvl72"),)).iloc[0]
     dep = resolve("deepseek-v3", system="gb200-nvl72", execution="engine")
     r = chain.price(deployment=dep, batch=int(f["batch"]), margin_frac=0.0)
-    assert float(r.price_usd_per_1k_output_tok) == pytest.approx(float(f["cost_usd_per_1k_tok"]), rel=1e-12)
+    assert float(r.usd_per_m_output_tok) == pytest.approx(float(f["cost_usd_per_m_tok"]), rel=1e-12)
     assert float(r.tok_per_s_per_user) >= FLOOR_MIN_TOK_PER_S_PER_USER
     nxt = chain.price(deployment=dep, batch=int(f["batch"]) + 1, margin_frac=0.0)
     assert float(nxt.tok_per_s_per_user) < FLOOR_MIN_TOK_PER_S_PER_USER

@@ -73,7 +73,7 @@ def test_tornado_display():
     from tokenomics.econ import tco, uncertainty
 
     t = uncertainty.tornado(tco.CostInputs.for_hardware("h200"), 600.0, 5000.0)
-    _check_display(t, "swing_usd_per_1k_tok")
+    _check_display(t, "swing_usd_per_m_tok")
 
 
 def test_other_results_display():
@@ -82,7 +82,7 @@ def test_other_results_display():
     from tokenomics.watch import supernodes as sn
 
     mc = uncertainty.monte_carlo(tco.CostInputs.for_hardware("h200"), 600.0, 5000.0, n_samples=200, seed=0)
-    _check_display(mc, "price_usd_per_1k_tok_p50")
+    _check_display(mc, "price_usd_per_m_tok_p50")
     _check_display(tk.chain.disaggregated("b200", "h200", "llama-3.1-8b"), "instance_ratio")
     text = _check_display(mk.fit_adoption(n_boot=20), "latest_date")
     assert "2025-05-30" in text  # dates shown as dates
@@ -295,10 +295,11 @@ def test_watch_tables_carry_datetime64(watch_dashboard, tmp_path):
     assert "T00:00:00" not in jf and '"date_lo":null' in jf.replace(" ", "")
 
 
-def test_cli_table_breaks_long_headers_after_underscores(capsys):
-    """A table wider than the console (ten columns of 11-21-character names over 6-character
-    cells) gets its most overhanging headers broken after underscores, never inside a word (rich
-    alone folds ``coverage_80`` into ``coverage_8`` / ``0``); a table that fits keeps its headers."""
+def test_cli_table_breaks_long_headers_between_words(capsys):
+    """A table wider than its width (ten columns of 11-21-character names over 6-character
+    cells, written to a pipe: 120 columns) gets its most overhanging headers broken between words, never
+    inside one (rich alone folds ``coverage 80`` into ``coverage 8`` / ``0``); a table that fits
+    keeps its headers on one line. Headers are display names (``coverage_80`` -> ``coverage 80``)."""
     import pandas as pd
 
     from tokenomics.cli._common import Format, emit
@@ -307,11 +308,12 @@ def test_cli_table_breaks_long_headers_after_underscores(capsys):
              "median_width_95_log10", "mae_log10", "mae_naive_log10", "mae_vs_naive"]
     emit(pd.DataFrame([[0.8571] * len(names)], columns=names), Format.table)
     out = capsys.readouterr().out
-    assert "coverage_8 " not in out and "coverage_80" in out
-    assert "median_" in out and "width_" in out and "log10" in out
+    words = {w for line in out.splitlines() for w in line.replace("┃", " ").split()}
+    assert {"coverage", "80", "95", "median", "width", "log10", "naive"} <= words
+    assert "8" not in words and "0" not in words  # no number cut in two
     assert max(len(line) for line in out.splitlines()) <= 120
     emit(pd.DataFrame([[1, 2]], columns=["case_id", "mae_log10"]), Format.table)
-    assert "case_id" in capsys.readouterr().out
+    assert "case id" in capsys.readouterr().out
 
 
 def test_cli_common_docstring_examples_are_true():

@@ -248,9 +248,9 @@ def test_tornado_sorted_and_utilization_swing_hand():
     c = tco.CostInputs.for_hardware("h200")
     t = uncertainty.tornado(c, 460.0, 4000.0)
     df = t.to_frame()
-    assert list(df.swing_usd_per_1k_tok) == sorted(df.swing_usd_per_1k_tok, reverse=True)
+    assert list(df.swing_usd_per_m_tok) == sorted(df.swing_usd_per_m_tok, reverse=True)
     row = df[df.input == "utilization_frac"].iloc[0]
-    assert row.price_at_low == pytest.approx(2 * t.base_usd_per_1k_tok)
+    assert row.usd_per_m_output_tok_at_low == pytest.approx(2 * t.base_usd_per_m_tok)
     assert set(uncertainty.INPUTS) == set(df.input)
 
 

@@ -166,7 +166,7 @@ def test_price_json_and_csv_carry_the_band(capsys):
     with pytest.raises(SystemExit):
         main(["price", "--format", "json"])
         raise SystemExit(0)
-    rec = json.loads(capsys.readouterr().out)
+    rec = json.loads(capsys.readouterr().out)[0]
     for c in chain.BAND_COLUMNS:
         assert c in rec
     assert rec["usd_per_m_output_tok_lo"] < rec["usd_per_m_output_tok"] < rec["usd_per_m_output_tok_hi"]
@@ -183,7 +183,7 @@ def test_price_table_shows_the_band(capsys):
         main(["price"])
         raise SystemExit(0)
     out = capsys.readouterr().out
-    line = next(x for x in out.splitlines() if "usd_per_m_output_tok " in x)
+    line = next(x for x in out.splitlines() if "price per M output tokens" in x)
     assert "80 %)" in line and "(" in line
 
 

@@ -460,7 +460,7 @@ def test_serving_requirements_hand_calc():
                              year=[2029, 2030]).to_frame()
     assert r["n_chips"][0] == pytest.approx(1e12 / 86400 / 500)
     assert r["n_nodes"][0] == pytest.approx(1e12 / 86400 / 500 / 8)
-    assert r["cost_usd_per_1k_tok"][0] == pytest.approx(2.0 / 1800000 * 1000)
+    assert r["cost_usd_per_m_tok"][0] == pytest.approx(2.0 / 1800000 * 1e6)
     assert r["gross_margin_frac"][0] == pytest.approx(1 - (2.0 / 1800000 * 1000) / 0.002)
     assert math.isnan(r["capex_usd"][0])
     c = 1e12 / 86400 / 500
@@ -530,7 +530,7 @@ def test_infrastructure_is_sized_with_the_price_chains_numbers():
     assert b["deployment"] == p.deployment.label() and b["serving_mode"] == p.serving_mode
     df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", workload="chat",
                              target_tok_per_s_per_user=20, utilization_frac=1.0).to_frame()
-    np.testing.assert_allclose(df["cost_usd_per_1k_tok"], float(p.price_usd_per_1k_blended_tok), rtol=1e-12)
+    np.testing.assert_allclose(df["cost_usd_per_m_tok"], float(p.usd_per_m_blended_tok), rtol=1e-12)
     np.testing.assert_allclose(df["n_nodes"], df["n_chips"] / 8)
 
 
@@ -548,7 +548,7 @@ def test_infrastructure_cache_hits_skip_prefill_and_keep_the_cost_consistent():
     assert b["tok_per_s_per_chip"] == pytest.approx(2048 / (0.437 * 1024 / pre + 1024 / dec), rel=1e-12)
     df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", cache_hit_frac=0.563,
                              utilization_frac=1.0, **kw).to_frame()
-    np.testing.assert_allclose(df["cost_usd_per_1k_tok"], float(p.price_usd_per_1k_blended_tok), rtol=1e-12)
+    np.testing.assert_allclose(df["cost_usd_per_m_tok"], float(p.usd_per_m_blended_tok), rtol=1e-12)
     assert (df["cache_hit_frac"] == 0.563).all()
 
 

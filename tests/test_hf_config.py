@@ -294,7 +294,7 @@ def test_models_add_then_price(home, capsys, fixture):
     assert added["source"] == str(FIX / f"{fixture}.json")
     rc, out, err = _cli(capsys, "price", "-m", f"my-{fixture}", "--system", "gb200-nvl72", "--format", "json")
     assert rc == 0, err
-    priced = json.loads(out)  # one object: the deployment priced
+    priced = json.loads(out)[0]  # one record: the deployment priced
     assert priced["model"] == f"my-{fixture}" and priced["usd_per_m_output_tok"] > 0
 
 

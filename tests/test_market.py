@@ -78,7 +78,7 @@ def test_output_conventions_hand(ds_h200):
 def test_cli_price_json_names_convention_and_basis(capsys):
     rc, out, _ = _cli(["price", "-H", "h200", "-m", "llama-3.1-8b", "--output-convention", "all-in",
                        "--format", "json"], capsys)
-    rec = json.loads(out)
+    rec = json.loads(out)[0]  # an array of records, as every command prints
     assert rc == 0 and rec["output_convention"] == "all-in" and rec["cost_basis"] == "bottom-up"
 
 
@@ -176,7 +176,7 @@ def test_load_profile_validation():
 def test_cli_utilization_profile(capsys):
     rc, out, _ = _cli(["price", "-m", "llama-3.1-8b", "--utilization-profile", "8:278,16:201.125",
                        "--format", "json"], capsys)
-    assert rc == 0 and json.loads(out)["utilization_frac"] == pytest.approx(226.75 / 278)
+    assert rc == 0 and json.loads(out)[0]["utilization_frac"] == pytest.approx(226.75 / 278)
     for bad in (["--utilization-profile", "8:278,15:201"], ["--utilization", "1.2"],
                 ["--utilization", "0.5", "--utilization-profile", "24:1"]):
         rc, out, err = _cli(["price", "-m", "llama-3.1-8b", *bad], capsys)

@@ -27,7 +27,7 @@ def _run(args: list[str]) -> str:
 
 
 def _price(args: list[str]) -> dict:
-    return json.loads(_run(["price", *args, "--format", "json"]))
+    return json.loads(_run(["price", *args, "--format", "json"]))[0]  # an array of one record
 
 
 def _case_row(rec: dict) -> dict:

@@ -21,12 +21,13 @@ runner = CliRunner()
 PRICE = ["price", "-H", "h200", "-m", "llama-3.1-8b", "-b", "32", "-c", "1024", "-e", "graph"]
 
 
-def test_price_json_is_one_object_with_required_keys():
+def test_price_json_is_one_record_with_required_keys():
     res = runner.invoke(app, [*PRICE, "--format", "json"])
     assert res.exit_code == 0, res.output
-    obj = json.loads(res.stdout)
-    assert isinstance(obj, dict)
-    for k in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "cost_usd_per_chip_h",
+    rows = json.loads(res.stdout)
+    assert isinstance(rows, list) and len(rows) == 1  # an array of records, as every command prints
+    obj = rows[0]
+    for k in ("usd_per_m_input_tok", "usd_per_m_output_tok", "cost_usd_per_chip_h",
               "energy_j_per_tok", "tok_per_s_per_chip"):
         assert isinstance(obj[k], float) and obj[k] > 0
 
@@ -39,7 +40,7 @@ def test_price_csv_is_exactly_the_library_frame():
     got = pd.read_csv(StringIO(res.stdout))
     want = chain.price("h200", "llama-3.1-8b", "graph", batch=32, context_tok=1024).to_frame()
     assert list(got.columns) == list(want.columns)
-    assert got["price_usd_per_1k_output_tok"].iloc[0] == pytest.approx(want["price_usd_per_1k_output_tok"].iloc[0], rel=1e-9)
+    assert got["usd_per_m_output_tok"].iloc[0] == pytest.approx(want["usd_per_m_output_tok"].iloc[0], rel=1e-9)
 
 
 def test_price_table_and_tier_option():
@@ -116,7 +117,7 @@ def test_report_prices_a_named_deployment(tmp_path):
     row = rep.prices.iloc[0]
     want = chain.price(system="gb200-nvl72", model="deepseek-v3", batch=32 * 72)
     assert row["batch"] == 32 * 72
-    assert row["price_usd_per_1k_output_tok"] == pytest.approx(float(want.price_usd_per_1k_output_tok), rel=1e-12)
+    assert row["usd_per_m_output_tok"] == pytest.approx(float(want.usd_per_m_output_tok), rel=1e-12)
 
 
 def test_price_table_names_each_rows_deployment():

@@ -153,7 +153,7 @@ def test_cli_overlap_flag():
     r = CliRunner().invoke(app, args + ["--overlap", "two-batch"])
     n = CliRunner().invoke(app, args)
     assert r.exit_code == 0 and n.exit_code == 0, r.output
-    assert json.loads(r.output)["tok_per_s_per_chip"] > json.loads(n.output)["tok_per_s_per_chip"]
+    assert json.loads(r.output)[0]["tok_per_s_per_chip"] > json.loads(n.output)[0]["tok_per_s_per_chip"]
     from tokenomics.cli import main
 
     with pytest.raises(SystemExit) as ex:

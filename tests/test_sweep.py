@@ -129,8 +129,8 @@ def test_rows_equal_chain_price_called_per_configuration():
     """Each vectorized row equals an independent scalar chain.price call (catalog names, defaults)."""
     df = sweep.evaluate(small())
     cols = ["tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
-            "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
-            "price_usd_per_1k_blended_tok", "energy_j_per_tok"]
+            "cost_usd_per_chip_h", "usd_per_m_input_tok", "usd_per_m_output_tok",
+            "usd_per_m_blended_tok", "energy_j_per_tok"]
     for i in (0, 13, 47):
         row = df.iloc[i]
         ref = chain.price(row.hardware, row.model, row.execution, batch=int(row.batch),
@@ -163,7 +163,7 @@ def test_price_scales_as_inverse_utilization_and_margin():
     df = sweep.evaluate(small())
     key = ["execution", "batch", "context_tok"]
     p = df.pivot_table(index=key, columns=["utilization_frac", "margin_frac"],
-                       values="price_usd_per_1k_output_tok")
+                       values="usd_per_m_output_tok")
     np.testing.assert_allclose(p[(1.0, 0.5)], 2 * p[(1.0, 0.0)], rtol=1e-12)
     assert (p[(0.5, 0.0)] < 2 * p[(1.0, 0.0)]).all() and (p[(0.5, 0.0)] > 1.8 * p[(1.0, 0.0)]).all()
     half = df[(df.utilization_frac == 0.5) & (df.margin_frac == 0.0) & (df.hardware == "h200")]
@@ -188,7 +188,7 @@ def test_model_that_does_not_fit_is_masked():
     """llama-3.1-70b in bf16 needs ~141 GB of weights; one H200 has 141 GB in all: nothing fits."""
     df = sweep.evaluate(small(model=("llama-3.1-70b",)))
     assert not df.fits.any()
-    assert df.price_usd_per_1k_output_tok.isna().all()
+    assert df.usd_per_m_output_tok.isna().all()
 
 
 def test_long_context_large_batch_masked_but_small_fits():
@@ -196,8 +196,8 @@ def test_long_context_large_batch_masked_but_small_fits():
     df = sweep.evaluate(small(batch=[1, 64], context_tok=[512, 262144]))
     big = df[(df.batch == 64) & (df.context_tok == 262144)]
     tiny = df[(df.batch == 1) & (df.context_tok == 512)]
-    assert not big.fits.any() and big.price_usd_per_1k_output_tok.isna().all()
-    assert tiny.fits.all() and (tiny.price_usd_per_1k_output_tok > 0).all()
+    assert not big.fits.any() and big.usd_per_m_output_tok.isna().all()
+    assert tiny.fits.all() and (tiny.usd_per_m_output_tok > 0).all()
 
 
 # -- files and summaries ---------------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_parquet_and_csv_hold_the_same_rows(tmp_path):
     b = pd.read_csv(tmp_path / "a.csv", **exact_floats())  # pandas < 3.1's default parser errs by ~1e-12
     assert len(a) == len(b) == g.n_configs == r1.n_configs
     assert a.config_id.tolist() == list(range(g.n_configs))
-    np.testing.assert_allclose(a.price_usd_per_1k_blended_tok, b.price_usd_per_1k_blended_tok, rtol=1e-12)
+    np.testing.assert_allclose(a.usd_per_m_blended_tok, b.usd_per_m_blended_tok, rtol=1e-12)
     assert (a.hardware.astype(str) == b.hardware).all()
     assert r1.to_frame().equals(r2.to_frame())
     assert r1.n_chunks > 1
@@ -225,8 +225,8 @@ def test_summary_is_the_minimum_of_the_rows(tmp_path):
     s = r.to_frame()
     for _, row in s.iterrows():
         sub = df[df.execution.astype(str) == row.execution]
-        i = sub.price_usd_per_1k_output_tok.idxmin()
-        assert row.best_price_usd_per_1k_output_tok == sub.price_usd_per_1k_output_tok.min()
+        i = sub.usd_per_m_output_tok.idxmin()
+        assert row.best_usd_per_m_output_tok == sub.usd_per_m_output_tok.min()
         assert row.best_config_id == sub.config_id[i]
         assert row.n_configs == len(sub) and row.n_fit == int(sub.fits.sum())
 
@@ -281,6 +281,6 @@ def test_system_and_layout_axes_price_through_the_deployment():
     row = df[(df["system"] == "gb200-16") & (df["ep"] == 8) & (df["batch"] == 512)].iloc[0]
     dep = resolve("deepseek-v3", system="gb200-16", ep=8, execution="engine")
     want = chain.price(deployment=dep, batch=512, context_tok=int(row["context_tok"]))
-    assert row["price_usd_per_1k_output_tok"] == pytest.approx(float(want.price_usd_per_1k_output_tok), rel=1e-9)
+    assert row["usd_per_m_output_tok"] == pytest.approx(float(want.usd_per_m_output_tok), rel=1e-9)
     with pytest.raises(sweep.ValidationError, match="built from gb200"):
         sweep.Grid(hardware=("h200",), model=("deepseek-v3",), system=("gb200-nvl72",), batch=[1])

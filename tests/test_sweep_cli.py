@@ -93,7 +93,7 @@ def test_sweep_mc_json_is_to_frame():
     assert r.exit_code == 0, r.output
     got = json.loads(r.stdout)[0]
     ref = sweep.price_monte_carlo("h200", "llama-3.1-8b", n_samples=20000, chunk_samples=7000, seed=1).to_frame()
-    assert got["n_chunks"] == 3 and got["price_usd_per_1k_tok_p50"] == pytest.approx(ref.price_usd_per_1k_tok_p50[0],
+    assert got["n_chunks"] == 3 and got["price_usd_per_m_tok_p50"] == pytest.approx(ref.price_usd_per_m_tok_p50[0],
                                                                                      rel=1e-12)
 
 
@@ -105,7 +105,7 @@ def test_sweep_mc_prices_the_point_price_prices():
 
     mc = sweep.price_monte_carlo("h200", "gpt-oss-120b", n_samples=20000, seed=1).to_frame()
     point = float(price("h200", "gpt-oss-120b", batch=32, cost="bottom-up").to_frame().usd_per_m_output_tok[0])
-    assert mc.price_usd_per_1k_tok_p5[0] * 1e3 < point < mc.price_usd_per_1k_tok_p95[0] * 1e3
+    assert mc.price_usd_per_m_tok_p5[0] < point < mc.price_usd_per_m_tok_p95[0]
 
 
 def test_cli_modules_import_no_heavy_libraries():

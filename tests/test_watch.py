@@ -103,21 +103,21 @@ def test_megakernel_levels_follow_the_rule():
     assert (df.loc[df["level"] >= 1, "major_engine"] == "yes").all()
 
 
-def test_prices_converted_to_per_1k():
-    # GPT-4 (8k) launched at $30 / $60 per million tokens = $0.03 / $0.06 per 1K (OpenAI, 2023-03-14)
+def test_prices_are_per_million():
+    # GPT-4 (8k) launched at $30 / $60 per million tokens (OpenAI, 2023-03-14)
     p = catalog.load("api_prices")
     row = p[p["model"] == "GPT-4 (8k)"].iloc[0]
-    assert row["input_usd_per_1k_tok"] == pytest.approx(0.03)
-    assert row["output_usd_per_1k_tok"] == pytest.approx(0.06)
+    assert row["input_usd_per_m_tok"] == pytest.approx(30)
+    assert row["output_usd_per_m_tok"] == pytest.approx(60)
 
 
 def test_china_cut_fx_conversion():
-    # Qwen-Long 0.02 -> 0.0005 CNY/1K, "-97%" (sina.com.hk 2024-05-21); USD = CNY / fx_cny_per_usd
+    # Qwen-Long 0.02 -> 0.0005 CNY/1K (20 -> 0.5 CNY/M), "-97%" (sina.com.hk 2024-05-21); USD = CNY / fx_cny_per_usd
     c = catalog.load("china_price_cuts")
     row = c[c["model"] == "Qwen-Long"].iloc[0]
     assert row["cut_frac"] == pytest.approx(0.97)
-    assert 1 - row["price_after_cny_per_1k_tok"] / row["price_before_cny_per_1k_tok"] == pytest.approx(0.975)
-    assert row["price_after_usd_per_1k_tok"] == pytest.approx(0.0005 / row["fx_cny_per_usd"])
+    assert 1 - row["price_after_cny_per_m_tok"] / row["price_before_cny_per_m_tok"] == pytest.approx(0.975)
+    assert row["price_after_usd_per_m_tok"] == pytest.approx(0.5 / row["fx_cny_per_usd"])
     assert 6.5 < row["fx_cny_per_usd"] < 7.5  # Fed H.10 range for 2024 (7.15-7.30 in stored releases)
 
 
@@ -131,12 +131,12 @@ def test_2026_china_rows_are_consistent_and_the_august_repricing_is_a_rise():
     c = catalog.load("china_price_cuts")
     new = c[c["date"].astype(str) >= "2026"]
     assert len(new) == 18 and (new["provider"] == "DeepSeek").all()
-    np.testing.assert_allclose(new["cut_frac"], 1 - new["price_after_cny_per_1k_tok"] / new["price_before_cny_per_1k_tok"],
+    np.testing.assert_allclose(new["cut_frac"], 1 - new["price_after_cny_per_m_tok"] / new["price_before_cny_per_m_tok"],
                                rtol=1e-5)
-    np.testing.assert_allclose(new["price_after_usd_per_1k_tok"], new["price_after_cny_per_1k_tok"] / new["fx_cny_per_usd"],
+    np.testing.assert_allclose(new["price_after_usd_per_m_tok"], new["price_after_cny_per_m_tok"] / new["fx_cny_per_usd"],
                                rtol=1e-6)
     pro = new[(new["model"] == "V4-Pro (promotion made list price)") & (new["token_type"] == "input (cache-miss)")].iloc[0]
-    assert (pro["price_before_cny_per_1k_tok"], pro["price_after_cny_per_1k_tok"]) == (0.012, 0.003)
+    assert (pro["price_before_cny_per_m_tok"], pro["price_after_cny_per_m_tok"]) == (12, 3)
     events = cut_events()
     # 2026-08-16: flat prices became off-peak / peak; V4-Flash output 2 -> 4.5 CNY per M off-peak
     # (+125 %), 9 at peak (+350 %) (ccusage #1643, JavaGuide #2906, quoting DeepSeek's pricing page)
@@ -159,7 +159,7 @@ def _synthetic_prices(factor_per_year: float, n: int = 6) -> pd.DataFrame:
     return pd.DataFrame({
         "date": [f"{y}-01-01" for y in years], "provider": "P", "model": [f"m{i}" for i in range(n)],
         "line": "x", "tier": "frontier", "size_class": "100b+", "price_kind": "list",
-        "input_usd_per_1k_tok": price, "output_usd_per_1k_tok": price, "blended_usd_per_1k_tok": price,
+        "input_usd_per_m_tok": price, "output_usd_per_m_tok": price, "blended_usd_per_m_tok": price,
         "source": "synthetic", "as_of": [f"{y}" for y in years],
     })
 
@@ -208,15 +208,15 @@ def test_real_decline_rate_is_positive_and_bounded():
 
 def test_forecast_price_interval_brackets_median():
     f = pr.forecast_price(years_ahead=1.0)
-    assert f["lo"] < f["usd_per_1k_tok"] < f["hi"]
+    assert f["lo"] < f["usd_per_m_tok"] < f["hi"]
 
 
 def test_cost_floor_never_invents_a_number():
     fl = pr.cost_floor()
     assert set(fl["system_class"]) == {"sd200-class", "gb200-class"}
     pending = fl["status"].str.startswith(pr.PENDING)
-    assert fl.loc[pending, "cost_usd_per_1k_tok"].isna().all()
-    assert (fl.loc[~pending, "cost_usd_per_1k_tok"] > 0).all()
+    assert fl.loc[pending, "cost_usd_per_m_tok"].isna().all()
+    assert (fl.loc[~pending, "cost_usd_per_m_tok"] > 0).all()
 
 
 # ---------------------------------------------------------------- metric 2: megakernels
@@ -394,4 +394,4 @@ def test_lag_check_consistent():
     hr = w.headroom
     ok = hr["status"] == "modelled"
     # headroom = output list price / modelled cost floor (same floor for every row)
-    assert (hr.loc[ok, "headroom_x"] == hr.loc[ok, "list_usd_per_1k_output_tok"] / hr.loc[ok, "cost_floor_usd_per_1k_tok"]).all()
+    assert (hr.loc[ok, "headroom_x"] == hr.loc[ok, "list_usd_per_m_output_tok"] / hr.loc[ok, "cost_floor_usd_per_m_tok"]).all()

@@ -74,7 +74,7 @@ def test_no_resamples_says_no_interval(dash):
 
 def test_dashboard_pending_is_labelled_not_invented(dash):
     row = dash.to_frame().set_index("metric").loc["price"]
-    if pd.isna(row["cost_floor_usd_per_1k_tok"]):
+    if pd.isna(row["cost_floor_usd_per_m_tok"]):
         assert "pending perf core" in row["status"]
 
 

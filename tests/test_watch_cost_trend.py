@@ -16,11 +16,11 @@ from tokenomics.watch.dashboard import _trend_text
 
 
 def _rec(system, cost, year, basis="bottom-up", status="modelled"):
-    return {"system": system, "cost_usd_per_1k_tok": cost, "year": year, "cost_basis": basis, "status": status}
+    return {"system": system, "cost_usd_per_m_tok": cost, "year": year, "cost_basis": basis, "status": status}
 
 
 def test_cost_decline_factor_hand():
-    # hand: $4.0 -> $0.1 per 1K over 2024 -> 2026: (4.0 / 0.1) ** (1 / 2) = 6.3246
+    # hand: $4.0 -> $0.1 per M over 2024 -> 2026: (4.0 / 0.1) ** (1 / 2) = 6.3246
     f, why = pr.cost_decline_factor(_rec("old", 4.0, 2024), _rec("new", 0.1, 2026))
     assert why == "" and f == pytest.approx(40 ** 0.5)
     f, why = pr.cost_decline_factor(_rec("old", 4.0, 2024), _rec("new", 0.1, 2026, basis="rental-3yr"))
@@ -51,10 +51,10 @@ def test_cost_trend_rows_reproduce_the_floor_and_the_decline(trend):
         floor = pr._system_cost("b200-class", "dgx-b200", "llama-3.1-8b", "engine", row.tok_per_s_per_user)
         assert (base["year"], floor["year"]) == (2022, 2025)  # datasets/accelerators.csv launch years
         # hand: the decline factor is (base cost / floor cost) ** (1 / years between the chips' launches)
-        want = (base["cost_usd_per_1k_tok"] / floor["cost_usd_per_1k_tok"]) ** (1 / 3)
+        want = (base["cost_usd_per_m_tok"] / floor["cost_usd_per_m_tok"]) ** (1 / 3)
         assert row.modelled_cost_decline_factor_per_year == pytest.approx(want)
-        assert row.base_usd_per_m_output_tok == pytest.approx(base["cost_usd_per_1k_tok"] * 1e3)
-        assert row.floor_usd_per_m_output_tok == pytest.approx(floor["cost_usd_per_1k_tok"] * 1e3)
+        assert row.base_usd_per_m_output_tok == pytest.approx(base["cost_usd_per_m_tok"])
+        assert row.floor_usd_per_m_output_tok == pytest.approx(floor["cost_usd_per_m_tok"])
     assert trend["status"].str.startswith("modelled: dgx-h100 (2022) -> dgx-b200 (2025)").all()
 
 
@@ -66,7 +66,7 @@ def test_deepseek_trend_swings_with_speed():
     f = t["modelled_cost_decline_factor_per_year"].to_numpy()
     assert f[0] < f[1] / 3
     lag_floor = pr.cost_floor(systems=(("gb200-class", "gb200-nvl72"),)).iloc[0]
-    assert t.iloc[1]["floor_usd_per_m_output_tok"] == pytest.approx(lag_floor["cost_usd_per_1k_tok"] * 1e3)
+    assert t.iloc[1]["floor_usd_per_m_output_tok"] == pytest.approx(lag_floor["cost_usd_per_m_tok"])
 
 
 def test_trend_text_names_each_speed_and_spec():

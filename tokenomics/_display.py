@@ -140,8 +140,15 @@ class Display:
             val = getattr(self, f.name, None)
             if not f.repr or f.name in df.columns or f.name.startswith("_") or val is None:
                 continue
+            name = f.name
+            if "_per_1k_" in name:  # prices are read per million tokens: the per-M twin, or this x 1,000
+                name = name.replace("price_usd_per_1k_", "usd_per_m_").replace("usd_per_1k_", "usd_per_m_")
+                if name in df.columns or "usd_per_m_" not in name:
+                    continue
+                if isinstance(val, (int, float, np.integer, np.floating)):
+                    val = float(val) * 1e3
             if isinstance(val, (str, bool, int, float, np.integer, np.floating)) and fmt_value(val) not in ident:
-                out.append((f.name, fmt_value(val)))
+                out.append((name, fmt_value(val)))
         return out[:8]
 
     @staticmethod

@@ -252,12 +252,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         required=("region", "year", "twh", "kind", "source", "as_of"),
     ),
     # --- watch datasets ---
-    "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
+    "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per million tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_m_tok", "output_usd_per_m_tok", "blended_usd_per_m_tok", "source", "as_of")),
     "market_prices": DatasetInfo("market_prices.csv", "Third-party API list prices of open-weight models, USD per M input/cached/output tokens, with the provider's output speed where published (tokenomics market).", index=None, required=("provider", "model", "input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user", "source", "as_of")),
     "served_precision": DatasetInfo("served_precision.csv", "The weight precision API providers serve each model at (the published checkpoint they deploy), priced by tokenomics market where a price row states none.", index="model", required=("model", "weight_precision", "source", "as_of")),
     "served_speed": DatasetInfo("served_speed.csv", "Published output speed per provider and model (tokens/s per request, measured by a gateway), priced by tokenomics market where a price row states none.", index=None, required=("provider", "model", "tok_per_s_per_user", "source", "as_of")),
     "model_traits": DatasetInfo("model_traits.csv", "Characteristics of priced models for the quality-adjusted price index: open weights, parameters, context window, MMLU where sourced.", index=None, required=("model", "open_weights", "total_params_b", "active_params_b", "context_tok", "mmlu_pct", "source", "as_of")),
-    "china_price_cuts": DatasetInfo("china_price_cuts.csv", "China cloud price cuts, CNY and USD per 1K tokens, with the exchange rate and its source per row.", required=("date", "provider", "model", "price_before_cny_per_1k_tok", "price_after_cny_per_1k_tok", "cut_frac", "fx_cny_per_usd", "price_before_usd_per_1k_tok", "price_after_usd_per_1k_tok", "fx_source", "source", "as_of")),
+    "china_price_cuts": DatasetInfo("china_price_cuts.csv", "China cloud price cuts, CNY and USD per million tokens, with the exchange rate and its source per row.", required=("date", "provider", "model", "price_before_cny_per_m_tok", "price_after_cny_per_m_tok", "cut_frac", "fx_cny_per_usd", "price_before_usd_per_m_tok", "price_after_usd_per_m_tok", "fx_source", "source", "as_of")),
     "megakernel_events": DatasetInfo("megakernel_events.csv", "Megakernel / persistent-kernel / CUDA-graph events with an assigned adoption level 0-4 (watch metric 2).", required=("date", "project", "hardware_family", "kind", "track", "level", "source", "as_of")),
     "supernode_events": DatasetInfo("supernode_events.csv", "Domestic (China) supernode events: yields, deliveries, production plans (watch metric 3).", required=("date", "vendor", "product", "event", "units_low", "value", "unit", "source", "as_of")),
 }
@@ -480,9 +480,16 @@ def _name(name, kind: str) -> None:
 ACCELERATOR_ALIASES = {"h100": "h100-sxm", "h100_sxm": "h100-sxm"}
 
 
+def canonical_name(name: str) -> str:
+    """A name as the catalogs spell every name: lower case, no surrounding blanks (``"H200"``,
+    ``" Llama-3.1-8B"`` and ``"h200"`` name one thing)."""
+    return str(name).strip().lower()
+
+
 def accelerator_name(name: str) -> str:
-    """The catalog's name for ``name`` (:data:`ACCELERATOR_ALIASES` resolved; others unchanged)."""
-    return ACCELERATOR_ALIASES.get(str(name), str(name))
+    """The catalog's name for ``name`` (case-insensitive; :data:`ACCELERATOR_ALIASES` resolved)."""
+    key = canonical_name(name)
+    return ACCELERATOR_ALIASES.get(key, key)
 
 
 def accelerator(name: str) -> "Accelerator":
@@ -520,7 +527,7 @@ def model(name: str) -> "ModelSpec":
     Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
     """
     _name(name, "model")
-    name, key = str(name), _user_models_key()
+    name, key = canonical_name(name), _user_models_key()
     # an alias names the architecture it shares, unless the user's own model took the name
     if name in MODEL_ALIASES and (key[2] < 0 or name not in _models_frame(
             str(data_dir() / REGISTRY["models"].file), key).index):

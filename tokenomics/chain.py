@@ -4,7 +4,7 @@
 a sweep is one call), runs the performance core for the decode step and for the prefill of the
 workload's prompt, turns utilizations into board power (:mod:`tokenomics.econ.power`), board
 power and a cost model into a cost per chip-hour (:mod:`tokenomics.econ.tco`), and throughputs
-into prices per 1K input and output tokens and joules per token (:mod:`tokenomics.econ.pricing`).
+into prices per million input and output tokens and joules per token (:mod:`tokenomics.econ.pricing`).
 It returns a frozen :class:`PriceResult` with ``.to_frame()``; no I/O, no state.
 
 Pricing is per chip: for single-accelerator serving (n independent replicas), or, with
@@ -41,6 +41,20 @@ def workload_mix(name: str) -> tuple[int, int]:
         raise unknown_name("workload", name, df.index)
     r = df.loc[name]
     return int(r["input_tok"]), int(r["output_tok"])
+
+
+#: Sequences decoded together per attention group (per replica on a plain tensor-parallel layout;
+#: x the attention data-parallel ranks on a wide-EP one) when neither a batch nor a target speed
+#: is given: the one default operating point of ``tk.price``, ``tokenomics price``, ``sweep-mc``,
+#: the plots and the report (a convention of this package, not a measurement: a loaded
+#: continuous-batching server, between the batch-1 latency point and the memory-bound maximum).
+DEFAULT_BATCH_PER_ATTN_GROUP = 32
+
+
+def default_batch(deployment: Any) -> int:
+    """The batch priced when none is given: :data:`DEFAULT_BATCH_PER_ATTN_GROUP` per attention
+    group of ``deployment`` [sequences per replica]."""
+    return DEFAULT_BATCH_PER_ATTN_GROUP * int(deployment.parallel.attn_dp)
 
 
 #: Output-token conventions: ``decode-only`` charges output tokens the decode time only (input
@@ -93,7 +107,7 @@ class PriceResult(Display):
     facility_energy_j_per_tok : ndarray
         (Board + host) x PUE per output token [J/token].
     wh_per_1k_tok : ndarray
-        Facility energy per 1K output tokens [Wh].
+        Facility energy per 1K output tokens [Wh] (``kwh_per_m_tok`` in ``to_frame()``).
     serving : str
         The serving mode priced (:data:`SERVING_MODES`): ``decode``, ``colocated`` or ``disaggregated``.
     serving_mode : str
@@ -109,6 +123,9 @@ class PriceResult(Display):
         decode-only steady state; co-located, the served rate over the decoding share of the
         iterations; disaggregated, per decode GPU. With ``prefill_tok_per_s_per_chip`` it splits
         a request's chip time (:func:`tokenomics.perf.serving.chip_s_per_request`).
+    electricity_usd_per_kwh : float or ndarray
+        Electricity price of a bottom-up cost [USD/kWh]; NaN for a tier or flat cost (their
+        power is inside the hourly price).
     """
 
     _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
@@ -153,13 +170,15 @@ class PriceResult(Display):
     n_prefill_gpus: float = float("nan")
     n_decode_gpus: float = float("nan")
     decode_tok_per_s_per_chip: Any = None
+    electricity_usd_per_kwh: Any = float("nan")
 
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
                "flop_util_frac", "board_power_w", "prefill_board_power_w", "cost_usd_per_chip_h",
                "utilization_frac", "margin_frac", "cache_hit_frac", "price_usd_per_1k_input_tok",
                "price_usd_per_1k_effective_input_tok", "price_usd_per_1k_output_tok",
-               "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok")
+               "price_usd_per_1k_blended_tok", "energy_j_per_tok", "facility_energy_j_per_tok", "wh_per_1k_tok",
+               "electricity_usd_per_kwh")
 
     # ---- conveniences: names users look for ----------------------------------------------
     @property
@@ -252,7 +271,9 @@ class PriceResult(Display):
         return self._usd_per_m_output_tok_at(self.tok_per_s_per_chip_lo)
 
     def to_frame(self):
-        """One row per configuration: the deployment, throughput, power, cost, prices, energy."""
+        """One row per configuration: the deployment, throughput, power, cost, prices [USD per
+        million tokens: ``usd_per_m_input_tok``, ``usd_per_m_output_tok``, ...], energy
+        [``energy_j_per_tok``; ``kwh_per_m_tok`` facility energy per million output tokens]."""
         import pandas as pd
 
         arrays = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
@@ -275,7 +296,9 @@ class PriceResult(Display):
         for k in BAND_COLUMNS[:-1]:
             df[k] = np.broadcast_to(np.asarray(getattr(self, k), float), shape).ravel()
         df["error_regime"] = self.error_regime
-        return df
+        from .units import per_million
+
+        return per_million(df)  # prices per million tokens, as everything a user reads
 
 
 def _resolve_power(hw, power):
@@ -323,10 +346,11 @@ def deployment_of(hardware: Any = None, model: Any = None, execution: Any = None
         layout.setdefault("ep", parallel.ep)
         layout.setdefault("pp", parallel.pp)
     if system is not None and hardware is not None:
+        from .catalog import accelerator_name as _canon
         from .perf.parallel import system as _system
 
         sys_hw = _system(system).accelerator.name if isinstance(system, str) else system.accelerator.name
-        if getattr(hardware, "name", hardware) == sys_hw:
+        if getattr(hardware, "name", None) == sys_hw or (isinstance(hardware, str) and _canon(hardware) == sys_hw):
             hardware = None  # the same chip named twice: fine
     kw = {k: val for k, val in layout.items() if val is not None}
     return resolve(model, hardware=hardware, system=system, execution=execution, **kw)
@@ -397,7 +421,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           cache_hit_frac: Any = 0.0, serving: str = "decode", concurrency: float | None = None,
           isl_tok: int | None = None, osl_tok: int | None = None, pd: tuple[int, int] | None = None,
           **cost_overrides: Any) -> PriceResult:
-    """Price per 1K input and output tokens, cost per chip-hour and energy per token of a deployment.
+    """Price per million input and output tokens, cost per chip-hour and energy per token of a deployment.
 
     Every price goes through here: the deployment's throughput in the chosen serving mode
     (communication, speculative decoding, overlap included), board power from what the chips do,
@@ -427,8 +451,10 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         ``disaggregated``: prefill and decode instances; default the split of :data:`PD_SPLITS`
         that serves the most output tokens per GPU.
     batch : int or array, optional
-        ``decode``: sequences decoded together per replica [sequences]; default 1, or the
-        cheapest batch that meets ``target_tok_per_s_per_user``.
+        Sequences decoded together per replica [sequences]; default
+        :data:`DEFAULT_BATCH_PER_ATTN_GROUP` (32) per attention group (:func:`default_batch`,
+        what ``tokenomics price`` prices), or the cheapest batch that meets
+        ``target_tok_per_s_per_user``.
     context_tok : int or array, optional
         ``decode``: cached tokens each sequence attends to; default the prompt plus half the
         output (the average context over a request) [tokens].
@@ -589,7 +615,7 @@ def _decode_steady(dep, bases: list, batch: Any, context_tok: Any, in_tok: int, 
         else:
             batch = dep.batch_for_target(target, int(np.max(context_tok)))
     if batch is None:
-        batch = 1
+        batch = default_batch(dep)
     v.count(batch, "batch")
     dec = dep.decode(batch, context_tok, check_memory=False)
     fits = np.asarray(dec.fits)
@@ -849,6 +875,7 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
         wh_per_1k_tok=pricing.wh_per_1k_tok(fe), serving=_SERVING_OF[st.mode.split()[0]], serving_mode=st.mode,
         concurrency=st.concurrency, n_prefill_gpus=st.n_prefill_gpus, n_decode_gpus=st.n_decode_gpus,
         decode_tok_per_s_per_chip=tps,
+        electricity_usd_per_kwh=np.asarray(getattr(cm, "electricity_usd_per_kwh", np.nan), float),
     )
 
 
@@ -996,7 +1023,7 @@ def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, 
 
 def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,
                            tok_per_s_per_user: Any, **kwargs: Any):
-    """Price per 1K output tokens at each required per-user speed (tokens/s per user).
+    """Price per million output tokens at each required per-user speed (tokens/s per user).
 
     Each speed is priced by :func:`price` with ``target_tok_per_s_per_user``: the cheapest batch
     that serves every user at least that fast and, where no layout is given, the cheapest layout
@@ -1007,18 +1034,18 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
     -------
     pandas.DataFrame
         One row per speed: tok_per_s_per_user (the target) [tokens/s], deployment (its layout),
-        batch, served_tok_per_s_per_user [tokens/s], price_usd_per_1k_output_tok [USD/1K tokens]
-        (NaN, with an empty deployment, where nothing is fast enough), and frontier_min_price /
-        frontier_max_price: the cheapest and dearest points of the batch sweep of the resolver's
-        own layout (:func:`frontier`) [USD/1K tokens].
+        batch, served_tok_per_s_per_user [tokens/s], usd_per_m_output_tok [USD/M tokens]
+        (NaN, with an empty deployment, where nothing is fast enough), and
+        frontier_min_usd_per_m_output_tok / frontier_max_usd_per_m_output_tok: the cheapest and
+        dearest points of the batch sweep of the resolver's own layout (:func:`frontier`) [USD/M tokens].
     """
     import pandas as pd
 
     t = np.atleast_1d(np.asarray(tok_per_s_per_user, float))
     v.positive(t, "tok_per_s_per_user")
     f = frontier(hardware, model, execution, **kwargs)
-    ok = np.isfinite(f.price_usd_per_1k_output_tok)
-    p = f.price_usd_per_1k_output_tok[ok]
+    ok = np.isfinite(f.usd_per_m_output_tok)
+    p = f.usd_per_m_output_tok[ok]
     kwargs.pop("batches", None)  # the frontier's sweep, not a price keyword
     rows = []
     for target in t:
@@ -1026,16 +1053,16 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
             r = price(hardware, model, execution, target_tok_per_s_per_user=float(target), **kwargs)
         except TargetSpeedError:
             rows.append({"deployment": "", "batch": np.nan, "served_tok_per_s_per_user": np.nan,
-                         "price_usd_per_1k_output_tok": np.nan})
+                         "usd_per_m_output_tok": np.nan})
             continue
         rows.append({"deployment": r.deployment.layout_label(), "batch": float(np.ravel(r.batch)[0]),
                      "served_tok_per_s_per_user": float(np.ravel(r.tok_per_s_per_user)[0]),
-                     "price_usd_per_1k_output_tok": float(np.ravel(r.price_usd_per_1k_output_tok)[0])})
+                     "usd_per_m_output_tok": float(np.ravel(r.usd_per_m_output_tok)[0])})
     out = pd.DataFrame(rows)
     out.insert(0, "tok_per_s_per_user", t)
     for i, (k, val) in enumerate((("hardware", f.hardware), ("model", f.model), ("execution", f.execution))):
         out.insert(i, k, val)
-    out["frontier_min_price"], out["frontier_max_price"] = float(p.min()), float(p.max())
+    out["frontier_min_usd_per_m_output_tok"], out["frontier_max_usd_per_m_output_tok"] = float(p.min()), float(p.max())
     return out
 
 

@@ -176,8 +176,21 @@ ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm":
                   "tensorrt-llm": "trt"}
 
 
+#: Speculative-decoding methods ``--spec`` takes, each with how its draft is built: ``mtp`` and
+#: ``eagle`` one draft layer of the target's own architecture (or the catalogued
+#: ``<target>-<method>`` model), ``ngram`` no draft model (prompt lookup), ``dspark`` the block
+#: draft, ``draft:MODEL`` a separate catalogued draft model.
+SPEC_METHODS = ("mtp", "eagle", "ngram", "dspark", "draft")
+
+SPEC_FORMS = ("none, mtp, dspark, or METHOD:GAMMA:ALPHA with METHOD one of mtp, eagle, ngram, dspark "
+              "(e.g. eagle:3:0.7), or draft:MODEL:GAMMA:ALPHA with a catalogued draft model "
+              "(e.g. draft:llama-3.2-1b:4:0.7)")
+
+
 def _spec(spec: Any):
-    """None, a SpecDecode, a preset name, or ``method:gamma:alpha`` -> SpecDecode or None."""
+    """None, a SpecDecode, a preset name (``mtp``, ``dspark``), ``METHOD:GAMMA:ALPHA`` (METHOD in
+    :data:`SPEC_METHODS`) or ``draft:MODEL:GAMMA:ALPHA`` -> SpecDecode or None; anything else
+    (an unknown method, an uncatalogued draft model) is one line with the closest name."""
     from .perf.speculative import SpecDecode
 
     if spec is None or isinstance(spec, SpecDecode):
@@ -197,13 +210,32 @@ def _spec(spec: Any):
         m, g, a, layers = SPEC_PRESETS[text]
         return SpecDecode(m, g, a, layers)
     parts = [p.strip() for p in text.split(":")]
+    draft = None
+    if parts[0] == "draft":
+        if len(parts) != 4 or not parts[1]:
+            raise ValidationError(f"speculative decoding {spec!r}: a separate draft model is "
+                                  "draft:MODEL:GAMMA:ALPHA (e.g. draft:llama-3.2-1b:4:0.7)")
+        from .catalog import model as _model
+
+        draft = _model(parts[1]).name  # an uncatalogued model: one line with the closest names
+        parts = ["draft", *parts[2:]]
     if len(parts) != 3:
-        raise ValidationError(
-            f"unknown speculative decoding {spec!r}; use none, mtp, dspark or METHOD:GAMMA:ALPHA "
-            f"(e.g. eagle:3:0.7)")
+        raise ValidationError(f"unknown speculative decoding {spec!r}; use {SPEC_FORMS}")
     method, gamma, alpha = parts
     if not method:
-        raise ValidationError(f"speculative decoding {spec!r} names no method; use METHOD:GAMMA:ALPHA (e.g. eagle:3:0.7)")
+        raise ValidationError(f"speculative decoding {spec!r} names no method; use {SPEC_FORMS}")
+    if method not in SPEC_METHODS:
+        import difflib
+
+        from .catalog import model_names
+
+        if method in model_names():
+            hint = f" Did you mean draft:{text}? (a separate draft model)"
+        else:
+            close = difflib.get_close_matches(method, SPEC_METHODS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValidationError(f"unknown speculative decoding method {method!r} in {spec!r}.{hint} "
+                              f"Use {SPEC_FORMS}")
     try:
         g = int(gamma)
     except ValueError:
@@ -218,7 +250,10 @@ def _spec(spec: Any):
     if not 0.0 <= a <= 1.0:
         raise ValidationError(f"speculative decoding {spec!r}: ALPHA (per-token acceptance) must be a fraction "
                               f"in 0-1, got {alpha!r};{v.percent_hint(a)}".rstrip(";"))
-    return SpecDecode(method, g, a, 1)
+    if method == "dspark":  # the block draft, as the preset: one forward proposes all GAMMA tokens
+        base = _spec("dspark")
+        return SpecDecode("dspark", g, a, base.draft_layers, block=base.block)
+    return SpecDecode(method, g, a, 0 if method == "ngram" else 1, draft=draft)
 
 
 @dataclass(frozen=True)
@@ -293,7 +328,8 @@ class Deployment:
         from .perf.parallel import check_plan
         from .perf.system import EXPERT_BALANCING, OVERLAP_MODES
 
-        object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
+        engine = str(self.engine).strip().lower()  # names are case-insensitive
+        object.__setattr__(self, "engine", ENGINE_ALIASES.get(engine, engine))
         v.one_of(self.engine, "engine", ENGINES)
         if self.engine_version:
             from .perf.kernel_versions import version_key
@@ -347,7 +383,7 @@ class Deployment:
         """One line: model, system, layout, plan, precisions."""
         prec = self.weight_precision if self.expert_precision == self.weight_precision or not self.model.is_moe \
             else f"{self.weight_precision}+{self.expert_precision} experts"
-        spec = f", spec {self.spec.method}" if self.spec else ""
+        spec = f", spec {self._spec_name()}" if self.spec else ""
         eng = f" ({self.engine}{' ' + self.engine_version if self.engine_version else ''})" \
             if self.engine != "default" else ""
         return (f"{self.model.name} on {self.layout_label()}, "
@@ -362,10 +398,16 @@ class Deployment:
             "attn_dp": int(p.attn_dp), "execution": self.execution.name, "engine": self.engine,
             "engine_version": self.engine_version,
             "weight_precision": self.weight_precision, "expert_precision": self.expert_precision,
-            "kv_precision": self.kv_precision, "spec": self.spec.method if self.spec else "none",
+            "kv_precision": self.kv_precision, "spec": self._spec_name() if self.spec else "none",
             "ar_impl": self.ar_impl, "a2a_impl": self.a2a_impl, "overlap": self.overlap,
             "prefill_chunk_tok": int(self.prefill_chunk_tok), "expert_balance": self.expert_balance,
         }
+
+    def _spec_name(self) -> str:
+        """The speculative decoding method, with its draft model where it has its own
+        (``draft:llama-3.2-1b``)."""
+        draft = getattr(self.spec, "draft", None)
+        return f"{self.spec.method}:{draft}" if draft and self.spec.method == "draft" else self.spec.method
 
     def replace(self, **changes: Any) -> "Deployment":
         """A copy with some fields changed (validated again)."""
@@ -528,12 +570,14 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
     all-to-all and no rank waiting for another's prompt), within one scale-up domain: each chip
     reads ``1 / t`` of the attention weights instead of all of them, at the cost of the
     all-reduces and, for MLA, of every rank of a group holding the group's whole latent KV.
-    Smaller expert groups too: ``ep = g`` for every ``g`` that divides the system's chips (no chip
-    left idle) and holds the weights, each with the same attention tensor-parallel choices inside
-    it (``n_chips / g`` replicas; e.g. DeepSeek-V3 at tp8-ep8 on a GB200 NVL72, the layout that
-    serves one user fastest, 112 against 95 tok/s for the best 72-chip group): a smaller group
-    pays shorter all-to-alls and less waiting on the busiest rank, each chip holding more
-    experts. Each is resolved as the user's deployment with that layout
+    Every other expert group too, smaller or larger than the resolver's: ``ep = g`` for every
+    ``g`` that divides the system's chips (no chip left idle), fits one scale-up domain and holds
+    the weights, each with the same attention tensor-parallel choices inside it (``n_chips / g``
+    replicas; e.g. DeepSeek-V3 at tp8-ep8 on a GB200 NVL72, the layout that serves one user
+    fastest, 112 against 95 tok/s for the best 72-chip group; Qwen3-235B on an MI355X-8 at
+    tp8-ep8 where the resolver picked tp4-ep4): a smaller group pays shorter all-to-alls and less
+    waiting on the busiest rank, each chip holding more experts; a larger one spreads the
+    experts' weight reads over more chips. Each is resolved as the user's deployment with that layout
     (:func:`_user_settings`; expert balancing re-derived for its ``ep``).
     A layout that sets ``moe_tp`` is kept as given.
     """
@@ -544,7 +588,7 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         return [dep]
     if m.is_moe:
         n = int(dep.parallel.ep)
-        if dep.parallel.attn_dp <= 1 or dep.parallel.moe_tp is not None:
+        if dep.parallel.moe_tp is not None:
             return [dep]
         from .errors import TokenomicsError
 
@@ -552,14 +596,15 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
         if not any(p.startswith("expert balance") for p in dep.picked):
             kw["expert_balance"] = dep.expert_balance  # the user's, not the resolver's
         out = [dep]
-        # the resolver's expert group n first, then every smaller one (n_chips / g replicas)
-        groups = [n] + [g for g in range(n - 1, 1, -1) if s.n_chips % g == 0 and g <= s.domain_chips]
+        # the resolver's expert group n first, then every other one, largest first (n_chips / g replicas)
+        limit = min(s.n_chips, s.domain_chips or s.n_chips)
+        groups = [n] + [g for g in range(limit, 1, -1) if g != n and s.n_chips % g == 0]
         for g in groups:
             # attention tensor-parallel in groups of t chips inside the expert group (attention
             # data-parallel over g / t groups; SGLang --tp with --dp, TensorRT-LLM attention TP
             # with EP), up to t = g: no expert all-to-all and no rank waiting for another's prompt
             for t in _tp_candidates(m, min(g, s.domain_chips)):
-                if g % t or (g == n and t <= dep.parallel.tp) or not _weights_fit(
+                if g % t or (g == n and t == dep.parallel.tp) or not _weights_fit(
                         m, dep.hardware, t, g, dep.weight_precision, dep.expert_precision, 0.02, dep.mem_frac):
                     continue
                 if g == n:  # the user's deployment, attention split inside its expert group

@@ -23,7 +23,7 @@ DEFAULT_HARDWARE = ("h100-sxm", "h200", "b200", "mi300x")
 #: (model, weight precision): the 70B model is served in fp8 so that it fits on one chip.
 DEFAULT_MODELS = (("llama-3.1-8b", None), ("llama-3.1-70b", "fp8"))
 INTERACTIVITY_TARGETS = (20.0, 50.0, 100.0)
-REFERENCE_BATCH = 32
+from .chain import DEFAULT_BATCH_PER_ATTN_GROUP as REFERENCE_BATCH  # noqa: E402  (the one default batch)
 #: Files :func:`write_report` writes (the directory is swapped whole when it holds only these).
 REPORT_FILES = ("report.md", "report.html", "price_vs_interactivity.png", "cost_breakdown.png", "tornado.png")
 #: Most Monte Carlo draws per configuration in a report.
@@ -137,7 +137,7 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
             key = f"{hw} / {m}" + (f" ({wp})" if wp else "")
             try:
                 f = chain.frontier(hw, m, execution, workload=workload, weight_precision=wp, **lay)
-                ok = np.isfinite(f.price_usd_per_1k_output_tok)
+                ok = np.isfinite(f.usd_per_m_output_tok)
                 fr = f.to_frame()[ok]
                 frontiers[key] = fr
                 # 32 sequences per attention group (per replica on plain TP layouts)
@@ -150,11 +150,12 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
                 pai = chain.price_at_interactivity(hw, m, execution, tok_per_s_per_user=list(INTERACTIVITY_TARGETS),
                                                    workload=workload, weight_precision=wp, **lay)
                 row = {"config": key}
-                for t, p in zip(INTERACTIVITY_TARGETS, pai["price_usd_per_1k_output_tok"]):
-                    row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p * 1e3
+                for t, p in zip(INTERACTIVITY_TARGETS, pai["usd_per_m_output_tok"]):
+                    row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p
                 for t, d in zip(INTERACTIVITY_TARGETS, pai["deployment"]):
                     row[f"layout_at_{t:g}_tok_s_user"] = d
-                row["frontier_cost_range_x"] = float(pai["frontier_max_price"].iloc[0] / pai["frontier_min_price"].iloc[0])
+                row["frontier_cost_range_x"] = float(pai["frontier_max_usd_per_m_output_tok"].iloc[0]
+                                                    / pai["frontier_min_usd_per_m_output_tok"].iloc[0])
                 inter.append(row)
             except TokenomicsError as exc:
                 skipped.append(f"{key}: {exc}")
@@ -192,7 +193,7 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
         for hw in hws:
             try:
                 c = tco.CostInputs.for_hardware(hw)
-                rent = tco.preset(hw, "rental-3yr", "2026-07").cost_usd_per_h
+                rent = tco.default_rent_usd_per_chip_h(hw)
             except TokenomicsError:
                 continue
             acc_p = prices[prices["hardware"] == hw]["board_power_w"]
@@ -353,15 +354,14 @@ def price_view(prices):
     """The headline price table of a report: USD per million tokens, tokens/s, J/token."""
     if not hasattr(prices, "columns"):
         raise ValidationError(f"price_view needs the prices DataFrame of a Report, got {type(prices).__name__}")
+    from .units import per_million
+
+    prices = per_million(prices)
     v = prices[["config", "batch", "tok_per_s_per_chip", "tok_per_s_per_user", "cost_usd_per_chip_h",
-                "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok",
-                "energy_j_per_tok", "wh_per_1k_tok"]].copy()
+                "energy_j_per_tok", "kwh_per_m_tok", "usd_per_m_input_tok", "usd_per_m_output_tok",
+                "usd_per_m_blended_tok"]].copy()
     if "deployment" in prices.columns:
         v.insert(1, "deployment", prices["deployment"].to_numpy())
-    for c in ("price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok", "price_usd_per_1k_blended_tok"):
-        v[c.replace("price_usd_per_1k_", "usd_per_m_")] = v.pop(c) * 1e3
-    if "wh_per_1k_tok" in v.columns:  # Wh per 1K tokens is kWh per million: the same number
-        v = v.rename(columns={"wh_per_1k_tok": "kwh_per_m_tok"})
     for c in ("cost_basis", "output_convention"):  # every price says its basis and convention
         if c in prices.columns:
             v[c] = prices[c].to_numpy()

@@ -675,6 +675,7 @@ def plan(name: str | ExecutionPlan) -> ExecutionPlan:
         return name
     if not isinstance(name, str):
         raise ValidationError(f"execution must be a plan name or an ExecutionPlan, got {name!r:.60}")
+    name = name.strip().lower() if name.strip().lower() in PLANS else name
     if name not in PLANS:
         raise unknown_name("execution plan", name, PLANS)
     return PLANS[name]

@@ -91,12 +91,12 @@ RESULT_COLUMNS = (
     "config_id", "hardware", "model", "execution", "workload", "cost_model", "weight_precision",
     "kv_precision", "system", "tp", "ep", "cost_basis", "batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh",
     "fits", "bound", "tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
-    "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
-    "price_usd_per_1k_blended_tok", "energy_j_per_tok",
+    "cost_usd_per_chip_h", "usd_per_m_input_tok", "usd_per_m_output_tok",
+    "usd_per_m_blended_tok", "energy_j_per_tok",
 )
 _PRICE_FIELDS = ("tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
-                 "cost_usd_per_chip_h", "price_usd_per_1k_input_tok", "price_usd_per_1k_output_tok",
-                 "price_usd_per_1k_blended_tok", "energy_j_per_tok")
+                 "cost_usd_per_chip_h", "usd_per_m_input_tok", "usd_per_m_output_tok",
+                 "usd_per_m_blended_tok", "energy_j_per_tok")
 _BOUNDS = ("communication", "compute", "host", "launch", "memory")
 
 
@@ -529,9 +529,9 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
         vals = {"tok_per_s_per_chip": r.tok_per_s_per_chip, "tok_per_s_per_user": r.tok_per_s_per_user,
                 "prefill_tok_per_s_per_chip": r.prefill_tok_per_s_per_chip, "ttft_s": r.ttft_s, "board_power_w": r.board_power_w,
                 "cost_usd_per_chip_h": r.cost_usd_per_chip_h,
-                "price_usd_per_1k_input_tok": r.price_usd_per_1k_input_tok,
-                "price_usd_per_1k_output_tok": r.price_usd_per_1k_output_tok,
-                "price_usd_per_1k_blended_tok": r.price_usd_per_1k_blended_tok,
+                "usd_per_m_input_tok": r.usd_per_m_input_tok,
+                "usd_per_m_output_tok": r.usd_per_m_output_tok,
+                "usd_per_m_blended_tok": r.usd_per_m_blended_tok,
                 "energy_j_per_tok": r.energy_j_per_tok}
         bound = np.asarray(r.bound)
         cost_label = r.cost_label
@@ -573,14 +573,14 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
 
 
 def _chunk_summary(chunk: Chunk, cols: dict[str, Any], n: int) -> dict[str, Any]:
-    price_out = cols["price_usd_per_1k_output_tok"]
+    price_out = cols["usd_per_m_output_tok"]
     n_fit = int(np.count_nonzero(cols["fits"]))
-    out = {"combo": chunk.combo, "n_configs": n, "n_fit": n_fit, "best_price_usd_per_1k_output_tok": np.nan,
+    out = {"combo": chunk.combo, "n_configs": n, "n_fit": n_fit, "best_usd_per_m_output_tok": np.nan,
            "best_config_id": -1, "best_batch": -1, "best_context_tok": -1, "best_utilization_frac": np.nan,
            "best_margin_frac": np.nan, "max_tok_per_s_per_chip": np.nan}
     if n_fit and np.isfinite(price_out).any():
         i = int(np.nanargmin(price_out))
-        out.update(best_price_usd_per_1k_output_tok=float(price_out[i]),
+        out.update(best_usd_per_m_output_tok=float(price_out[i]),
                    best_config_id=int(cols["config_id"][i]), best_batch=int(cols["batch"][i]),
                    best_context_tok=int(cols["context_tok"][i]),
                    best_utilization_frac=float(cols["utilization_frac"][i]),
@@ -596,8 +596,8 @@ def _merge(acc: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     out = dict(acc)
     out["n_configs"] += new["n_configs"]
     out["n_fit"] += new["n_fit"]
-    if np.isfinite(new["best_price_usd_per_1k_output_tok"]) and not (
-            new["best_price_usd_per_1k_output_tok"] >= acc["best_price_usd_per_1k_output_tok"]):
+    if np.isfinite(new["best_usd_per_m_output_tok"]) and not (
+            new["best_usd_per_m_output_tok"] >= acc["best_usd_per_m_output_tok"]):
         for k in new:
             if k.startswith("best_"):
                 out[k] = new[k]
@@ -614,7 +614,7 @@ class SweepResult(Display):
     ----------
     summary : pandas.DataFrame
         One row per categorical combination: n_configs, n_fit, the cheapest output-token price
-        [USD/1K tokens] and the configuration that reaches it, the highest tok/s per chip.
+        (``best_usd_per_m_output_tok`` [USD/M tokens]) and the configuration that reaches it, the highest tok/s per chip.
     n_configs, n_chunks : int
     elapsed_s : float
         Wall time of the evaluation and writing [s].
@@ -654,11 +654,13 @@ def result_schema():
 class _Sink:
     """Streams chunk tables to a Parquet or CSV file opened on a temporary path."""
 
-    def __init__(self, tmp: Path, suffix: str):
+    def __init__(self, tmp: Path, suffix: str, per: str = "m"):
         import pyarrow as pa
 
-        self.suffix = suffix
+        self.suffix, self.per = suffix, per
         self.schema = result_schema()
+        if per != "m":  # prices per thousand tokens, as asked: usd_per_k_* columns
+            self.schema = pa.schema([f.with_name(f.name.replace("usd_per_m_", "usd_per_k_")) for f in self.schema])
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
@@ -673,6 +675,8 @@ class _Sink:
             self.writer = pcsv.CSVWriter(str(tmp), self.plain)
 
     def write(self, table) -> None:
+        if self.per != "m":
+            table = _per_thousand_table(table)
         if self.suffix == ".parquet":
             self.writer.write_table(table.cast(self.schema))
         else:
@@ -714,8 +718,12 @@ def iter_chunks(grid: Grid, *, engine: str = "local", scheduler: str | None = No
 
 def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", scheduler: str | None = None,
         n_workers: int = 2, processes: bool = True, force: bool = False,
-        progress: Callable[[int, int], None] | None = None, dask_client: Any = None) -> SweepResult:
+        progress: Callable[[int, int], None] | None = None, dask_client: Any = None,
+        per: str = "m") -> SweepResult:
     """Evaluate a grid chunk by chunk, streaming rows to ``out`` (``.parquet`` or ``.csv``).
+
+    Prices are in USD per million tokens (``usd_per_m_*`` columns); ``per="1k"`` writes and
+    summarizes them per thousand tokens instead (``usd_per_k_*``).
 
     Parameters
     ----------
@@ -744,6 +752,9 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
 
     grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
+    from .units import PER_UNITS, in_unit
+
+    v.one_of(per, "per", PER_UNITS)
     if engine == "dask" and dask_client is None:
         from .distributed import check_cluster_args
 
@@ -777,7 +788,7 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
         consume(None)
     else:
         with atomic_path(out) as tmp:
-            sink = _Sink(tmp, Path(out).suffix.lower())
+            sink = _Sink(tmp, Path(out).suffix.lower(), per=per)
             try:
                 consume(sink)
             finally:
@@ -788,9 +799,20 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
         s = dict(summaries[ci])
         s.pop("combo")
         rows.append({**dict(zip(CATEGORICAL, combo)), **s})
-    summary = pd.DataFrame(rows)
+    summary = in_unit(pd.DataFrame(rows), per)
     return SweepResult(summary, total, n_chunks, elapsed, total / elapsed if elapsed > 0 else math.inf,
                        engine, None if out is None else str(out))
+
+
+def _per_thousand_table(table):
+    """A chunk's rows with prices per thousand tokens: ``usd_per_m_*`` -> ``usd_per_k_*`` (/ 1,000)."""
+    import pyarrow.compute as pc
+
+    for i, name in enumerate(table.column_names):
+        if "usd_per_m_" in name:
+            table = table.set_column(i, name.replace("usd_per_m_", "usd_per_k_"),
+                                     pc.divide(table.column(i), 1e3))
+    return table
 
 
 def evaluate(grid: Grid, *, engine: str = "local", scheduler: str | None = None, n_workers: int = 2,
@@ -852,7 +874,7 @@ def evaluate_loop(grid: Grid, config_ids) -> Any:
 
 @dataclass(frozen=True, repr=False)
 class MonteCarloSweep(Display):
-    """A chunked, seeded Monte Carlo of the price per 1K output tokens.
+    """A chunked, seeded Monte Carlo of the price per output token (``to_frame()``: USD per million tokens).
 
     Attributes
     ----------
@@ -883,10 +905,12 @@ class MonteCarloSweep(Display):
         import pandas as pd
 
         n = self.n_samples or (0 if self.samples_usd_per_1k_tok is None else self.samples_usd_per_1k_tok.size)
-        return pd.DataFrame([{"n_samples": n, "seed": self.seed,
-                              "n_chunks": self.n_chunks, "engine": self.engine,
-                              "price_usd_per_1k_tok_p5": self.p5, "price_usd_per_1k_tok_p50": self.p50,
-                              "price_usd_per_1k_tok_p95": self.p95}])
+        from .units import per_million
+
+        return per_million(pd.DataFrame([{"n_samples": n, "seed": self.seed,
+                                          "n_chunks": self.n_chunks, "engine": self.engine,
+                                          "price_usd_per_1k_tok_p5": self.p5, "price_usd_per_1k_tok_p50": self.p50,
+                                          "price_usd_per_1k_tok_p95": self.p95}]))
 
 
 def _mc_chunk(args):
@@ -1000,14 +1024,15 @@ def _streamed_percentiles(parts, qs) -> list[float]:
     return out
 
 
-def price_monte_carlo(hardware: str, model: str, execution: str | None = None, *, batch: int = 32,
+def price_monte_carlo(hardware: str, model: str, execution: str | None = None, *, batch: int | None = None,
                       context_tok: int | None = None, workload: str = "chat", n_samples: int = 1_000_000,
                       seed: int = 0, chunk_samples: int = 250_000, engine: str = "local",
                       scheduler: str | None = None, n_workers: int = 2, processes: bool = True) -> MonteCarloSweep:
     """Monte Carlo of the output-token price of one serving point over the bottom-up cost inputs.
 
     Throughput and board power come from :func:`tokenomics.chain.price` at the point (``execution``
-    None = its default, the ``engine`` plan, so the median matches ``tokenomics price``); the cost
+    None = its default, the ``engine`` plan, and ``batch`` None its default batch, so the median
+    matches ``tokenomics price``); the cost
     inputs (capex, life, WACC, ..., utilization) are drawn as in
     :func:`tokenomics.econ.uncertainty.monte_carlo`, chunked and seeded as in :func:`monte_carlo`.
     """
@@ -1017,6 +1042,6 @@ def price_monte_carlo(hardware: str, model: str, execution: str | None = None, *
     _check_mc_args(n_samples, chunk_samples, seed, engine, scheduler, n_workers)
     cm = cost_model(hardware, "bottom-up")
     r = price(hardware, model, execution, batch=batch, context_tok=context_tok, workload=workload, cost=cm)
-    return monte_carlo(cm, float(np.asarray(r.board_power_w)), float(np.asarray(r.tok_per_s_per_chip)),
+    return monte_carlo(cm, float(np.ravel(r.board_power_w)[0]), float(np.ravel(r.tok_per_s_per_chip)[0]),
                        n_samples=n_samples, seed=seed, chunk_samples=chunk_samples, engine=engine,
                        scheduler=scheduler, n_workers=n_workers, processes=processes)

@@ -1,7 +1,7 @@
 """Glossary of quantity names, unit constants and display formatters.
 
 Inside the library every quantity is in base SI units (or USD, tokens) and carries its unit in
-its name (``step_time_s``, ``hbm_bytes_per_s``, ``price_usd_per_1k_tok``). Conversion to
+its name (``step_time_s``, ``hbm_bytes_per_s``, ``usd_per_m_output_tok``). Conversion to
 "GB", "ms" or "TFLOP/s" happens only at the edges (CLI, reports) through the formatters here.
 """
 
@@ -63,8 +63,9 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "weight_bytes": ("B", "bytes of weights resident in memory"),
     "energy_j_per_tok": ("J/token", "accelerator board energy per output token"),
     "cost_usd_per_chip_h": ("USD/h", "all-in cost of one accelerator for one hour"),
-    "price_usd_per_1k_input_tok": ("USD/1K tokens", "price of prefill (input) tokens"),
-    "price_usd_per_1k_output_tok": ("USD/1K tokens", "price of decode (output) tokens"),
+    "usd_per_m_input_tok": ("USD/M tokens", "price of prefill (input) tokens"),
+    "usd_per_m_output_tok": ("USD/M tokens", "price of decode (output) tokens"),
+    "kwh_per_m_tok": ("kWh/M tokens", "facility energy per million output tokens"),
     "tokens_per_day": ("tokens/day", "token volume processed per day"),
     "utilization_frac": ("1", "share of hours the capacity is sold"),
     "wacc_frac": ("1", "weighted average cost of capital per year"),
@@ -122,3 +123,79 @@ def fmt_usd(x: float) -> str:
     if abs(x) >= 100:
         return f"${x:,.0f}"
     return f"${x:.3g}"
+
+
+#: Per-1K price and energy name pieces -> their per-million names (the factor is 1,000 for
+#: prices; ``wh_per_1k_tok`` and ``kwh_per_m_tok`` are the same number).
+_PER_1K = (("usd_per_1k_", "usd_per_m_", 1e3),
+           ("cny_per_1k_", "cny_per_m_", 1e3), ("wh_per_1k_tok", "kwh_per_m_tok", 1.0))
+
+#: Per-million name pieces -> the per-1K names ``--per 1k`` prints.
+_PER_M = (("usd_per_m_", "usd_per_k_", 1e-3), ("cny_per_m_", "cny_per_k_", 1e-3), ("kwh_per_m_tok", "wh_per_k_tok", 1.0))
+
+
+def is_per_thousand(name: str) -> bool:
+    """Whether a column name is a per-1K-token quantity (``_per_1k_``, ``per_k_``)."""
+    n = str(name).lower()
+    return "_per_1k" in n or "per_k_" in n or n.endswith("per_k")
+
+
+def per_million(df):
+    """A frame with every per-1K-token price (and energy) column as its per-million twin.
+
+    ``*_usd_per_1k_*`` becomes ``*_usd_per_m_*`` (x 1,000); ``wh_per_1k_tok`` becomes
+    ``kwh_per_m_tok`` (the same number); where the per-million twin already exists (with or
+    without a ``price_`` prefix: ``price_usd_per_1k_output_tok`` and ``usd_per_m_output_tok``)
+    the per-1K column is dropped. Prices are
+    in USD per million tokens in everything a user reads; the library keeps per-1K only inside.
+
+    >>> import pandas as pd
+    >>> per_million(pd.DataFrame({"cost_usd_per_1k_tok": [0.00015], "wh_per_1k_tok": [0.5]})).to_dict("list")
+    {'cost_usd_per_m_tok': [0.15], 'kwh_per_m_tok': [0.5]}
+    """
+    out = df.copy()
+    for col in list(out.columns):
+        for old, new, k in _PER_1K:
+            if old in str(col):
+                name = str(col).replace(old, new)
+                if name in out.columns or name.removeprefix("price_") in out.columns:
+                    out = out.drop(columns=[col])
+                else:
+                    out[col] = out[col].astype(float) * k
+                    out = out.rename(columns={col: name})
+                break
+    return out
+
+
+def per_thousand(df):
+    """The inverse of :func:`per_million` for a reader who asks for per-1K (``--per 1k``):
+    ``usd_per_m_output_tok`` becomes ``usd_per_k_output_tok`` (/ 1,000), ``kwh_per_m_tok``
+    ``wh_per_k_tok``.
+
+    >>> import pandas as pd
+    >>> per_thousand(pd.DataFrame({"usd_per_m_output_tok": [0.15]})).to_dict("list")
+    {'usd_per_k_output_tok': [0.00015]}
+    """
+    out = df.copy()
+    names = {}
+    for col in out.columns:
+        for old, new, k in _PER_M:
+            if old in str(col):
+                out[col] = out[col].astype(float) * k
+                names[col] = str(col).replace(old, new)
+                break
+    return out.rename(columns=names)
+
+
+#: Price units a user may ask for (``--per``): per million tokens (the default) or per 1K.
+PER_UNITS = ("m", "1k")
+
+
+def in_unit(df, per: str = "m"):
+    """``df`` (per-million columns) in the price unit ``per``: ``"m"`` (as is) or ``"1k"``."""
+    from .errors import ValidationError
+
+    per = str(per).lower()
+    if per not in PER_UNITS:
+        raise ValidationError(f"--per {per!r}: expected m (USD per million tokens) or 1k (per thousand)")
+    return per_million(df) if per == "m" else per_thousand(per_million(df))

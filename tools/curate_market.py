@@ -22,8 +22,8 @@ def main(src: str, dst: str = "tokenomics/datasets/market_prices.csv") -> None:
     m = pd.read_csv(src, dtype={"as_of": str, "date": str})
     models = set(pd.read_csv("tokenomics/datasets/models.csv")["name"])
     api = pd.read_csv("tokenomics/datasets/api_prices.csv")
-    api_keys = {(round(float(r.input_usd_per_1k_tok) * 1e3, 4), round(float(r.output_usd_per_1k_tok) * 1e3, 4))
-                for r in api.itertuples() if pd.notna(r.input_usd_per_1k_tok) and pd.notna(r.output_usd_per_1k_tok)}
+    api_keys = {(round(float(r.input_usd_per_m_tok), 4), round(float(r.output_usd_per_m_tok), 4))
+                for r in api.itertuples() if pd.notna(r.input_usd_per_m_tok) and pd.notna(r.output_usd_per_m_tok)}
     speed = m[m["output_usd_per_m_tok"].isna() & m["tok_per_s_per_user"].notna()]
     priced = m[(m["output_usd_per_m_tok"] > 0) & m["model"].isin(models)].copy()
     priced["speed_source"] = ""

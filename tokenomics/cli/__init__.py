@@ -22,6 +22,20 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help text: rich help rendering costs ~0.2 s at start-up
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"tokenomics {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """The economics of LLM inference: step time, $ per token, J per token, demand to 2030."""
+
+
 # Each module adds its commands to ``app`` on import.
 from . import perf as _perf  # noqa: E402,F401
 
@@ -114,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
 def _main(argv: list[str] | None) -> None:
     cmd = typer.main.get_command(app)
     _install_out_checks(cmd)
+    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `tokenomics`: the help, not an error
+        argv = ["--help"]
     try:
         _check_empty_out(sys.argv[1:] if argv is None else list(argv))
         rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)

@@ -23,6 +23,53 @@ class Format(str, Enum):
 
 FORMAT_HELP = "Output format: a table for people, or csv/json (exactly the library's DataFrame)."
 
+PER_HELP = ("Price unit: m (USD per million tokens, usd_per_m_* columns) or 1k (USD per thousand tokens, "
+            "usd_per_k_* columns).")
+
+
+#: Token-count suffixes: ``k`` = 1,024 and ``m`` = 1,048,576 tokens, as context windows and
+#: benchmark lengths are named (an "8k" prompt is 8,192 tokens, "1k/1k" chat 1,024 in and out).
+TOKEN_SUFFIXES = {"k": 1024, "m": 1024 * 1024}
+
+
+def token_count(text, name: str | None = None) -> int | None:
+    """A token count as people write it: ``8192``, ``8k`` (8,192), ``128K``, ``1.5k`` (1,536),
+    ``1m`` (1,048,576), ``8,192``. A fraction of a token, a negative count or a word is a
+    :class:`~tokenomics.errors.ValidationError` naming the option (``name``) and what was
+    expected; ``None`` passes through (an option left out).
+
+    >>> token_count("8k"), token_count("128k"), token_count("1m"), token_count("1,536"), token_count(512)
+    (8192, 131072, 1048576, 1536, 512)
+    """
+    from ..errors import ValidationError
+
+    if text is None or isinstance(text, int):
+        return text
+    what = f"{name} " if name else ""
+    t = str(text).strip().lower().replace(",", "").replace("_", "")
+    mult = 1
+    if t and t[-1] in TOKEN_SUFFIXES:
+        t, mult = t[:-1], TOKEN_SUFFIXES[t[-1]]
+    try:
+        x = float(t) * mult
+    except ValueError:
+        raise ValidationError(f"{what}{text!r} is not a token count; expected a whole number like 8192, or 8k, 128k, 1m "
+                         "(k = 1,024 tokens, m = 1,048,576)") from None
+    if not (x == x and abs(x) != float("inf")) or x != int(x):
+        raise ValidationError(f"{what}{text!r} is not a whole number of tokens")
+    return int(x)
+
+
+def per_unit(per: str) -> str:
+    """``--per`` checked and lower-cased: ``m`` or ``1k``."""
+    from ..units import PER_UNITS
+    from ..errors import ValidationError
+
+    p = str(per).strip().lower()
+    if p not in PER_UNITS:
+        raise ValidationError(f"--per {per!r}: expected m (USD per million tokens) or 1k (USD per thousand tokens)")
+    return p
+
 
 def _jsonable(x: Any) -> Any:
     import numpy as np
@@ -81,8 +128,8 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         from rich.table import Table
 
         rows = [[_fmt_cell(v) for v in rec] for rec in df.itertuples(index=False)]
-        width = max(120, 12 * len(df.columns))
-        names = _fitted_headers([str(c) for c in df.columns],
+        width = table_width(len(df.columns))
+        names = _fitted_headers([display_header(c) for c in df.columns],
                                 [max((len(r[i]) for r in rows), default=0) for i in range(len(df.columns))], width)
         # plain text everywhere: "[us]" or "[f/(f+w)]" is a unit or a formula, not rich markup
         table = Table(title=None if title is None else escape(title),
@@ -91,7 +138,47 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
             table.add_column(escape(name), overflow="fold")
         for row in rows:
             table.add_row(*(escape(c) for c in row))
-        Console(width=width).print(table)
+        Console(width=width, soft_wrap=False).print(table)
+
+
+def table_width(n_columns: int = 0) -> int:
+    """Characters a table may use: the terminal's width (as rich measures it, ``COLUMNS`` where
+    set); written to a pipe or a file, 120 characters or 12 per column, whichever is more (the
+    width the transcripts in the documentation were taken at)."""
+    from rich.console import Console
+
+    isatty = getattr(sys.stdout, "isatty", None)
+    return Console().width if isatty is not None and isatty() else max(120, 12 * n_columns)
+
+
+#: Name pieces -> how a table header writes them (units in the words people use).
+_HEADER_PIECES = (("_usd_per_used_h", " USD per used h"), ("usd_per_m_", "USD/M "), ("usd_per_k_", "USD/1K "), ("tok_per_s_per_", "tok/s/"),
+                  ("_j_per_tok", " J/tok"), ("_usd_per_chip_h", " USD/chip-h"), ("_usd_per_h", " USD/h"),
+                  ("_per_s", "/s"), ("_frac", " (0-1)"))
+
+#: Headers written out whole.
+_HEADERS = {"context_tok": "context tok", "n_fit": "configs that fit", "n_configs": "configs",
+            "best_batch": "best batch", "best_context_tok": "best context tok", "cost": "cost basis",
+            "energy_j_per_tok": "J/tok", "board_power_w": "board W", "ttft_s": "TTFT s", "tpot_s": "TPOT s",
+            "step_time_s": "step s"}
+
+
+def display_header(name) -> str:
+    """A column name as a table header: ``tok_per_s_per_chip`` -> ``tok/s/chip``,
+    ``best_usd_per_m_output_tok`` -> ``best USD/M output tok``; a name that already reads
+    (``step ms``, ``HBM GB``) is kept.
+
+    >>> display_header("usd_per_m_output_tok"), display_header("tok_per_s_per_user"), display_header("HBM GB")
+    ('USD/M output tok', 'tok/s/user', 'HBM GB')
+    """
+    n = str(name)
+    if n in _HEADERS:
+        return _HEADERS[n]
+    if " " in n or "_" not in n:
+        return n
+    for old, new in _HEADER_PIECES:
+        n = n.replace(old, new)
+    return " ".join(n.replace("_", " ").split())
 
 
 def _fitted_headers(names: list[str], cell_chars: list[int], width: int) -> list[str]:

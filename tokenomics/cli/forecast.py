@@ -140,7 +140,7 @@ def forecast(
         caption = (f"{df['serving_mode'].iloc[0]}, {df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
-                   "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "
+                   "as tokenomics price prices it; n_nodes counts systems; price_usd_per_m_tok is the "
                    "market price path (datasets/demand_scenarios.csv); dc_electricity_*: every data centre of "
                    "the series' region as the IEA projects it (base case, datasets/dc_electricity.csv), the share "
                    "of it the year's tokens take and the tokens/day all of it would serve on this deployment")

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import app
-from ._common import FORMAT_HELP, Format, emit
+from ._common import FORMAT_HELP, Format, emit, token_count
 from ._deploy import (BalanceOpt, DeploymentOpt, DpAttnOpt, EngineOpt, EngineVersionOpt, EpOpt, MoeTpOpt, MemFracOpt, OverlapOpt, SpecOpt, SystemOpt, TpOpt,
                       describe,
                       resolve_deployment)
@@ -64,9 +64,10 @@ def _int_list(text: str, name: str, minimum: int | None = None) -> list[int]:
     vals = []
     for x in parts:
         try:
-            f = float(x)
-        except ValueError:
-            raise ValidationError(f"{name} must be an integer or a comma-separated list of integers, got {x!r}") from None
+            f = float(token_count(x)) if x[-1:].lower() in ("k", "m") else float(x)
+        except (ValueError, ValidationError):
+            raise ValidationError(f"{name} must be an integer (8k = 8,192 allowed) or a comma-separated list of "
+                                  f"them, got {x!r}") from None
         if not (f == f and abs(f) != float("inf")) or f != int(f):
             raise ValidationError(f"{name} must be an integer (whole number), got {x!r}")
         if minimum is not None and f < minimum:
@@ -86,12 +87,12 @@ def throughput(
     hardware: HardwareOpt = None,
     model: ModelOpt = None,
     batch: Annotated[str, typer.Option("--batch", "-b", help="Sequences per step; a list like 1,8,32 sweeps.")] = "1",
-    context: Annotated[str, typer.Option("--context", "-c", help="Cached context per sequence [tokens]; list allowed.")] = "1024",
+    context: Annotated[str, typer.Option("--context", "-c", help="Cached context per sequence [tokens], e.g. 1024 or 8k; a list like 1k,8k,32k sweeps.")] = "1024",
     execution: ExecOpt = None,
     tokens_per_step: Annotated[int, typer.Option(help="New tokens per sequence per step (speculative verify > 1).")] = 1,
     weight_precision: Annotated[str | None, typer.Option(help="Weight precision (bf16, fp8, int4, mxfp4); default: the model's native one.")] = None,
     kv_precision: Annotated[Optional[str], typer.Option(help="KV-cache precision [default bf16, or the --deployment file's].")] = None,
-    prompt: Annotated[int, typer.Option(help="Also time the prefill of a prompt of this many tokens (TTFT); 0 = skip.")] = 0,
+    prompt: Annotated[str, typer.Option(help="Also time the prefill of a prompt of this many tokens (TTFT), e.g. 8k; 0 = skip.")] = "0",
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Show the per-operator breakdown (table format).")] = True,
     profile: ProfileOpt = None,
     system: SystemOpt = None,
@@ -129,6 +130,7 @@ def throughput(
     from .. import _validate as v
     from ..perf.step import MAX_SHAPE
 
+    prompt = token_count(prompt, "--prompt")
     v.count(prompt, "prompt_tok (--prompt)", minimum=0, maximum=MAX_SHAPE)
     b = np.array(_int_list(batch, "--batch"))[:, None]  # ranges: checked by decode_step
     c = np.array(_int_list(context, "--context"))[None, :]

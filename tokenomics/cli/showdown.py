@@ -104,11 +104,13 @@ def showdown(
 @app.command()
 def frontier(
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="Catalog model, e.g. llama-3.1-70b [default llama-3.1-70b, or the --deployment file's].")] = None,
-    hardware: Annotated[Optional[str], typer.Option("--hardware", help="Accelerator; picks the first catalogued system built from it.")] = None,
+    hardware: Annotated[Optional[str], typer.Option("--hardware", "-H", help="Accelerator; picks the first catalogued system built from it.")] = None,
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Catalogued system, e.g. dgx-h200 (see `tokenomics systems`).")] = None,
-    plan: Annotated[Optional[str], typer.Option("--plan", "-p", help="Execution plan of each chip [default engine, or the --deployment file's].")] = None,
-    context: Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")] = 4096,
-    precision: Annotated[Optional[str], typer.Option("--precision", help="Weight precision (default: the model's native).")] = None,
+    execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan of each chip [default engine, or the --deployment file's].")] = None,
+    context: Annotated[str, typer.Option("--context", "-c", help="Cached tokens per sequence, e.g. 4096 or 4k.")] = "4096",
+    weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Weight precision (default: the model's native).")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", "-p", hidden=True, help="Old spelling of --execution.")] = None,
+    precision: Annotated[Optional[str], typer.Option("--precision", hidden=True, help="Old spelling of --weight-precision.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write a PNG of the frontier here.")] = None,
     mlperf: Annotated[bool, typer.Option("--mlperf", help="Instead: bracket the MLPerf rows of datasets/measured_public.csv (prompt lengths from datasets/mlperf_benchmarks.csv; point predictions of newer MLPerf results: validate-serving mlperf).")] = False,
     tp: TpOpt = None,
@@ -125,11 +127,19 @@ def frontier(
     """
     from ..errors import ValidationError
     from ..perf import frontier as fr
+    from ._common import token_count
 
+    for new, old, a, b in (("--execution", "--plan", execution, plan),
+                           ("--weight-precision", "--precision", weight_precision, precision)):
+        if a is not None and b is not None and a != b:
+            raise ValidationError(f"{new} {a} and {old} {b} disagree; give {new} only")
+    plan = execution if execution is not None else plan  # --plan / --precision: old spellings, kept
+    precision = weight_precision if weight_precision is not None else precision
+    context = token_count(context, "--context")
     cases = None
     if mlperf:
         given = [f for f, val in (("--model", model), ("--hardware", hardware), ("--system", system),
-                                  ("--plan", plan), ("--precision", precision), ("--tp", tp), ("--ep", ep),
+                                  ("--execution", plan), ("--weight-precision", precision), ("--tp", tp), ("--ep", ep),
                                   ("--dp-attention", dp_attention), ("--spec", spec),
                                   ("--deployment", deployment), ("--serving", serving)) if val is not None]
         if given:
@@ -171,10 +181,11 @@ def frontier(
             raise ValidationError("give --system (see `tokenomics systems`) or --hardware")
         sys_ = fr.system_for(hardware)
     else:
+        from ..catalog import accelerator_name
         from ..perf.parallel import system as lookup
 
         sys_ = lookup(system)
-        if hardware is not None and sys_.accelerator.name != hardware:
+        if hardware is not None and sys_.accelerator.name != accelerator_name(hardware):
             raise ValidationError(
                 f"--hardware {hardware} conflicts with --system {system} (built from {sys_.accelerator.name})")
     if any(x is not None for x in (tp, ep, dp_attention, spec, deployment)):

@@ -9,11 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 from . import app
-from ._common import FORMAT_HELP, Format, emit
+from ._common import FORMAT_HELP, PER_HELP, Format, emit, per_unit, token_count
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)]
 EngineOpt = Annotated[str, typer.Option("--engine", help="local (one process) or dask (a dask.distributed cluster).")]
 SchedulerOpt = Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 [default: a LocalCluster].")]
+PerOpt = Annotated[str, typer.Option("--per", help=PER_HELP)]
 WorkersOpt = Annotated[Optional[int], typer.Option("--workers", help="Workers of the LocalCluster (dask engine without --scheduler) [default 2].")]
 
 
@@ -73,6 +74,7 @@ def sweep(
     workers: WorkersOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Allow grids larger than the configured maximum.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for sweeps longer than a second.")] = True,
+    per: PerOpt = "m",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price every configuration of a grid (chips x models x plans x batch x context x prices).
@@ -82,11 +84,12 @@ def sweep(
     """
     from ..sweep import load_grid, run
 
+    per = per_unit(per)
     workers = _cluster(engine, scheduler, workers)
     g = load_grid(grid)
     bar = _Bar(progress, "sweep")
     try:
-        r = run(g, out, engine=engine, scheduler=scheduler, n_workers=workers, force=force, progress=bar)
+        r = run(g, out, engine=engine, scheduler=scheduler, n_workers=workers, force=force, progress=bar, per=per)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tokenomics.cli.Terminated)
         from . import Terminated
 
@@ -101,7 +104,9 @@ def sweep(
                + (f"; rows in {r.out}" if r.out else ""))
     if fmt == Format.table:
         layout = [c for c in ("system", "tp", "ep") if df[c].nunique() > 1 or set(df[c]) - {"none", "auto"}]
-        show = df[["hardware", "model", *layout, "execution", "cost", "n_fit", "best_price_usd_per_1k_output_tok",
+        price_col = "best_usd_per_m_output_tok" if per == "m" else "best_usd_per_k_output_tok"
+        varied = [c for c in ("workload", "kv_precision") if df[c].nunique() > 1]  # rows stay distinct
+        show = df[["hardware", "model", *layout, "execution", "weight_precision", *varied, "cost", "n_fit", price_col,
                    "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:
@@ -114,8 +119,8 @@ def sweep_mc(
     hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator name.")] = "h200",
     model: Annotated[str, typer.Option("--model", "-m", help="Model name.")] = "llama-3.1-8b",
     execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="Execution plan [default: engine, as price].")] = None,
-    batch: Annotated[int, typer.Option("--batch", "-b", help="Sequences decoded together.")] = 32,
-    context: Annotated[Optional[int], typer.Option("--context", "-c", help="Decode context tokens [default: workload input + output/2].")] = None,
+    batch: Annotated[Optional[int], typer.Option("--batch", "-b", help="Sequences decoded together per replica [default: 32 per attention group, as price].")] = None,
+    context: Annotated[Optional[str], typer.Option("--context", "-c", help="Decode context tokens, e.g. 8192 or 8k [default: workload input + output/2].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix (chat, reasoning, summarization).")] = "chat",
     n_samples: Annotated[int, typer.Option("--samples", help="Monte Carlo draws.")] = 1_000_000,
     chunk_samples: Annotated[int, typer.Option("--chunk-samples", help="Draws per chunk (each seeded from --seed).")] = 250_000,
@@ -123,15 +128,20 @@ def sweep_mc(
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
+    per: PerOpt = "m",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Seeded, chunked Monte Carlo of the output-token price over the bottom-up cost inputs
     (same samples on the local and dask engines)."""
     from ..sweep import price_monte_carlo
+    from ..units import in_unit
 
+    per = per_unit(per)
+    context = token_count(context, "--context")
     workers = _cluster(engine, scheduler, workers)
     r = price_monte_carlo(hardware, model, execution, batch=batch, context_tok=context, workload=workload,
                           n_samples=n_samples, seed=seed, chunk_samples=chunk_samples, engine=engine,
                           scheduler=scheduler, n_workers=workers)
-    emit(r.to_frame(), fmt, title=f"Monte Carlo price of {model} on {hardware} (USD per 1K output tokens)",
+    unit = "USD per million output tokens" if per == "m" else "USD per 1K output tokens"
+    emit(in_unit(r.to_frame(), per), fmt, title=f"Monte Carlo price of {model} on {hardware} ({unit})",
          caption=f"{r.elapsed_s:.2f} s, engine {r.engine}")

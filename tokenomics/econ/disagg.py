@@ -67,7 +67,9 @@ class DisaggResult(Display):
         df.insert(0, "prefill_hardware", self.prefill_hardware)
         df["target_ratio"] = self.target_ratio
         df["target_possible"] = np.isfinite(df["max_decode_capex_usd_per_chip_for_target"])
-        return df
+        from ..units import per_million
+
+        return per_million(df)  # USD per million output tokens
 
     def what_must_be_true(self) -> str:
         """One sentence per configuration: what a ``target_ratio``x capacity claim requires."""

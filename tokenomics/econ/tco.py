@@ -97,7 +97,7 @@ def _chip_row(name: Any):
 
     from .. import catalog
 
-    name = str(getattr(name, "name", name))
+    name = getattr(name, "name", None) or catalog.accelerator_name(name)  # any case, aliases
     df = catalog.load("accelerators")
     if name not in df.index:
         raise unknown_name("accelerator", name, df.index)
@@ -689,7 +689,18 @@ def power_at_typical(acc) -> float:
     return 0.75 * acc.tdp_w
 
 
-def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any = 1.0,
+#: The rental price owning is compared with when none is given: InferenceX's 3-year rental tier
+#: of its July 2026 survey (``datasets/tco_params.csv``), what ``tokenomics rent-vs-own`` and the
+#: report use.
+RENT_TIER = ("rental-3yr", "2026-07")
+
+
+def default_rent_usd_per_chip_h(hardware: Any) -> float:
+    """The rental price of :data:`RENT_TIER` for ``hardware`` [USD/chip-hour]."""
+    return float(preset(hardware, *RENT_TIER).cost_usd_per_h)
+
+
+def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any = None, utilization_frac: Any = 1.0,
                 board_power_w: Any = None):
     """Owning versus renting by the hour.
 
@@ -700,8 +711,9 @@ def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any 
     Parameters
     ----------
     own : CostInputs or TierCost
-    rent_usd_per_chip_h : float or array
-        Rental price [USD/chip-hour], > 0.
+    rent_usd_per_chip_h : float or array, optional
+        Rental price [USD/chip-hour], > 0; default :func:`default_rent_usd_per_chip_h` (InferenceX
+        3-year rental, July 2026 survey).
     utilization_frac : float or array
         Share of hours used (0, 1].
     board_power_w : float, optional
@@ -717,6 +729,8 @@ def rent_vs_own(own: CostModel, rent_usd_per_chip_h: Any, utilization_frac: Any 
     import pandas as pd
 
     v.fraction(utilization_frac, "utilization_frac", allow_zero=False)
+    if rent_usd_per_chip_h is None:
+        rent_usd_per_chip_h = default_rent_usd_per_chip_h(own.hardware)
     v.positive(rent_usd_per_chip_h, "rent_usd_per_chip_h")
     if board_power_w is None:
 

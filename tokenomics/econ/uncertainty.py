@@ -56,13 +56,27 @@ class Tornado(Display):
         swing, largest first).
     """
 
-    _display_columns = ("input", "low", "base", "high", "price_at_low", "price_at_high", "swing_usd_per_1k_tok")
+    _display_columns = ("input", "low", "base", "high", "usd_per_m_output_tok_at_low",
+                        "usd_per_m_output_tok_at_high", "swing_usd_per_m_tok")
 
     base_usd_per_1k_tok: float
     table: Any
 
+    @property
+    def base_usd_per_m_tok(self) -> float:
+        """Price with every input at its base value [USD per million tokens]."""
+        return self.base_usd_per_1k_tok * 1e3
+
     def to_frame(self):
-        return self.table.copy()
+        """input, low, base, high, usd_per_m_output_tok_at_low / _at_high and swing_usd_per_m_tok
+        [USD per million tokens], largest swing first."""
+        from ..units import per_million
+
+        t = self.table.rename(columns={"price_at_low": "usd_per_m_output_tok_at_low",
+                                       "price_at_high": "usd_per_m_output_tok_at_high"})
+        for c in ("usd_per_m_output_tok_at_low", "usd_per_m_output_tok_at_high"):
+            t[c] = t[c].astype(float) * 1e3
+        return per_million(t)
 
 
 def _price(cost: CostInputs, values: dict[str, Any], board_power_w: Any, tok_per_s_per_chip: Any,
@@ -130,9 +144,11 @@ class MonteCarlo(Display):
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame([{"n_samples": self.samples_usd_per_1k_tok.size, "seed": self.seed,
-                              "price_usd_per_1k_tok_p5": self.p5, "price_usd_per_1k_tok_p50": self.p50,
-                              "price_usd_per_1k_tok_p95": self.p95}])
+        from ..units import per_million
+
+        return per_million(pd.DataFrame([{"n_samples": self.samples_usd_per_1k_tok.size, "seed": self.seed,
+                                          "price_usd_per_1k_tok_p5": self.p5, "price_usd_per_1k_tok_p50": self.p50,
+                                          "price_usd_per_1k_tok_p95": self.p95}]))
 
 
 def monte_carlo(cost: CostInputs, board_power_w: float, tok_per_s_per_chip: float, *,

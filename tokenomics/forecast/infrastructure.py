@@ -52,8 +52,11 @@ class InfraResult(Display):
     frame: "pd.DataFrame"
 
     def to_frame(self) -> "pd.DataFrame":
-        """One row per year (and series): chips, nodes, cost, spend, capex, margins."""
-        return self.frame.copy()
+        """One row per year (and series): chips, nodes, cost, spend, capex, margins; prices
+        (``cost_usd_per_m_tok``, ``price_usd_per_m_tok``) in USD per million tokens."""
+        from ..units import per_million
+
+        return per_million(self.frame)
 
 
 def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_chip_h,

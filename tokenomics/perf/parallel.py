@@ -213,9 +213,9 @@ def system(name: "str | System") -> System:
     """
     if isinstance(name, System):
         return name
-    from ..catalog import data_dir
+    from ..catalog import canonical_name, data_dir
 
-    return _system_cached(str(name), str(data_dir()))
+    return _system_cached(canonical_name(name), str(data_dir()))
 
 
 @functools.lru_cache(maxsize=256)

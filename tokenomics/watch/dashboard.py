@@ -100,25 +100,25 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
                   f"price) {cq['decline_factor_per_year']:.2f}x/yr ({cq['ci'] * 100:.0f}% CI "
                   f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models; "
                   f"same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
-    forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_1k_tok'] * 1000:.2f}/Mtok "
-                f"(90% PI {fc['lo'] * 1000:.2f}-{fc['hi'] * 1000:.2f})")
+    forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_m_tok']:.2f}/Mtok "
+                f"(90% PI {fc['lo']:.2f}-{fc['hi']:.2f})")
     floor = pw.floor
     ok = floor[floor["status"] == "modelled"]
     if ok.empty:
         status = "cost floor and headroom: pending perf core (multi-chip system model); lag: pending"
         floor_val = np.nan
     else:
-        floor_val = float(ok["cost_usd_per_1k_tok"].min())
-        best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
+        floor_val = float(ok["cost_usd_per_m_tok"].min())
+        best = ok.loc[ok["cost_usd_per_m_tok"].idxmin()]
         hr = pw.headroom.set_index("model")["headroom_x"]
         same = [m for m in hr.index if "DeepSeek-V3" in m or "deepseek" in m.lower()]
-        status = (f"cost floor ${floor_val * 1000:.3f}/Mtok output ({best['system']}, {best['model']}, "
+        status = (f"cost floor ${floor_val:.3f}/Mtok output ({best['system']}, {best['model']}, "
                   f"batch {int(best['batch'])}, {best.get('cost_basis', '')} cost, "
                   f">= {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user); headroom {np.nanmin(hr):.1f}-{np.nanmax(hr):.0f}x"
                   + (f" ({same[0]} {hr[same[0]]:.1f}x)" if same else "") + "; ")
         others = ok[ok.index != best.name]
         if len(others):
-            status += "; ".join(f"{r.system_class} ${r.cost_usd_per_1k_tok * 1000:.3f}/Mtok ({r.system})"
+            status += "; ".join(f"{r.system_class} ${r.cost_usd_per_m_tok:.3f}/Mtok ({r.system})"
                                 for r in others.itertuples()) + "; "
         pend = floor[floor["status"] != "modelled"]
         if len(pend):
@@ -137,12 +137,13 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
                        + " ".join(s.split()[1] for s in ev.loc[ev["region"] == "china", "rows"]),
             "price_decline_factor_per_year": lag["observed_decline_factor_per_year_100b"],
             "price_decline_factor_lo": lag["observed_lo"], "price_decline_factor_hi": lag["observed_hi"],
-            "cost_floor_usd_per_1k_tok": floor_val,
+            "cost_floor_usd_per_m_tok": floor_val,
             "cq_decline_factor_per_year": np.nan if cq is None else cq["decline_factor_per_year"],
             "cq_decline_factor_lo": np.nan if cq is None else cq["decline_factor_lo"],
             "cq_decline_factor_hi": np.nan if cq is None else cq["decline_factor_hi"],
             "cq_n": np.nan if cq is None else float(cq["n"]),
-            "forecast_usd_per_1k_tok": fc["usd_per_1k_tok"], "forecast_lo": fc["lo"], "forecast_hi": fc["hi"]}
+            "forecast_usd_per_m_tok": fc["usd_per_m_tok"], "forecast_lo_usd_per_m_tok": fc["lo"],
+            "forecast_hi_usd_per_m_tok": fc["hi"]}
 
 
 def _trend_text(trend: Any) -> str:

@@ -148,7 +148,7 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
     num = lambda x: float(x) if pd.notna(x) else np.nan  # noqa: E731
     for r in ap.itertuples(index=False):
         add("api_prices.csv", int(r.row), r.provider, r.model, r.date_parsed, float(r.t_year),
-            num(r.input_usd_per_1k_tok) * 1e3, num(r.output_usd_per_1k_tok) * 1e3, num(r.blended_usd_per_1k_tok) * 1e3)
+            num(r.input_usd_per_m_tok), num(r.output_usd_per_m_tok), num(r.blended_usd_per_m_tok))
     mp = catalog.load("market_prices") if market is None else market
     if not include_market:
         mp = mp.iloc[:0]
@@ -406,12 +406,12 @@ def like_for_like_paths(sample: "pd.DataFrame | None" = None, measure: str = "bl
                     "token_type": measure, "file": ", ".join(sorted(g["file"].unique()))})
     ch = load_china_cuts(china)
     for r in ch.itertuples(index=False):
-        b, a = r.price_before_usd_per_1k_tok, r.price_after_usd_per_1k_tok
+        b, a = r.price_before_usd_per_m_tok, r.price_after_usd_per_m_tok
         if not (pd.notna(b) and pd.notna(a) and b > 0):
             continue
         out.append({"provider": r.provider, "model": r.model, "n_dates": 2, "first_date": r.date_parsed,
-                    "last_date": r.date_parsed, "first_usd_per_m_tok": float(b) * 1e3,
-                    "last_usd_per_m_tok": float(a) * 1e3, "change_frac": float(a / b - 1),
+                    "last_date": r.date_parsed, "first_usd_per_m_tok": float(b),
+                    "last_usd_per_m_tok": float(a), "change_frac": float(a / b - 1),
                     "decline_factor_per_year": np.nan, "token_type": str(r.token_type), "file": "china_price_cuts.csv"})
     df = pd.DataFrame(out)
     if df.empty:

@@ -1,6 +1,6 @@
-"""Watch metric 1: per-1K-token price cuts (and rises) for 100B+ models.
+"""Watch metric 1: price cuts (and rises) for 100B+ models.
 
-Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row with a capability
+Data: ``datasets/api_prices.csv`` (list prices in USD per million tokens, each row with a capability
 ``tier``, a ``size_class`` and a model ``line`` that links successive prices of one product) and
 ``datasets/china_price_cuts.csv`` (CNY cuts converted with a sourced exchange rate per row).
 
@@ -9,7 +9,7 @@ Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row wi
   means prices rose.
 * :func:`cut_events` lists each price change within a model line, and the China cuts, with the
   change as a fraction (negative = cut, positive = rise).
-* :func:`cost_floor` asks the econ chain (``tokenomics.chain``) for the modelled cost per 1K
+* :func:`cost_floor` asks the econ chain (``tokenomics.chain``) for the modelled cost per million
   output tokens of the same model class on SD200-class and GB200-class systems; a system the
   chain cannot model gets NaN and a status saying why, never an invented number.
 """
@@ -72,7 +72,7 @@ def load_prices(prices: "pd.DataFrame | None" = None) -> "pd.DataFrame":
 
 
 def load_china_cuts(cuts: "pd.DataFrame | None" = None) -> "pd.DataFrame":
-    """China price cuts (CNY and USD per 1K tokens) with parsed dates."""
+    """China price cuts (CNY and USD per million tokens) with parsed dates."""
     from .. import catalog
 
     df = catalog.load("china_price_cuts") if cuts is None else cuts
@@ -106,7 +106,7 @@ def decline_rates(
 ) -> "pd.DataFrame":
     """Log-linear price decline per year, per group, with a confidence interval.
 
-    Fits ``ln(blended_usd_per_1k_tok) = a + b * t`` by OLS within each group, on list prices
+    Fits ``ln(blended_usd_per_m_tok) = a + b * t`` by OLS within each group, on list prices
     (promotional and off-peak rows excluded). ``decline_factor_per_year = exp(-b)``: 10 means
     prices fall 10x a year; 0.5 means they double. The interval is the OLS interval on ``b``.
 
@@ -139,7 +139,7 @@ def decline_rates(
     df = load_prices(prices)
     if size_class is None and by == "provider":
         size_class = SIZE_100B
-    df = df[df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_1k_tok"] > 0)]
+    df = df[df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_m_tok"] > 0)]
     if size_class is not None:
         df = df[df["size_class"].isin(size_class)]
     if by == "all":
@@ -156,7 +156,7 @@ def decline_rates(
             "rows": " ".join(str(r) for r in sub["row"]),
         }
         if len(sub) >= min_points and np.ptp(sub["t_year"].to_numpy()) > 0:
-            rec.update(_ols_decline(sub["t_year"].to_numpy(float), sub["blended_usd_per_1k_tok"].to_numpy(float), ci))
+            rec.update(_ols_decline(sub["t_year"].to_numpy(float), sub["blended_usd_per_m_tok"].to_numpy(float), ci))
             rec["note"] = ""
         else:
             rec.update({k: np.nan for k in ("slope_per_year", "decline_factor_per_year", "decline_factor_lo",
@@ -170,14 +170,14 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
     """Every price change within a model line, plus the China cuts.
 
     Within a ``line`` of ``api_prices.csv`` (successive prices of one product, e.g. ``o3`` or
-    ``claude-opus``), each price is compared with the previous one (blended 3:1 USD per 1K
+    ``claude-opus``), each price is compared with the previous one (blended 3:1 USD per million
     tokens). ``change_frac = after / before - 1``: -0.8 is an 80 % cut, +1.0 a doubling.
 
     Returns
     -------
     pandas.DataFrame
         ``date``, ``region`` (global|china), ``provider``, ``line``, ``model_before``,
-        ``model_after``, ``price_before_usd_per_1k_tok``, ``price_after_usd_per_1k_tok``,
+        ``model_after``, ``price_before_usd_per_m_tok``, ``price_after_usd_per_m_tok``,
         ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``,
         ``date_precision`` (day, month or year: a month is dated its 15th), ``token_type``
         (``blended`` for the global lines; China's rows as their file states it: ``output``,
@@ -192,12 +192,12 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         prev = None
         for r in sub.itertuples(index=False):
             if prev is not None:
-                before, after = float(prev.blended_usd_per_1k_tok), float(r.blended_usd_per_1k_tok)
+                before, after = float(prev.blended_usd_per_m_tok), float(r.blended_usd_per_m_tok)
                 ch = after / before - 1.0
                 out.append({
                     "date": day(r.date_parsed), "region": "global", "provider": r.provider, "line": line,
                     "model_before": prev.model, "model_after": r.model,
-                    "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
+                    "price_before_usd_per_m_tok": before, "price_after_usd_per_m_tok": after,
                     "change_frac": ch, "size_class": r.size_class, "source": r.source,
                     "rows": f"api_prices {prev.row},{r.row}", "date_precision": r.date_precision,
                     "token_type": "blended",
@@ -205,7 +205,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
             prev = r
     ch_df = load_china_cuts(china)
     for r in ch_df.itertuples(index=False):
-        before, after = r.price_before_usd_per_1k_tok, r.price_after_usd_per_1k_tok
+        before, after = r.price_before_usd_per_m_tok, r.price_after_usd_per_m_tok
         if pd.notna(r.cut_frac):
             ch = -float(r.cut_frac)
         elif pd.notna(before) and pd.notna(after) and before > 0:
@@ -215,7 +215,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         out.append({
             "date": day(r.date_parsed), "region": "china", "provider": r.provider, "line": "",
             "model_before": r.model, "model_after": r.model,
-            "price_before_usd_per_1k_tok": before, "price_after_usd_per_1k_tok": after,
+            "price_before_usd_per_m_tok": before, "price_after_usd_per_m_tok": after,
             "change_frac": ch, "size_class": "", "source": r.source,
             "rows": f"china_price_cuts {r.row}", "date_precision": r.date_precision,
             "token_type": str(r.token_type),
@@ -249,7 +249,7 @@ COST_TREND_SPECS: tuple[str | None, ...] = (None, "mtp")
 
 
 def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine") -> "pd.DataFrame":
-    """Modelled cost per 1K output tokens of a 100B+ model on SD200- and GB200-class systems.
+    """Modelled cost per million output tokens of a 100B+ model on SD200- and GB200-class systems.
 
     Calls :func:`tokenomics.chain.price` on the deployment :func:`tokenomics.deployment.resolve`
     picks for the named multi-chip ``system`` with ``margin_frac=0`` (cost, not price) and
@@ -263,7 +263,7 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     -------
     pandas.DataFrame
         ``system_class``, ``system``, ``accelerator``, ``n_chips``, ``year``, ``model``,
-        ``cost_usd_per_1k_tok``, ``batch``, ``tok_per_s_per_user``, ``status``.
+        ``cost_usd_per_m_tok``, ``batch``, ``tok_per_s_per_user``, ``status``.
     """
     import pandas as pd
 
@@ -284,7 +284,7 @@ def _system_cost_once(label: str, system: str, model: str, execution: str, tok_p
     from .. import catalog
 
     rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
-                           "year": np.nan, "model": model, "cost_usd_per_1k_tok": np.nan, "batch": np.nan,
+                           "year": np.nan, "model": model, "cost_usd_per_m_tok": np.nan, "batch": np.nan,
                            "tok_per_s_per_user": np.nan, "parallel": "", "cost_basis": "", "status": PENDING}
     try:
         sysrow = catalog.load("systems").loc[system]
@@ -310,11 +310,11 @@ def _system_cost_once(label: str, system: str, model: str, execution: str, tok_p
         return rec
     p = r.deployment.parallel
     rec["parallel"] = f"tp{p.tp}-ep{p.ep}"
-    cost = float(np.max(r.price_usd_per_1k_output_tok))
+    cost = float(np.max(r.usd_per_m_output_tok))
     if not np.isfinite(cost):
         rec["status"] = "does not fit at the batch that meets the target speed"
         return rec
-    rec.update(cost_usd_per_1k_tok=cost, batch=float(np.max(r.batch)),
+    rec.update(cost_usd_per_m_tok=cost, batch=float(np.max(r.batch)),
                tok_per_s_per_user=float(np.max(r.tok_per_s_per_user)), status="modelled")
     return rec
 
@@ -345,18 +345,18 @@ class PriceWatch(Display):
 def headroom(prices: "pd.DataFrame | None", floor: "pd.DataFrame", size_class=SIZE_100B) -> "pd.DataFrame":
     """List price over modelled cost for the latest price of each 100B+ line.
 
-    ``headroom = output list price / modelled cost per 1K output tokens`` (cheapest system);
+    ``headroom = output list price / modelled cost per million output tokens`` (cheapest system);
     NaN while the cost floor is pending.
     """
     df = load_prices(prices)
     df = df[df["size_class"].isin(size_class) & df["price_kind"].isin(TREND_KINDS)]
     df = df.sort_values("date_parsed").groupby("provider", sort=True).tail(1)
-    cost = floor["cost_usd_per_1k_tok"].min() if len(floor) else np.nan
-    price = df["output_usd_per_1k_tok"].where(df["output_usd_per_1k_tok"].notna(), df["blended_usd_per_1k_tok"])
+    cost = floor["cost_usd_per_m_tok"].min() if len(floor) else np.nan
+    price = df["output_usd_per_m_tok"].where(df["output_usd_per_m_tok"].notna(), df["blended_usd_per_m_tok"])
     out = df[["date", "provider", "model", "row"]].copy()
-    out["list_usd_per_1k_output_tok"] = price.to_numpy(float)
-    out["cost_floor_usd_per_1k_tok"] = cost
-    out["headroom_x"] = out["list_usd_per_1k_output_tok"] / cost if np.isfinite(cost) and cost > 0 else np.nan
+    out["list_usd_per_m_output_tok"] = price.to_numpy(float)
+    out["cost_floor_usd_per_m_tok"] = cost
+    out["headroom_x"] = out["list_usd_per_m_output_tok"] / cost if np.isfinite(cost) and cost > 0 else np.nan
     out["status"] = "modelled" if np.isfinite(cost) else PENDING
     return out.reset_index(drop=True)
 
@@ -377,7 +377,7 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
     ok = floor[floor["status"] == "modelled"]
     if ok.empty:
         return out
-    best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
+    best = ok.loc[ok["cost_usd_per_m_tok"].idxmin()]
     base = _system_cost("base", base_system, model, execution)
     f, why = cost_decline_factor(base, best)
     if why:
@@ -403,7 +403,7 @@ def cost_decline_factor(base: Any, best: Any) -> tuple[float, str]:
     if base.get("cost_basis") != best.get("cost_basis"):
         return float("nan"), (f"no modelled decline: cost bases differ ({base['system']}: {base.get('cost_basis')}, "
                               f"{best['system']}: {best.get('cost_basis')})")
-    return float((base["cost_usd_per_1k_tok"] / best["cost_usd_per_1k_tok"])
+    return float((base["cost_usd_per_m_tok"] / best["cost_usd_per_m_tok"])
                  ** (1.0 / (best["year"] - base["year"]))), ""
 
 
@@ -432,11 +432,11 @@ def cost_trend(model: str = "deepseek-v3", speeds: Any = COST_TREND_SPEEDS, spec
             base = _system_cost("base", base_system, model, execution, float(speed), spec)
             floors = [_system_cost(lab, name, model, execution, float(speed), spec) for lab, name in systems]
             ok = [f for f in floors if f["status"] == "modelled"]
-            best = min(ok, key=lambda f: f["cost_usd_per_1k_tok"]) if ok else floors[0]
+            best = min(ok, key=lambda f: f["cost_usd_per_m_tok"]) if ok else floors[0]
             f, why = cost_decline_factor(base, best)
             rows.append({"tok_per_s_per_user": float(speed), "spec": spec or "none", "base_system": base_system,
-                         "base_usd_per_m_output_tok": base["cost_usd_per_1k_tok"] * 1e3,
-                         "floor_system": best["system"], "floor_usd_per_m_output_tok": best["cost_usd_per_1k_tok"] * 1e3,
+                         "base_usd_per_m_output_tok": base["cost_usd_per_m_tok"],
+                         "floor_system": best["system"], "floor_usd_per_m_output_tok": best["cost_usd_per_m_tok"],
                          "modelled_cost_decline_factor_per_year": f,
                          "status": why or f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} "
                                          f"({int(best['year'])}), {best['cost_basis']} cost"})
@@ -471,19 +471,19 @@ def forecast_price(prices: "pd.DataFrame | None" = None, years_ahead: float = 1.
                    size_class: tuple[str, ...] = SIZE_100B) -> dict[str, float]:
     """Pooled log-linear forecast of the 100B+ blended list price ``years_ahead`` after the newest row.
 
-    Returns the predicted median price [USD per 1K tokens] with an OLS prediction interval
+    Returns the predicted median price [USD per million tokens] with an OLS prediction interval
     (``lo``/``hi``), the target decimal year and the number of prices used.
     """
     import statsmodels.api as sm
 
     v.positive(years_ahead, "years_ahead")
     df = load_prices(prices)
-    df = df[df["size_class"].isin(size_class) & df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_1k_tok"] > 0)]
+    df = df[df["size_class"].isin(size_class) & df["price_kind"].isin(TREND_KINDS) & (df["blended_usd_per_m_tok"] > 0)]
     t = df["t_year"].to_numpy(float)
     t0 = t.mean()
-    res = sm.OLS(np.log(df["blended_usd_per_1k_tok"].to_numpy(float)), sm.add_constant(t - t0)).fit()
+    res = sm.OLS(np.log(df["blended_usd_per_m_tok"].to_numpy(float)), sm.add_constant(t - t0)).fit()
     target = float(t.max() + years_ahead)
     pr = res.get_prediction(np.array([[1.0, target - t0]])).summary_frame(alpha=1 - ci)
-    return {"t_year": target, "usd_per_1k_tok": float(np.exp(pr["mean"].iloc[0])),
+    return {"t_year": target, "usd_per_m_tok": float(np.exp(pr["mean"].iloc[0])),
             "lo": float(np.exp(pr["obs_ci_lower"].iloc[0])), "hi": float(np.exp(pr["obs_ci_upper"].iloc[0])),
             "n": int(len(df))}
