@@ -48,3 +48,9 @@ def test_a_group_spanning_nodes_runs_at_the_nic_bandwidth():
     # of the buffer against 7/8 over 8, so the cross-node call is at least ~5x slower
     assert across > 5 * inside
     assert s.scaleout_bytes_per_s == pytest.approx(50e9)  # 400 Gb/s ConnectX-7 per GPU
+
+
+def test_a_model_that_fits_one_node_stays_on_one_node():
+    # DeepSeek-R1 FP8 (~690 GB) fits one 8 x H200 node (1.13 TB), the usual deployment, even
+    # though a two-node cluster would leave more KV room: clusters only when no node holds it
+    assert resolve("deepseek-r1", hardware="h200").system.name == "dgx-h200"

@@ -293,6 +293,12 @@ class Deployment:
         from .perf.parallel import check_plan
         from .perf.system import EXPERT_BALANCING, OVERLAP_MODES
 
+        if "@" in str(self.engine):  # sglang@0.4.3: the engine at one release
+            from .perf.engine_releases import split_engine
+
+            e, ver = split_engine(self.engine, self.engine_version or None)
+            object.__setattr__(self, "engine", e)
+            object.__setattr__(self, "engine_version", ver or "")
         object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
         if self.engine_version:
@@ -757,6 +763,10 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     from .perf.parallel import ParallelPlan, System, system as _system
 
     m = model if isinstance(model, ModelSpec) else _model(str(model))
+    if engine is not None and "@" in str(engine):  # sglang@0.4.3: the engine at one release
+        from .perf.engine_releases import split_engine
+
+        engine, engine_version = split_engine(engine, engine_version)
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
     if system is None and hardware is None:
@@ -843,15 +853,22 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 
         # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit;
         # wide EP tries attention tensor parallelism only when no data-parallel layout fits
+        # systems within one scale-up domain first: a cluster of nodes joined by NICs only when
+        # no single domain holds the weights (operators serve a model on one node where it fits)
+        tiers = [t for t in ([s for s in systems if s.n_chips <= s.domain_chips],
+                             [s for s in systems if s.n_chips > s.domain_chips]) if t]
         for attn_tp in ((False, True) if wide_ep else (False,)):
-            for kv_frac in (MIN_KV_FRAC, 0.02):
-                for s in systems:
-                    layout = next((lt for lt in layouts(s, attn_tp)
-                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
+            for tier in tiers:
+                for kv_frac in (MIN_KV_FRAC, 0.02):
+                    for s in tier:
+                        layout = next((lt for lt in layouts(s, attn_tp)
+                                       if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
+                        if layout is not None:
+                            if sys_ is None and s.n_chips > 1:
+                                picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
+                            sys_ = s
+                            break
                     if layout is not None:
-                        if sys_ is None and s.n_chips > 1:
-                            picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
-                        sys_ = s
                         break
                 if layout is not None:
                     break
