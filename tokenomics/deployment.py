@@ -173,7 +173,7 @@ UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal", "cloudmatrix-inf
 
 #: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
 ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
-                  "tensorrt-llm": "trt"}
+                  "tensorrt-llm": "trt", "deepseek-internal": "default", "cloudmatrix-infer": "default"}
 
 
 def _spec(spec: Any):
@@ -912,6 +912,16 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
     exe = _plan(execution)
+    from .perf.engine_defaults import engine_default
+
+    for setting, given in (("overlap", overlap), ("expert_balance", expert_balance)):
+        dflt = engine_default(engine or "default", setting, m.is_moe, ep_) if given is None else None
+        if dflt is not None and dflt[0] != "none":  # what the engine does unasked (engine_defaults.csv)
+            if setting == "overlap":
+                overlap = dflt[0]
+            else:
+                expert_balance = dflt[0]
+            picked.append(f"{setting.replace('_', ' ')} {dflt[0]} ({engine}'s default: {dflt[1]})")
     if expert_balance is None and m.is_moe and ep_ >= WIDE_EP_BALANCE_MIN:
         expert_balance = "eplb"
         picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
