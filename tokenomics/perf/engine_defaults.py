@@ -3,9 +3,9 @@ overlap and expert load balancing (``datasets/engine_defaults.csv``, one sourced
 and setting).
 
 A published serving row or a deployment that does not state ``overlap`` or ``expert_balance``
-gets its engine's documented default: DeepSeek's own inference stack and Huawei's
-CloudMatrix-Infer run two micro-batches that overlap the expert all-to-all with compute and
-place redundant experts by load; SGLang, vLLM and TensorRT-LLM leave both off unless asked
+gets its engine's documented default: DeepSeek's own inference stack runs two micro-batches
+that overlap the expert all-to-all with compute and places redundant experts by load (Huawei's
+CloudMatrix-Infer balances experts by load); SGLang, vLLM and TensorRT-LLM leave both off unless asked
 (``--enable-two-batch-overlap``, ``--enable-dbo``, ``--enable-eplb``).
 """
 
