@@ -884,10 +884,13 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             hold = _systems_that_hold(m, wprec, eprec, mem_frac)
             from .units import fmt_bytes
 
+            from .perf.parallel import WEIGHT_OFFLOAD
+
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
                 f"does not fit on {s.name}: {fmt_bytes(w)} of weights per chip "
-                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable; use a larger "
+                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable "
+                f"({WEIGHT_OFFLOAD}); use a larger "
                 + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
                    "system (tokenomics systems)") + " or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
