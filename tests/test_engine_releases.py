@@ -45,6 +45,8 @@ def test_release_in_force_is_the_newest_published_by_then():
 def test_engine_at_release_parses_and_unknown_release_lists_the_known_ones():
     assert split_engine("sglang@0.4.3") == ("sglang", "0.4.3")
     assert split_engine("dynamo-trt@1.2.0rc5") == ("trt", "1.2.0rc5")
+    # a release candidate whose kernels were measured but that never reached PyPI is known too
+    assert split_engine("trt@1.3.0rc20") == ("trt", "1.3.0rc20")
     with pytest.raises(ValidationError, match=r"known sglang releases: 0\.1\.3, .*0\.4\.3,") as e:
         split_engine("sglang@0.4.99")
     assert "\n" not in str(e.value)

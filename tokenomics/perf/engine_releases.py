@@ -39,8 +39,18 @@ def engines_with_releases() -> tuple[str, ...]:
 
 
 def known_releases(engine: str) -> list[str]:
-    """The tabulated releases of ``engine``, oldest first (empty if none are tabulated)."""
-    return [v for _, v, _ in _table().get(engine, [])]
+    """The releases of ``engine`` a user may name, oldest first: the published ones and those
+    whose kernels were measured (``datasets/engine_kernel_versions.csv``: release candidates
+    timed by NVIDIA's aiconfigurator that never reached PyPI); empty if none are tabulated."""
+    from ..catalog import load
+    from .kernel_versions import version_key
+
+    if engine not in _table():
+        return []
+    k = load("engine_kernel_versions")
+    k = k[k["engine"] == engine]
+    names = {v for _, v, _ in _table()[engine]} | set(k["engine_version"].astype(str)) | set(k["reference_version"].astype(str))
+    return sorted(names, key=version_key)
 
 
 def split_engine(engine: str | None, engine_version: str | None = None) -> tuple[str | None, str | None]:
