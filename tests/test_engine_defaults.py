@@ -50,3 +50,9 @@ def test_price_with_deepseeks_engine_names_the_default():
     assert dep.overlap == "two-batch" and dep.engine == "default"
     assert any("deepseek-internal's default" in p for p in dep.picked)
     assert resolve("deepseek-v3", system="h800-ib-144", engine="deepseek-internal", overlap="none").overlap == "none"
+
+
+def test_vllm_tpu_backend_is_vllm_on_a_tpu_slice():
+    # vLLM's TPU backend runs vLLM's scheduler; 8 v6e chips are one v6e-8 host (Google's v6e page)
+    dep = resolve("llama-3.1-70b", hardware="tpu-v6e", tp=8, engine="vllm-tpu")
+    assert dep.engine == "vllm" and dep.system.name == "tpu-v6e-8"

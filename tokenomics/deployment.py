@@ -173,7 +173,9 @@ UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal", "cloudmatrix-inf
 
 #: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
 ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
-                  "tensorrt-llm": "trt", "deepseek-internal": "default", "cloudmatrix-infer": "default"}
+                  "tensorrt-llm": "trt", "deepseek-internal": "default", "cloudmatrix-infer": "default",
+                  # vLLM on TPUs: vLLM's scheduler over its TPU backend (the tpu-inference package)
+                  "vllm-tpu": "vllm", "tpu-inference": "vllm"}
 
 
 def _spec(spec: Any):
