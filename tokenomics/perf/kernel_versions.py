@@ -181,18 +181,6 @@ def _placement(df, engine: str, engine_version: str) -> tuple[str, str, float] |
     return lo, hi, w
 
 
-def _tabulated_release(df, engine_version: str) -> str | None:
-    """The release of ``df`` (rows of ``datasets/engine_kernel_versions.csv``) whose tables time
-    ``engine_version``: the latest at or below it, or the oldest when it is older than all (module
-    docstring); None when it is at least as new as the newest reference."""
-    key = version_key(engine_version)
-    if df.empty or key >= max(version_key(v) for v in df["reference_version"].unique()):
-        return None
-    versions = sorted(df["engine_version"].unique(), key=version_key)
-    at_or_below = [v for v in versions if version_key(v) <= key]
-    return at_or_below[-1] if at_or_below else versions[0]
-
-
 def _one_table(df, ver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
     rows = df[df["engine_version"] == ver].sort_values("rows")
     lat = rows[rows["metric"] == "added_latency_s"]
