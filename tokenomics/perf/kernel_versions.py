@@ -162,10 +162,11 @@ def _placement(df, engine: str, engine_version: str) -> tuple[str, str, float] |
     least as new as the newest reference."""
     from .engine_releases import release_date
 
+    if df.empty:
+        return None
     key = version_key(engine_version)
-    refs = df["reference_version"].unique()
-    newest_ref = max(refs, key=version_key)
-    if df.empty or key >= version_key(newest_ref):
+    newest_ref = max(df["reference_version"].unique(), key=version_key)
+    if key >= version_key(newest_ref):
         return None
     versions = sorted(df["engine_version"].unique(), key=version_key)
     at_or_below = [v for v in versions if version_key(v) <= key]
