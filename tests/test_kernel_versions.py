@@ -138,7 +138,7 @@ def test_a_stated_release_says_what_it_changes():
     note = lambda **kw: "; ".join(resolve("llama-3.1-8b", **kw).picked)  # noqa: E731
     assert "trt 1.1.0rc2 kernels timed as tabulated for 1.2.0rc5 (older than every table" in note(
         hardware="b200", engine="trt", engine_version="1.1.0rc2")
-    assert "trt 1.3.0rc12 kernels timed as tabulated for 1.3.0rc10" in note(
+    assert "trt 1.3.0rc12 kernels timed between the tables of 1.3.0rc10 and 1.3.0rc15" in note(
         hardware="b200", engine="trt", engine_version="1.3.0rc12")
     assert "not older than the newest tabulated release (1.3.0rc23)" in note(
         hardware="b200", engine="trt", engine_version="1.4.0")

@@ -136,7 +136,7 @@ def test_table_lists_the_refused_rows_one_line_each(tmp_path, capsys):
     refused = out[out.index("Refused rows"):]
     assert all(case in refused for case in BAD)
     # the suggestion, not the list of every engine (kept where there is no suggestion: the phases)
-    assert "Did you mean 'vllm'?" in refused and "Known: atom" not in refused
+    assert "Did you mean 'vllm'" in refused and "Known: atom" not in refused
     assert all(case not in refused for case in GOOD["case_id"])
 
 

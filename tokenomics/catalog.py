@@ -108,6 +108,18 @@ REGISTRY: dict[str, DatasetInfo] = {
         required=("hardware", "engine", "engine_version", "reference_version", "op", "precision", "rows", "metric",
                   "value", "source", "as_of"),
     ),
+    "engine_releases": DatasetInfo(
+        "engine_releases.csv",
+        "Serving-engine releases (vLLM, SGLang, TensorRT-LLM) and the date each was published (PyPI), so a release or a date picks the engine in force.",
+        index=None,
+        required=("engine", "version", "release_date", "source", "as_of"),
+    ),
+    "engine_defaults": DatasetInfo(
+        "engine_defaults.csv",
+        "What each serving engine does by default for mixture-of-experts models under expert parallelism (compute/communication overlap, expert load balancing), with its source.",
+        index=None,
+        required=("engine", "setting", "value", "applies_to", "source", "as_of"),
+    ),
     "measured_public": DatasetInfo(
         "measured_public.csv",
         "Published multi-chip measurements (MLPerf Llama-2-70B / Llama-3.1-405B, NCCL, DeepEP, vendor claims).",

@@ -173,7 +173,9 @@ UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal", "cloudmatrix-inf
 
 #: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
 ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
-                  "tensorrt-llm": "trt"}
+                  "tensorrt-llm": "trt", "deepseek-internal": "default", "cloudmatrix-infer": "default",
+                  # vLLM on TPUs: vLLM's scheduler over its TPU backend (the tpu-inference package)
+                  "vllm-tpu": "vllm", "tpu-inference": "vllm"}
 
 
 #: Speculative-decoding methods ``--spec`` takes, each with how its draft is built: ``mtp`` and
@@ -329,7 +331,14 @@ class Deployment:
         from .perf.system import EXPERT_BALANCING, OVERLAP_MODES
 
         engine = str(self.engine).strip().lower()  # names are case-insensitive
-        object.__setattr__(self, "engine", ENGINE_ALIASES.get(engine, engine))
+        object.__setattr__(self, "engine", engine)
+        if "@" in engine:  # sglang@0.4.3: the engine at one release
+            from .perf.engine_releases import split_engine
+
+            e, ver = split_engine(engine, self.engine_version or None)
+            object.__setattr__(self, "engine", e)
+            object.__setattr__(self, "engine_version", ver or "")
+        object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
         if self.engine_version:
             from .perf.kernel_versions import version_key
@@ -802,6 +811,10 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     from .perf.parallel import ParallelPlan, System, system as _system
 
     m = model if isinstance(model, ModelSpec) else _model(str(model))
+    if engine is not None and "@" in str(engine):  # sglang@0.4.3: the engine at one release
+        from .perf.engine_releases import split_engine
+
+        engine, engine_version = split_engine(engine, engine_version)
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
     if system is None and hardware is None:
@@ -888,15 +901,22 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 
         # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit;
         # wide EP tries attention tensor parallelism only when no data-parallel layout fits
+        # systems within one scale-up domain first: a cluster of nodes joined by NICs only when
+        # no single domain holds the weights (operators serve a model on one node where it fits)
+        tiers = [t for t in ([s for s in systems if s.n_chips <= s.domain_chips],
+                             [s for s in systems if s.n_chips > s.domain_chips]) if t]
         for attn_tp in ((False, True) if wide_ep else (False,)):
-            for kv_frac in (MIN_KV_FRAC, 0.02):
-                for s in systems:
-                    layout = next((lt for lt in layouts(s, attn_tp)
-                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
+            for tier in tiers:
+                for kv_frac in (MIN_KV_FRAC, 0.02):
+                    for s in tier:
+                        layout = next((lt for lt in layouts(s, attn_tp)
+                                       if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
+                        if layout is not None:
+                            if sys_ is None and s.n_chips > 1:
+                                picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
+                            sys_ = s
+                            break
                     if layout is not None:
-                        if sys_ is None and s.n_chips > 1:
-                            picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
-                        sys_ = s
                         break
                 if layout is not None:
                     break
@@ -912,10 +932,13 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             hold = _systems_that_hold(m, wprec, eprec, mem_frac)
             from .units import fmt_bytes
 
+            from .perf.parallel import WEIGHT_OFFLOAD
+
             raise DoesNotFitError(
                 f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
                 f"does not fit on {s.name}: {fmt_bytes(w)} of weights per chip "
-                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable; use a larger "
+                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable "
+                f"({WEIGHT_OFFLOAD}); use a larger "
                 + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
                    "system (tokenomics systems)") + " or a smaller precision")
         picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
@@ -940,6 +963,16 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
     exe = _plan(execution)
+    from .perf.engine_defaults import engine_default
+
+    for setting, given in (("overlap", overlap), ("expert_balance", expert_balance)):
+        dflt = engine_default(engine or "default", setting, m.is_moe, ep_) if given is None else None
+        if dflt is not None and dflt[0] != "none":  # what the engine does unasked (engine_defaults.csv)
+            if setting == "overlap":
+                overlap = dflt[0]
+            else:
+                expert_balance = dflt[0]
+            picked.append(f"{setting.replace('_', ' ')} {dflt[0]} ({engine}'s default: {dflt[1]})")
     if expert_balance is None and m.is_moe and ep_ >= WIDE_EP_BALANCE_MIN:
         expert_balance = "eplb"
         picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "

@@ -13,9 +13,12 @@ as long at 8192 rows, where H200's are unchanged. ``datasets/engine_kernel_versi
 
 A deployment that states its ``engine_version`` gets these differences on top of the core's
 times (:class:`KernelPenalty`); without one (the default) the newest kernels are assumed. A
-release between two tabulated ones takes the latest table at or below it; one older than every
-table takes the oldest (ASSUMPTION: older kernels are no faster; nothing older is tabulated).
-Only the chip's own tables are used: no chip borrows another's release history.
+release between two tabulated ones is placed between them by its release DATE
+(``datasets/engine_releases.csv``): the penalty is interpolated linearly in date between the
+older table's and the newer one's, and past the newest table towards zero at the reference
+release's date. One older than every table takes the oldest (ASSUMPTION: older kernels are no
+faster; nothing older is measured). Only the chip's own tables are used: no chip borrows
+another's release history.
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ class KernelPenalty:
     ----------
     engine_version, reference_version : str
         The tabulated release used and the release it is compared with.
+    newer_version, newer_weight : str, float
+        Where the release lies between two measured points by date: the newer point (a table,
+        or the reference, whose penalty is zero) and its weight in the interpolation (0: the
+        table of ``engine_version`` as measured).
     latency_rows, added_latency_s : numpy.ndarray
         Row counts (1-64) and the median added latency per call there [s].
     work_rows, time_ratio : numpy.ndarray
@@ -69,6 +76,8 @@ class KernelPenalty:
     added_latency_s: np.ndarray
     work_rows: np.ndarray
     time_ratio: np.ndarray
+    newer_version: str = ""
+    newer_weight: float = 0.0
 
     def extra_s(self, rows, modelled_s, calls) -> np.ndarray:
         """Added time [s] of ``calls`` calls at ``rows`` rows whose modelled time is ``modelled_s``.
@@ -113,8 +122,8 @@ def _table():
 @functools.lru_cache(maxsize=256)
 def release_note(hardware: str, engine: str, engine_version: str, runs_engine: bool = True) -> str:
     """One line on what a stated ``engine_version`` changes for ``engine`` on ``hardware``: the
-    tabulated release its GEMM and fused-MoE kernels are timed as, or why it changes nothing (the
-    plan runs no engine kernels, the engine or chip has no tables, the release is the newest).
+    measured releases its GEMM and fused-MoE kernels are timed from, or why it changes nothing
+    (the plan runs no engine kernels, the engine or chip has no tables, the release is the newest).
 
     >>> release_note("b200", "trt", "1.1.0rc2")
     'trt 1.1.0rc2 kernels timed as tabulated for 1.2.0rc5 (older than every table: ASSUMPTION no faster)'
@@ -130,25 +139,62 @@ def release_note(hardware: str, engine: str, engine_version: str, runs_engine: b
     df = df[(df["hardware"] == hardware) & (df["engine"] == engine)]
     if df.empty:
         return f"{label}: no {engine} release tables for {hardware}; the newest measured kernels are timed"
-    ver = _tabulated_release(df, engine_version)
-    if ver is None:
+    pos = _placement(df, engine, engine_version)
+    if pos is None:
         newest = max(df["reference_version"].unique(), key=version_key)
         return f"{label}: not older than the newest tabulated release ({newest}); the newest measured kernels are timed"
-    if version_key(ver) > version_key(engine_version):
+    ver, newer, w = pos
+    if version_key(ver) > version_key(engine_version) and w == 0.0:
         return f"{label} kernels timed as tabulated for {ver} (older than every table: ASSUMPTION no faster)"
-    return f"{label} kernels timed as tabulated for {ver} (datasets/engine_kernel_versions.csv)"
+    if w == 0.0:
+        return f"{label} kernels timed as tabulated for {ver} (datasets/engine_kernel_versions.csv)"
+    return (f"{label} kernels timed between the tables of {ver} and {newer} by release date "
+            f"({w:.0%} of the way to {newer}; datasets/engine_releases.csv)")
 
 
-def _tabulated_release(df, engine_version: str) -> str | None:
-    """The release of ``df`` (rows of ``datasets/engine_kernel_versions.csv``) whose tables time
-    ``engine_version``: the latest at or below it, or the oldest when it is older than all (module
-    docstring); None when it is at least as new as the newest reference."""
+def _placement(df, engine: str, engine_version: str) -> tuple[str, str, float] | None:
+    """Where ``engine_version`` lies among the measured releases of ``df`` (rows of
+    ``datasets/engine_kernel_versions.csv`` for one chip): ``(table, newer, weight)``, the
+    penalty being ``(1 - weight) x table + weight x newer`` (``newer`` a later table, or the
+    newest reference release with no penalty). Between two measured releases the weight is
+    linear in release date; a release without a known date takes the latest table at or below
+    it (weight 0); one older than every table takes the oldest (weight 0). None when it is at
+    least as new as the newest reference."""
+    from .engine_releases import release_date
+
+    if df.empty:
+        return None
     key = version_key(engine_version)
-    if df.empty or key >= max(version_key(v) for v in df["reference_version"].unique()):
+    newest_ref = max(df["reference_version"].unique(), key=version_key)
+    if key >= version_key(newest_ref):
         return None
     versions = sorted(df["engine_version"].unique(), key=version_key)
     at_or_below = [v for v in versions if version_key(v) <= key]
-    return at_or_below[-1] if at_or_below else versions[0]
+    if not at_or_below:
+        return versions[0], versions[0], 0.0
+    lo = at_or_below[-1]
+    points = versions[versions.index(lo) + 1:] + [newest_ref]
+    hi = points[0]
+    d, d_lo, d_hi = (release_date(engine, x) for x in (engine_version, lo, hi))
+    if None in (d, d_lo, d_hi) or d_hi <= d_lo:
+        return lo, hi, 0.0
+    w = float(np.clip((d - d_lo).days / (d_hi - d_lo).days, 0.0, 1.0))
+    return lo, hi, w
+
+
+def _one_table(df, ver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    rows = df[df["engine_version"] == ver].sort_values("rows")
+    lat = rows[rows["metric"] == "added_latency_s"]
+    work = rows[rows["metric"] == "time_ratio"]
+    return (lat["rows"].to_numpy(float), lat["value"].to_numpy(float), work["rows"].to_numpy(float),
+            work["value"].to_numpy(float), str(rows["reference_version"].iloc[0]))
+
+
+def _at(rows: np.ndarray, src_rows: np.ndarray, src_vals: np.ndarray, empty: float) -> np.ndarray:
+    """``src_vals`` read at ``rows`` (interpolated in log rows, clamped); ``empty`` without data."""
+    if not len(src_rows):
+        return np.full(len(rows), empty)
+    return np.interp(np.log(rows), np.log(src_rows), src_vals)
 
 
 @functools.lru_cache(maxsize=512)
@@ -157,7 +203,8 @@ def kernel_penalty(hardware: str, engine: str, engine_version: str | None, op: s
     """The :class:`KernelPenalty` of ``engine_version`` for ``op`` in format ``fmt`` on ``hardware``.
 
     None when no version is given, the engine or chip has no tables, the release is at least as
-    new as the newest tabulated reference, or the format is untabulated.
+    new as the newest tabulated reference, or the format is untabulated. A release between two
+    measured ones is interpolated by release date (module docstring).
 
     >>> p = kernel_penalty("b200", "trt", "1.1.0rc2", "gemm", "fp8_block")
     >>> p.engine_version, round(float(p.extra_s(1, 0.0, 1)) * 1e6, 1)  # us per call at one row
@@ -170,12 +217,19 @@ def kernel_penalty(hardware: str, engine: str, engine_version: str | None, op: s
     df = _table()
     df = df[(df["hardware"] == hardware) & (df["engine"] == engine) & (df["op"] == op)
             & (df["precision"] == fmt)]
-    ver = _tabulated_release(df, engine_version)
-    if ver is None:
+    if df.empty:
         return None
-    rows = df[df["engine_version"] == ver].sort_values("rows")
-    lat = rows[rows["metric"] == "added_latency_s"]
-    work = rows[rows["metric"] == "time_ratio"]
-    return KernelPenalty(ver, str(rows["reference_version"].iloc[0]),
-                         lat["rows"].to_numpy(float), lat["value"].to_numpy(float),
-                         work["rows"].to_numpy(float), work["value"].to_numpy(float))
+    pos = _placement(df, engine, engine_version)
+    if pos is None:
+        return None
+    ver, newer, w = pos
+    lr, lv, wr, wv, ref = _one_table(df, ver)
+    if w > 0.0:
+        if newer in set(df["engine_version"]):
+            nlr, nlv, nwr, nwv, _ = _one_table(df, newer)
+            lv = (1 - w) * lv + w * _at(lr, nlr, nlv, 0.0)
+            wv = 1.0 + (1 - w) * (wv - 1.0) + w * (_at(wr, nwr, nwv, 1.0) - 1.0)
+        else:  # towards the reference release: no penalty there
+            lv = (1 - w) * lv
+            wv = 1.0 + (1 - w) * (wv - 1.0)
+    return KernelPenalty(ver, ref, lr, lv, wr, wv, newer_version=newer if w > 0 else "", newer_weight=w)

@@ -397,6 +397,11 @@ def memory_per_chip(model: "str | ModelSpec", parallel: ParallelPlan, batch: Any
                           kv_precision=kv_precision)
 
 
+#: What a deployment whose weights exceed its chips' memory is refused with: serving it would stream
+#: weights from host memory over the host link every step, which the core does not time.
+WEIGHT_OFFLOAD = "weights offloaded to host memory are not modelled"
+
+
 def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, batch: Any = 1,
               context_tok: Any = 4096, weight_precision: str | None = None,
               kv_precision: str = "bf16", expert_precision: str | None = None,
@@ -418,6 +423,11 @@ def check_fit(model: "str | ModelSpec", sys: System, parallel: ParallelPlan, bat
         prec = weight_precision or m.native_precision
         w = mem["weights_bytes"]
         kv = float(np.min(mem["kv_bytes"]))
+        if w > usable:  # the weights alone: a run like this streams them from host memory
+            raise DoesNotFitError(
+                f"{m.name} at {prec} does not fit per chip on {sys.name} with {parallel.label()}: weights "
+                f"{w / 1e9:.1f} GB > {usable / 1e9:.1f} GB usable of {sys.accelerator.hbm_bytes / 1e9:.0f} GB HBM; {WEIGHT_OFFLOAD}; "
+                f"raise tp/ep/pp or lower the precision so the weights fit in HBM")
         raise DoesNotFitError(
             f"{m.name} at {prec} does not fit per chip on {sys.name} with {parallel.label()}: "
             f"weights {w / 1e9:.1f} GB + KV {kv / 1e9:.1f} GB > {usable / 1e9:.1f} GB usable of "

@@ -1616,10 +1616,15 @@ def case_deployment(row: Any):
     engine = priced_engine(row["engine"])
     # optional cells; empty = the engines' defaults (collectives wait, no EPLB even at wide EP,
     # where the resolver would pick it for a production deployment: a benchmark states what it
-    # ran; the resolver's all-to-all: NCCL or one-shot by message size)
+    # ran; the resolver's all-to-all: NCCL or one-shot by message size), except where the named
+    # engine overlaps or balances by default (datasets/engine_defaults.csv: DeepSeek's own stack)
+    from .engine_defaults import engine_default
+
+    dflt = {k: (engine_default(row["engine"], k, m.is_moe, ep) or ("none", ""))[0] for k in ("overlap", "expert_balance")}
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=spec,
-                   overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
+                   overlap=_cell(row, "overlap") or dflt["overlap"],
+                   expert_balance=_cell(row, "expert_balance") or dflt["expert_balance"],
                    a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
                    mem_frac=_frac_cell(row, "mem_frac"), moe_tp=moe_tp, **kw)
 
