@@ -233,7 +233,7 @@ def _toy_history():
 
 def test_backtest_naive_is_one_decade_low_and_drift_exact_on_toy_series():
     """Train on 1, 10, 100; target 1000 one year later: naive says 100 (error -1 decade), the
-    drift line through 1 and 100 says 1000 (error 0), as does the OLS log-linear fit."""
+    drift (the last year's growth, 10 -> 100) says 1000 (error 0), as does the OLS log-linear fit."""
     pts = run_backtest(history=_toy_history()).points
     err = pts.set_index("model")["error_log10"]
     assert err["naive"] == pytest.approx(-1.0)

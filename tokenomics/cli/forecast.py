@@ -112,7 +112,7 @@ def forecast(
     elif show == Show.backtest:
         bt = result.backtest
         cal = bt.calibration
-        df = bt.coverage_by_horizon()
+        df = bt.coverage_by_horizon() if fmt != Format.json else bt.scored_points()
         title = ("Rolling-origin backtest: calibrated 80/95 % intervals scored out of sample, by "
                  "horizon; sample tuning = leave one tuning series out, holdout = series never "
                  "tuned on")
@@ -122,8 +122,10 @@ def forecast(
                    f" h)^2{spread}) decades at horizon h years and leverage L of the fitted window "
                    f"(capped at {cal.max_leverage:.3g}), x{cal.q[0.8]:.2f} (80 %), "
                    f"x{cal.q[0.95]:.2f} (95 %); widths in decades; mae_vs_naive < 1 beats a random "
-                   "walk in logs. Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
-                   "calibration. Per model: --format csv --out DIR (backtest.csv)")
+                   "walk in logs, mae_vs_drift < 1 beats drift (constant growth of the last year). "
+                   + _benchmark_line(bt) + ". Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
+                   "calibration. Per model: --format csv --out DIR (backtest.csv); per scored point: "
+                   "--format json")
     elif show == Show.scenarios:
         df, title = scenario_table(), "Agentic scenarios (datasets/demand_scenarios.csv)"
     elif show == Show.references:
@@ -180,6 +182,15 @@ def forecast(
              title="The same intervals by series (each series' rolling-origin points)",
              caption="each series one vote: the mean of the series' rows, so a long series (the held-out "
                      "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
+
+
+def _benchmark_line(bt) -> str:
+    """Median |error| of the forecast, drift and the random walk per sample, in one phrase."""
+    b = bt.benchmarks()
+    return "; ".join(f"{r.sample}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift "
+                     f"{r.drift_median_abs_err_dec:.2f}, random walk {r.rw_median_abs_err_dec:.2f} "
+                     f"({r.n_points} points; beats drift on {r.beats_drift_frac:.0%})"
+                     for r in b.itertuples())
 
 
 def _show_added(before, after, have_added: bool, fmt: Format) -> None:
