@@ -245,6 +245,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("region", "year", "twh", "kind", "source", "as_of"),
     ),
+    "ai_compute_stock": DatasetInfo(
+        "ai_compute_stock.csv",
+        "Installed AI accelerator compute in H100-equivalents by year (Epoch AI estimates): the chip supply the forecast's capacity view caps served tokens with.",
+        index=None,
+        required=("region", "year", "h100e", "kind", "source", "as_of"),
+    ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
     "market_prices": DatasetInfo("market_prices.csv", "Third-party API list prices of open-weight models, USD per M input/cached/output tokens, with the provider's output speed where published (tokenomics market).", index=None, required=("provider", "model", "input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user", "source", "as_of")),

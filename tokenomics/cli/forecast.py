@@ -26,6 +26,7 @@ class Show(str, Enum):
     infra = "infra"
     replay = "replay"
     added = "added"
+    capacity = "capacity"
 
 
 class Freq(str, Enum):
@@ -38,10 +39,10 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM (--show replay: the last month-end replayed).")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
-    system: Annotated[Optional[str], typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
+    system: Annotated[Optional[str], typer.Option("--system", help="--show infra, capacity: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra, capacity: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default openrouter-2025: OpenRouter's mean request, late 2025, 6,000 in / 400 out].")] = None,
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
@@ -136,6 +137,9 @@ def forecast(
             stated = {"deployment": dep, **({"workload": workload} if workload is not None else {})}
         if serving is not None:
             stated["serving"] = serving
+    if show == Show.capacity:
+        df, title, caption = _capacity_view(result, stated, target_tok_s_user, cost, cache_hit, fmt)
+    elif show == Show.infra:
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
@@ -182,6 +186,32 @@ def forecast(
              title="The same intervals by series (each series' rolling-origin points)",
              caption="each series one vote: the mean of the series' rows, so a long series (the held-out "
                      "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
+
+
+def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format):
+    """--show capacity: demand against the chips and power of its region, per series and year."""
+    from ..forecast.capacity import supply_capacity
+
+    cap = supply_capacity(result, **stated, target_tok_per_s_per_user=target, cost=cost, cache_hit_frac=cache_hit)
+    df = cap.to_frame()
+    a = df.attrs
+    bound = df[df["supply_bound"]]
+    said = (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
+                      for s, g in bound.groupby("series", sort=False)) or "none")
+    title = f"Demand against supply: {df['deployment'].iloc[0]}, served = min(demand, chips, power)"
+    caption = (f"December rates [tokens/day]; chips: the region's installed AI accelerators (Epoch AI, "
+               f"datasets/ai_compute_stock.csv; after 2025 +{a.get('growth', 1.3):.0%}/yr scenario), "
+               f"{a['inference_compute_frac']:.0%} of them serving inference, at "
+               f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s per deployment chip; power: "
+               f"{a['inference_power_frac']:.0%} of the region's data-centre electricity (IEA base case; "
+               "scenario parameter) at the deployment's energy per token; chips_needed serve the median; "
+               "twh is the served rate's electricity over a year; usd_per_m_output_tok the market's output "
+               "list price path. Supply-bound (median above what chips or power allow; served is capped): "
+               + said + ". A series that is part of its region is bounded by the whole region's supply, "
+               "not sized by it; parameters in datasets/demand_scenarios.csv")
+    keep = ["series", "region", "year", "demand_tokens_per_day", "served_tokens_per_day", "binding",
+            "chips_tokens_per_day", "power_tokens_per_day", "chips_needed", "twh", "usd_per_m_output_tok"]
+    return (df[keep] if fmt == Format.table else df), title, caption
 
 
 def _benchmark_line(bt) -> str:
