@@ -251,6 +251,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("region", "year", "h100e", "kind", "source", "as_of"),
     ),
+    "openrouter_model_weeks": DatasetInfo(
+        "openrouter_model_weeks.csv",
+        "OpenRouter's top models of each week, 2025-02 to 2026-05: weekly tokens and list prices (USD per M input/output tokens) as collected by openrouter-inference-stats; the price elasticity's data.",
+        index=None,
+        required=("week", "slug", "total_tokens", "input_usd_per_m_tok", "output_usd_per_m_tok", "is_free", "source", "as_of"),
+    ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
     "market_prices": DatasetInfo("market_prices.csv", "Third-party API list prices of open-weight models, USD per M input/cached/output tokens, with the provider's output speed where published (tokenomics market).", index=None, required=("provider", "model", "input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user", "source", "as_of")),

@@ -27,6 +27,7 @@ class Show(str, Enum):
     replay = "replay"
     added = "added"
     capacity = "capacity"
+    elasticity = "elasticity"
 
 
 class Freq(str, Enum):
@@ -91,6 +92,9 @@ def forecast(
         hist = merge_history(before, extra)
     if show == Show.added:
         _show_added(before, hist, add_history is not None, fmt)
+        return
+    if show == Show.elasticity:
+        _show_elasticity(workload, fmt)
         return
     if show == Show.replay:
         if scenario is not None:
@@ -212,6 +216,27 @@ def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Fo
     keep = ["series", "region", "year", "demand_tokens_per_day", "served_tokens_per_day", "binding",
             "chips_tokens_per_day", "power_tokens_per_day", "chips_needed", "twh", "usd_per_m_output_tok"]
     return (df[keep] if fmt == Format.table else df), title, caption
+
+
+def _show_elasticity(workload, fmt: Format) -> None:
+    """--show elasticity: the price elasticity of token volume, both specifications."""
+    from ..forecast.elasticity import elasticity_table
+
+    df = elasticity_table(workload=workload or "openrouter-2025")
+    w = df.set_index("spec").loc["within"]
+    verdict = ("supported: volume rises as the model's own price falls" if w["supported"] else
+               f"NOT supported: the within-model estimate's 95 % interval ({w['lo_95']:.2f} to {w['hi_95']:.2f}) "
+               f"does not lie below zero (only {int(w['n_models_price_changed'])} of {int(w['n_models'])} models changed "
+               "price while listed). No elasticity is assumed in its place: the forecast does not move with price")
+    cap = (f"log(weekly tokens) on log(blended list price) by OLS, standard errors clustered by model; within = model "
+           "and week fixed effects (a model's volume against its own price changes), cross_section = week fixed "
+           "effects only (cheaper vs dearer models: quality sets both, not a demand response). Data: "
+           f"{w['dataset']} ({int(w['n_obs'])} paid model-weeks, {int(w['n_weeks'])} weeks; top models only; weeks "
+           "before 2026-02-09 carry that day's prices). half_price_demand_x: demand at half the price = 0.5^e, "
+           f"with its 95 % interval. Verdict: {verdict}")
+    emit(df, fmt, title="Price elasticity of token volume (OpenRouter model-weeks)", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
 
 
 def _benchmark_line(bt) -> str:
