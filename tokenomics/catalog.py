@@ -231,7 +231,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         "token_demand.csv",
         "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day; holdout = 1 marks series only scored, never tuned on.",
         index=None,
-        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout"),
+        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout", "search_pass"),
     ),
     "demand_scenarios": DatasetInfo(
         "demand_scenarios.csv",
