@@ -100,3 +100,12 @@ def test_cli_capacity_json_has_the_documented_fields():
     assert {"region", "year", "demand_tokens_per_day", "served_tokens_per_day", "binding",
             "usd_per_m_output_tok", "chips_needed", "twh"} <= set(rec[0])
     assert all(r["served_tokens_per_day"] <= r["demand_tokens_per_day"] for r in rec)
+
+
+def test_region_without_a_chip_share_has_no_chip_limit():
+    """Europe has IEA electricity but no sourced share of the world's accelerators: its chip limit
+    is NaN and never binds; power still does for a demand far above it."""
+    df = supply_capacity(_result(1e18, region="europe")).to_frame()
+    assert df["chips_tokens_per_day"].isna().all()
+    assert (df["binding"] == "power").all()
+    assert np.allclose(df["served_tokens_per_day"], df["power_tokens_per_day"])

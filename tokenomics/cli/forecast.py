@@ -213,6 +213,9 @@ def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Fo
                "list price path. Supply-bound (median above what chips or power allow; served is capped): "
                + said + ". A series that is part of its region is bounded by the whole region's supply, "
                "not sized by it; parameters in datasets/demand_scenarios.csv")
+    no_chips = sorted(set(df.loc[df["chips_tokens_per_day"].isna(), "region"]))
+    if no_chips:
+        caption += "; no chip limit (no sourced share of the world's accelerators) for: " + ", ".join(no_chips)
     keep = ["series", "region", "year", "demand_tokens_per_day", "served_tokens_per_day", "binding",
             "chips_tokens_per_day", "power_tokens_per_day", "chips_needed", "twh", "usd_per_m_output_tok"]
     return (df[keep] if fmt == Format.table else df), title, caption
