@@ -224,14 +224,14 @@ CLI_CASES: list[tuple[list[str], str]] = [
     # -- validate-serving: a disaggregated row without its P:D split
     (["validate-serving", "disagg_nosplit.csv"], "missing n_prefill_gpus, n_decode_gpus"),
     (["validate-serving", "disagg_nodecode.csv", "--format", "csv"], "split; missing n_decode_gpus"),
-    (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be a positive number (or empty), got -5"),
+    (["validate-serving", "neg_batch_cap.csv"], "max_batch_size must be >= 1, got -5; expected a whole number of sequences"),
     (["validate-serving", "typo_hw.csv"], "Unknown accelerator 'h2000'. Did you mean"),
     (["validate-serving", "typo_model.csv"], "Unknown model 'llama-2-7b0'. Did you mean 'llama-2-70b'"),
     (["validate-serving", "typo_engine.csv"], "Unknown engine 'tensort'. Did you mean"),
     (["validate-serving", "too_small.csv", "--format", "csv"], "does not fit per chip"),
-    (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be a positive number"),
+    (["validate-serving", "zero_requests.csv", "--format", "json"], "n_requests must be >= 1, got 0; expected a whole number of requests"),
     (["price", "--mem-frac", "90"], "mem_frac must be in (0, 1], got 90. Fractions are 0-1; did you mean 0.9?"),
-    (["validate-serving", "pct_mem_frac.csv"], "mem_frac must be a fraction in (0, 1] (or empty), got 95; did you mean 0.95?"),
+    (["validate-serving", "pct_mem_frac.csv"], "mem_frac: fraction expected, got 95 — did you mean 0.95?"),
     # -- sweep: the grid reader, sizes, --out, engines
     (["sweep", "missing.toml"], "not found"),
     (["sweep", "adir"], "is a directory"),

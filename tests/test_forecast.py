@@ -513,17 +513,21 @@ def test_price_path_blends_the_list_prices_by_the_served_mix():
 
 def test_infrastructure_is_sized_with_the_price_chains_numbers():
     """One deployment, one set of numbers: a chip serves (input + output) / chip_s_per_request
-    tokens/s (hand formula) and costs the chip-hour behind tokenomics price's blended price, so
-    the plan's cost per 1K tokens at full load is that price."""
+    tokens/s (hand formula over the prefill GPUs' and decode GPUs' rates of tokenomics price
+    --serving disaggregated) and costs the chip-hour behind its blended price, so the plan's cost
+    per 1K tokens at full load is that price; the rate is the serving model's tokens per GPU."""
     from tokenomics.chain import price
     from tokenomics.forecast.infrastructure import serving_basis
 
     b = serving_basis("dgx-h200", "llama-3.1-70b", workload="chat", target_tok_per_s_per_user=20)
-    p = price(model="llama-3.1-70b", system="dgx-h200", workload="chat", target_tok_per_s_per_user=20)
-    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.tok_per_s_per_chip)
+    p = price(model="llama-3.1-70b", system="dgx-h200", workload="chat", target_tok_per_s_per_user=20,
+              serving="disaggregated")
+    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.decode_tok_per_s_per_chip)
     assert b["tok_per_s_per_chip"] == pytest.approx(2048 / (1024 / pre + 1024 / dec), rel=1e-12)
+    # the same as serve_disaggregated's output tokens per GPU of the whole deployment, times (i + o) / o
+    assert b["tok_per_s_per_chip"] == pytest.approx(float(p.tok_per_s_per_chip) * 2, rel=1e-9)
     assert b["decode_tok_per_s_per_chip"] == pytest.approx(dec) and b["n_chips_per_node"] == 8
-    assert b["deployment"] == p.deployment.label()
+    assert b["deployment"] == p.deployment.label() and b["serving_mode"] == p.serving_mode
     df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", workload="chat",
                              target_tok_per_s_per_user=20, utilization_frac=1.0).to_frame()
     np.testing.assert_allclose(df["cost_usd_per_1k_tok"], float(p.price_usd_per_1k_blended_tok), rtol=1e-12)
@@ -539,8 +543,8 @@ def test_infrastructure_cache_hits_skip_prefill_and_keep_the_cost_consistent():
 
     kw = dict(workload="chat", target_tok_per_s_per_user=20)
     b = serving_basis("dgx-h200", "llama-3.1-70b", cache_hit_frac=0.563, **kw)
-    p = price(model="llama-3.1-70b", system="dgx-h200", cache_hit_frac=0.563, **kw)
-    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.tok_per_s_per_chip)
+    p = price(model="llama-3.1-70b", system="dgx-h200", cache_hit_frac=0.563, serving="disaggregated", **kw)
+    pre, dec = float(p.prefill_tok_per_s_per_chip), float(p.decode_tok_per_s_per_chip)
     assert b["tok_per_s_per_chip"] == pytest.approx(2048 / (0.437 * 1024 / pre + 1024 / dec), rel=1e-12)
     df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", cache_hit_frac=0.563,
                              utilization_frac=1.0, **kw).to_frame()
@@ -569,7 +573,8 @@ def test_serve_at_target_is_the_most_requests_that_keep_every_user_at_the_speed(
 def test_colocated_sizing_keeps_the_layout_serving_the_most_tokens_per_chip():
     """serving='colocated': every layout of the DGX H200 tried with serve_at_target (recomputed
     here), the best kept; fewer tokens per chip than disaggregated at the same speed (the prompts
-    share the decode iterations), the same chip-hour cost; cache hits are refused."""
+    share the decode iterations); the chip-hour behind tokenomics price --serving colocated's
+    blended price; cache hits are refused."""
     from tokenomics.chain import price
     from tokenomics.deployment import layout_candidates
     from tokenomics.forecast.infrastructure import serving_basis
@@ -583,7 +588,10 @@ def test_colocated_sizing_keeps_the_layout_serving_the_most_tokens_per_chip():
     assert co["tok_per_s_per_chip"] == pytest.approx(max(float(r.total_tok_per_s_per_gpu) for r in rates if r), rel=1e-12)
     assert co["serving"] == "colocated" and dis["serving"] == "disaggregated"
     assert co["tok_per_s_per_user"] >= 20 and co["tok_per_s_per_chip"] < dis["tok_per_s_per_chip"]
-    assert co["cost_usd_per_chip_h"] == dis["cost_usd_per_chip_h"] and np.isnan(co["prefill_tok_per_s_per_chip"])
+    p = price(model="llama-3.1-70b", system="dgx-h200", serving="colocated", **kw)
+    assert co["cost_usd_per_chip_h"] == pytest.approx(float(p.price_usd_per_1k_blended_tok) * co["tok_per_s_per_chip"]
+                                                      * 3.6, rel=1e-12)  # USD/1K tok x tok/s x 3600 s/h / 1000
+    assert co["serving_mode"] == "co-located" and dis["serving_mode"].startswith("disaggregated ")
     df = plan_infrastructure(forecast("google"), "dgx-h200", model="llama-3.1-70b", serving="colocated", **kw).to_frame()
     np.testing.assert_allclose(df["tok_per_s_per_chip"], co["tok_per_s_per_chip"], rtol=1e-12)
     with pytest.raises(ValidationError, match="disaggregated sizing only"):

@@ -3,7 +3,7 @@
 71 steps measured on one H200 on 2026-12-04 with ``tools/h200_steps.py`` (the calibration
 harness of ``../shared/calibration/README.md`` rebuilt), in regimes ``h200_cases.csv`` lacks.
 The shipped profile is fitted on ``h200_cases.csv`` alone; every expected value below is that
-measurement scored by the shipped profile (docs/serving-validation.md, "The H200 step model on
+measurement scored by the shipped profile (docs/validation/serving.md, "The H200 step model on
 steps no fit saw").
 """
 

@@ -7,7 +7,8 @@ import pytest
 from tokenomics import catalog
 from tokenomics.perf.memory import weight_bytes_per_chip
 from tokenomics.perf.ops import build_ops
-from tokenomics.perf.step import decode_step, gemm_peak_flop_per_s
+from tokenomics.perf.kernels import gemm_peak_flop_per_s
+from tokenomics.perf.step import decode_step
 from tokenomics.specs import head_bytes, head_precision, plan
 
 L8 = catalog.model("llama-3.1-8b")

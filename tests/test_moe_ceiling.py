@@ -10,7 +10,7 @@ from tokenomics import catalog
 from tokenomics.perf import kernels
 from tokenomics.perf.profile import load_profile
 from tokenomics.perf.roofline import gemm_efficiency
-from tokenomics.perf.step import (MOE_FIXED_TOKENS, MOE_RATIO_MIN_TOKENS, gemm_peak_flop_per_s, moe_fixed_s, moe_gemm_ratio,
+from tokenomics.perf.kernels import (MOE_FIXED_TOKENS, MOE_RATIO_MIN_TOKENS, gemm_peak_flop_per_s, moe_fixed_s, moe_gemm_ratio,
                                   moe_stream_frac)
 
 
@@ -146,7 +146,7 @@ def test_narrow_expert_slices_by_hand_b200_block_fp8():
     per row as for whole experts (rows per expert T x 8 / 256, FLOPs 2 x T x 8 x 3 x 7168 x 256);
     rho = whole-expert ceiling / slice ceiling; w = F f (rho - 1) / (F - rho f) with F = 2048,
     f = 256 solves c f / (f + w) / [F / (F + w)] = the slice's ceiling; the median of the two rows."""
-    from tokenomics.perf.step import moe_ceiling_params
+    from tokenomics.perf.kernels import moe_ceiling_params
 
     rows = _rows("b200-moe-best-fp8-dsv3-tp8-")
     hw, prof = catalog.accelerator("b200"), load_profile(None, "b200")
@@ -178,7 +178,7 @@ def test_mi355x_mxfp4_ceiling_and_slice_width_by_hand():
     (1.0) and the core timed these layers at 0.50-0.70x of aiter's times at 8192-16384 tokens; the
     six 1024- and 4096-token rows, in no fit, went from 0.51-0.97x to 0.88-0.97x (measured when the
     rows were added)."""
-    from tokenomics.perf.step import moe_ceiling_params
+    from tokenomics.perf.kernels import moe_ceiling_params
 
     hw, prof = catalog.accelerator("mi355x"), load_profile(None, "mi355x")
     peak = gemm_peak_flop_per_s(hw, "mxfp4")[0] * prof.flop_frac

@@ -268,11 +268,11 @@ def test_a_compute_bound_fp4_prefill_slows_by_the_path_ratio(monkeypatch):
     """Same prefill (Llama-70B, NVFP4, 4 x 8192 tokens on one B200: GEMM-bound) with the measured
     ratio and with the datasheet path (ratio forced to 1): GEMM time scales by 1 / 0.671, and the
     attention (bf16 path) does not, so the whole step slows by less than 1.49x but clearly."""
-    import tokenomics.perf.step as step_mod
+    import tokenomics.perf.kernels as kernels_mod
 
     real = float(prefill("b200", "llama-3.1-70b", "graph", prompt_tok=8192, batch=4,
                          weight_precision="nvfp4").step_time_s)
-    monkeypatch.setattr(step_mod, "tensor_path_ratio", lambda hw, field: 1.0)
+    monkeypatch.setattr(kernels_mod, "tensor_path_ratio", lambda hw, field: 1.0)
     datasheet = float(prefill("b200", "llama-3.1-70b", "graph", prompt_tok=8192, batch=4,
                               weight_precision="nvfp4").step_time_s)
     assert 1.2 < real / datasheet < 1 / 0.671 + 1e-6

@@ -1,4 +1,6 @@
-"""Every `$ tokenomics ...` command shown in README.md runs as documented.
+"""Every `$ tokenomics ...` command shown in README.md and the guides (docs/guide/*.md) runs as
+documented, and every ```python block runs. The README's run in the default tier, the guides' in the
+``integration`` tier.
 
 Pipes and comments are stripped; output paths are redirected into a temporary directory; a
 command whose transcript shows `Error:` must exit with code 2 and print that error.
@@ -15,10 +17,24 @@ from tokenomics.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+#: Every document whose transcripts are checked: {name: text}; the README first.
+DOCS = {"README.md": README, **{f"docs/guide/{p.name}": p.read_text()
+                                for p in sorted((ROOT / "docs" / "guide").glob("*.md"))}}
+
+
+def _tier(doc: str) -> list:
+    return [] if doc == "README.md" else [pytest.mark.integration]
 
 
 def _commands():
-    lines = README.splitlines()
+    out = []
+    for doc, text in DOCS.items():
+        out += _commands_of(doc, text)
+    return out
+
+
+def _commands_of(doc: str, text: str):
+    lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
         if line.startswith("pip install -e . && tokenomics"):  # the quickstart's main job
@@ -34,8 +50,8 @@ def _commands():
             if s.startswith(("$ ", "```")):
                 break
             rows += [s] if s.startswith("│") else []
-        out.append(pytest.param(cmd, nxt if expect_error else None, rows, id=cmd[:70],
-                                marks=[pytest.mark.slow] if "--engine dask" in cmd else []))
+        out.append(pytest.param(cmd, nxt if expect_error else None, rows, id=f"{doc}: {cmd[:70]}",
+                                marks=([pytest.mark.slow] if "--engine dask" in cmd else []) + _tier(doc)))
     return out
 
 
@@ -43,7 +59,7 @@ COMMANDS = _commands()
 
 
 def test_readme_has_transcripts():
-    assert len(COMMANDS) >= 10
+    assert len(_commands_of("README.md", README)) >= 3
 
 
 def _cells(row: str) -> list[str]:
@@ -81,19 +97,21 @@ def test_readme_command(cmd, error, rows, tmp_path, monkeypatch, capsys):
 
 
 def _python_blocks():
-    blocks, cur, inside = [], [], False
-    for line in README.splitlines():
-        if line.strip() == "```python":
-            inside, cur = True, []
-        elif inside and line.strip() == "```":
-            inside = False
-            blocks.append("\n".join(cur))
-        elif inside:
-            cur.append(line)
+    blocks = []
+    for doc, text in DOCS.items():
+        cur, inside = [], False
+        for line in text.splitlines():
+            if line.strip() == "```python":
+                inside, cur = True, []
+            elif inside and line.strip() == "```":
+                inside = False
+                blocks.append(pytest.param("\n".join(cur), id=f"{doc}: {cur[0][:50] if cur else ''}", marks=_tier(doc)))
+            elif inside:
+                cur.append(line)
     return blocks
 
 
-@pytest.mark.parametrize("code", _python_blocks(), ids=lambda c: c.splitlines()[0][:50])
+@pytest.mark.parametrize("code", _python_blocks())
 def test_readme_python_example_runs(code, tmp_path, monkeypatch):
     """Every ```python block of the README runs (in a scratch directory that sees examples/)."""
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -112,12 +130,14 @@ def _cut(line: str, spec: str) -> str:
 
 
 def _cut_transcripts():
-    lines = README.splitlines()
     out = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\$ (tokenomics .*?) \| cut -d, -f([\d,\-]+)", line)
-        if m and i + 1 < len(lines):
-            out.append(pytest.param(m.group(1), m.group(2), lines[i + 1], id=m.group(1)[:60]))
+    for doc, text in DOCS.items():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"\$ (tokenomics .*?) \| cut -d, -f([\d,\-]+)", line)
+            if m and i + 1 < len(lines):
+                out.append(pytest.param(m.group(1), m.group(2), lines[i + 1], id=f"{doc}: {m.group(1)[:60]}",
+                                        marks=_tier(doc)))
     return out
 
 
@@ -144,7 +164,14 @@ def _run_stdout(cmd: str, monkeypatch, capsys) -> list[str]:
 def _data_transcripts():
     """README transcripts of CSV/JSON output (after `cut`, `head`, `grep` as written): the lines shown
     under each command, up to the next command, the block's end or an elision."""
-    lines = README.splitlines()
+    out = []
+    for doc, text in DOCS.items():
+        out += _data_transcripts_of(doc, text)
+    return out
+
+
+def _data_transcripts_of(doc: str, text: str):
+    lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
         m = re.match(r"\$ (tokenomics .*(?:--format|-f) (?:csv|json)\b.*)$", line)
@@ -158,7 +185,7 @@ def _data_transcripts():
                 break
             shown.append(s)
         if shown:
-            out.append(pytest.param(parts, shown, rounded, id=parts[0][:60]))
+            out.append(pytest.param(parts, shown, rounded, id=f"{doc}: {parts[0][:60]}", marks=_tier(doc)))
     return out
 
 

@@ -206,7 +206,7 @@ def test_mla_kernels_stream_at_their_fitted_rate():
     it is 2.5 % in sample. Hopper's BF16 MLA reads at the curve's rate (capped at 1); a chip
     without rows keeps 1."""
     from tokenomics.perf.kernels import kernel_op_time, read_kernel_microbench
-    from tokenomics.perf.step import mla_kv_read_frac
+    from tokenomics.perf.kernels import mla_kv_read_frac
 
     kb = read_kernel_microbench()
     kb = kb[kb["kernel"].astype(str).str.startswith("TensorRT-LLM 1.3.0rc20 MLA")]
@@ -250,7 +250,7 @@ def test_attention_unit_cost_per_chip():
     8.7-12.5 ns on the Blackwell ones). The H800 borrows the H200's; chips of other vendors have no
     measured rows and no such cost."""
     from tokenomics.catalog import load
-    from tokenomics.perf.step import attention_unit_s
+    from tokenomics.perf.kernels import attention_unit_s
 
     kb = load("kernel_microbench").set_index("bench_id")
     t = kb.loc[["h200-decode-trtllm-q64kv8d64-b2048-kv2", "h200-decode-trtllm-q64kv8d64-b1024-kv2"], "value"]
@@ -275,7 +275,8 @@ def test_attention_blocks_in_the_step():
     from tokenomics.perf.ops import build_ops
     from tokenomics.perf.profile import load_profile
     from tokenomics.perf.roofline import op_times
-    from tokenomics.perf.step import attention_unit_s, decode_step
+    from tokenomics.perf.kernels import attention_unit_s
+    from tokenomics.perf.step import decode_step
     from tokenomics.specs import plan
 
     m, hw, prof = model("gpt-oss-20b"), accelerator("h200"), load_profile(None, "h200")

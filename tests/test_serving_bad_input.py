@@ -68,7 +68,7 @@ BAD_CELLS = [
     ({"dp_attention": "maybe"}, ["P070", "dp_attention", "'maybe'", "0 or 1"]),
     ({"dp_attention": "2"}, ["P070", "dp_attention", "0 or 1"]),
     ({"concurrency": "many"}, ["P070", "concurrency", "'many'"]),
-    ({"concurrency": "0"}, ["P070", "concurrency", "> 0"]),
+    ({"concurrency": "0"}, ["P070", "concurrency", ">= 1"]),  # at least one request in flight
     ({"concurrency": ""}, ["P070", "concurrency", "a serve row needs its concurrency", "empty"]),
     ({"weight_precision": "fp3"}, ["P070", "Unknown weight precision 'fp3'"]),
     ({"kv_precision": "int3"}, ["P070", "Unknown KV precision 'int3'"]),

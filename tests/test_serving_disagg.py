@@ -9,7 +9,7 @@ import pytest
 
 from tokenomics import catalog
 from tokenomics.deployment import resolve
-from tokenomics.errors import ValidationError
+from tokenomics.errors import TokenomicsError, ValidationError
 from tokenomics.perf import serving
 from tokenomics.perf.memory import kv_bytes_per_seq_per_chip
 from tokenomics.perf.serving import kv_transfer_s, serve, serve_disaggregated
@@ -138,8 +138,8 @@ def test_split_missing_is_one_line(drop):
         serving.predict_case(row)
     msg = str(exc.value)
     assert "D1" in msg and all(k in msg for k in drop) and "\n" not in msg
-    with pytest.raises(ValidationError):
-        serving.read_cases(pd.DataFrame([row]))
+    with pytest.raises(TokenomicsError, match="D1: a disaggregated serve row needs its prefill/decode split"):
+        serving.read_cases(pd.DataFrame([row]))  # the strict reader (check_cases refuses the row alone)
 
 
 @pytest.fixture(scope="module")
@@ -195,8 +195,8 @@ def test_colocated_wide_ep_serves_a_prefill_heavy_mix_far_below_the_disaggregate
     default deployment (DeepSeek-V3, GB200 NVL72, EP72 with attention DP) co-located, serving
     OpenRouter's 6,000 / 400 mix, holds 35 tok/s per user only up to ~42 users, where it delivers
     ~324 tok/s per GPU of input and output (measured with this model, 2026-12-05): each prompt
-    prefilled on one attention-DP rank holds all 72 in lockstep. Disaggregated, a GPU serves 12,938
-    (golden infra basis): 40x more."""
+    prefilled on one attention-DP rank holds all 72 in lockstep. Disaggregated (serve_disaggregated,
+    5 prefill instances per decode instance), a GPU serves 11,297 (golden infra basis): 35x more."""
     from tokenomics.chain import price
     from tokenomics.forecast.infrastructure import serving_basis
 

@@ -299,8 +299,8 @@ def test_a_row_that_cannot_hold_its_weights_is_not_predicted_and_named():
     d = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv").head(2).copy()
     d[["tp", "ep", "dp_attention", "n_gpus"]] = [1, 1, 0, 1]
     p = serving.predict_cases(d)
-    assert p["status"].str.startswith("not predicted: serving case M00").all()
-    assert p["status"].str.contains("does not fit per chip").all()
+    assert (p["status"] == "refused").all()
+    assert p["refused_reason"].str.contains("does not fit per chip").all()
     assert p["predicted_output_tok_per_s_per_gpu"].isna().all()
     assert set(serving.PREDICTED_COLUMNS) <= set(p.columns)
 

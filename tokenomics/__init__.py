@@ -50,6 +50,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "system_step": ("tokenomics.perf.system", "system_step"),
     "ParallelPlan": ("tokenomics.perf.parallel", "ParallelPlan"),
     "SpecDecode": ("tokenomics.perf.speculative", "SpecDecode"),
+    # a deployment: chips, layout, engine, precisions; resolved with production defaults
+    "Deployment": ("tokenomics.deployment", "Deployment"),
+    "resolve": ("tokenomics.deployment", "resolve"),
     # perf -> econ
     "price": ("tokenomics.chain", "price"),
     "chain": ("tokenomics.chain", None),

@@ -203,6 +203,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "error_bands": DatasetInfo(
+        "error_bands.csv",
+        "80 % error bands of predicted output tokens/s per GPU by error regime (chip family, engine, dense/MoE, co-located/disaggregated, speculative or not): 10th and 90th percentiles of log(predicted/measured) over published serving results no fit used (tools/build_error_bands.py).",
+        index=None,
+        required=("regime", "n_rows", "n_sources", "q10_log_ratio", "q90_log_ratio", "sources", "source", "as_of"),
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",
@@ -260,6 +266,8 @@ REGISTRY: dict[str, DatasetInfo] = {
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per 1K tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_1k_tok", "output_usd_per_1k_tok", "blended_usd_per_1k_tok", "source", "as_of")),
     "market_prices": DatasetInfo("market_prices.csv", "Third-party API list prices of open-weight models, USD per M input/cached/output tokens, with the provider's output speed where published (tokenomics market).", index=None, required=("provider", "model", "input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user", "source", "as_of")),
+    "served_precision": DatasetInfo("served_precision.csv", "The weight precision API providers serve each model at (the published checkpoint they deploy), priced by tokenomics market where a price row states none.", index="model", required=("model", "weight_precision", "source", "as_of")),
+    "served_speed": DatasetInfo("served_speed.csv", "Published output speed per provider and model (tokens/s per request, measured by a gateway), priced by tokenomics market where a price row states none.", index=None, required=("provider", "model", "tok_per_s_per_user", "source", "as_of")),
     "china_price_cuts": DatasetInfo("china_price_cuts.csv", "China cloud price cuts, CNY and USD per 1K tokens, with the exchange rate and its source per row.", required=("date", "provider", "model", "price_before_cny_per_1k_tok", "price_after_cny_per_1k_tok", "cut_frac", "fx_cny_per_usd", "price_before_usd_per_1k_tok", "price_after_usd_per_1k_tok", "fx_source", "source", "as_of")),
     "megakernel_events": DatasetInfo("megakernel_events.csv", "Megakernel / persistent-kernel / CUDA-graph events with an assigned adoption level 0-4 (watch metric 2).", required=("date", "project", "hardware_family", "kind", "track", "level", "source", "as_of")),
     "supernode_events": DatasetInfo("supernode_events.csv", "Domestic (China) supernode events: yields, deliveries, production plans (watch metric 3).", required=("date", "vendor", "product", "event", "units_low", "value", "unit", "source", "as_of")),
@@ -301,6 +309,10 @@ def _load_cached(name: str, path: str) -> "pd.DataFrame":
 def load(name: str) -> "pd.DataFrame":
     """Load a registered dataset as a DataFrame (a copy; safe to modify).
 
+    ``"models"`` holds the bundled architectures and then the user's own
+    (:func:`user_models_path`, added with ``tokenomics models add``); a user row named like a
+    bundled one replaces it.
+
     Parameters
     ----------
     name : str
@@ -313,7 +325,151 @@ def load(name: str) -> "pd.DataFrame":
     """
     if name not in REGISTRY:
         raise unknown_name("dataset", name, REGISTRY)
+    if name == "models":
+        return _models_frame(str(data_dir() / REGISTRY[name].file), _user_models_key()).copy()
     return _load_cached(name, str(data_dir() / REGISTRY[name].file)).copy()
+
+
+# ---- the user's own models ------------------------------------------------------------------
+
+def user_home() -> Path:
+    """Directory of the user's own catalog files: ``$TOKENOMICS_HOME``, else ``~/.tokenomics``."""
+    return Path(_user_file(os.environ.get("TOKENOMICS_HOME") or "")).parent
+
+
+@functools.lru_cache(maxsize=8)
+def _user_file(env: str) -> str:
+    """The user-models file for a ``$TOKENOMICS_HOME`` value (``""``: ``~/.tokenomics``)."""
+    return str((Path(env).expanduser() if env.strip() else Path.home() / ".tokenomics") / "models.csv")
+
+
+def user_models_path() -> Path:
+    """The user-models CSV (same columns as the bundled ``models.csv``): ``user_home()/models.csv``."""
+    return user_home() / "models.csv"
+
+
+#: The user-models file's last stat per path: (monotonic time, key). A lookup stats the file at
+#: most once a second, so a model lookup stays a few microseconds.
+_USER_KEYS: dict[str, tuple[float, tuple[str, int, int]]] = {}
+
+
+def _user_models_key() -> tuple[str, int, int]:
+    """(path, modification time, size) of the user-models file, so a cached lookup sees an edit
+    (within a second; at once after :func:`add_user_model`); size -1 when there is none."""
+    import time
+
+    p = _user_file(os.environ.get("TOKENOMICS_HOME") or "")
+    now = time.monotonic()
+    hit = _USER_KEYS.get(p)
+    if hit is not None and now - hit[0] < 1.0:
+        return hit[1]
+    try:
+        st = os.stat(p)
+        key = (p, st.st_mtime_ns, st.st_size)
+    except (FileNotFoundError, NotADirectoryError):
+        key = (p, 0, -1)
+    _USER_KEYS[p] = (now, key)
+    return key
+
+
+def _read_user_models(path: str) -> "pd.DataFrame":
+    import pandas as pd
+
+    from .io import exact_floats
+
+    try:
+        df = pd.read_csv(path, **exact_floats())
+    except pd.errors.EmptyDataError:
+        raise DataError(f"user models file {path} is empty; delete it or add a model with "
+                        "`tokenomics models add`") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"user models file {path} is not a readable CSV ({' '.join(str(exc).split())[:120]})") from None
+    check_columns(df, REGISTRY["models"].required, what=f"user models file {path}")
+    return df
+
+
+@functools.lru_cache(maxsize=16)
+def _models_frame(bundled: str, user_key: tuple[str, int, int]) -> "pd.DataFrame":
+    """Bundled models, then the user's (replacing bundled rows of the same name)."""
+    import pandas as pd
+
+    df = _load_cached("models", bundled)
+    path, _, size = user_key
+    if size < 0:
+        return df
+    user = _read_user_models(path).set_index("name", drop=False)
+    user.index.name = None
+    if user.index.has_duplicates:
+        raise DataError(f"user models file {path} names {user.index[user.index.duplicated()][0]!r} twice")
+    return pd.concat([df.drop(index=[n for n in user.index if n in df.index]), user])
+
+
+def bundled_model_names() -> list[str]:
+    """Names of the models shipped with tokenomics (and their aliases)."""
+    df = _load_cached("models", str(data_dir() / REGISTRY["models"].file))
+    return list(df.index) + list(MODEL_ALIASES)
+
+
+def user_model_names() -> list[str]:
+    """Names in the user-models file (none when it does not exist)."""
+    path, _, size = _user_models_key()
+    return [] if size < 0 else [str(n) for n in _read_user_models(path)["name"]]
+
+
+def add_user_model(spec: "ModelSpec", *, force: bool = False) -> Path:
+    """Add a model architecture to the user-models file (written atomically) and return its path.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The architecture (e.g. from :meth:`ModelSpec.from_hf_config`); its ``source``,
+        ``as_of`` and ``note`` are kept.
+    force : bool
+        Replace a model of the same name: a bundled one (the user's row wins) or the user's own.
+
+    Raises
+    ------
+    ValidationError
+        The name is not a catalog name (letters, digits, ``.``, ``_``, ``-``), or it is taken and
+        ``force`` is false.
+    """
+    import re
+
+    import pandas as pd
+
+    from .errors import ValidationError
+    from .io import write_frame
+
+    name = spec.name
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}", name or ""):
+        raise ValidationError(f"model name {name!r} must be 1-80 letters, digits, '.', '_' or '-' "
+                              "(starting with a letter or digit), e.g. 'my-model-7b'")
+    if not force:
+        if name in bundled_model_names():
+            raise ValidationError(f"model name {name!r} is a bundled model; choose another --name, or pass "
+                                  "--force to replace it with yours")
+        if name in user_model_names():
+            raise ValidationError(f"model name {name!r} is already in {user_models_path()}; choose another "
+                                  "--name, or pass --force to replace it")
+    columns = list(_load_cached("models", str(data_dir() / REGISTRY["models"].file)).columns)
+    d = spec.to_dict()
+    row = {c: d.get(c, "") for c in columns}
+    for c, val in row.items():
+        if isinstance(val, bool):
+            row[c] = "true" if val else "false"
+    path = user_models_path()
+    if _user_models_key()[2] >= 0:
+        old = _read_user_models(str(path))
+        old = old[old["name"].astype(str) != name]
+        df = pd.concat([old, pd.DataFrame([row])], ignore_index=True)[columns]
+    else:
+        df = pd.DataFrame([row], columns=columns)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_frame(df, path)
+    _USER_KEYS.clear()
+    _models_frame.cache_clear()
+    _model_cached.cache_clear()
+    return path
 
 
 def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
@@ -375,17 +531,23 @@ def model(name: str) -> "ModelSpec":
     Aliases in :data:`MODEL_ALIASES` resolve to the architecture they share.
     """
     _name(name, "model")
-    name = MODEL_ALIASES.get(str(name), str(name))
-    return _model_cached(name, str(data_dir()))
+    name, key = str(name), _user_models_key()
+    # an alias names the architecture it shares, unless the user's own model took the name
+    if name in MODEL_ALIASES and (key[2] < 0 or name not in _models_frame(
+            str(data_dir() / REGISTRY["models"].file), key).index):
+        name = MODEL_ALIASES[name]
+    return _model_cached(name, str(data_dir()), key)
 
 
 @functools.lru_cache(maxsize=256)
-def _model_cached(name: str, _dir: str) -> "ModelSpec":
+def _model_cached(name: str, _dir: str, user_key: tuple[str, int, int] = ("", 0, -1)) -> "ModelSpec":
     from .specs import ModelSpec
 
-    df = _load_cached("models", str(data_dir() / REGISTRY["models"].file))
+    df = _models_frame(str(data_dir() / REGISTRY["models"].file), user_key)
     if name not in df.index:
-        raise unknown_name("model", name, df.index)
+        err = unknown_name("model", name, df.index)
+        err.args = (f"{err.args[0]} (a model not listed: tokenomics models add CONFIG.json --name {name})",)
+        raise err
     return ModelSpec.from_row(df.loc[name])
 
 

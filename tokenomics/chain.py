@@ -19,6 +19,9 @@ True
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +47,11 @@ def workload_mix(name: str) -> tuple[int, int]:
 #: tokens pay for prefill); ``all-in`` charges the whole request's chip time, prefill included, to
 #: its output tokens (InferenceX's cost per million output tokens) and input tokens nothing.
 OUTPUT_CONVENTIONS = ("decode-only", "all-in")
+
+
+#: The 80 % error band's columns of a price (:mod:`tokenomics.errorband`).
+BAND_COLUMNS = ("tok_per_s_per_chip_lo", "tok_per_s_per_chip_hi", "usd_per_m_output_tok_lo",
+                "usd_per_m_output_tok_hi", "error_regime")
 
 
 @dataclass(frozen=True, repr=False)
@@ -86,6 +94,21 @@ class PriceResult(Display):
         (Board + host) x PUE per output token [J/token].
     wh_per_1k_tok : ndarray
         Facility energy per 1K output tokens [Wh].
+    serving : str
+        The serving mode priced (:data:`SERVING_MODES`): ``decode``, ``colocated`` or ``disaggregated``.
+    serving_mode : str
+        Its label in outputs: ``decode-only steady state``, ``co-located``, ``disaggregated 1P:3D``.
+    concurrency : float
+        Requests in flight of the operating point: per instance (co-located), over the whole
+        prefill:decode group (disaggregated); NaN for the decode-only steady state (``batch``
+        is its operating point) [requests].
+    n_prefill_gpus, n_decode_gpus : float
+        Disaggregated: GPUs of the prefill and of the decode instances (NaN otherwise).
+    decode_tok_per_s_per_chip : ndarray or None
+        Output tokens/s per chip-second spent decoding [tokens/s]: ``tok_per_s_per_chip`` in the
+        decode-only steady state; co-located, the served rate over the decoding share of the
+        iterations; disaggregated, per decode GPU. With ``prefill_tok_per_s_per_chip`` it splits
+        a request's chip time (:func:`tokenomics.perf.serving.chip_s_per_request`).
     """
 
     _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
@@ -124,6 +147,12 @@ class PriceResult(Display):
     energy_j_per_tok: np.ndarray
     facility_energy_j_per_tok: np.ndarray
     wh_per_1k_tok: np.ndarray
+    serving: str = "decode"
+    serving_mode: str = "decode-only steady state"
+    concurrency: float = float("nan")
+    n_prefill_gpus: float = float("nan")
+    n_decode_gpus: float = float("nan")
+    decode_tok_per_s_per_chip: Any = None
 
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
@@ -170,6 +199,58 @@ class PriceResult(Display):
         """Blended price of the workload mix [USD per million tokens]."""
         return np.asarray(self.price_usd_per_1k_blended_tok, float) * 1e3
 
+    # ---- the 80 % error band (tokenomics.errorband) ----------------------------------------
+    @functools.cached_property
+    def _error_band(self) -> tuple[str, float, float]:
+        from . import errorband
+
+        regime = errorband.regime_of_deployment(self.deployment, getattr(self, "serving", "decode"))
+        return errorband.band_of(regime)
+
+    @property
+    def error_regime(self) -> str:
+        """The error regime whose band this result carries (``datasets/error_bands.csv``)."""
+        return self._error_band[0]
+
+    @property
+    def tok_per_s_per_chip_lo(self) -> np.ndarray:
+        """Low end of the 80 % band of ``tok_per_s_per_chip`` [tokens/s]."""
+        from .errorband import throughput_band
+
+        return throughput_band(self.tok_per_s_per_chip, *self._error_band[1:])[0]
+
+    @property
+    def tok_per_s_per_chip_hi(self) -> np.ndarray:
+        """High end of the 80 % band of ``tok_per_s_per_chip`` [tokens/s]."""
+        from .errorband import throughput_band
+
+        return throughput_band(self.tok_per_s_per_chip, *self._error_band[1:])[1]
+
+    def _usd_per_m_output_tok_at(self, tok_per_s_per_chip: Any) -> np.ndarray:
+        """The output price were the chips to decode at ``tok_per_s_per_chip``: the priced output
+        price with its decode share re-priced by the same cost function [USD per million tokens]."""
+        from .econ.pricing import price_usd_per_1k_tok
+
+        base = np.asarray(self.tok_per_s_per_chip, float)
+        x = np.asarray(tok_per_s_per_chip, float)
+        ok = np.isfinite(base) & (base > 0) & np.isfinite(x) & (x > 0)
+
+        def dec(t):
+            return np.asarray(price_usd_per_1k_tok(self.cost_usd_per_chip_h, np.where(ok, t, 1.0),
+                                                   self.utilization_frac, self.margin_frac), float)
+
+        return np.where(ok, self.usd_per_m_output_tok + (dec(x) - dec(base)) * 1e3, np.nan)
+
+    @property
+    def usd_per_m_output_tok_lo(self) -> np.ndarray:
+        """Low end of the 80 % band of the output price, at the band's high throughput [USD per million tokens]."""
+        return self._usd_per_m_output_tok_at(self.tok_per_s_per_chip_hi)
+
+    @property
+    def usd_per_m_output_tok_hi(self) -> np.ndarray:
+        """High end of the 80 % band of the output price, at the band's low throughput [USD per million tokens]."""
+        return self._usd_per_m_output_tok_at(self.tok_per_s_per_chip_lo)
+
     def to_frame(self):
         """One row per configuration: the deployment, throughput, power, cost, prices, energy."""
         import pandas as pd
@@ -187,6 +268,13 @@ class PriceResult(Display):
                 "output_convention": self.output_convention}
         df = pd.DataFrame({**{k: [val] * n for k, val in head.items()},
                            **{k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}})
+        # the serving mode and its operating point, then the 80 % error band, last (the columns
+        # before keep their places)
+        for k in ("serving", "serving_mode", "concurrency", "n_prefill_gpus", "n_decode_gpus"):
+            df[k] = getattr(self, k)
+        for k in BAND_COLUMNS[:-1]:
+            df[k] = np.broadcast_to(np.asarray(getattr(self, k), float), shape).ravel()
+        df["error_regime"] = self.error_regime
         return df
 
 
@@ -244,6 +332,58 @@ def deployment_of(hardware: Any = None, model: Any = None, execution: Any = None
     return resolve(model, hardware=hardware, system=system, execution=execution, **kw)
 
 
+#: How the chips serve a price's requests (``price(serving=...)``, ``tokenomics price --serving``):
+#: ``decode`` prices the decode-only steady state at a fixed batch, prefill charged at its own
+#: rate (no queueing, no engine iteration shared with prompts, no KV transfer); ``colocated`` one
+#: engine interleaving prompt chunks with decoding (:func:`tokenomics.perf.serving.serve`: continuous
+#: batching at a concurrency, the model ``validate-serving`` scores); ``disaggregated`` prefill
+#: instances and decode instances with KV transfer (:func:`tokenomics.perf.serving.serve_disaggregated`).
+SERVING_MODES = ("decode", "colocated", "disaggregated")
+
+#: Prefill:decode instance splits a disaggregated price weighs when none is given (the one serving
+#: the most output tokens per GPU is kept; 1:1 first among equals).
+PD_SPLITS = tuple((p, d) for p in range(1, 9) for d in range(1, 9) if math.gcd(p, d) == 1)
+
+
+def serving_mode_label(serving: str, pd: tuple[int, int] | None = None) -> str:
+    """What a price output calls its serving mode: ``decode-only steady state``, ``co-located``
+    or ``disaggregated 1P:3D`` (prefill:decode instances)."""
+    if serving == "disaggregated":
+        return f"disaggregated {pd[0]}P:{pd[1]}D"
+    return {"decode": "decode-only steady state", "colocated": "co-located"}[serving]
+
+
+@dataclass(frozen=True)
+class _Steady:
+    """What a serving mode hands the economics (:func:`_priced`): throughput, the steps that set the
+    chips' power, and the rates that split the chip time between input and output tokens.
+
+    ``decode_rate`` is the output tokens/s per chip-second spent decoding and ``prefill_rate`` the
+    input tokens/s per chip-second spent on prompts (decode-only: the two steady states' own rates;
+    co-located: the served rates over each phase's share of the iterations; disaggregated: per
+    decode GPU and per prefill GPU). ``prefill_busy_frac``: share of time the prefill chips work
+    (disaggregated; idle power the rest), None where they always do.
+    """
+
+    dep: Any
+    mode: str
+    concurrency: float
+    batch: Any
+    context_tok: Any
+    dec: Any
+    pre: Any
+    tok_per_s_per_chip: Any
+    tok_per_s_per_replica: Any
+    tok_per_s_per_user: Any
+    decode_rate: Any
+    prefill_rate: Any
+    prefill_batch: Any
+    ttft_s: Any
+    prefill_busy_frac: Any = None
+    n_prefill_gpus: float = float("nan")
+    n_decode_gpus: float = float("nan")
+
+
 def price(hardware: Any = None, model: Any = None, execution: Any = None, *, batch: Any = None,
           context_tok: Any = None, workload: str = "chat", cost: Any = None,
           system: Any = None, utilization_frac: Any = None, margin_frac: Any = None,
@@ -254,12 +394,14 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           engine: str | None = None, spec: Any = None, prefill_chunk_tok: int | None = None,
           ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
           target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
-          cache_hit_frac: Any = 0.0, **cost_overrides: Any) -> PriceResult:
+          cache_hit_frac: Any = 0.0, serving: str = "decode", concurrency: float | None = None,
+          isl_tok: int | None = None, osl_tok: int | None = None, pd: tuple[int, int] | None = None,
+          **cost_overrides: Any) -> PriceResult:
     """Price per 1K input and output tokens, cost per chip-hour and energy per token of a deployment.
 
-    Every price goes through here: the deployment's decode step (communication, speculative
-    decoding, overlap included) and its batched prefill, board power from what the chips do, a
-    cost per chip-hour, then prices.
+    Every price goes through here: the deployment's throughput in the chosen serving mode
+    (communication, speculative decoding, overlap included), board power from what the chips do,
+    a cost per chip-hour, then prices.
 
     Parameters
     ----------
@@ -269,12 +411,27 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         ``engine`` plan, a layout that fits, chunked prefill; see :mod:`tokenomics.deployment`).
     deployment : Deployment, optional
         Price exactly this deployment.
+    serving : {"decode", "colocated", "disaggregated"}
+        How the chips serve requests (:data:`SERVING_MODES`): the decode-only steady state at
+        ``batch`` (default), co-located continuous batching at ``concurrency``
+        (:func:`tokenomics.perf.serving.serve`, the model ``validate-serving`` scores) or
+        prefill and decode instances with KV transfer at ``concurrency`` per decode instance
+        (:func:`tokenomics.perf.serving.serve_disaggregated`).
+    concurrency : float, optional
+        ``colocated``: requests in flight per instance; ``disaggregated``: per decode instance
+        [requests]. Default 32 per attention group, or the most that still serve each user
+        ``target_tok_per_s_per_user`` (co-located).
+    isl_tok, osl_tok : int, optional
+        Prompt and output tokens per request [tokens]; default the workload's.
+    pd : (int, int), optional
+        ``disaggregated``: prefill and decode instances; default the split of :data:`PD_SPLITS`
+        that serves the most output tokens per GPU.
     batch : int or array, optional
-        Sequences decoded together per replica [sequences]; default 1, or the cheapest batch
-        that meets ``target_tok_per_s_per_user``.
+        ``decode``: sequences decoded together per replica [sequences]; default 1, or the
+        cheapest batch that meets ``target_tok_per_s_per_user``.
     context_tok : int or array, optional
-        Cached tokens each sequence attends to during decode; default: the workload's input
-        plus half its output (the average context over a request) [tokens].
+        ``decode``: cached tokens each sequence attends to; default the prompt plus half the
+        output (the average context over a request) [tokens].
     workload : str
         Request mix from ``datasets/workloads.csv`` (``chat`` 1k/1k, ``reasoning`` 1k/8k,
         ``summarization`` 8k/1k); prefill is timed on its prompt length.
@@ -290,16 +447,18 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     weight_precision, expert_precision, kv_precision
         Deployment fields (:func:`tokenomics.deployment.resolve`).
     prefill_batch : int, optional
-        Prompts prefilled together (default: the deployment's chunk / prompt length).
+        ``decode``: prompts prefilled together (default: the deployment's chunk / prompt length).
     target_tok_per_s_per_user : float, optional
-        Pick the cheapest batch that still serves each user this fast [tokens/s].
+        Serve each user this fast [tokens/s]: ``decode`` the cheapest batch, ``colocated`` the
+        most requests in flight (:func:`tokenomics.perf.serving.serve_at_target`); where no
+        layout is given, the layout of the chip's systems serving the most tokens per chip.
     utilization_frac, margin_frac : float or array, optional
         Share of hours sold (0, 1] and gross margin [0, 1); defaults from ``tco_params.csv``
         (1 and 0: InferenceX's cost to serve). Unsold hours pay idle-power electricity, sold
         ones busy power (see :func:`tokenomics.econ.utilization.from_load_profile` for a
         utilization implied by a daily load curve).
     cache_hit_frac : float, optional
-        Share of input tokens that hit a prefix cache [0, 1] and skip prefill compute
+        ``decode``: share of input tokens that hit a prefix cache [0, 1] and skip prefill compute
         (DeepSeek reports 0.563: ``tco_params.csv`` ``cache_hit_frac``); default 0.
     output_convention : {"decode-only", "all-in"}
         See :data:`OUTPUT_CONVENTIONS`.
@@ -313,35 +472,122 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     Returns
     -------
     PriceResult
+        With ``serving_mode`` and the operating point (``concurrency``, ``input_tok``, ``output_tok``).
     """
-    from .econ import pricing
-    from .econ.tco import CostInputs, cost_model, param
-    from .errors import DoesNotFitError
-
     dep = deployment_of(hardware, model, execution, deployment=deployment, system=system, parallel=parallel,
                         tp=tp, ep=ep, dp_attention=dp_attention, engine=engine, spec=spec,
                         weight_precision=weight_precision, expert_precision=expert_precision,
                         kv_precision=kv_precision, prefill_chunk_tok=prefill_chunk_tok, ar_impl=ar_impl,
                         a2a_impl=a2a_impl, overlap=overlap)
+    v.one_of(serving, "serving", SERVING_MODES)
     v.one_of(output_convention, "output_convention", OUTPUT_CONVENTIONS)
-    in_tok, out_tok = workload_mix(workload)
-    context_tok = _context_tok(workload, context_tok)
+    in_tok, out_tok = _lengths(workload, isl_tok, osl_tok)
+    utilization_frac, margin_frac = _sold_and_margin(utilization_frac, margin_frac)
+    v.fraction(cache_hit_frac, "cache_hit_frac")
+    v.one_of(on_oom, "on_oom", ("raise", "mask"))
+    bases = _target_bases(dep, parallel, tp, ep) if target_tok_per_s_per_user is not None else []
+    if serving == "decode":
+        if concurrency is not None or pd is not None:
+            raise ValidationError("concurrency and pd set a co-located or disaggregated operating point; the "
+                                  "decode-only steady state takes batch (or give serving='colocated')")
+        context_tok = in_tok + out_tok // 2 if context_tok is None else context_tok
+        st = _decode_steady(dep, bases, batch, context_tok, in_tok, prefill_batch, target_tok_per_s_per_user,
+                            on_oom)
+    else:
+        _check_oracle_args(serving, batch, context_tok, prefill_batch, cache_hit_frac, concurrency,
+                           target_tok_per_s_per_user, pd)
+        if serving == "colocated":
+            st = _colocated_steady(dep, bases, in_tok, out_tok, concurrency, target_tok_per_s_per_user)
+        else:
+            st = _disaggregated_steady(dep, in_tok, out_tok, concurrency, pd, target_tok_per_s_per_user,
+                                      float(cache_hit_frac))
+    return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, cache_hit_frac,
+                   output_convention, workload, in_tok, out_tok)
+
+
+def _sold_and_margin(utilization_frac: Any, margin_frac: Any) -> tuple[Any, Any]:
+    """Share of hours sold and gross margin: as given (checked), else ``tco_params.csv``'s."""
+    from .econ import pricing
+    from .econ.tco import param
+
     if utilization_frac is None:
         utilization_frac = param("utilization_frac")
     if margin_frac is None:
         margin_frac = param("margin_frac")
     pricing.check_utilization(utilization_frac)
     pricing.check_margin(margin_frac)
-    v.fraction(cache_hit_frac, "cache_hit_frac")
-    v.one_of(on_oom, "on_oom", ("raise", "mask"))
-    if target_tok_per_s_per_user is not None:
+    return utilization_frac, margin_frac
+
+
+def _lengths(workload: str, isl_tok: Any, osl_tok: Any) -> tuple[int, int]:
+    """Prompt and output tokens of a request: the workload's, each replaced where given."""
+    in_tok, out_tok = workload_mix(workload)
+    if isl_tok is not None:
+        v.count(isl_tok, "isl_tok")
+        in_tok = int(isl_tok)
+    if osl_tok is not None:
+        v.count(osl_tok, "osl_tok")
+        out_tok = int(osl_tok)
+    return in_tok, out_tok
+
+
+def _check_oracle_args(serving: str, batch: Any, context_tok: Any, prefill_batch: Any, cache_hit_frac: Any,
+                       concurrency: Any, target: Any, pd: Any) -> None:
+    """The arguments a co-located or disaggregated price takes: one request mix at one operating point."""
+    given = [n for n, x in (("batch", batch), ("context_tok", context_tok), ("prefill_batch", prefill_batch))
+             if x is not None]
+    if given:
+        raise ValidationError(f"{', '.join(given)} set the decode-only steady state; serving={serving!r} sets its "
+                              "batches from the concurrency and each sequence's context from isl/osl: drop them")
+    if serving == "colocated" and np.any(np.asarray(cache_hit_frac, float) != 0):
+        raise ValidationError("cache_hit_frac applies to the decode-only steady state and disaggregated serving (a "
+                              "co-located engine's prefix cache is not in the serving model); leave it 0 with "
+                              "serving='colocated'")
+    if np.ndim(cache_hit_frac) or float(cache_hit_frac) >= 1:
+        raise ValidationError(f"serving={serving!r} takes one cache_hit_frac below 1, got {cache_hit_frac!r}")
+    if concurrency is not None and target is not None:
+        raise ValidationError("give either concurrency or target_tok_per_s_per_user, not both")
+    if concurrency is not None:
+        v.positive(concurrency, "concurrency")
+        if np.ndim(concurrency):
+            raise ValidationError(f"concurrency must be one number of requests in flight, got {concurrency!r}")
+    if pd is not None:
+        if serving != "disaggregated":
+            raise ValidationError("pd (prefill:decode instances) applies to serving='disaggregated'")
+        if len(tuple(pd)) != 2 or any(int(x) != x or x < 1 for x in pd):
+            raise ValidationError(f"pd must be two whole numbers of instances >= 1 (prefill, decode), got {pd!r}")
+
+
+def _prefill_of(dep, in_tok: int, prefill_batch: Any):
+    """The prefill batch (the chunk budget, at most what memory holds, or as given) and its step."""
+    from .errors import DoesNotFitError
+
+    room = np.maximum(np.min(dep.max_batch(in_tok)), 1)  # prompts whose KV fits next to the weights
+    if prefill_batch is None:  # the chunk budget, at most what memory holds
+        pb = np.minimum(dep.prefill_batch(in_tok), room)
+    else:
+        pb = np.asarray(prefill_batch)
+        v.count(pb, "prefill_batch")
+        if np.any(pb > room):
+            raise DoesNotFitError(f"{dep.label()}: a prefill batch of {int(np.max(pb))} prompts of "
+                                  f"{int(np.max(in_tok))} tokens does not fit next to the weights; the "
+                                  f"largest that fits is {int(room)}")
+    return pb, dep.prefill(in_tok, batch=pb)
+
+
+def _decode_steady(dep, bases: list, batch: Any, context_tok: Any, in_tok: int, prefill_batch: Any,
+                   target: Any, on_oom: str) -> _Steady:
+    """The decode-only steady state: decode at ``batch`` (or the cheapest batch meeting ``target``),
+    prefill of the workload's prompt at its own rate."""
+    from .errors import DoesNotFitError
+
+    if target is not None:
         if batch is not None:
             raise ValidationError("give either batch or target_tok_per_s_per_user, not both")
-        bases = _target_bases(dep, parallel, tp, ep)
         if bases:
-            dep, batch = _cheapest_layout_for_target(bases, target_tok_per_s_per_user, context_tok)
+            dep, batch = _cheapest_layout_for_target(bases, target, context_tok)
         else:
-            batch = dep.batch_for_target(target_tok_per_s_per_user, int(np.max(context_tok)))
+            batch = dep.batch_for_target(target, int(np.max(context_tok)))
     if batch is None:
         batch = 1
     v.count(batch, "batch")
@@ -354,22 +600,172 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
                   dep.kv_precision, dep.expert_precision)
         raise DoesNotFitError(f"{dep.label()}: batch {int(np.max(batch))} at context {int(np.max(context_tok))} "
                               f"does not fit; the largest that fits is {int(np.min(dep.max_batch(context_tok)))}")
-    room = np.maximum(np.min(dep.max_batch(in_tok)), 1)  # prompts whose KV fits next to the weights
-    if prefill_batch is None:  # the chunk budget, at most what memory holds
-        pb = np.minimum(dep.prefill_batch(in_tok), room)
+    pb, pre = _prefill_of(dep, in_tok, prefill_batch)
+    tps = np.where(fits, np.asarray(dec.tok_per_s_per_chip, float), np.nan)
+    return _Steady(dep=dep, mode=serving_mode_label("decode"), concurrency=float("nan"), batch=dec.batch,
+                   context_tok=dec.context_tok, dec=dec, pre=pre, tok_per_s_per_chip=tps,
+                   tok_per_s_per_replica=np.where(fits, np.asarray(dec.tok_per_s_per_replica, float), np.nan),
+                   tok_per_s_per_user=np.where(fits, np.asarray(dec.tok_per_s_per_user, float), np.nan),
+                   decode_rate=tps, prefill_rate=np.asarray(pre.tok_per_s_per_chip, float), prefill_batch=np.asarray(pb),
+                   ttft_s=np.asarray(pre.step_time_s, float))
+
+
+def _holds_request(dep, in_tok: int, out_tok: int) -> bool:
+    """Whether one request of ``in_tok + out_tok`` tokens fits next to ``dep``'s weights."""
+    return bool(np.min(dep.max_batch(in_tok + out_tok)) >= 1)
+
+
+def _colocated_result(dep, bases: list, in_tok: int, out_tok: int, concurrency: Any, target: Any):
+    """(deployment, :class:`~tokenomics.perf.serving.ServingResult`) of co-located serving: at the
+    stated concurrency, or at the most requests that keep each user at ``target`` on the layout of
+    ``bases`` (every candidate of the chip's systems) serving the most output tokens per chip."""
+    from .errors import DoesNotFitError
+    from .perf.serving import serve, serve_at_target
+
+    if target is None:
+        if not _holds_request(dep, in_tok, out_tok):
+            raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the "
+                                  "weights")
+        c = float(32 * int(dep.parallel.attn_dp) if concurrency is None else concurrency)
+        return dep, dataclasses.replace(serve(dep, isl_tok=in_tok, osl_tok=out_tok, concurrency=c), concurrency=c)
+    cands = [c for c in (_layouts_of(bases) if bases else [dep]) if _holds_request(c, in_tok, out_tok)]
+    best = None
+    for cand in cands:
+        r = serve_at_target(cand, isl_tok=in_tok, osl_tok=out_tok, tok_per_s_per_user=float(target))
+        if r is not None and (best is None or float(r.output_tok_per_s_per_gpu) > float(best[1].output_tok_per_s_per_gpu)):
+            best = (cand, r)
+    if best is None:
+        raise TargetSpeedError(
+            f"no concurrency serves {float(target):g} tok/s per user co-located with {dep.model.name} "
+            f"({in_tok} in / {out_tok} out) on any of the {len(cands)} layouts tried, even to one user; "
+            "ask for a lower target, or add speculative decoding (spec)")
+    return best
+
+
+def _colocated_steady(dep, bases: list, in_tok: int, out_tok: int, concurrency: Any, target: Any) -> _Steady:
+    """Co-located continuous batching (:func:`tokenomics.perf.serving.serve`): output tokens/s per
+    chip as the serving model predicts them; the iteration time splits into decoding (the decode
+    step at the served batch) and the prompts' chunks riding in it."""
+    dep, r = _colocated_result(dep, bases, in_tok, out_tok, concurrency, target)
+    ctx = float(round(in_tok + out_tok / 2.0))  # the serving model's mean context
+    dec = dep.decode(max(1, int(round(float(r.batch)))), ctx, check_memory=False, engine_step_s=r.engine_step_s)
+    pre_frac = float(np.clip(1.0 - float(np.max(dec.step_time_s)) / float(r.iteration_s), 0.0, 1.0))
+    out = float(r.output_tok_per_s_per_gpu)
+    inp = out * in_tok / out_tok  # input tokens/s per chip
+    pb, pre = _prefill_of(dep, in_tok, None)
+    return _Steady(dep=dep, mode=serving_mode_label("colocated"), concurrency=float(r.concurrency),
+                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), dec=dec,
+                   pre=pre, tok_per_s_per_chip=np.asarray(out), tok_per_s_per_replica=np.asarray(out * dep.replica_chips),
+                   tok_per_s_per_user=np.asarray(float(r.tok_per_s_per_user)),
+                   decode_rate=np.asarray(out / max(1.0 - pre_frac, 1e-12)),
+                   prefill_rate=np.asarray(inp / pre_frac if pre_frac > 0 else np.inf),
+                   prefill_batch=np.asarray(float("nan")), ttft_s=np.asarray(float(r.ttft_s)))
+
+
+def _disaggregated_split(dep, in_tok: int, out_tok: int, concurrency: Any, pd: Any, hit: float):
+    """((P, D), result) of :func:`tokenomics.perf.serving.serve_disaggregated` at ``concurrency``
+    per decode instance: the split ``pd``, else the one of :data:`PD_SPLITS` serving the most
+    output tokens per GPU."""
+    from .perf.serving import serve_disaggregated
+
+    c = float(32 * int(dep.parallel.attn_dp) if concurrency is None else concurrency)
+    n = dep.replica_chips
+    best = None
+    for p, d in ([tuple(int(x) for x in pd)] if pd is not None else PD_SPLITS):
+        r = serve_disaggregated(dep, dep, n_prefill_gpus=p * n, n_decode_gpus=d * n, isl_tok=in_tok,
+                                osl_tok=out_tok, concurrency=c * d, cache_hit_frac=hit)
+        r = dataclasses.replace(r, concurrency=c * d)
+        if best is None or float(r.output_tok_per_s_per_gpu) > float(best[1].output_tok_per_s_per_gpu):
+            best = ((p, d), r)
+    return best
+
+
+def _disaggregated_at_target(dep, in_tok: int, out_tok: int, target: float, pd: Any, hit: float):
+    """((P, D), result) of disaggregated serving with the most requests in flight that keep each
+    user at ``target`` tokens/s, on the split ``pd`` or the one serving the most output tokens per GPU.
+
+    A user's speed is the decode instance's at its batch, so the batch ``b*`` that meets the
+    target fixes each decode instance's request rate; the prefill instances keep up with it where
+    ``P / D`` is at least that rate over one prefill instance's capacity. The two smallest such
+    splits of :data:`PD_SPLITS` are weighed (the largest where none keeps up); on each, the
+    concurrency per decode instance is the largest whole number from ``b*`` to ``2 b*`` whose
+    users still see the target (bisection: the speed falls as requests are added). At most as
+    many requests wait for prefill as decode: near a prefill instance's capacity, more requests
+    in flight would only lengthen the queue (TTFT) for a vanishing gain in throughput.
+    """
+    from .perf.serving import serve, serve_disaggregated
+
+    ctx = int(round(in_tok + out_tok / 2.0))
+    b_star = dep.batch_for_target(float(target), ctx)
+    isl_p = max(1.0, in_tok * (1.0 - hit))  # prompt tokens a prefill instance computes
+    dec_tok_s = float(serve(dep, isl_tok=in_tok, osl_tok=out_tok, phase="decode", batch=b_star).output_tok_per_s_per_gpu)
+    pre_tok_s = float(serve(dep, isl_tok=isl_p, osl_tok=out_tok, phase="prefill").total_tok_per_s_per_gpu)
+    # requests/s a decode instance finishes at b* over those a prefill instance prefills (per GPU)
+    ratio = (dec_tok_s / out_tok) / (pre_tok_s / isl_p)
+    splits = sorted(PD_SPLITS, key=lambda s: s[0] / s[1])
+    keep_up = [s for s in splits if s[0] / s[1] >= ratio]
+    cands = [tuple(int(x) for x in pd)] if pd is not None else (keep_up[:2] or splits[-1:])
+    n = dep.replica_chips
+    best = None
+    for p, d in cands:
+        def run(c: int, p: int = p, d: int = d):
+            r = serve_disaggregated(dep, dep, n_prefill_gpus=p * n, n_decode_gpus=d * n, isl_tok=in_tok,
+                                    osl_tok=out_tok, concurrency=float(c * d), cache_hit_frac=hit)
+            return dataclasses.replace(r, concurrency=float(c * d))
+
+        lo, r_lo = b_star, run(b_star)  # at most b* decoding: every user at the target
+        hi, r_hi = 2 * b_star, run(2 * b_star)  # at most as many waiting for prefill as decoding
+        if float(r_hi.tok_per_s_per_user) >= target:
+            lo, r_lo, hi = hi, r_hi, None
+        while hi is not None and hi - lo > 1:
+            mid = (lo + hi) // 2
+            r = run(mid)
+            if float(r.tok_per_s_per_user) >= target:
+                lo, r_lo = mid, r
+            else:
+                hi = mid
+        if best is None or float(r_lo.output_tok_per_s_per_gpu) > float(best[1].output_tok_per_s_per_gpu):
+            best = ((p, d), r_lo)
+    return best
+
+
+def _disaggregated_steady(dep, in_tok: int, out_tok: int, concurrency: Any, pd: Any, target: Any,
+                          hit: float) -> _Steady:
+    """Prefill and decode instances of ``dep`` with KV transfer
+    (:func:`tokenomics.perf.serving.serve_disaggregated`) at ``concurrency`` per decode instance or
+    at the target speed; cache hits skip prefill (input prices are per cache-miss token)."""
+    from .errors import DoesNotFitError
+
+    if not _holds_request(dep, in_tok, out_tok):
+        raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the weights")
+    if target is None:
+        (p, d), r = _disaggregated_split(dep, in_tok, out_tok, concurrency, pd, hit)
     else:
-        pb = np.asarray(prefill_batch)
-        v.count(pb, "prefill_batch")
-        if np.any(pb > room):
-            raise DoesNotFitError(f"{dep.label()}: a prefill batch of {int(np.max(pb))} prompts of "
-                                  f"{int(np.max(in_tok))} tokens does not fit next to the weights; the "
-                                  f"largest that fits is {int(room)}")
-    pre = dep.prefill(in_tok, batch=pb)
-    hw = dep.hardware
-    if isinstance(cost, CostInputs) and cost_overrides:
-        cost = cost.replace(**cost_overrides)
-    cm = cost_model(hw, cost, **cost_overrides) if not isinstance(cost, CostInputs) else cost
+        (p, d), r = _disaggregated_at_target(dep, in_tok, out_tok, float(target), pd, hit)
+    n = dep.replica_chips
+    ctx = float(round(in_tok + out_tok / 2.0))
+    dec = dep.decode(max(1, int(round(float(r.batch)))), ctx, check_memory=False, engine_step_s=r.engine_step_s)
+    pb, pre = _prefill_of(dep, max(1, int(round(in_tok * (1.0 - hit)))), None)
+    out = float(r.output_tok_per_s_per_gpu)
+    requests_s = out * (p + d) * n / out_tok
+    pre_rate = requests_s * in_tok * (1.0 - hit) / (p * n)  # cache-miss input tokens/s per prefill GPU
+    busy = min(1.0, pre_rate / float(np.max(pre.tok_per_s_per_chip)))
+    return _Steady(dep=dep, mode=serving_mode_label("disaggregated", (p, d)), concurrency=float(r.concurrency),
+                   batch=np.asarray(float(r.batch)), context_tok=np.asarray(ctx), dec=dec,
+                   pre=pre, tok_per_s_per_chip=np.asarray(out), tok_per_s_per_replica=np.asarray(out * (p + d) * n),
+                   tok_per_s_per_user=np.asarray(float(r.tok_per_s_per_user)),
+                   decode_rate=np.asarray(float(r.output_tok_per_s_per_decode_gpu)), prefill_rate=np.asarray(pre_rate),
+                   prefill_batch=np.asarray(pb), ttft_s=np.asarray(float(r.ttft_s)), prefill_busy_frac=busy,
+                   n_prefill_gpus=float(p * n), n_decode_gpus=float(d * n))
+
+
+def _board_powers(hw, power: Any, cm: Any, st: _Steady):
+    """Board power while decoding and while prefilling, idle power, the decode step's HBM and
+    FLOP utilization and its busy share [W, W, W, -, -, -]; NaN powers where a flat cost needs none."""
+    from .econ.tco import CostInputs
+
     clip = lambda a: np.clip(np.nan_to_num(np.asarray(a, float), nan=0.0), 0.0, 1.0)  # noqa: E731
+    dec, pre = st.dec, st.pre
     # chips compute for compute_s of each step; exposed communication draws idle-level power
     busy = np.clip(np.asarray(dec.compute_s, float) / np.asarray(dec.step_time_s, float), 0.0, 1.0)
     core = dec.core
@@ -385,17 +781,35 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         # a flat all-in $/chip-hour needs no power; energy per token is then unknown (NaN)
         p_dec = np.full(np.shape(hbm_u), np.nan)
         p_pre = np.full(np.shape(pre.hbm_util_frac), np.nan)
-    # a chip-hour not sold draws idle power: charge each sold hour its busy power plus its share
-    # of the unsold hours' idle power (electricity is linear in power)
-    u = np.asarray(utilization_frac, float)
     try:
         p_idle = _resolve_power(hw, power).board_power_w(0.0, 0.0)
     except DataError:
         p_idle = np.nan
+    if st.prefill_busy_frac is not None:  # prefill chips that wait for prompts draw idle power
+        p_pre = st.prefill_busy_frac * np.asarray(p_pre, float) + (1 - st.prefill_busy_frac) * p_idle
+    return p_dec, p_pre, p_idle, hbm_u, flop_u, busy
+
+
+def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilization_frac: Any, margin_frac: Any,
+            cache_hit_frac: Any, output_convention: str, workload: str, in_tok: int, out_tok: int) -> PriceResult:
+    """Cost per chip-hour, prices and energy of a serving steady state: decode chip time charged to
+    output tokens, prompt chip time to input tokens (all-in: both to output tokens)."""
+    from .econ import pricing
+    from .econ.tco import CostInputs, cost_model
+
+    dep = st.dep
+    hw = dep.hardware
+    if isinstance(cost, CostInputs) and cost_overrides:
+        cost = cost.replace(**cost_overrides)
+    cm = cost_model(hw, cost, **cost_overrides) if not isinstance(cost, CostInputs) else cost
+    p_dec, p_pre, p_idle, hbm_u, flop_u, busy = _board_powers(hw, power, cm, st)
+    # a chip-hour not sold draws idle power: charge each sold hour its busy power plus its share
+    # of the unsold hours' idle power (electricity is linear in power)
+    u = np.asarray(utilization_frac, float)
     p_dec_c = np.nan_to_num(u * np.asarray(p_dec, float) + (1 - u) * p_idle)
     p_pre_c = np.nan_to_num(u * np.asarray(p_pre, float) + (1 - u) * p_idle)
-    tps = np.where(fits, np.asarray(dec.tok_per_s_per_chip, float), np.nan)
-    pre_tps = np.asarray(pre.tok_per_s_per_chip, float)
+    tps = st.decode_rate
+    pre_tps = st.prefill_rate
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
     breakdown = cm.breakdown_usd_per_h(p_dec_c)
@@ -415,22 +829,27 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     blended = np.where(ok, blended, np.nan)
     e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
     fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
-    bound = np.where(busy < 0.5, "communication", core.bound)
+    bound = np.where(busy < 0.5, "communication", st.dec.core.bound)
     return PriceResult(
         deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,
         cost_label=getattr(cm, "label", "custom"), cost_basis=cost_basis(cm),
-        output_convention=output_convention, batch=dec.batch, context_tok=dec.context_tok,
-        tok_per_s_per_chip=tps, tok_per_s_per_replica=np.where(fits, np.asarray(dec.tok_per_s_per_replica, float), np.nan),
-        tok_per_s_per_user=np.where(fits, np.asarray(dec.tok_per_s_per_user, float), np.nan),
-        prefill_tok_per_s_per_chip=pre_tps, prefill_batch=np.asarray(pb), ttft_s=np.asarray(pre.step_time_s, float),
+        output_convention=output_convention, batch=st.batch, context_tok=st.context_tok,
+        tok_per_s_per_chip=st.tok_per_s_per_chip, tok_per_s_per_replica=st.tok_per_s_per_replica,
+        tok_per_s_per_user=st.tok_per_s_per_user,
+        prefill_tok_per_s_per_chip=pre_tps, prefill_batch=st.prefill_batch, ttft_s=st.ttft_s,
         bound=bound, hbm_util_frac=hbm_u, flop_util_frac=flop_u, board_power_w=p_dec, prefill_board_power_w=p_pre,
         cost_usd_per_chip_h=cost_h, cost_breakdown_usd_per_chip_h=breakdown,
         utilization_frac=utilization_frac, margin_frac=margin_frac, cache_hit_frac=cache_hit_frac,
         price_usd_per_1k_input_tok=p_in, price_usd_per_1k_effective_input_tok=p_eff_in,
         price_usd_per_1k_output_tok=p_out,
         price_usd_per_1k_blended_tok=blended, energy_j_per_tok=e, facility_energy_j_per_tok=fe,
-        wh_per_1k_tok=pricing.wh_per_1k_tok(fe),
+        wh_per_1k_tok=pricing.wh_per_1k_tok(fe), serving=_SERVING_OF[st.mode.split()[0]], serving_mode=st.mode,
+        concurrency=st.concurrency, n_prefill_gpus=st.n_prefill_gpus, n_decode_gpus=st.n_decode_gpus,
+        decode_tok_per_s_per_chip=tps,
     )
+
+
+_SERVING_OF = {"decode-only": "decode", "co-located": "colocated", "disaggregated": "disaggregated"}
 
 
 _LAYOUT_KEYS = ("system", "parallel", "deployment", "tp", "ep", "dp_attention", "engine", "spec",
@@ -624,8 +1043,14 @@ def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execu
     """Disaggregated prefill (on ``prefill_hardware``) and decode (on ``decode_hardware``) versus
     co-located serving on ``prefill_hardware``, for each workload (the HC2000 10x claim).
 
-    Decode runs at ``batch`` (clipped to what fits on each chip) at each workload's average
-    context. Capex and costs are bottom-up unless given.
+    One chip of each kind serves the model (``tp`` 1). The rates are the serving model's, as
+    ``validate-serving`` scores it: a prefill instance at full load and a decode instance at
+    ``batch`` sequences (clipped to what fits) are the instances of
+    :func:`tokenomics.perf.serving.serve_disaggregated`; co-located, the P chip serves ``batch``
+    requests in flight with their prompts in its decode iterations
+    (:func:`tokenomics.perf.serving.serve`). The chip-hours are priced by :func:`price` at the
+    power of what each chip does (P co-located, D decoding); capex and costs are bottom-up
+    unless given.
 
     Returns
     -------
@@ -633,38 +1058,38 @@ def disaggregated(prefill_hardware: Any, decode_hardware: Any, model: Any, execu
         Broadcast over the workloads.
     """
     from .econ.disagg import compare
+    from .econ.pricing import chip_h_usd_of_price
     from .econ.tco import CostInputs, cost_model
-    from .perf import decode_step, max_batch, prefill
+    from .errors import DoesNotFitError
+    from .perf.serving import serve
 
-    rows = [workload_mix(w) for w in workloads]
-    i = np.array([r[0] for r in rows], float)
-    o = np.array([r[1] for r in rows], float)
-    ctx = (i + o // 2).astype(int)
-
-    def dec_tps(hw):
-        mb = np.asarray(max_batch(hw, model, context_tok=ctx, weight_precision=weight_precision))
-        b = np.minimum(batch, mb)
-        if np.any(b < 1):
-            from .errors import DoesNotFitError
-
-            raise DoesNotFitError(f"{getattr(model, 'name', model)} does not fit on one "
-                                  f"{getattr(hw, 'name', hw)} at context {int(ctx.max())}")
-        return np.asarray(decode_step(hw, model, execution, batch=b, context_tok=ctx,
-                                      weight_precision=weight_precision).tok_per_s_per_chip, float)
-
-    pre = np.asarray(prefill(prefill_hardware, model, execution, prompt_tok=i.astype(int), batch=1,
-                             weight_precision=weight_precision).tok_per_s_per_chip, float)
-    d_p, d_d = dec_tps(prefill_hardware), dec_tps(decode_hardware)
-    cp = cost_model(prefill_hardware, cost_prefill)
-    cd = cost_model(decode_hardware, cost_decode)
+    deps = [deployment_of(hw, model, execution, tp=1, ep=1, weight_precision=weight_precision)
+            for hw in (prefill_hardware, decode_hardware)]
+    cp = cost_model(deps[0].hardware, cost_prefill)
+    cd = cost_model(deps[1].hardware, cost_decode)
     for c, name in ((cp, prefill_hardware), (cd, decode_hardware)):
         if not isinstance(c, CostInputs):
             raise ValidationError(f"disaggregated needs bottom-up costs with capex for {name}; got a flat tier")
-    from .econ.tco import power_at_typical
-    from . import catalog
-
-    hp = catalog.accelerator(getattr(prefill_hardware, "name", prefill_hardware))
-    hd = catalog.accelerator(getattr(decode_hardware, "name", decode_hardware))
-    return compare(pre, d_p, d_d, cp.capex_usd, cd.capex_usd,
-                   cp.cost_usd_per_chip_h(power_at_typical(hp)), cd.cost_usd_per_chip_h(power_at_typical(hd)),
-                   i, o, prefill_hardware=hp.name, decode_hardware=hd.name, target_ratio=target_ratio)
+    rows = []
+    for w in workloads:
+        i, o = workload_mix(w)
+        ctx = i + o // 2
+        b = []
+        for dep in deps:
+            fit = int(np.min(dep.max_batch(ctx)))
+            if fit < 1:
+                raise DoesNotFitError(f"{dep.model.name} does not fit on one {dep.hardware.name} at context {ctx}")
+            b.append(min(int(batch), fit))
+        pre = float(serve(deps[0], isl_tok=i, osl_tok=o, phase="prefill").total_tok_per_s_per_gpu)
+        dec_p, dec_d = (float(serve(dep, isl_tok=i, osl_tok=o, phase="decode", batch=bb).output_tok_per_s_per_gpu)
+                        for dep, bb in zip(deps, b))
+        col = price(deployment=deps[0], workload=w, serving="colocated", concurrency=b[0], cost=cp,
+                    utilization_frac=1.0, margin_frac=0.0, output_convention="all-in")
+        cost_p = float(chip_h_usd_of_price(col.price_usd_per_1k_output_tok, col.tok_per_s_per_chip))
+        cost_d = float(price(deployment=deps[1], workload=w, batch=b[1], cost=cd, utilization_frac=1.0,
+                             margin_frac=0.0).cost_usd_per_chip_h)
+        rows.append((i, o, pre, dec_p, dec_d, cost_p, cost_d, o / float(col.tok_per_s_per_chip)))
+    i, o, pre, dec_p, dec_d, cost_p, cost_d, n_c = (np.array(x, float) for x in zip(*rows))
+    return compare(pre, dec_p, dec_d, cp.capex_usd, cd.capex_usd, cost_p, cost_d, i, o,
+                   prefill_hardware=deps[0].hardware.name, decode_hardware=deps[1].hardware.name,
+                   target_ratio=target_ratio, colocated_chip_s_per_request=n_c)

@@ -459,6 +459,36 @@ def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float
     -------
     pandas.Series
         The column as float.
+
+    Raises
+    ------
+    CellError
+        The first bad row (:func:`numeric_cell_problems` says what is wrong with each).
+    """
+    vals, problems = numeric_cell_problems(df, column, minimum=minimum, maximum=maximum,
+                                           strict_minimum=strict_minimum, integer=integer, required=required)
+    bad = problems.to_numpy().nonzero()[0]
+    if bad.size:
+        from .errors import CellError
+
+        i = int(bad[0])
+        raise CellError(what, i, i + line_offset, problems.iloc[i])
+    return vals
+
+
+def numeric_cell_problems(df: "pd.DataFrame", column: str, *, minimum: float | None = None,
+                          maximum: float | None = None, strict_minimum: bool = False, integer: bool = False,
+                          required: bool = True) -> "tuple[pd.Series, pd.Series]":
+    """``df[column]`` as float and, per row, what is wrong with its cell (``""`` where nothing is).
+
+    The checks of :func:`numeric_column`, row by row, for a reader that keeps the good rows of a
+    table (``"COLUMN is not a number, got 'abc'"``, ``"COLUMN must be >= 1, got -8"``; the first
+    failed check of each cell: not a number, missing, not finite, range, whole number).
+
+    Returns
+    -------
+    tuple of pandas.Series
+        The values (NaN where missing or not a number) and the problems (str).
     """
     import numpy as np
     import pandas as pd
@@ -482,19 +512,15 @@ def numeric_column(df: "pd.DataFrame", column: str, what: str, *, minimum: float
         checks.append((ok & (vals > maximum), f"must be <= {maximum:g}"))
     if integer:
         checks.append((ok & (vals != np.round(vals)), "must be a whole number"))
-    first = None
-    for mask, msg in checks:
-        idx = np.flatnonzero(np.asarray(mask))
-        if idx.size and (first is None or idx[0] < first[0]):
-            first = (int(idx[0]), msg)
-    if first is not None:
-        i, msg = first
+    problems = pd.Series("", index=df.index, dtype=object)
+    for mask, msg in reversed(checks):  # the first check that fails names the cell
+        m = np.asarray(mask, dtype=bool)
+        problems[m] = msg
+    for i in np.flatnonzero(problems.to_numpy() != ""):
         val = raw.iloc[i]
         val = val.item() if hasattr(val, "item") else val
-        from .errors import CellError
-
-        raise CellError(what, i, i + line_offset, f"{column} {msg}, got {val!r}")
-    return vals
+        problems.iloc[i] = f"{column} {problems.iloc[i]}, got {val!r}"
+    return vals, problems
 
 
 def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[str],

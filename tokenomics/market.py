@@ -10,10 +10,20 @@ that does not fit there goes to ``gb200-nvl72``) -- and the implied gross margin
     implied_margin_frac = 1 - modelled cost of a request / list price of that request
 
 over the workload mix (``chat``: 1,024 input and 1,024 output tokens), input and output tokens
-each at their own price; ``output_margin_frac`` compares output tokens alone. Where the speed
-is not published, :data:`DEFAULT_TOK_PER_S_PER_USER` is used and ``speed_basis`` says so. A
-price below the modelled cost is flagged (``flag``), a speed the deployment cannot reach is
-said in the row (costs NaN), nothing is dropped. Every row names its ``cost_basis``,
+each at their own price, cache hits (``cache_hit_frac``) at the row's cached-input list price on
+the revenue side and at the modelled prefix-cache cost on the cost side (the same token mix on
+both sides; :func:`tokenomics.econ.pricing.gross_margin_frac`); ``output_margin_frac`` compares
+output tokens alone.
+
+What is priced is what the provider serves: the row's ``quantization`` where it names a precision,
+else the precision that model's providers serve (``datasets/served_precision.csv``: the published
+checkpoint they deploy, e.g. FP8 for Qwen3-235B), or ``weight_precision`` for every row
+(``weight_precision`` and ``precision_source`` say which). The speed is the row's published one,
+else the provider's measured speed (``datasets/served_speed.csv``), else
+:data:`DEFAULT_TOK_PER_S_PER_USER` (``speed_source`` and ``speed_basis`` say which). ``speeds``
+prices every row at several speeds as well and gives the speed at which the margin is zero. A
+price below the modelled cost is flagged (``flag``), a speed the deployment cannot reach is said
+in the row (costs NaN), nothing is dropped. Every row names its ``cost_basis``,
 ``output_convention`` and ``deployment``.
 
 Examples
@@ -123,27 +133,178 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     return df.reset_index(drop=True)
 
 
-def _deployment(model: str, system: str | None, spec: Any = None):
-    """The resolver's deployment of ``model`` on the reference system (or the fallback), with
-    ``spec`` (:func:`market`)."""
+#: Precision words a price list's ``quantization`` cell may use, and the catalogued precision each
+#: names (``tokenomics.specs.PRECISION_BYTES``); the first one found in the cell is priced.
+PRECISION_WORDS = {"nvfp4": "nvfp4", "mxfp4": "mxfp4", "fp4": "fp4", "fp8": "fp8", "float8": "fp8",
+                   "e4m3": "fp8", "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16",
+                   "fp32": "fp32", "int8": "int8", "int4": "int4", "w4a16": "int4"}
+#: Cells that say the precision is not known (the served-precision table is then used).
+UNKNOWN_PRECISION_WORDS = ("", "unknown", "n/a", "na", "none", "-", "?")
+PRECISION_FROM_ROW = "price list"
+PRECISION_FROM_TABLE = "served-precision table"
+PRECISION_FROM_OPTION = "weight_precision option"
+SPEED_FROM_ROW = "price list"
+SPEED_FROM_TABLE = "served-speed table"
+SPEED_FROM_DEFAULT = "default"
+
+
+def row_precision(cell: Any) -> tuple[str | None, str]:
+    """The precision a price row's ``quantization`` cell names, and a note.
+
+    Returns ``(precision, "")`` for a recognised word (:data:`PRECISION_WORDS`, e.g.
+    ``"fp8 (native)"`` -> ``"fp8"``), ``(None, "")`` for an empty or 'unknown' cell and
+    ``(None, "quantization '...' not recognised")`` for anything else (the row is then priced at the
+    served precision and says so).
+    """
+    import re
+
+    if cell is None or (isinstance(cell, float) and not np.isfinite(cell)):
+        return None, ""
+    text = str(cell).strip().lower()
+    if text in UNKNOWN_PRECISION_WORDS:
+        return None, ""
+    found = re.search(r"(?<![a-z0-9])(" + "|".join(sorted(PRECISION_WORDS, key=len, reverse=True))
+                      + r")(?![a-z0-9])", text)
+    if found:
+        return PRECISION_WORDS[found.group(1)], ""
+    return None, f"quantization {str(cell)[:40]!r} not recognised (expected one of {', '.join(sorted(set(PRECISION_WORDS.values())))})"
+
+
+def served_precision(model: str) -> tuple[str, str]:
+    """(weight precision, source) the model's providers serve: ``datasets/served_precision.csv``,
+    else the checkpoint's own (``datasets/models.csv`` ``native_precision``)."""
+    from . import catalog
+
+    table = catalog.load("served_precision")
+    if model in table.index:
+        return str(table.loc[model, "weight_precision"]), f"{PRECISION_FROM_TABLE} ({table.loc[model, 'source']})"
+    return catalog.model(model).native_precision, "the checkpoint's own (datasets/models.csv native_precision)"
+
+
+def _provider_key(name: Any) -> str:
+    """A provider's name without its route (``"Novita (via HF Inference Providers)"`` -> ``"novita"``)."""
+    import re
+
+    return re.sub(r"\s*\(.*\)\s*$", "", str(name)).strip().lower()
+
+
+def served_speed(provider: Any, model: str) -> tuple[float, str]:
+    """(tokens/s per user, source) the provider is measured to serve ``model`` at
+    (``datasets/served_speed.csv``); ``(nan, "")`` where none is."""
+    from . import catalog
+
+    t = catalog.load("served_speed")
+    hit = t[(t["provider"].map(_provider_key) == _provider_key(provider)) & (t["model"] == model)]
+    if hit.empty:
+        return float("nan"), ""
+    r = hit.iloc[0]
+    return float(r["tok_per_s_per_user"]), f"{SPEED_FROM_TABLE} ({r['source']}, as of {r['as_of']})"
+
+
+def precision_kwargs(model: str, precision: str | None) -> dict[str, str]:
+    """The :func:`tokenomics.deployment.resolve` keywords that store ``model`` at ``precision``.
+
+    The model's own precision keeps its checkpoint's split (e.g. gpt-oss: MXFP4 experts, BF16
+    attention); a 4-bit format on a mixture-of-experts model applies to its routed experts, dense
+    weights keeping their own (as the FP4 checkpoints providers serve store them: NVIDIA's
+    DeepSeek-R1 NVFP4, gpt-oss MXFP4); any other precision applies to every weight.
+    """
+    from .catalog import model as _model
+    from .specs import precision_bytes
+
+    if precision is None:
+        return {}
+    m = _model(model)
+    if precision == m.native_precision:
+        return {}
+    if m.is_moe and precision_bytes(precision) < 1.0:
+        return {"expert_precision": precision}
+    return {"weight_precision": precision}
+
+
+def _deployment(model: str, system: str | None, spec: Any = None, precision: str | None = None):
+    """The resolver's deployment of ``model`` at ``precision`` on the reference system (or the
+    fallback), with ``spec`` (:func:`market`)."""
     from .catalog import model as _model
     from .deployment import resolve
 
     if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules:
         spec = None  # MTP where the checkpoint ships the heads; the others are priced without
+    kw = precision_kwargs(model, precision)
     if system is not None:
-        return resolve(model, system=system, spec=spec)
+        return resolve(model, system=system, spec=spec, **kw)
     try:
-        return resolve(model, system=REFERENCE_SYSTEM, spec=spec)
+        return resolve(model, system=REFERENCE_SYSTEM, spec=spec, **kw)
     except DoesNotFitError:
-        return resolve(model, system=FALLBACK_SYSTEM, spec=spec)
+        return resolve(model, system=FALLBACK_SYSTEM, spec=spec, **kw)
+
+
+def speed_column(tok_per_s_per_user: float) -> str:
+    """Name of the column holding the implied margin at a speed (``market(speeds=...)``)."""
+    return f"implied_margin_frac_at_{tok_per_s_per_user:g}_tok_per_s"
+
+
+def margins(list_input: float, list_cached_input: float, list_output: float, cost_input: float,
+            cost_output: float, input_tok: int, output_tok: int, cache_hit_frac: float = 0.0) -> tuple[float, float]:
+    """(implied margin of a request, margin of its output tokens) of a list price over a modelled cost.
+
+    Parameters
+    ----------
+    list_input, list_cached_input, list_output : float
+        List prices [USD/M tokens]: cache-miss input (NaN: not given, the request margin is then
+        the output margin), cache-hit input (NaN: not given, a hit is billed at the miss price),
+        output.
+    cost_input, cost_output : float
+        Modelled cost [USD/M tokens]; ``cost_input`` is the effective one over cache hits and
+        misses (:attr:`tokenomics.chain.PriceResult.usd_per_m_effective_input_tok`).
+    input_tok, output_tok : int
+        Tokens per request of the workload.
+    cache_hit_frac : float
+        Share of input tokens billed at the cached price [0-1].
+
+    Returns
+    -------
+    tuple of float
+        Both by :func:`tokenomics.econ.pricing.gross_margin_frac` [fraction]; NaN where the cost is.
+    """
+    from .econ.pricing import gross_margin_frac, usd_per_request
+
+    if not (np.isfinite(cost_output) and np.isfinite(cost_input)):
+        return float("nan"), float("nan")
+    out_m = float(gross_margin_frac(list_output, cost_output))
+    if not np.isfinite(list_input):
+        return out_m, out_m
+    hit_price = list_cached_input if np.isfinite(list_cached_input) else list_input
+    billed_in = (1.0 - cache_hit_frac) * list_input + cache_hit_frac * hit_price
+    revenue = usd_per_request(billed_in / 1e3, list_output / 1e3, input_tok, output_tok)
+    cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, input_tok, output_tok)
+    return float(gross_margin_frac(revenue, cost)), out_m
+
+
+def zero_margin_speed(speeds: Any, margin: Any) -> float:
+    """The speed at which the margin first falls through zero, searching upwards [tokens/s per user].
+
+    Linear in the margin between neighbouring speeds of ``speeds`` (sorted ascending); NaN where
+    the margin is negative at the slowest speed, never falls below zero in the range, or the
+    deployment cannot reach the speeds in between (NaN margins).
+    """
+    s, m = np.asarray(speeds, float), np.asarray(margin, float)
+    if m.size == 0 or not np.isfinite(m[0]) or m[0] < 0:
+        return float("nan")
+    for i in range(1, m.size):
+        if not np.isfinite(m[i]):
+            return float("nan")
+        if m[i] < 0:
+            return float(s[i - 1] + (s[i] - s[i - 1]) * m[i - 1] / (m[i - 1] - m[i]))
+    return float("nan")
 
 
 def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | None = None,
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
-           cache_hit_frac: float = 0.0, spec: str | None = None) -> "pd.DataFrame":
-    """Each list price beside the modelled cost to serve at the provider's speed, and the margin.
+           cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
+           speeds: Any = None) -> "pd.DataFrame":
+    """Each list price beside the modelled cost to serve what the provider serves, and the margin.
 
     Parameters
     ----------
@@ -153,7 +314,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         Price every row on this catalogued system (default :data:`REFERENCE_SYSTEM`, or
         :data:`FALLBACK_SYSTEM` for a model that does not fit it).
     default_tok_per_s_per_user : float
-        Speed priced where a row publishes none [tokens/s per user].
+        Speed priced where neither the row nor ``datasets/served_speed.csv`` gives one [tokens/s
+        per user].
     workload : str
         Request mix for the margin and the context length (``datasets/workloads.csv``).
     output_convention : {"decode-only", "all-in"}
@@ -163,34 +325,55 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     utilization_frac : float, optional
         Share of chip-hours sold (0, 1] (default 1: InferenceX's convention).
     cache_hit_frac : float
-        Share of input tokens served from a prefix cache [0-1] (default 0); the modelled input
-        cost is then the effective one.
+        Share of input tokens served from a prefix cache [0-1] (default 0): the modelled input
+        cost is then the effective one and those tokens are billed at the row's
+        ``cached_input_usd_per_m_tok`` (the miss price where the row gives none).
     spec : str, optional
         Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
         :func:`tokenomics.deployment.resolve` takes it); an MTP method applies to the models whose
         checkpoint ships multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``),
         the others are priced without. Default none.
+    weight_precision : str, optional
+        Price every row at this weight precision (``tokenomics.specs.PRECISION_BYTES``: ``bf16``,
+        ``fp8``, ``nvfp4``, ...) instead of the row's or the served one (:func:`precision_kwargs`).
+    speeds : sequence of float, optional
+        Also price every row at each of these speeds [tokens/s per user]: one column per speed
+        (:func:`speed_column`) and ``zero_margin_tok_per_s_per_user``, the speed at which the
+        implied margin falls to zero, searched over the speeds and the geometric midpoints
+        between them (:func:`zero_margin_speed`).
 
     Returns
     -------
     pandas.DataFrame
         One row per list price: ``provider``, ``model``, ``list_usd_per_m_input_tok``,
         ``list_usd_per_m_cached_input_tok``, ``list_usd_per_m_output_tok``,
-        ``tok_per_s_per_user`` (the speed priced), ``speed_basis``, ``modelled_tok_per_s_per_user``,
-        ``batch``, ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``,
-        ``implied_margin_frac``, ``output_margin_frac``, ``flag``, ``deployment``, ``cost_basis``,
-        ``output_convention``, ``utilization_frac``, ``cache_hit_frac``, ``workload``, ``source``,
-        ``as_of``, ``also_in``, ``note``.
+        ``list_usd_per_m_billed_input_tok`` (input billed over hits and misses),
+        ``weight_precision``, ``precision_source``, ``tok_per_s_per_user`` (the speed priced),
+        ``speed_source``, ``speed_basis``, ``modelled_tok_per_s_per_user``, ``batch``,
+        ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``, ``implied_margin_frac``,
+        ``output_margin_frac``, the margins at ``speeds`` and ``zero_margin_tok_per_s_per_user``
+        (with ``speeds``), ``flag``, ``deployment``, ``cost_basis``, ``output_convention``,
+        ``utilization_frac``, ``cache_hit_frac``, ``workload``, ``source``, ``as_of``, ``also_in``,
+        ``note``.
     """
     import pandas as pd
 
     from . import chain
     from .econ import pricing
+    from .specs import precision_bytes
 
     df = load_prices(prices)
     v.positive(default_tok_per_s_per_user, "default_tok_per_s_per_user")
     v.one_of(output_convention, "output_convention", chain.OUTPUT_CONVENTIONS)
     v.fraction(cache_hit_frac, "cache_hit_frac")
+    if weight_precision is not None:
+        precision_bytes(weight_precision)  # an unknown name is one line naming the known ones
+    grid: list[float] = []
+    if speeds is not None:
+        want = np.atleast_1d(np.asarray(speeds, float)).ravel()
+        v.positive(want, "speeds")
+        want = np.unique(want)
+        grid = sorted(set(want.tolist()) | set(np.sqrt(want[:-1] * want[1:]).tolist()))
     if utilization_frac is not None:
         pricing.check_utilization(utilization_frac)
     if system is not None:
@@ -202,50 +385,85 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     from .deployment import _spec
 
     spec = _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
-    deps: dict[str, Any] = {}
-    costs: dict[tuple[str, float], dict[str, Any]] = {}
-    rows = []
-    for r in df.itertuples(index=False):
-        model = str(r.model)
-        published = bool(np.isfinite(r.tok_per_s_per_user))
-        speed = float(r.tok_per_s_per_user) if published else float(default_tok_per_s_per_user)
-        rec: dict[str, Any] = {
-            "provider": r.provider, "model": model, "list_usd_per_m_input_tok": r.input_usd_per_m_tok,
-            "list_usd_per_m_cached_input_tok": r.cached_input_usd_per_m_tok,
-            "list_usd_per_m_output_tok": r.output_usd_per_m_tok, "tok_per_s_per_user": speed,
-            "speed_basis": "published" if published else f"default {default_tok_per_s_per_user:g} tok/s/user "
-                                                         f"(not published)",
-        }
-        key = (model, speed)
+    deps: dict[tuple, Any] = {}
+    costs: dict[tuple, dict[str, Any]] = {}
+    kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,
+          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac}
+
+    def cost_at(model: str, prec: str | None, speed: float) -> dict[str, Any]:
+        key = (model, prec, speed)
         if key not in costs:
-            costs[key] = _cost_at(model, speed, system, deps, spec, workload=workload, cost=cost,
-                                  utilization_frac=utilization_frac, output_convention=output_convention,
-                                  cache_hit_frac=cache_hit_frac)
-        c = costs[key]
-        rec.update({k: val for k, val in c.items() if not k.startswith("_")})
-        lin, lout = r.input_usd_per_m_tok, r.output_usd_per_m_tok
-        cin, cout = c["cost_usd_per_m_input_tok"], c["cost_usd_per_m_output_tok"]
-        if np.isfinite(cout):
-            rec["output_margin_frac"] = 1.0 - cout / lout
-            if np.isfinite(lin):
-                rec["implied_margin_frac"] = 1.0 - (cin * in_tok + cout * out_tok) / (lin * in_tok + lout * out_tok)
+            costs[key] = _cost_at(model, speed, system, deps, spec, prec, **kw)
+        return costs[key]
+
+    rows = []
+    for i, r in enumerate(df.itertuples(index=False)):
+        model = str(r.model)
+        if weight_precision is not None:
+            prec, psrc = weight_precision, PRECISION_FROM_OPTION
+        else:
+            prec, why = row_precision(r.quantization)
+            if prec is not None:
+                psrc = f"{PRECISION_FROM_ROW} ({str(r.quantization)[:60]})"
             else:
-                rec["implied_margin_frac"] = rec["output_margin_frac"]
+                prec, psrc = served_precision(model)
+                if why:
+                    psrc = f"{psrc}; the row's {why}"
+                    import warnings
+
+                    from .errors import TokenomicsWarning
+
+                    warnings.warn(TokenomicsWarning(f"market price table row {i + 1} ({r.provider}, {model}): {why}; "
+                                                    f"priced at the served precision {prec}"), stacklevel=2)
+        if np.isfinite(r.tok_per_s_per_user):
+            speed, ssrc, basis = float(r.tok_per_s_per_user), SPEED_FROM_ROW, "published"
+        else:
+            speed, where = served_speed(r.provider, model)
+            if np.isfinite(speed):
+                ssrc, basis = SPEED_FROM_TABLE, f"measured: {where}"
+            else:
+                speed, ssrc = float(default_tok_per_s_per_user), SPEED_FROM_DEFAULT
+                basis = f"default {default_tok_per_s_per_user:g} tok/s/user (not published)"
+        lin, lcached, lout = r.input_usd_per_m_tok, r.cached_input_usd_per_m_tok, r.output_usd_per_m_tok
+        hit_price = lcached if np.isfinite(lcached) else lin
+        rec: dict[str, Any] = {
+            "provider": r.provider, "model": model, "list_usd_per_m_input_tok": lin,
+            "list_usd_per_m_cached_input_tok": lcached, "list_usd_per_m_output_tok": lout,
+            "list_usd_per_m_billed_input_tok": (1 - cache_hit_frac) * lin + cache_hit_frac * hit_price,
+            "weight_precision": prec, "precision_source": psrc,
+            "tok_per_s_per_user": speed, "speed_source": ssrc, "speed_basis": basis,
+        }
+        c = cost_at(model, prec, speed)
+        rec.update({k: val for k, val in c.items() if not k.startswith("_")})
+        cin, cout = c["cost_usd_per_m_input_tok"], c["cost_usd_per_m_output_tok"]
+        rec["implied_margin_frac"], rec["output_margin_frac"] = margins(
+            lin, lcached, lout, cin, cout, in_tok, out_tok, cache_hit_frac)
+        if np.isfinite(rec["implied_margin_frac"]):
             below = [w for w, m in (("request", rec["implied_margin_frac"]), ("output", rec["output_margin_frac"]))
                      if m < 0]
             if below:
                 rec["flag"] = f"{FLAG_BELOW_COST} ({', '.join(below)})"
-        else:
-            rec["output_margin_frac"] = rec["implied_margin_frac"] = np.nan
+        if grid:
+            curve = []
+            for s in grid:
+                cs = cost_at(model, prec, s)
+                curve.append(margins(lin, lcached, lout, cs["cost_usd_per_m_input_tok"],
+                                     cs["cost_usd_per_m_output_tok"], in_tok, out_tok, cache_hit_frac)[0])
+            for s in want:
+                rec[speed_column(float(s))] = curve[grid.index(float(s))]
+            rec["zero_margin_tok_per_s_per_user"] = zero_margin_speed(grid, curve)
         rec.update({"workload": workload, "source": r.source, "as_of": str(r.as_of),
                     "also_in": "" if not isinstance(r.also_in, str) else r.also_in,
                     "note": "" if not isinstance(r.note, str) else r.note})
         rows.append(rec)
+    curve_cols = ([speed_column(float(s)) for s in want] + ["zero_margin_tok_per_s_per_user"]) if grid else []
     cols = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_cached_input_tok",
-            "list_usd_per_m_output_tok", "tok_per_s_per_user", "speed_basis", "modelled_tok_per_s_per_user",
-            "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac",
-            "output_margin_frac", "flag", "deployment", "cost_basis", "output_convention", "utilization_frac",
-            "cache_hit_frac", "workload", "source", "as_of", "also_in", "note"]
+            "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "weight_precision",
+            "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis",
+            "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
+            "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
+            "output_convention", "utilization_frac", "cache_hit_frac", "workload", "source", "as_of",
+            "also_in", "note"]
     out = pd.DataFrame(rows)
     for c in cols:
         if c not in out.columns:
@@ -255,8 +473,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
 
 
 def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any = None,
-             **kw: Any) -> dict[str, Any]:
-    """Modelled cost of ``model`` at ``speed`` tokens/s per user (one cached chain call)."""
+             precision: str | None = None, **kw: Any) -> dict[str, Any]:
+    """Modelled cost of ``model`` at ``precision`` and ``speed`` tokens/s per user (one chain call)."""
     from . import chain
 
     out: dict[str, Any] = {"modelled_tok_per_s_per_user": np.nan, "batch": np.nan,
@@ -265,9 +483,9 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                            "output_convention": kw["output_convention"], "utilization_frac": np.nan,
                            "cache_hit_frac": kw["cache_hit_frac"]}
     try:
-        if model not in deps:
-            deps[model] = _deployment(model, system, spec)
-        dep = deps[model]
+        if (model, precision) not in deps:
+            deps[(model, precision)] = _deployment(model, system, spec, precision)
+        dep = deps[(model, precision)]
     except DoesNotFitError as exc:
         out["flag"] = f"{FLAG_NO_FIT}: {exc}"
         return out
@@ -291,14 +509,21 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
 
 
 def summary(df: "pd.DataFrame") -> dict[str, Any]:
-    """Counts and the median implied margin of a :func:`market` table."""
+    """Counts and the median implied margin of a :func:`market` table (and, where it was priced at
+    ``speeds``, ``median_<speed column>``: the median over the rows priced at each speed)."""
     ok = df["implied_margin_frac"].notna()
-    return {"n_prices": int(len(df)), "n_models": int(df["model"].nunique()), "n_priced": int(ok.sum()),
-            "median_implied_margin_frac": float(df.loc[ok, "implied_margin_frac"].median()) if ok.any() else np.nan,
-            "n_below_cost": int(df["flag"].str.startswith(FLAG_BELOW_COST).sum()),
-            "n_unreachable": int(df["flag"].str.startswith(FLAG_UNREACHABLE).sum()),
-            "n_default_speed": int(df["speed_basis"].str.startswith("default").sum())}
+    out = {"n_prices": int(len(df)), "n_models": int(df["model"].nunique()), "n_priced": int(ok.sum()),
+           "median_implied_margin_frac": float(df.loc[ok, "implied_margin_frac"].median()) if ok.any() else np.nan,
+           "n_below_cost": int(df["flag"].str.startswith(FLAG_BELOW_COST).sum()),
+           "n_unreachable": int(df["flag"].str.startswith(FLAG_UNREACHABLE).sum()),
+           "n_default_speed": int(df["speed_basis"].str.startswith("default").sum())}
+    for c in df.columns:
+        if c.startswith("implied_margin_frac_at_"):
+            col = df[c].astype(float)
+            out[f"median_{c}"] = float(col.median()) if col.notna().any() else np.nan
+    return out
 
 
 __all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "REFERENCE_SYSTEM", "REQUIRED_COLUMNS",
-           "load_prices", "market", "summary"]
+           "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
+           "served_speed", "speed_column", "summary", "zero_margin_speed"]

@@ -5,7 +5,7 @@
 Predicts ``serving_blind_2026.csv`` (``tokenomics validate-serving blind``) and puts each row
 whose output tokens/s per GPU is off by more than ``--threshold`` into the first class whose
 rule it meets. The rules read the row's own measured TTFT and TPOT against the predicted ones,
-so a class says where the time went, not why (``docs/serving-validation.md``, stop 40):
+so a class says where the time went, not why (``docs/validation/serving.md``, stop 40):
 
 - ``first-token wait``: measured TTFT at least 3x the predicted, TPOT within 30 %: the decode
   is right and the throughput is lost before the first token (a saturated prefill tier, or a

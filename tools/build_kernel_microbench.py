@@ -94,7 +94,7 @@ MLA_RELEASE = "1.3.0rc20"
 def mla_rows(repo: Path, heads: tuple[int, ...] = (16,)) -> list[dict]:
     """TensorRT-LLM MLA decode ("generation") attention on six NVIDIA chips: DeepSeek-V3's 128 heads
     at TP8 (16 a GPU), latent 512 + rope 64, BF16 and FP8 KV caches, at memory-bound batches and
-    lengths (the fit set of :func:`tokenomics.perf.step.mla_kv_read_frac`); ``heads`` other head
+    lengths (the fit set of :func:`tokenomics.perf.kernels.mla_kv_read_frac`); ``heads`` other head
     counts a GPU of the same table (``tools/mla_heads.py``)."""
     rows = []
     for chip_dir, hw in AIC_CHIPS.items():
@@ -131,7 +131,7 @@ UNIT_KERNELS = (
 UNIT_SHAPES = ((32, 8, 128, "Llama-3.1-8B"), (64, 8, 64, "gpt-oss at TP1"), (8, 1, 128, "Llama-3.1-70B at TP8"))
 #: (batch, KV length): a 2-token cache at 1,024 and 2,048 sequences, where the kernel's cost per
 #: (sequence, KV head) work unit is all there is (the fit set of
-#: :func:`tokenomics.perf.step.attention_unit_s`), and short caches at 256-1,024 sequences, where it
+#: :func:`tokenomics.perf.kernels.attention_unit_s`), and short caches at 256-1,024 sequences, where it
 #: meets the KV read (predicted, not fitted)
 UNIT_POINTS = ((1024, 2), (2048, 2), (256, 128), (256, 512), (1024, 128), (1024, 512))
 
@@ -227,8 +227,8 @@ MOE_SHAPES = (
 #: The same layers with every expert split over MoE-TP GPUs (each GPU holds a 1/TP slice of every
 #: expert: the layout of a tensor-parallel deployment without expert parallelism), at
 #: :data:`MOE_TP_TOKENS`: the 8192-16384-token rows fit how the grouped GEMMs' ceiling falls as
-#: each expert's slice narrows (``perf.step.moe_gemm_ratio``), the 1-8-token ones the fused layer's
-#: fixed latency (``perf.step.moe_fixed_s``); the 1024-4096 ones are predicted.
+#: each expert's slice narrows (``perf.kernels.moe_gemm_ratio``), the 1-8-token ones the fused layer's
+#: fixed latency (``perf.kernels.moe_fixed_s``); the 1024-4096 ones are predicted.
 MOE_TP_SHAPES = (
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("fp8_block",), "fp8"),
     ("dsv3", 7168, 2048, 256, 8, 1, 8, ("nvfp4",), "nvfp4"),
@@ -243,9 +243,9 @@ MOE_FRAMEWORKS = {"trtllm": "TensorRT-LLM", "sglang": "SGLang", "vllm": "vLLM"}
 
 
 #: Token counts of the fastest-MoE rows: 8192-16384 fit the grouped-GEMM ceilings
-#: (``perf.step.MOE_RATIO_MIN_TOKENS``), 64-512 the expert weights' streaming rate
-#: (``perf.step.MOE_STREAM_TOKENS``), 1-8 the fused layer's fixed latency
-#: (``perf.step.MOE_FIXED_TOKENS``), the rest are predicted. At 16-32 tokens the collector's
+#: (``perf.kernels.MOE_RATIO_MIN_TOKENS``), 64-512 the expert weights' streaming rate
+#: (``perf.kernels.MOE_STREAM_TOKENS``), 1-8 the fused layer's fixed latency
+#: (``perf.kernels.MOE_FIXED_TOKENS``), the rest are predicted. At 16-32 tokens the collector's
 #: balanced routing touches every local expert (32 routed pairs over 32 experts: all 32), where
 #: random routing touches ~64 %: not the regime a model of random routing predicts, so left out;
 #: at 1-8 tokens (at most a quarter of the local experts routed to) the two touch nearly the same
@@ -382,7 +382,7 @@ AITER_ROWS = [
     # the same MXFP4 layers at prefill and verify sizes, the TP4 slice and whole experts (EP8: 33
     # local experts, top 8 local), from the retuned tables (82612d2, 2026-08-13): the 8192-16384-
     # token rows fit the chip's MXFP4 grouped-GEMM ceiling and how it falls with the slice
-    # (perf.step.moe_gemm_ratio), the 1024-4096-token ones are predicted
+    # (perf.kernels.moe_gemm_ratio), the 1024-4096-token ones are predicted
     ("mi355x", 256, "DeepSeek-R1 MXFP4 TP8 shape with the shared expert fused (257 experts, top 9)", "mxfp4",
      "aiter 2-stage fused MoE (MXFP4 weights and activations, 1x32 e8m0 scales)",
      7168, 256, 257, 9, "model_configs/dsv3_fp4_tuned_fmoe.csv", "2026-08-13",

@@ -22,7 +22,7 @@ Rows are appended as they are measured, so a run stopped early still leaves its 
 GPU, ``--hardware`` names its catalog entry (``tokenomics hardware``) and ``tokenomics calibrate
 DIR/steps.csv --out mine.json`` fits a profile on the run (``--groups controls,sizes,long,batch,verify``
 gives graph and eager steps of several shapes in about a minute). The bundled
-``h200_heldout.csv`` is this tool's 2026-12-04 run on the H200 (docs/serving-validation.md).
+``h200_heldout.csv`` is this tool's 2026-12-04 run on the H200 (docs/validation/serving.md).
 """
 
 from __future__ import annotations

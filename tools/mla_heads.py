@@ -8,7 +8,7 @@ bundled ``mla_decode_attention`` rows (``datasets/kernel_microbench.csv``) are D
 runs all 128 heads and the kernel turns compute-bound; this prints, for the six NVIDIA chips of
 the TensorRT-LLM 1.3.0rc20 table, the core's predicted over measured time by head count and KV
 precision at batch 32-512 and KV 2k-32k, and the same for the compute-bound corner (batch >= 128,
-KV >= 8k). Nothing here is fitted (docs/serving-validation.md, stop 43).
+KV >= 8k). Nothing here is fitted (docs/validation/serving.md, stop 43).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ app = typer.Typer(
 # Each module adds its commands to ``app`` on import.
 from . import perf as _perf  # noqa: E402,F401
 
-for _mod in ("econ", "forecast", "watch", "sweep", "showdown", "market"):
+for _mod in ("models", "econ", "forecast", "watch", "sweep", "showdown", "market"):
     try:
         __import__(f"{__name__}.{_mod}")
     except ModuleNotFoundError as exc:  # an area not built yet

@@ -18,6 +18,23 @@ UtilProfileOpt = Annotated[Optional[str], typer.Option("--utilization-profile", 
 AutoscaleOpt = Annotated[bool, typer.Option("--autoscale/--no-autoscale", help="With --utilization-profile: capacity follows the load (released chips are not charged).")]
 CacheHitOpt = Annotated[float, typer.Option("--cache-hit", help="Share of input tokens served from the prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")]
 OutputConventionOpt = Annotated[str, typer.Option("--output-convention", help="decode-only (input tokens pay prefill) or all-in (InferenceX: prefill charged to output tokens).")]
+ServingOpt = Annotated[str, typer.Option("--serving", help="How the chips serve requests: decode (decode-only steady state at --batch, prefill priced apart; default), colocated (one engine interleaving prompts and decoding at --concurrency: the model validate-serving scores) or disaggregated (prefill and decode instances with KV transfer, split --pd).")]
+ConcurrencyOpt = Annotated[Optional[float], typer.Option("--concurrency", help="colocated: requests in flight per instance; disaggregated: per decode instance [default: 32 per attention group, or the most that meet --target-tok-s-user].")]
+IslOpt = Annotated[Optional[int], typer.Option("--isl", help="Prompt tokens per request [default: the workload's].")]
+OslOpt = Annotated[Optional[int], typer.Option("--osl", help="Output tokens per request [default: the workload's].")]
+PdOpt = Annotated[Optional[str], typer.Option("--pd", help="disaggregated: prefill:decode instances, e.g. 1:3 [default: the split serving the most output tokens per GPU].")]
+
+
+def parse_pd(text: Optional[str]) -> Optional[tuple[int, int]]:
+    """``--pd P:D`` as (prefill, decode) instances; one line naming the value otherwise."""
+    from ..errors import ValidationError
+
+    if text is None:
+        return None
+    parts = text.replace(" ", "").split(":")
+    if len(parts) != 2 or not all(x.isdigit() and int(x) >= 1 for x in parts):
+        raise ValidationError(f"--pd {text!r}: expected prefill:decode instances as two whole numbers >= 1, e.g. 1:3")
+    return int(parts[0]), int(parts[1])
 
 
 def utilization_of(utilization: Optional[float], profile: Optional[str], autoscale: bool) -> Optional[float]:
@@ -95,6 +112,11 @@ def price(
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
     output_convention: OutputConventionOpt = "decode-only",
+    serving: ServingOpt = "decode",
+    concurrency: ConcurrencyOpt = None,
+    isl: IslOpt = None,
+    osl: OslOpt = None,
+    pd: PdOpt = None,
     layouts: Annotated[bool, typer.Option("--layouts", help="With --target-tok-s-user: every layout the search weighs, each at its cheapest batch that still serves the target (or how fast it gets), cheapest first.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -107,9 +129,12 @@ def price(
     from .. import chain
     from ._common import _jsonable
 
+    split = parse_pd(pd)
     if layouts:  # checked before any work
         from ..errors import ValidationError
 
+        if serving != "decode":
+            raise ValidationError("--layouts compares the layouts of the decode-only steady state; drop --serving")
         if target is None:
             raise ValidationError("--layouts compares the layouts at a target speed; give --target-tok-s-user too")
         if batch is not None:
@@ -136,12 +161,13 @@ def price(
                      ("no layout reaches it (tokenomics price refuses it)" if none
                       else "'cheapest' is the one tokenomics price picks"))
         return
-    if batch is None and target is None:
+    if batch is None and target is None and serving == "decode":
         batch = 32 * int(dep.parallel.attn_dp)
     r = chain.price(deployment=dep, batch=batch, context_tok=context, workload=workload, cost=cost,
                     utilization_frac=utilization, margin_frac=margin, prefill_batch=prefill_batch,
                     target_tok_per_s_per_user=target, output_convention=output_convention,
-                    cache_hit_frac=cache_hit)
+                    cache_hit_frac=cache_hit, serving=serving, concurrency=concurrency, isl_tok=isl, osl_tok=osl,
+                    pd=split)
     df = r.to_frame()
     dep = r.deployment  # a target speed may have picked another layout
     if fmt == Format.json:
@@ -154,10 +180,20 @@ def price(
     else:
         import pandas as pd
 
+        from ._common import _fmt_cell
+
         row = df.iloc[0]
-        keep = [c for c in df.columns if not c.startswith("price_usd_per_1k")]
-        show = pd.DataFrame({"quantity": keep, "value": [row[c] for c in keep], "unit": _units(keep)})
-        emit(show, fmt, title=f"{dep.label()}: batch {int(row['batch'])}, {workload}, "
+        band = [c for c in chain.BAND_COLUMNS if c != "error_regime"]
+        keep = [c for c in df.columns if not c.startswith("price_usd_per_1k") and c not in band]
+        value = [row[c] for c in keep]
+        for c in ("tok_per_s_per_chip", "usd_per_m_output_tok"):  # the 80 % error band beside the number
+            if c in keep and pd.notna(row[c]):
+                end = lambda x: f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"  # noqa: E731
+                value[keep.index(c)] = f"{_fmt_cell(row[c])} ({end(row[c + '_lo'])}-{end(row[c + '_hi'])}, 80 %)"
+        show = pd.DataFrame({"quantity": keep, "value": value, "unit": _units(keep)})
+        point = (f"batch {int(row['batch'])}" if r.serving == "decode" else
+                 f"{row['concurrency']:g} requests in flight, {r.input_tok}/{r.output_tok} tokens")
+        emit(show, fmt, title=f"{dep.label()}: {r.serving_mode}, {point}, {workload}, "
                               f"{row['cost_basis']} cost, {row['output_convention']}",
              caption=describe(dep) + "; tokenomics/datasets/tco_params.csv, power_model.csv")
 

@@ -47,7 +47,7 @@ def forecast(
     workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default openrouter-2025: OpenRouter's mean request, late 2025, 6,000 in / 400 out].")] = None,
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
-    serving: Annotated[Optional[str], typer.Option("--serving", help="--show infra: disaggregated (prefill and decode chips, each at its own rate; default) or colocated (one engine interleaving both: fewer users per chip at the target speed; every layout of the system tried).")] = None,
+    serving: Annotated[Optional[str], typer.Option("--serving", help="--show infra: disaggregated (prefill and decode instances with KV transfer, the split serving the most tokens per chip; default) or colocated (one engine interleaving both: fewer users per chip at the target speed; every layout of the system tried).")] = None,
     cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
     execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="--show infra: execution plan of the serving deployment: engine (default), graph, eager, super, megakernel, ... (tokenomics throughput --help).")] = None,
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
@@ -147,7 +147,7 @@ def forecast(
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
-        caption = (f"{df['serving'].iloc[0]}, {df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
+        caption = (f"{df['serving_mode'].iloc[0]}, {df['tok_per_s_per_user'].iloc[0]:.3g} tok/s per user; a chip serves "
                    f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s of the workload's input and output "
                    f"tokens at {df['cost_usd_per_chip_h'].iloc[0]:.3g} USD/h ({df['cost_basis'].iloc[0]}), "
                    "as tokenomics price prices it; n_nodes counts systems; price_usd_per_1k_tok is the "

@@ -12,11 +12,14 @@ from ._common import FORMAT_HELP, Format, emit
 from .econ import AutoscaleOpt, CacheHitOpt, OutputConventionOpt, UtilProfileOpt, utilization_of
 
 #: Columns of the table view (csv/json carry every column of ``tokenomics.market.market``).
-TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "tok_per_s_per_user",
-                 "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac", "flag"]
+TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "weight_precision",
+                 "tok_per_s_per_user", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac",
+                 "flag"]
+#: Most speeds ``--speeds`` takes (each is a layout search per model).
+MAX_SPEEDS = 8
 #: Short headers of the table view.
 TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok": "list out",
-               "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
+               "weight_precision": "precision", "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
                "cost_usd_per_m_output_tok": "cost out", "implied_margin_frac": "margin"}
 
 
@@ -32,6 +35,8 @@ def market(
     autoscale: AutoscaleOpt = False,
     cache_hit: CacheHitOpt = 0.0,
     output_convention: OutputConventionOpt = "decode-only",
+    weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Price every row at this weight precision (bf16, fp8, nvfp4, mxfp4, int4, ...) [default: the row's quantization, else the precision the model's providers serve: datasets/served_precision.csv].")] = None,
+    speeds: Annotated[Optional[str], typer.Option("--speeds", help="Also price every row at these speeds, tok/s per user, comma-separated (e.g. 20,35,50): the implied margin at each and the speed at which it is zero.")] = None,
     spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
@@ -42,18 +47,22 @@ def market(
     from .. import market as mk
 
     u = utilization_of(utilization, utilization_profile, autoscale)
+    want = None if speeds is None else _speeds(speeds)
     if default_speed is None:
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
-                   spec=spec)
+                   spec=spec, weight_precision=weight_precision, speeds=want)
     if fmt != Format.table:
         emit(df, fmt)
         return
     s = mk.summary(df)
     deps = "; ".join(sorted(d for d in df["deployment"].unique() if d))
     basis = ", ".join(sorted(b for b in df["cost_basis"].unique() if b))
-    view = df[TABLE_COLUMNS].rename(columns=TABLE_NAMES)
+    curve = [mk.speed_column(x) for x in (want or [])]
+    view = df[TABLE_COLUMNS[:-1] + curve + (["zero_margin_tok_per_s_per_user"] if want else []) + ["flag"]]
+    view = view.rename(columns={**TABLE_NAMES, **{c: f"margin @{x:g}" for c, x in zip(curve, want or [])},
+                                "zero_margin_tok_per_s_per_user": "zero margin at"})
     view["flag"] = (df["flag"].str.replace(mk.FLAG_BELOW_COST, "BELOW COST", regex=False)
                     .str.replace(r"speed unreachable: the fastest on this deployment is ([\d.]+) tok/s per user.*",
                                  r"unreachable (max \1 tok/s/user)", regex=True)
@@ -62,6 +71,32 @@ def market(
          title=(f"{s['n_prices']} list prices, {s['n_models']} models (USD per M tokens): median implied margin "
                 f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
                 f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
-                f"{output_convention} output, {workload} mix"),
-         caption=(f"speed: published where the provider gives one, else {default_speed:g} tok/s/user "
+                f"{output_convention} output, {workload} mix"
+                + "".join(f"; median margin at {x:g} tok/s/user {s['median_' + c]:.0%}" for c, x in zip(curve, want or []))),
+         caption=((f"precision: --weight-precision {weight_precision}; " if weight_precision else
+                   "precision: the row's, else the one the model's providers serve (datasets/served_precision.csv); ")
+                  + 
+                  f"speed: the row's, else the provider's measured one (datasets/served_speed.csv: "
+                  f"{(df['speed_source'] == mk.SPEED_FROM_TABLE).sum()} rows), else {default_speed:g} tok/s/user "
                   f"({s['n_default_speed']} rows); deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
+
+
+def _speeds(text: str) -> list[float]:
+    """Parse ``--speeds 20,35,50`` (positive tok/s per user, at most :data:`MAX_SPEEDS`)."""
+    from ..errors import ValidationError
+
+    parts = [x.strip() for x in str(text).split(",")]
+    if not all(parts):
+        raise ValidationError(f"--speeds {text!r} has an empty item; expected positive tok/s per user like 20,35,50")
+    if len(parts) > MAX_SPEEDS:
+        raise ValidationError(f"--speeds lists {len(parts)} speeds; at most {MAX_SPEEDS} (each is a layout search)")
+    out = []
+    for x in parts:
+        try:
+            f = float(x)
+        except ValueError:
+            raise ValidationError(f"--speeds must be positive tok/s per user like 20,35,50, got {x!r}") from None
+        if not (f > 0 and f != float("inf")):
+            raise ValidationError(f"--speeds must be positive, finite tok/s per user like 20,35,50, got {x!r}")
+        out.append(f)
+    return sorted(set(out))

@@ -45,27 +45,6 @@ def hardware(fmt: FormatOpt = Format.table) -> None:
         emit(df, fmt)
 
 
-@app.command()
-def models(fmt: FormatOpt = Format.table) -> None:
-    """List catalogued model architectures with computed total and active parameters."""
-    from ..catalog import load, model
-
-    df = load("models")
-    specs = [model(n) for n in df["name"]]
-    df["total_params"] = [m.total_params() for m in specs]
-    df["active_params"] = [m.active_params() for m in specs]
-    df["kv_bytes_per_tok_bf16"] = [m.kv_bytes_per_tok(2.0) for m in specs]
-    if fmt == Format.table:
-        show = df[["name", "attention", "n_layers", "hidden", "n_experts", "experts_per_token",
-                   "native_precision"]].copy()
-        show["total B"] = df["total_params"] / 1e9
-        show["active B"] = df["active_params"] / 1e9
-        show["KV kB/tok (bf16)"] = df["kv_bytes_per_tok_bf16"] / 1e3
-        emit(show, fmt, title="Models (datasets/models.csv; parameters computed from the architecture)")
-    else:
-        emit(df, fmt)
-
-
 #: Most values one --batch or --context list may hold (each row is printed).
 MAX_LIST = 10_000
 
@@ -431,14 +410,14 @@ def validate_kernels(
     c = moe_ceilings(sorted(set(pred["hardware"].astype(str))))
     wide = c.pivot(index="hardware", columns="weight_precision", values="ceiling_frac").reset_index()
     emit(wide, fmt, title="MoE grouped-GEMM ceilings (share of a dense GEMM's; 1 = not measured)",
-         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.step.moe_gemm_ratio), for "
+         caption="fitted on the fastest public fused-MoE layers at >= 8192 tokens (perf.kernels.moe_gemm_ratio), for "
                  "whole experts; a slice f columns wide (MoE tensor parallelism) gets x [f/(f+w)] / [F/(F+w)], "
                  "w per chip and format in perf.kernels.moe_ceilings()")
     fixed = c.assign(fixed_us=c["fixed_latency_s"] * 1e6).pivot(index="hardware", columns="weight_precision",
                                                                  values="fixed_us").reset_index()
     emit(fixed, fmt, title="Fused MoE layer: fixed latency per call [us] (0 = not measured)",
          caption="fitted on the fastest public fused-MoE layers at 1-8 tokens, whole layers timed in a CUDA graph "
-                 "(perf.step.moe_fixed_s); an engine plan pays it once per MoE layer")
+                 "(perf.kernels.moe_fixed_s); an engine plan pays it once per MoE layer")
 
 
 #: Cases validate-serving's table lists one by one; a larger set shows its largest misses (every
@@ -479,11 +458,51 @@ def _engines_table(path: Optional[Path]):
     return read_engines(path)
 
 
+#: Columns of validate-serving's CSV and JSON rows (and ``--out``), in order: every input row once,
+#: scored or refused (:func:`serving_rows`).
+SERVING_ROW_COLUMNS = ("set", "case_id", "csv_line", "phase", "hardware", "model", "weight_precision", "engine",
+                       "n_gpus", "tp", "ep", "dp_attention", "disaggregated", "n_prefill_gpus", "n_decode_gpus",
+                       "spec_decode", "isl_tok", "osl_tok", "concurrency", "deployment", "status",
+                       "predicted_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_deployment_gpu",
+                       "predicted_total_tok_per_s_per_gpu", "predicted_tok_per_s_per_user", "predicted_tpot_s",
+                       "predicted_ttft_s", "predicted_batch", "measured_output_tok_per_s_per_gpu",
+                       "measured_total_tok_per_s_per_gpu", "measured_tok_per_s_per_user", "measured_tpot_s",
+                       "measured_ttft_s", "error_frac", "ttft_error_frac", "measured_concurrency_frac",
+                       "error_regime", "predicted_output_tok_per_s_per_gpu_lo", "predicted_output_tok_per_s_per_gpu_hi",
+                       "assumption", "refused_column", "refused_reason")
+
+
+def serving_rows(pred):
+    """validate-serving's rows for CSV, JSON and ``--out``: :data:`SERVING_ROW_COLUMNS` of
+    :func:`tokenomics.perf.serving.predict_cases` (the one place the output is assembled)."""
+    return pred[[c for c in SERVING_ROW_COLUMNS if c in pred.columns]].reset_index(drop=True)
+
+
+def _refused_line(pred, strict: bool) -> str:
+    """One line for a file validate-serving will not score: the first refused row's reason,
+    then the other refused rows by line, case and column."""
+    bad = pred[pred["status"] != "predicted"]
+    first = bad.iloc[0]
+    where = f"line {first['csv_line']}" + (f" of {first['set']}" if "set" in bad else "")
+    head = f"serving case {first['case_id']}: {first['refused_reason']} ({where})"
+    if strict and len(bad) < len(pred):
+        head += f"; {len(bad)} of {len(pred)} rows refused, and --strict scores none"
+    elif len(pred) > 1:
+        head += f"; all {len(pred)} rows refused, nothing to score"
+    more = [f"line {r['csv_line']} ({r['case_id']}{', ' + r['refused_column'] if r['refused_column'] else ''})"
+            for _, r in bad.iloc[1:6].iterrows()]
+    if more:
+        head += f"; also {', '.join(more)}" + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+    return head
+
+
 @app.command("validate-serving")
 def validate_serving(
     cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'mlperf-v61' for the v6.1 round's Offline and Server results; 'trtllm-perf' for TensorRT-LLM's published offline max-throughput tables (models and lengths the fit set lacks); 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from; 'unfitted' for every one of them no fit used, pooled, scored by set).")] = None,
     profile: ProfileOpt = None,
     engines: EnginesOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write every row, scored or refused, to this .csv or .json (atomically): the columns of --format csv, refused rows with refused_column and refused_reason.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if any row is refused (default: score the rest, list the refused rows, exit 2 only when no row can be scored).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Predict published serving results (tokens/s per GPU and per user, TPOT, TTFT) and score them.
@@ -492,54 +511,72 @@ def validate_serving(
     steady-state continuous batching at its concurrency (serve; in synchronized waves where the
     row marks fixed_lengths 1 and the engine prefills first, SGLang), as prefill and decode instances
     with KV transfer (a disaggregated serve row: output tokens/s per decode GPU, as published),
-    at the largest batch that fits (offline), or as a decode-only / prefill-only deployment.
+    at the largest batch that fits (offline), or as a decode-only / prefill-only deployment
+    (a decode row without its concurrency: at the KV-full batch, as many as fit).
     Each serve row also gets measured_concurrency_frac: the concurrency its own published
     throughput, TTFT and TPOT imply by Little's law, over the stated one (no model involved).
+    Each prediction carries its 80 % error band (predicted_output_tok_per_s_per_gpu_lo/_hi, the
+    error_regime it comes from; datasets/error_bands.csv), and the table ends with the share of
+    the file's measurements inside their band.
+    Rows are scored independently: a row with an impossible cell or a name tokenomics does not
+    know is refused with its reason (a suggestion for a misspelt name) and the rest are scored;
+    columns outside the schema are ignored, with a note.
     """
+    from ..errors import ValidationError
     from ..perf.serving import predict_cases, predict_unfitted, summarize, summarize_within
 
+    if out is not None:
+        from ..io import check_output
+
+        check_output(out, suffixes=(".csv", ".json"))
     if cases == "unfitted":  # every bundled set no fit used, pooled (the README's headline accuracy)
         pred, name = predict_unfitted(profile, engines=_engines_table(engines)), "every unfitted bundled set"
     else:
         cases = str(serving_source(cases, also=("unfitted",)))
         pred, name = predict_cases(cases, profile, engines=_engines_table(engines)), Path(cases).name
-    failed = pred[pred["status"] != "predicted"]
-    if len(failed):  # a row the model cannot take (a layout that does not fit, ...): the file is wrong
-        from ..errors import ValidationError
+    ok = pred["status"] == "predicted"
+    if not ok.all() and (strict or not ok.any()):
+        raise ValidationError(_refused_line(pred, strict))
+    from ..errorband import band_columns, coverage
 
-        why = str(failed["status"].iloc[0]).removeprefix("not predicted: ")
-        if not why.startswith("serving case"):
-            why = f"serving case {failed['case_id'].iloc[0]}: {why}"
-        more = f" ({len(failed)} of {len(pred)} rows not predicted)" if len(failed) > 1 else ""
-        raise ValidationError(f"{why}{more}")
+    ignored = pred.attrs.get("ignored_columns") or []
+    pred = pred.join(band_columns(pred))  # each predicted rate's 80 % error band
+    rows = serving_rows(pred)
+    if out is not None:
+        from ..io import write_frame
+
+        write_frame(rows, out)
+        typer.echo(f"wrote {len(rows)} rows ({int((~ok).sum())} refused) to {out}", err=True)
+    if ignored:
+        from ..perf.serving import ignored_columns_note
+
+        typer.echo(f"Note: {ignored_columns_note(ignored)}", err=True)
     if fmt != Format.table:
-        keep = ["set", "case_id", "phase", "hardware", "model", "weight_precision", "engine", "n_gpus", "tp", "ep", "dp_attention",
-                "disaggregated", "n_prefill_gpus", "n_decode_gpus", "spec_decode", "isl_tok", "osl_tok",
-                "concurrency", "deployment", "status", "predicted_output_tok_per_s_per_gpu",
-                "predicted_output_tok_per_s_per_deployment_gpu", "predicted_total_tok_per_s_per_gpu",
-                "predicted_tok_per_s_per_user", "predicted_tpot_s", "predicted_ttft_s", "predicted_batch",
-                "measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
-                "measured_tok_per_s_per_user", "measured_tpot_s", "measured_ttft_s", "error_frac",
-                "ttft_error_frac", "measured_concurrency_frac"]
-        emit(pred[[c for c in keep if c in pred.columns]], fmt)
+        emit(rows, fmt)
         return
-    show = pred[[c for c in ("set", "case_id") if c in pred] + ["phase", "hardware", "model", "engine", "tp", "ep", "concurrency",
-                 "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
-                 "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]].copy()
+    scored = pred[ok]
+    cols = [c for c in ("set", "case_id") if c in scored] + ["phase", "hardware", "model", "engine", "tp", "ep",
+            "concurrency", "measured_output_tok_per_s_per_gpu", "predicted_output_tok_per_s_per_gpu",
+            "measured_tok_per_s_per_user", "predicted_tok_per_s_per_user", "error_frac"]
+    show = scored.reindex(columns=cols)  # an optional measured column the file lacks: empty
     show["error_frac"] = show["error_frac"] * 100
-    pre = (pred["phase"] == "prefill").to_numpy()  # a prefill-only row is scored on its input tokens/s
+    pre = (scored["phase"] == "prefill").to_numpy()  # a prefill-only row is scored on its input tokens/s
     for col in ("measured", "predicted"):
-        out = f"{col}_output_tok_per_s_per_gpu"
-        show[out] = show[out].where(~pre, pred[f"{col}_total_tok_per_s_per_gpu"])
+        c = f"{col}_output_tok_per_s_per_gpu"
+        show[c] = show[c].where(~pre, scored.get(f"{col}_total_tok_per_s_per_gpu", float("nan")))
     show = show.rename(columns={"measured_output_tok_per_s_per_gpu": "meas tok/s/GPU",
                                 "predicted_output_tok_per_s_per_gpu": "pred tok/s/GPU",
                                 "measured_tok_per_s_per_user": "meas tok/s/user",
                                 "predicted_tok_per_s_per_user": "pred tok/s/user", "error_frac": "error %"})
     notes = ["tok/s/GPU: output tokens, input tokens for prefill-only rows"] if pre.any() else []
+    kv_full = scored[scored["assumption"].astype(str) != ""]
+    if len(kv_full):
+        notes.append(f"decode rows without a stated concurrency ({', '.join(map(str, kv_full['case_id'][:10]))}"
+                     f"{', ...' if len(kv_full) > 10 else ''}) run at the KV-full batch, as many as fit")
     title = f"Published serving results vs the model ({name})"
     if len(show) > MAX_CASE_ROWS:  # a wall of rows helps no one: the largest misses, every row in csv/json
         show = show.loc[show["error %"].abs().sort_values(ascending=False).index[:MAX_CASE_ROWS]]
-        title += f": the {MAX_CASE_ROWS} largest misses of {len(pred)} rows"
+        title += f": the {MAX_CASE_ROWS} largest misses of {len(scored)} rows"
         notes.append("--format csv or json lists every row")
     emit(show, fmt, title=title, caption="; ".join(notes) or None)
     groups = ("set",) if "set" in pred else ()  # the pooled sets: each set's own line first
@@ -555,6 +592,20 @@ def validate_serving(
         t = summarize(pred, by=("engine", "disaggregated"), quantity=q)
         emit(t, fmt, title=f"Absolute error of {q.upper()} (median, p90) and median predicted/measured, "
                            "rows that measured it")
+    cov, n_cov = coverage(pred)
+    if n_cov:
+        typer.echo(f"80 % error band: {cov * 100:.0f} % of the {n_cov} measured rates lie inside their band "
+                   "(predicted_output_tok_per_s_per_gpu_lo/_hi; a calibrated band holds 70-90 % on "
+                   "publications it was not built on)")
+    if not ok.all():
+        bad = pred[~ok]
+        table = bad[[c for c in ("set",) if c in bad] + ["csv_line", "case_id", "refused_column", "refused_reason"]]
+        table = table.rename(columns={"csv_line": "line", "refused_column": "column", "refused_reason": "reason"})
+        # the suggestion, not the whole list of known names (--format json keeps it)
+        table["reason"] = table["reason"].astype(str).str.replace(r"(Did you mean [^?]*\?) Known: .*$", r"\1",
+                                                                  regex=True)
+        emit(table, fmt, title=f"Refused rows: {len(bad)} of {len(pred)} not scored",
+             caption="fix a row and run again to score it; --strict makes any refused row exit 2")
 
 
 @app.command("fit-serving")

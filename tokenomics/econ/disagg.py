@@ -90,7 +90,8 @@ class DisaggResult(Display):
 def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_d: Any,
             capex_p_usd: Any, capex_d_usd: Any, cost_p_usd_per_h: Any, cost_d_usd_per_h: Any,
             input_tok: Any, output_tok: Any, *, prefill_hardware: str = "P",
-            decode_hardware: str = "D", target_ratio: float = 10.0) -> DisaggResult:
+            decode_hardware: str = "D", target_ratio: float = 10.0,
+            colocated_chip_s_per_request: Any = None) -> DisaggResult:
     """Compare disaggregated (prefill on P, decode on D) with co-located serving on P.
 
     Parameters
@@ -107,6 +108,10 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
         Tokens per request.
     target_ratio : float
         Capacity ratio to test (10 for the HC2000 claim).
+    colocated_chip_s_per_request : float or array, optional
+        P-chip seconds one request takes co-located [s] (e.g. from the serving model, where
+        prompts share the decode iterations); default the two phases time-sliced,
+        :func:`tokenomics.perf.serving.chip_s_per_request` (interference ignored).
     """
     for name, x in (("prefill_tok_per_s_p", prefill_tok_per_s_p), ("decode_tok_per_s_p", decode_tok_per_s_p),
                     ("decode_tok_per_s_d", decode_tok_per_s_d), ("capex_p_usd", capex_p_usd),
@@ -122,7 +127,8 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
     n_p, n_d = i / pp, o / dd
     from ..perf.serving import chip_s_per_request
 
-    n_c = chip_s_per_request(pp, dp, i, o)
+    n_c = chip_s_per_request(pp, dp, i, o) if colocated_chip_s_per_request is None else a(
+        v.positive(colocated_chip_s_per_request, "colocated_chip_s_per_request"))
     capex_dis = n_p * cp + n_d * cd
     capex_col = n_c * cp
     cap_ratio = capex_col / capex_dis

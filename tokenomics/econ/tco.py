@@ -109,6 +109,21 @@ def _chip_row(name: Any):
     return SimpleNamespace(name=name, tdp_w=tdp, price_usd=num(r.get("price_usd")))
 
 
+def facility_power_w(board_power_w: Any, host_power_w: Any, pue: Any) -> np.ndarray:
+    """Power drawn from the grid per chip [W]: (board + its share of the host) x PUE.
+
+    Parameters
+    ----------
+    board_power_w : float or array
+        The accelerator board's power [W].
+    host_power_w : float or array
+        Its share of the host (CPUs, NICs, fans) [W].
+    pue : float or array
+        Facility power over IT power [1], >= 1.
+    """
+    return (np.asarray(board_power_w, float) + np.asarray(host_power_w, float)) * np.asarray(pue, float)
+
+
 @dataclass(frozen=True)
 class CostInputs:
     """Bottom-up cost inputs of one accelerator (per chip).
@@ -230,8 +245,7 @@ class CostInputs:
                                       self.residual_frac) / HOURS_PER_YEAR
         maint = np.asarray(self.maintenance_frac_per_year, float) * self.capex_usd / HOURS_PER_YEAR
         colo = np.asarray(self.colo_usd_per_kw_month, float) * self.provisioned_it_w / 1e3 / HOURS_PER_MONTH
-        elec = ((np.asarray(board_power_w, float) + self.host_power_w) / 1e3 * self.pue
-                * self.electricity_usd_per_kwh)
+        elec = self.facility_power_w(board_power_w) / 1e3 * self.electricity_usd_per_kwh
         return {"capital_usd_per_chip_h": cap, "maintenance_usd_per_chip_h": maint,
                 "colo_usd_per_chip_h": colo, "electricity_usd_per_chip_h": elec}
 
@@ -241,7 +255,7 @@ class CostInputs:
 
     def facility_power_w(self, board_power_w: Any) -> np.ndarray:
         """Power drawn from the grid per chip: (board + host) * PUE [W]."""
-        return (np.asarray(board_power_w, float) + self.host_power_w) * self.pue
+        return facility_power_w(board_power_w, self.host_power_w, self.pue)
 
 
 @dataclass(frozen=True)
@@ -279,7 +293,7 @@ class TierCost:
         return self.breakdown_usd_per_h(board_power_w)["all_in_usd_per_chip_h"]
 
     def facility_power_w(self, board_power_w: Any) -> np.ndarray:
-        return (np.asarray(board_power_w, float) + self.host_power_w) * self.pue
+        return facility_power_w(board_power_w, self.host_power_w, self.pue)
 
 
 CostModel = Union[CostInputs, TierCost]

@@ -233,8 +233,8 @@ def price_decline_factor(years) -> np.ndarray:
     return (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
 
 
-#: How the chips of a plan serve prompts and generation: ``disaggregated`` (prefill chips and
-#: decode chips, each at its own rate) or ``colocated`` (one engine interleaving both).
+#: How the chips of a plan serve prompts and generation: ``disaggregated`` (prefill and decode
+#: instances with KV transfer) or ``colocated`` (one engine interleaving both).
 SERVING_MODES = ("disaggregated", "colocated")
 
 
@@ -242,26 +242,22 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
                   target_tok_per_s_per_user: float | None = None, cost: Any = None,
                   deployment: Any = None, cache_hit_frac: float = 0.0,
                   serving: str = "disaggregated") -> dict[str, Any]:
-    """What one chip of a deployment serves and costs, as the price chain prices it.
+    """What one chip of a deployment serves and costs, as ``tokenomics price --serving`` prices it.
 
-    The deployment is priced by :func:`tokenomics.chain.price` (the resolver's layout, the
-    cheapest batch that still serves each user ``target_tok_per_s_per_user``); a chip
-    time-slices prefill and decode, so it serves the workload's tokens, input and output
-    together, at
+    The deployment is priced by :func:`tokenomics.chain.price` in the serving mode ``serving``
+    at the target speed per user: ``disaggregated``, prefill and decode instances with KV
+    transfer (:func:`tokenomics.perf.serving.serve_disaggregated`, the split and requests in flight
+    that serve the most tokens per GPU with every user at the target); ``colocated``, one engine
+    interleaving prompts and generation (:func:`tokenomics.perf.serving.serve_at_target`, the
+    layout of the system serving the most tokens per chip). A chip serves the workload's tokens,
+    input and output together, at
 
         tok_per_s_per_chip = (input_tok + output_tok) / chip_s_per_request
 
-    (:func:`tokenomics.perf.serving.chip_s_per_request`; input tokens that hit a prefix cache,
-    ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour
-    behind the workload's blended price (prefill and decode chip time each at its own power).
-    This is the chip time of disaggregated serving (prefill chips and decode chips each at their own rate,
-    the decode chips at the target speed; KV transfer not counted). ``serving="colocated"``
-    sizes one engine that interleaves both instead: the prompts' chunks share the decode
-    iterations, so each instance holds fewer users at the target speed
-    (:func:`tokenomics.perf.serving.serve_at_target`); every layout of the system that holds the
-    model is tried (:func:`tokenomics.deployment.layout_candidates`) and the one serving the most
-    tokens per chip kept. The chip-hour cost and grid power stay those of the disaggregated mix
-    (the same chips, prefill and decode power weighted by their chip time). Capex per
+    (:func:`tokenomics.perf.serving.chip_s_per_request` of the price's prefill and decode rates:
+    the prefill GPUs' and decode GPUs' time per request; input tokens that hit a prefix cache,
+    ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour behind
+    the workload's blended price (prefill and decode chip time each at its own power). Capex per
     chip and economic life are the bottom-up cost inputs of the chip (``tco_params.csv``; NaN
     capex where none is catalogued).
 
@@ -281,7 +277,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     deployment : Deployment, optional
         Price exactly this deployment (``system`` and ``model`` are then ignored).
     cache_hit_frac : float
-        Share of input tokens served from a prefix cache [0, 1] (DeepSeek reports 0.563,
+        Share of input tokens served from a prefix cache [0, 1) (DeepSeek reports 0.563,
         ``tco_params.csv``); default 0 (disaggregated sizing only).
     serving : {"disaggregated", "colocated"}
         How prompts and generation share the chips (:data:`SERVING_MODES`).
@@ -289,12 +285,14 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     Returns
     -------
     dict
-        ``tok_per_s_per_chip`` [tokens/s, input and output], ``serving``, ``cost_usd_per_chip_h`` [USD/h],
+        ``tok_per_s_per_chip`` [tokens/s, input and output], ``serving``, ``serving_mode``
+        (``disaggregated 5P:1D``, ``co-located``), ``cost_usd_per_chip_h`` [USD/h],
         ``capex_usd_per_chip`` [USD], ``life_years``, ``n_chips_per_node``, ``deployment`` (its
-        label), ``system``, ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``,
-        ``prefill_tok_per_s_per_chip``, ``cost_basis``, ``cache_hit_frac``, ``facility_w_per_chip``
-        (grid power of a busy chip: (board + host) x PUE of the cost model, prefill and decode
-        weighted by their chip time [W]).
+        label), ``system``, ``workload``, ``tok_per_s_per_user``, ``decode_tok_per_s_per_chip``
+        (output tokens/s per chip-second decoding), ``prefill_tok_per_s_per_chip`` (cache-miss
+        input tokens/s per chip-second on prompts), ``cost_basis``, ``cache_hit_frac``,
+        ``facility_w_per_chip`` (grid power of a busy chip: (board + host) x PUE of the cost
+        model, prefill and decode weighted by their chip time [W]).
     """
     from ..chain import price
     from ..econ.tco import cost_model, has_capex, param
@@ -302,15 +300,15 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
 
     one_of(serving, "serving", SERVING_MODES)
     if serving == "colocated" and cache_hit_frac:
-        raise ValidationError("cache_hit_frac applies to disaggregated sizing only (a co-located engine's "
-                              "prefix cache is not modelled); leave it 0 with serving='colocated'")
+        raise ValidationError("cache_hit_frac applies to disaggregated sizing only (a co-located engine's prefix cache "
+                              "is not modelled); leave it 0 with serving='colocated'")
     target = REFERENCE_TOK_PER_S_PER_USER if target_tok_per_s_per_user is None else target_tok_per_s_per_user
     kw = dict(deployment=deployment) if deployment is not None else dict(model=model, system=system)
-    p = price(**kw, workload=workload, target_tok_per_s_per_user=target, cost=cost,
+    p = price(**kw, workload=workload, serving=serving, target_tok_per_s_per_user=target, cost=cost,
               utilization_frac=1.0, margin_frac=0.0, cache_hit_frac=cache_hit_frac)
     dep = p.deployment
     i, o = p.input_tok, p.output_tok
-    rates = (p.prefill_tok_per_s_per_chip, p.tok_per_s_per_chip)
+    rates = (p.prefill_tok_per_s_per_chip, p.decode_tok_per_s_per_chip)
     pre_s = chip_s_per_request(*rates, (1.0 - cache_hit_frac) * i, 0)  # a request's prefill chip time
     dec_s = chip_s_per_request(*rates, 0, o)  # and its decode chip time [s]
     tps = float((i + o) / (pre_s + dec_s))
@@ -321,40 +319,16 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     fac_w = float((pre_s * cm.facility_power_w(p.prefill_board_power_w)
                    + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
     bottom_up = cost_model(hw) if has_capex(hw) else None
-    speed, decode_tps, prefill_tps = (float(np.asarray(p.tok_per_s_per_user)), float(np.asarray(p.tok_per_s_per_chip)),
-                                      float(np.asarray(p.prefill_tok_per_s_per_chip)))
-    if serving == "colocated":
-        dep, tps, speed, decode_tps = _colocated(dep, i, o, target)
-        prefill_tps = np.nan  # prompts ride in the decode iterations
     return {
         "deployment": dep.label(), "system": dep.system.name, "workload": workload, "tok_per_s_per_chip": tps,
-        "serving": serving, "tok_per_s_per_user": speed,
-        "decode_tok_per_s_per_chip": decode_tps, "prefill_tok_per_s_per_chip": prefill_tps,
+        "serving": serving, "serving_mode": p.serving_mode, "tok_per_s_per_user": float(np.asarray(p.tok_per_s_per_user)),
+        "decode_tok_per_s_per_chip": float(np.asarray(p.decode_tok_per_s_per_chip)),
+        "prefill_tok_per_s_per_chip": float(np.asarray(p.prefill_tok_per_s_per_chip)),
         "cost_usd_per_chip_h": cost_h, "cost_basis": p.cost_basis, "cache_hit_frac": float(cache_hit_frac),
         "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
         "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
         "n_chips_per_node": int(dep.system.n_chips), "facility_w_per_chip": fac_w,
     }
-
-
-def _colocated(dep: Any, input_tok: float, output_tok: float, target: float) -> tuple[Any, float, float, float]:
-    """The layout of ``dep``'s system that serves the most input and output tokens per chip
-    co-located with every user at ``target`` tok/s: (deployment, tokens/s per chip of input and
-    output, tokens/s per user, output tokens/s per chip)."""
-    from ..deployment import layout_candidates
-    from ..errors import TokenomicsError
-    from ..perf.serving import serve_at_target
-
-    best = None
-    for cand in layout_candidates(dep):
-        r = serve_at_target(cand, isl_tok=input_tok, osl_tok=output_tok, tok_per_s_per_user=target)
-        if r is not None and (best is None or float(r.total_tok_per_s_per_gpu) > best[1]):
-            best = (cand, float(r.total_tok_per_s_per_gpu), float(r.tok_per_s_per_user), float(r.output_tok_per_s_per_gpu))
-    if best is None:
-        raise TokenomicsError(f"no layout of {dep.system.name} serves {dep.model.name} co-located at {target:g} tok/s "
-                              f"per user, even to one user ({input_tok:.0f} in / {output_tok:.0f} out); serve it "
-                              "disaggregated, or ask for a lower --target-tok-s-user")
-    return best
 
 
 def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFRA_MODEL,
@@ -369,7 +343,8 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         Output of :func:`tokenomics.forecast.forecast`.
     system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac, serving
         The deployment serving the demand and how it is priced (:func:`serving_basis`):
-        by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user, disaggregated.
+        by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user, disaggregated
+        (``serving_mode`` names the prefill:decode split).
     utilization_frac : float, optional
         Mean load over capacity; default from ``datasets/demand_scenarios.csv``.
 
@@ -427,5 +402,6 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         r["dc_electricity_share_frac"] = r["energy_twh"] / r["dc_electricity_twh"]
         r["dc_electricity_tokens_per_day"] = mean.to_numpy() / r["dc_electricity_share_frac"]
         r["scenario"] = result.scenario or "trend"
+        r["serving_mode"] = basis["serving_mode"]
         out.append(r)
     return InfraResult(pd.concat(out, ignore_index=True))

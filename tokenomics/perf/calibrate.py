@@ -22,6 +22,7 @@ from ..catalog import accelerator
 from ..errors import DataError
 from ..specs import ExecutionPlan, ModelSpec
 from .profile import FIT_BOUNDS, Profile, load_profile
+from .kernels import int_cell
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -112,23 +113,15 @@ def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
     return df
 
 
-def _int(x, default=0) -> int:
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return default
-    return default if math.isnan(f) else int(f)
-
-
 def case_model(row) -> ModelSpec:
     """The architecture of one case row."""
-    n_exp = _int(row.get("n_experts"))
+    n_exp = int_cell(row.get("n_experts"))
     return ModelSpec(
-        name=str(row.get("model", "case")), n_layers=_int(row["n_layers"]), hidden=_int(row["hidden"]),
-        n_q_heads=_int(row["n_q_heads"]), n_kv_heads=_int(row["n_kv_heads"]), head_dim=_int(row["head_dim"]),
-        ffn_hidden=_int(row["ffn_hidden"]), vocab=_int(row["vocab"]),
-        n_moe_layers=_int(row["n_layers"]) if n_exp else 0, n_experts=n_exp,
-        experts_per_token=_int(row.get("experts_per_token")), expert_ffn_hidden=_int(row.get("expert_ffn_hidden")),
+        name=str(row.get("model", "case")), n_layers=int_cell(row["n_layers"]), hidden=int_cell(row["hidden"]),
+        n_q_heads=int_cell(row["n_q_heads"]), n_kv_heads=int_cell(row["n_kv_heads"]), head_dim=int_cell(row["head_dim"]),
+        ffn_hidden=int_cell(row["ffn_hidden"]), vocab=int_cell(row["vocab"]),
+        n_moe_layers=int_cell(row["n_layers"]) if n_exp else 0, n_experts=n_exp,
+        experts_per_token=int_cell(row.get("experts_per_token")), expert_ffn_hidden=int_cell(row.get("expert_ffn_hidden")),
         native_precision=_PREC.get(float(row["weight_bytes_per_param"]), "bf16"),
     )
 
@@ -165,20 +158,20 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
         m = case_model(row)
         p = case_plan(row, use_measured_kernels)
         kv = _PREC.get(float(row["kv_bytes_per_elem"]), "bf16")
-        tp = max(_int(row.get("n_chips"), 1), 1)
+        tp = max(int_cell(row.get("n_chips"), 1), 1)
         if str(row["phase"]) == "prefill":
-            r = prefill(hw, m, p, prompt_tok=_int(row["context_tok"]), batch=_int(row["batch"]),
+            r = prefill(hw, m, p, prompt_tok=int_cell(row["context_tok"]), batch=int_cell(row["batch"]),
                         kv_precision=kv, profile=prof, on_oom="ignore", tp=tp)
         else:
-            r = decode_step(hw, m, p, batch=_int(row["batch"]), context_tok=_int(row["context_tok"]),
-                            tokens_per_step=_int(row["tokens_per_step"], 1), kv_precision=kv, profile=prof,
+            r = decode_step(hw, m, p, batch=int_cell(row["batch"]), context_tok=int_cell(row["context_tok"]),
+                            tokens_per_step=int_cell(row["tokens_per_step"], 1), kv_precision=kv, profile=prof,
                             on_oom="ignore", tp=tp)
         meas = float(row["measured_step_s"]) if "measured_step_s" in row and pd.notna(row.get("measured_step_s")) else np.nan
         pred = float(r.step_time_s)
         rows.append({
             "case_id": row["case_id"], "phase": row["phase"], "model": m.name, "execution": row["execution"],
-            "fusion": row["fusion"], "batch": _int(row["batch"]), "context_tok": _int(row["context_tok"]),
-            "tokens_per_step": _int(row["tokens_per_step"], 1),
+            "fusion": row["fusion"], "batch": int_cell(row["batch"]), "context_tok": int_cell(row["context_tok"]),
+            "tokens_per_step": int_cell(row["tokens_per_step"], 1),
             "kernels_per_step": float(r.n_kernels), "kernels_estimated": p.kernels_per_step is None,
             "predicted_step_s": pred, "measured_step_s": meas, "error_frac": pred / meas - 1.0,
             "bound": str(r.bound), "hbm_util_frac": float(r.hbm_util_frac), "flop_util_frac": float(r.flop_util_frac),

@@ -98,7 +98,7 @@ class Op:
     work_units : ndarray
         Decode attention (GQA): the (sequence, KV head) pairs one occurrence processes on a chip,
         each a block of the kernel with a fixed cost however short its cache
-        (:func:`tokenomics.perf.step.attention_unit_s`). Zero for every other op.
+        (:func:`tokenomics.perf.kernels.attention_unit_s`). Zero for every other op.
     """
 
     name: str

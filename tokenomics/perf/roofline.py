@@ -51,7 +51,7 @@ def gemm_efficiency(rows, profile: Profile, ceiling_frac: float = 1.0):
     ``c`` (``ceiling_frac``) lowers the large-``m`` ceiling to ``c * flop_frac`` and leaves the
     small-``m`` slope ``flop_frac * m / m_half`` alone: a grouped (MoE) GEMM that reaches a
     smaller share of the tensor peak than one dense GEMM (``c`` from
-    :func:`tokenomics.perf.step.moe_gemm_ratio`) still costs the same per row when it has few.
+    :func:`tokenomics.perf.kernels.moe_gemm_ratio`) still costs the same per row when it has few.
 
     Examples
     --------
@@ -126,11 +126,11 @@ def op_times(
         GEMM's (:func:`gemm_efficiency`); 1 = as fast as a dense GEMM.
     expert_stream_frac : float
         Rate at which the routed experts' fused MoE kernels stream their weights, as a share of
-        the profile's weight-read rate (:func:`tokenomics.perf.step.moe_stream_frac`); 1 = as
+        the profile's weight-read rate (:func:`tokenomics.perf.kernels.moe_stream_frac`); 1 = as
         fast as a dense GEMM reads its weights.
     kv_read_frac : float
         Rate at which the decode attention reads its KV cache, as a share of
-        :func:`kv_read_efficiency` (:func:`tokenomics.perf.step.mla_kv_read_frac` for MLA); the
+        :func:`kv_read_efficiency` (:func:`tokenomics.perf.kernels.mla_kv_read_frac` for MLA); the
         bytes stay what the cache holds.
     gemm_size_curve : (float, float)
         ``(gain, w)`` of :func:`tokenomics.perf.profile.gemm_size_curve`: a dense GEMM of weight
@@ -138,7 +138,7 @@ def op_times(
         ``compute_peak_flop_per_s``; ``w = 0``: no size effect (the bf16 path, or no data).
     attn_unit_s : float
         Cost of one (sequence, KV head) block of a decode-attention kernel
-        (:func:`tokenomics.perf.step.attention_unit_s`) [s]. The kernel takes
+        (:func:`tokenomics.perf.kernels.attention_unit_s`) [s]. The kernel takes
         ``hypot(max(mem, compute), work_units * attn_unit_s)``: many sequences of a few tokens cost
         what their blocks cost, not what their bytes do, and where both are comparable the blocks'
         fixed work overlaps the read only in part (the exponent 2 is the median of the ones that
@@ -146,7 +146,7 @@ def op_times(
         blocks count on the compute side of the op; 0 = no such cost.
     expert_fixed_s : float
         Fixed latency of one fused MoE layer call beyond its kernel boundaries
-        (:func:`tokenomics.perf.step.moe_fixed_s`), added to the routed experts' time per layer [s].
+        (:func:`tokenomics.perf.kernels.moe_fixed_s`), added to the routed experts' time per layer [s].
     dense_peak_flop_per_s : float, optional
         Tensor peak of every GEMM but the routed experts' [FLOP/s], where their weights are stored
         in another precision than the experts' (gpt-oss: BF16 attention, MXFP4 experts); default

@@ -257,6 +257,9 @@ class ServingResult:
     kv_transfer_s : float
         Disaggregated only: moving one prompt's KV cache from its prefill to its decode GPUs, part
         of ``ttft_s`` [s] (0 otherwise).
+    concurrency : float
+        The requests in flight per instance :func:`serve_at_target` settled on [requests] (NaN
+        where the caller stated the operating point).
     """
 
     phase: str
@@ -270,6 +273,7 @@ class ServingResult:
     engine_step_s: float
     output_tok_per_s_per_decode_gpu: np.ndarray | None = None
     kv_transfer_s: float = 0.0
+    concurrency: float = float("nan")
 
 
 def _engine_cost_s(dep, engines: Any = None) -> tuple[dict[str, Any], float]:
@@ -792,7 +796,8 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     Returns
     -------
     ServingResult or None
-        The steady state at that concurrency; None where even one request is served slower.
+        The steady state at that concurrency (its ``concurrency``); None where even one request is
+        served slower.
     """
     v.positive(tok_per_s_per_user, "tok_per_s_per_user")
     target = float(tok_per_s_per_user)
@@ -806,7 +811,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     c_lo, c_hi = 1, max(1, int(_slot_cap(deployment, float(isl_tok) + float(osl_tok) / 2.0)))
     hi = run(c_hi) if c_hi > 1 else lo
     if float(hi.tok_per_s_per_user) >= target:
-        return hi
+        return dataclasses.replace(hi, concurrency=float(c_hi))
     while c_hi - c_lo > 1:  # lo meets the target, hi does not
         mid = (c_lo + c_hi) // 2
         r = run(mid)
@@ -814,7 +819,7 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
             c_lo, lo = mid, r
         else:
             c_hi = mid
-    return lo
+    return dataclasses.replace(lo, concurrency=float(c_lo))
 
 
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
@@ -918,7 +923,7 @@ def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: flo
 def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
                         isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
                         profile: Any = None, engines: Any = None,
-                        max_batch_per_rank: float | None = None) -> ServingResult:
+                        max_batch_per_rank: float | None = None, cache_hit_frac: float = 0.0) -> ServingResult:
     """Steady-state disaggregated prefill/decode serving at a total concurrency (module docstring).
 
     Parameters
@@ -938,6 +943,10 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
     max_batch_per_rank : float, optional
         The decode engine's batch cap per attention-DP rank (TensorRT-LLM generation workers'
         ``max_batch_size``) where the run set one; default memory only [sequences].
+    cache_hit_frac : float
+        Share of each prompt's tokens the prefill instances find in a prefix cache [0, 1): they
+        compute only the rest (attention over the cached prefix not counted: ASSUMPTION); the
+        whole prompt's KV cache still moves to the decode instance. Default 0.
 
     Returns
     -------
@@ -955,7 +964,9 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
         if float(n) < dep.replica_chips:
             raise ValidationError(f"{name}={float(n):g} is fewer than one instance of {dep.replica_chips} GPUs "
                                   f"({dep.label()})")
+    v.fraction(cache_hit_frac, "cache_hit_frac", allow_one=False)
     isl, osl, c = float(isl_tok), float(osl_tok), float(concurrency)
+    isl_p = isl * (1.0 - float(cache_hit_frac))  # prompt tokens a prefill instance computes
     n_pi = float(n_prefill_gpus) / prefill_dep.replica_chips  # prefill instances
     n_di = float(n_decode_gpus) / decode_dep.replica_chips  # decode instances
     tps = decode_dep.spec.tokens_per_step if decode_dep.spec else 1.0
@@ -963,8 +974,8 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
 
     # prefill instance: iteration time of every batch size up to its prefill budget
     ep_p, t_eng_p = _engine_cost_s(prefill_dep, engines)
-    n_arr = np.arange(1, int(np.max(prefill_dep.prefill_batch(int(round(isl))))) + 1)
-    t_arr = _prefill_iteration_s(prefill_dep, isl, n_arr, t_eng_p, profile) * np.ones(n_arr.shape)
+    n_arr = np.arange(1, int(np.max(prefill_dep.prefill_batch(max(1, int(round(isl_p)))))) + 1)
+    t_arr = _prefill_iteration_s(prefill_dep, max(1.0, isl_p), n_arr, t_eng_p, profile) * np.ones(n_arr.shape)
     x_cap = n_pi * n_arr[-1] / t_arr[-1]  # prefill capacity [requests/s]
     t_kv = kv_transfer_s(prefill_dep, decode_dep, isl, float(n_prefill_gpus) + float(n_decode_gpus))
 
@@ -1043,7 +1054,12 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: :func:`wave_serve`; empty = 0), ``moe_tp`` (tensor-parallel ways inside each routed expert
 #: where the run split experts both ways under attention data parallelism, TensorRT-LLM
 #: ``moe_tp_size``: the group is ``ep * moe_tp`` GPUs; empty = what ``tp`` and ``ep`` imply),
-#: ``note`` (``[0.8,1.0]`` marks random lengths).
+#: ``prefill_dp_attention`` (a disaggregated row's prefill instances: 1 attention data-parallel over
+#: their group, 0 tensor-parallel; empty = what ``prefill_tp`` / ``prefill_ep`` imply,
+#: :func:`case_prefill_deployment`), ``mtp_acceptance`` (the run's measured per-token acceptance of
+#: its draft tokens, a fraction, replacing the acceptance of ``spec_decode`` and keeping its depth;
+#: empty = the method's own), ``note`` (``[0.8,1.0]`` marks random lengths). Any other column is
+#: ignored (:func:`ignored_columns`).
 
 #: KV-cache precision assumed when a published row does not say (vLLM/SGLang default ``auto`` =
 #: the model's activation dtype, bf16).
@@ -1061,14 +1077,15 @@ def mean_length_frac(note: Any) -> float:
 
 
 def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
-    """Read a serving-cases CSV (or check a DataFrame) in the schema of ``datasets/serving_public.csv``.
+    """Read a serving-cases CSV (or check a DataFrame) in the schema of ``datasets/serving_public.csv``;
+    any refused row is an error (:func:`check_cases` keeps the good rows instead).
 
     Every way the file can be wrong is one line naming the case and the column
-    (:func:`tokenomics.io.read_csv` for the file and its columns, :func:`check_cells` for the
-    numbers): the required columns (:data:`CASE_COLUMNS`) are present and there is at least one
-    row; ``phase`` is one of :data:`PHASES`; the numbers are in range (:data:`CELL_CHECKS`,
-    :data:`POSITIVE_OPTIONAL_COLUMNS`, ``mem_frac``); hardware, model, engine and precisions are
-    known; a disaggregated serve row gives its split; ``engine_version`` is a release number.
+    (:func:`tokenomics.io.read_csv` for the file and its columns, :func:`check_cases` for the
+    rows): the required columns (:data:`CASE_COLUMNS`) are present and there is at least one
+    row; ``phase`` is one of :data:`PHASES`; the numbers are in range (:data:`CASE_CELLS`);
+    hardware, model, engine, precisions and the other words are known; a disaggregated serve row
+    gives its split; ``engine_version`` is a known release.
 
     Parameters
     ----------
@@ -1083,91 +1100,52 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     Raises
     ------
     DataError
-        One line naming the file (or case), the column, the value and what was expected.
+        One line naming the case, the column, the value and what was expected (the first refused
+        row).
     """
-    import pandas as pd
-
     from ..errors import DataError
-    from ..io import read_csv
 
-    what = "serving cases" if isinstance(path, pd.DataFrame) else "serving cases file"
-    df = read_csv(path, what, required=CASE_COLUMNS)
-    label = what if isinstance(path, pd.DataFrame) else f"{what} {str(path)!r}"
-    bad = ~df["phase"].isin(PHASES)
-    if bad.any():
-        r = df[bad].iloc[0]
-        raise DataError(f"serving case {r['case_id']}: phase {r['phase']!r} is not one of {', '.join(PHASES)}")
-    dup = df["case_id"].astype(str).duplicated(keep=False)
-    if dup.any():
-        rows = [int(i) + 2 for i in dup.to_numpy().nonzero()[0][:3]]
-        raise DataError(f"{label}: case_id {str(df['case_id'][dup].iloc[0])!r} appears more than once (lines "
-                        f"{', '.join(map(str, rows))}); every case needs its own id")
-    check_cells(df, label)
-    for col in POSITIVE_OPTIONAL_COLUMNS + ("mem_frac",):
-        if col not in df.columns:
-            continue
-        x = pd.to_numeric(df[col], errors="coerce")
-        given = df[col].notna() & (df[col].astype(str).str.strip() != "")
-        ok = np.isfinite(x) & (x > 0) & ((x <= 1) if col == "mem_frac" else True)
-        bad = given & ~ok
-        if bad.any():
-            r = df[bad].iloc[0]
-            if col == "mem_frac":
-                hint = v.percent_hint(x[bad].iloc[0])
-                raise DataError(f"serving case {r['case_id']}: mem_frac must be a fraction in (0, 1] (or empty), "
-                                f"got {r[col]}{';' + hint if hint else ''}")
-            raise DataError(f"serving case {r['case_id']}: {col} must be a positive number (or empty), "
-                            f"got {r[col]}")
-    _check_names(df)
-    for _, r in df.iterrows():
-        check_split(r)
-        version = _cell(r, "engine_version")
-        if version:
-            from .kernel_versions import version_key
-
-            try:
-                version_key(version)
-            except ValidationError as exc:
-                raise DataError(f"serving case {r['case_id']}: {exc}") from None
+    df, refused = check_cases(path)
+    if len(refused):
+        r = refused.iloc[0]
+        raise DataError(f"serving case {r['case_id']}: {r['reason']} ({r['where']})")
     return df
 
 
-def _check_names(df: "pd.DataFrame") -> None:  # noqa: F821
-    """Every row's hardware, model, engine, weight and KV precision is one the library knows (the
-    catalog's own lookup, aliases included; a close-match hint otherwise)."""
-    from ..catalog import accelerator, model
-    from ..deployment import ENGINE_ALIASES, ENGINES, UNFITTED_ENGINES
-    from ..errors import DataError, TokenomicsError, unknown_name
-    from ..specs import PRECISION_BYTES
+@dataclass(frozen=True)
+class CellRule:
+    """One numeric column of the serving-cases schema (:data:`CASE_CELLS`).
 
-    engines = set(ENGINES) | set(ENGINE_ALIASES) | set(UNFITTED_ENGINES)
+    Attributes
+    ----------
+    expected : str
+        What a refusal says is expected.
+    minimum, maximum : float, optional
+        The range (inclusive unless ``strict_minimum`` / ``strict_maximum``).
+    integer : bool
+        Whole numbers only.
+    required : bool
+        An empty cell is refused (else it means "not given").
+    fraction : bool
+        A fraction: a value that reads as a percent gets "did you mean VALUE / 100?".
+    """
 
-    def engine(name: str) -> None:
-        if name not in engines:
-            raise unknown_name("engine", name, engines)
-
-    def precision(kind: str, empty_ok: bool):
-        def check(name: str) -> None:
-            if not (name.lower() in PRECISION_BYTES or empty_ok and name.lower() in ("", "nan", "none")):
-                raise unknown_name(kind, name, PRECISION_BYTES)
-        return check
-
-    lookups = {"hardware": accelerator, "model": model, "engine": engine,
-               "weight_precision": precision("weight precision", False),
-               "kv_precision": precision("KV precision", True)}
-    for col, lookup in lookups.items():
-        names = df[col].astype(str).fillna("nan")  # pandas >= 3 keeps an empty cell NaN through astype(str)
-        for name in names.unique():
-            try:
-                lookup(name)
-            except TokenomicsError as exc:
-                r = df[names == name].iloc[0]
-                raise DataError(f"serving case {r['case_id']}: {exc}") from None
+    expected: str
+    minimum: float | None = None
+    maximum: float | None = None
+    strict_minimum: bool = False
+    strict_maximum: bool = False
+    integer: bool = False
+    required: bool = False
+    fraction: bool = False
 
 
-#: Optional numeric columns that, where a row gives them, must be positive.
-POSITIVE_OPTIONAL_COLUMNS = ("n_requests", "max_batch_size", "recv_interval_iters", "adp_timeout_iters",
-                             "context_tok", "prefill_tok_per_gpu", "moe_tp")
+#: Sanity bounds of the schema (not physics: a cell beyond one is a typo or a unit slip, refused
+#: rather than priced). 100,000 GPUs: more than any published serving deployment by far;
+#: 10 M tokens: the longest context window published (Llama 4 Scout); 1e7 tokens/s per GPU:
+#: ~200x the fastest published row (57,000); 1e6 requests in flight or sequences in a batch;
+#: 1e5 s (a day) for a TTFT or TPOT.
+MAX_GPUS, MAX_TOKENS, MAX_TOK_PER_S, MAX_REQUESTS, MAX_SECONDS = 100_000, 10_000_000, 1e7, 1_000_000, 1e5
 
 #: Columns a disaggregated ``serve`` row needs: its prefill/decode split.
 SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
@@ -1176,27 +1154,139 @@ SPLIT_COLUMNS = ("n_prefill_gpus", "n_decode_gpus")
 MEASURED_COLUMNS = ("measured_output_tok_per_s_per_gpu", "measured_total_tok_per_s_per_gpu",
                     "measured_tok_per_s_per_user", "measured_ttft_s", "measured_tpot_s")
 
-_WHOLE = {"minimum": 1, "integer": True}
-_POSITIVE = {"minimum": 0, "strict_minimum": True, "required": False}
+_GPU_COUNT = CellRule(f"a whole number >= 1 (at most {MAX_GPUS:,})", 1, MAX_GPUS, integer=True, required=True)
+_GPU_SPLIT = CellRule(f"a whole number >= 1 (at most {MAX_GPUS:,}), or empty", 1, MAX_GPUS, integer=True)
+_FLAG = CellRule("0 or 1 (empty = 0)", 0, 1, integer=True)
+_MEASURED_RATE = CellRule(f"a positive number up to {MAX_TOK_PER_S:g} tokens/s, or empty where not measured",
+                          0, MAX_TOK_PER_S, strict_minimum=True)
+_MEASURED_TIME = CellRule(f"a positive number of seconds up to {MAX_SECONDS:g}, or empty where not measured",
+                          0, MAX_SECONDS, strict_minimum=True)
+_TOKENS = CellRule(f"a positive number of tokens up to {MAX_TOKENS:,}, or empty", 0, MAX_TOKENS, strict_minimum=True)
 
-#: Numeric cells :func:`check_cells` checks where the column is present: column ->
-#: (keywords of :func:`tokenomics.io.numeric_column`, what the message says is expected).
-CELL_CHECKS: dict[str, tuple[dict[str, Any], str]] = {
-    **{c: (_WHOLE, "a whole number >= 1") for c in ("n_gpus", "tp", "ep")},
-    **{c: ({**_WHOLE, "required": False}, "a whole number >= 1, or empty")
-       for c in SPLIT_COLUMNS + ("prefill_tp", "prefill_ep")},
-    **{c: ({"minimum": 0, "maximum": 1, "integer": True, "required": False}, "0 or 1 (empty = 0)")
-       for c in ("dp_attention", "disaggregated", "fixed_lengths")},
-    **{c: (_POSITIVE, "a positive number, or empty") for c in ("isl_tok", "osl_tok", "concurrency")},
-    **{c: (_POSITIVE, "a positive number, or empty where not measured") for c in MEASURED_COLUMNS},
+#: The numeric cells of a serving-cases file, declared once: column -> :class:`CellRule`. A row
+#: with a cell outside its rule is refused (:func:`check_cases`); a column the file lacks is not
+#: checked. ``concurrency`` may be a mean (MLPerf Server rows: requests in flight by Little's
+#: law), so it need not be whole, but at least one request is in flight.
+CASE_CELLS: dict[str, CellRule] = {
+    "n_gpus": _GPU_COUNT, "tp": _GPU_COUNT, "ep": _GPU_COUNT,
+    **{c: _GPU_SPLIT for c in SPLIT_COLUMNS + ("prefill_tp", "prefill_ep")},
+    **{c: _FLAG for c in ("dp_attention", "disaggregated", "fixed_lengths", "prefill_dp_attention")},
+    "isl_tok": _TOKENS, "osl_tok": _TOKENS, "context_tok": _TOKENS,
+    "prefill_tok_per_gpu": CellRule(f"a positive number of prompt tokens per GPU up to {MAX_TOKENS:,}, or empty",
+                                    0, MAX_TOKENS, strict_minimum=True),
+    "concurrency": CellRule(f"requests in flight, a number from 1 to {MAX_REQUESTS:,}, or empty",
+                            1, MAX_REQUESTS),
+    "n_requests": CellRule("a whole number of requests >= 1, or empty", 1, 1e9, integer=True),
+    "max_batch_size": CellRule(f"a whole number of sequences from 1 to {MAX_REQUESTS:,}, or empty",
+                               1, MAX_REQUESTS, integer=True),
+    "recv_interval_iters": CellRule(f"a positive number of iterations up to {MAX_REQUESTS:,}, or empty",
+                                    0, MAX_REQUESTS, strict_minimum=True),
+    "adp_timeout_iters": CellRule(f"a positive number of iterations up to {MAX_REQUESTS:,}, or empty",
+                                  0, MAX_REQUESTS, strict_minimum=True),
+    "moe_tp": CellRule(f"a positive number of GPUs up to {MAX_GPUS:,}, or empty", 0, MAX_GPUS, strict_minimum=True),
+    "mem_frac": CellRule("a fraction in (0, 1], or empty", 0, 1, strict_minimum=True, fraction=True),
+    "cache_hit_frac": CellRule("a fraction in [0, 1), or empty", 0, 1, strict_maximum=True, fraction=True),
+    "mtp_acceptance": CellRule("the per-token acceptance of the draft tokens, a fraction in [0, 1], or empty",
+                               0, 1, fraction=True),
+    **{c: _MEASURED_RATE for c in MEASURED_COLUMNS if c.startswith("measured_") and "tok_per_s" in c},
+    **{c: _MEASURED_TIME for c in ("measured_ttft_s", "measured_tpot_s")},
 }
+
+#: Columns read when present besides :data:`CASE_COLUMNS` (module comment above
+#: :data:`DEFAULT_KV_PRECISION`), and the ones only carried along (``source``, ``as_of``, ``note``).
+OPTIONAL_COLUMNS = ("n_prefill_gpus", "n_decode_gpus", "prefill_tp", "prefill_ep", "prefill_dp_attention",
+                    "context_tok", "prefill_tok_per_gpu", "n_requests", "max_batch_size", "recv_interval_iters",
+                    "adp_timeout_iters", "mem_frac", "cache_hit_frac", "mtp_acceptance", "moe_tp", "fixed_lengths",
+                    "overlap", "expert_balance", "a2a_impl", "engine_version", "measured_total_tok_per_s_per_gpu",
+                    "measured_tok_per_s_per_user", "measured_ttft_s", "measured_tpot_s", "source", "as_of", "note")
+
+#: Columns of :func:`check_cases`'s refusals: where (``line`` of the file, 1 = header; ``where``
+#: the same in words), which case, which column (empty where the row as a whole), and why.
+REFUSED_COLUMNS = ("line", "case_id", "column", "reason", "where")
+
+
+def ignored_columns(df: "pd.DataFrame") -> list[str]:  # noqa: F821
+    """Columns of a serving-cases table the schema does not know (ignored when scoring)."""
+    known = set(CASE_COLUMNS) | set(OPTIONAL_COLUMNS)
+    return [str(c) for c in df.columns if str(c) not in known]
+
+
+def ignored_columns_note(columns: list[str]) -> str:
+    """One line naming the ignored columns, each with the schema's closest column where one is
+    close (a misspelt optional column would otherwise be silently left out).
+
+    >>> ignored_columns_note(["rig", "overlapp"])
+    "ignored 2 columns outside the serving-cases schema: rig, overlapp (did you mean 'overlap'?)"
+    """
+    import difflib
+
+    known = list(CASE_COLUMNS) + list(OPTIONAL_COLUMNS)
+    named = []
+    for c in columns:
+        close = difflib.get_close_matches(c.strip().lower(), known, n=1, cutoff=0.8)
+        named.append(f"{c} (did you mean {close[0]!r}?)" if close else c)
+    return (f"ignored {len(columns)} column{'s' if len(columns) != 1 else ''} outside the serving-cases schema: "
+            f"{', '.join(named)}")
+
+
+def _percent_reason(col: str, x: float) -> str | None:
+    """The refusal of a fraction cell that reads as a percent, else None."""
+    hint = v.percent_hint(x)
+    return f"{col}: fraction expected, got {x:g} — did you mean {x / 100:g}?" if hint else None
+
+
+def _acceptance_length_reason(row: Any, x: float) -> str | None:
+    """The refusal of an ``mtp_acceptance`` above 1 that reads as an acceptance length (tokens per
+    verify step, 1 to draft tokens + 1, as SGLang reports it), with the per-token acceptance it
+    stands for (:func:`tokenomics.perf.speculative.alpha_for_acceptance_length`); else None."""
+    from ..deployment import _spec
+    from ..errors import TokenomicsError
+    from .speculative import alpha_for_acceptance_length
+
+    try:
+        spec = _spec(str(row.get("spec_decode", "") or ""))
+    except TokenomicsError:
+        return None
+    if spec is None or not (math.isfinite(x) and 1 < x <= spec.gamma + 1):
+        return None
+    alpha = alpha_for_acceptance_length(x, spec.gamma)
+    return (f"mtp_acceptance: the per-token acceptance (a fraction) expected, got {x:g}; an acceptance length "
+            f"of {x:g} tokens per step with {spec.gamma} draft token{'s' if spec.gamma > 1 else ''} is a "
+            f"per-token acceptance of {alpha:.3g}")
+
+
+def _cell_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
+    """Check the numeric cells of serving rows (:data:`CASE_CELLS`) in place (a column read as
+    text is stored back as numbers); the first bad cell of each row: position -> (column, reason)."""
+    import pandas as pd
+
+    from ..io import numeric_cell_problems
+
+    out: dict[int, tuple[str, str]] = {}
+    for col, rule in CASE_CELLS.items():
+        if col not in df.columns:
+            continue
+        vals, probs = numeric_cell_problems(df, col, minimum=rule.minimum, maximum=rule.maximum,
+                                            strict_minimum=rule.strict_minimum, integer=rule.integer,
+                                            required=rule.required)
+        if rule.strict_maximum and rule.maximum is not None:
+            at = (vals >= rule.maximum) & (probs == "")
+            probs[at] = [f"{col} must be < {rule.maximum:g}, got {x!r}" for x in df[col][at]]
+        for i in (probs != "").to_numpy().nonzero()[0]:
+            if int(i) in out:
+                continue
+            x = float(vals.iloc[i])
+            reason = (_acceptance_length_reason(df.iloc[i], x) if col == "mtp_acceptance" else None) \
+                or (_percent_reason(col, x) if rule.fraction and math.isfinite(x) else None) \
+                or f"{probs.iloc[i]}; expected {rule.expected}"
+            out[int(i)] = (col, reason)
+        if not pd.api.types.is_numeric_dtype(df[col]):
+            df[col] = vals
+    return out
 
 
 def check_cells(df: "pd.DataFrame", label: str = "serving cases") -> "pd.DataFrame":  # noqa: F821
-    """Check the numeric cells of serving rows (:data:`CELL_CHECKS`) in place; return ``df``.
-
-    Each present column goes through :func:`tokenomics.io.numeric_column`; a column read as
-    text (blank cells) is stored back as numbers.
+    """Check the numeric cells of serving rows (:data:`CASE_CELLS`) in place; return ``df``.
 
     Parameters
     ----------
@@ -1208,31 +1298,255 @@ def check_cells(df: "pd.DataFrame", label: str = "serving cases") -> "pd.DataFra
     Returns
     -------
     pandas.DataFrame
-        ``df``.
+        ``df`` (a column read as text stored back as numbers).
 
     Raises
     ------
     DataError
-        ``serving case ID: COLUMN is not a number, got 'abc'; expected ... (LABEL row N, line M)``.
+        ``serving case ID: COLUMN is not a number, got 'abc'; expected ... (LABEL row N, line M)``
+        for the first bad row.
+    """
+    from ..errors import DataError
+
+    bad = _cell_problems(df)
+    if bad:
+        i = min(bad)
+        where = f"{label} row {i + 1}, line {i + 2}"
+        if "case_id" not in df.columns:
+            raise DataError(f"{where}: {bad[i][1]}")
+        raise DataError(f"serving case {df['case_id'].iloc[i]}: {bad[i][1]} ({where})")
+    return df
+
+
+@functools.lru_cache(maxsize=1)
+def known_releases() -> dict[str, tuple[str, ...]]:
+    """Engine releases the library knows, by engine (aliases as their engine: ``dynamo-trt`` ->
+    ``trt``), oldest first: those of ``datasets/engine_kernel_versions.csv`` and those the bundled
+    serving sets' published runs name (each row cites its run)."""
+    from ..catalog import REGISTRY, load
+    from ..deployment import ENGINE_ALIASES
+    from .kernel_versions import version_key
+
+    seen: dict[str, set[str]] = {}
+    frames = [load(n)[["engine", "engine_version"]] for n in REGISTRY if n.startswith("serving_")]
+    kt = load("engine_kernel_versions")
+    frames += [kt[["engine", c]].rename(columns={c: "engine_version"}) for c in ("engine_version", "reference_version")]
+    for f in frames:
+        f = f.dropna()
+        for eng, ver in zip(f["engine"].astype(str), f["engine_version"].astype(str)):
+            ver = ver.strip()
+            if ver and ver.lower() != "nan":
+                seen.setdefault(ENGINE_ALIASES.get(eng.strip().lower(), eng.strip().lower()), set()).add(ver)
+    out = {}
+    for eng, vers in seen.items():
+        ok = []
+        for x in vers:
+            try:
+                version_key(x)
+                ok.append(x)
+            except ValidationError:
+                continue
+        out[eng] = tuple(sorted(ok, key=version_key))
+    return out
+
+
+def release_problem(engine: str, version: str) -> str | None:
+    """Why a row's ``engine_version`` cannot be used, or None: not a release number, or newer
+    than every release the library knows of its engine (:func:`known_releases`, listed). A
+    release older than the newest known one is taken (its kernels as the oldest table at or
+    above it, :mod:`tokenomics.perf.kernel_versions`); an engine with no known releases takes
+    any release number."""
+    from ..deployment import ENGINE_ALIASES
+    from .kernel_versions import version_key
+
+    try:
+        key = version_key(version)
+    except ValidationError as exc:
+        return str(exc)
+    eng = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    known = known_releases().get(eng, ())
+    if known and key > version_key(known[-1]):
+        return (f"engine_version {version!r} is newer than every {eng} release tokenomics knows (newest "
+                f"{known[-1]}); known: {', '.join(known)}; leave it empty for the newest measured kernels")
+    return None
+
+
+def _name_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
+    """Every row's hardware, model, engine, precisions and the optional words are ones the library
+    knows (the catalog's own lookups, aliases included; a close-match hint otherwise): position ->
+    (column, reason) of the first unknown name of each row."""
+    from ..catalog import accelerator, model
+    from ..deployment import COLLECTIVES, ENGINE_ALIASES, ENGINES, UNFITTED_ENGINES, _spec
+    from ..errors import TokenomicsError, unknown_name
+    from ..specs import PRECISION_BYTES
+    from .system import EXPERT_BALANCING, OVERLAP_MODES
+
+    engines = set(ENGINES) | set(ENGINE_ALIASES) | set(UNFITTED_ENGINES)
+
+    def hardware(name: str) -> None:
+        try:
+            accelerator(name)
+        except TokenomicsError as exc:
+            from .parallel import system
+
+            try:  # a system named where its chip belongs
+                chip = system(name).accelerator.name
+            except TokenomicsError:
+                raise exc from None
+            raise ValidationError(f"hardware {name!r} is a system; the hardware column names its chip: "
+                                  f"{chip!r} (n_gpus, tp and ep give the layout)") from None
+
+    def engine(name: str) -> None:
+        if name not in engines:
+            raise unknown_name("engine", name, engines)
+
+    def precision(kind: str, empty_ok: bool):
+        def check(name: str) -> None:
+            if not (name.lower() in PRECISION_BYTES or empty_ok and name.lower() in ("", "nan", "none")):
+                raise unknown_name(kind, name, PRECISION_BYTES)
+        return check
+
+    def word(kind: str, words: tuple[str, ...], empty_ok: bool = True):
+        def check(name: str) -> None:
+            if name.strip().lower() not in words + (("", "nan") if empty_ok else ()):
+                raise unknown_name(kind, "" if name == "nan" else name, words)
+        return check
+
+    def spec(name: str) -> None:
+        _spec(name)
+
+    lookups = {"phase": word("phase", PHASES, empty_ok=False), "hardware": hardware, "model": model, "engine": engine,
+               "weight_precision": precision("weight precision", False),
+               "kv_precision": precision("KV precision", True), "spec_decode": spec,
+               "overlap": word("overlap", OVERLAP_MODES), "expert_balance": word("expert balance", EXPERT_BALANCING),
+               "a2a_impl": word("all-to-all implementation", COLLECTIVES)}
+    out: dict[int, tuple[str, str]] = {}
+    for col, lookup in lookups.items():
+        if col not in df.columns:
+            continue
+        names = df[col].astype(str).fillna("nan")  # pandas >= 3 keeps an empty cell NaN through astype(str)
+        for name in names.unique():
+            if col == "spec_decode" and name.strip().lower() in ("", "nan"):
+                continue
+            try:
+                lookup(name)
+            except TokenomicsError as exc:
+                for i in (names == name).to_numpy().nonzero()[0]:
+                    out.setdefault(int(i), (col, str(exc)))
+    return out
+
+
+def _row_problem(row: Any) -> tuple[str, str] | None:
+    """What makes one row unusable beyond its cells and names: ``(column, reason)`` or None (a
+    disaggregated serve row without its split, a release tokenomics does not know, settings that
+    contradict the row)."""
+    if _is_disaggregated_serve(row):
+        missing = [c for c in SPLIT_COLUMNS if not _num(row.get(c)) > 0]
+        if missing:
+            return missing[0], f"a disaggregated serve row needs its prefill/decode split; missing {', '.join(missing)}"
+    elif math.isfinite(_num(row.get("prefill_dp_attention"))):
+        return ("prefill_dp_attention", "prefill_dp_attention sets the prefill instances of a disaggregated serve "
+                "row (disaggregated 1); this row is not one (dp_attention sets its layout)")
+    version = _cell(row, "engine_version")
+    if version:
+        why = release_problem(str(row["engine"]), version)
+        if why:
+            return "engine_version", why
+    acc = _num(row.get("mtp_acceptance"))
+    spec = str(row.get("spec_decode", "none") or "none").strip().lower()
+    if math.isfinite(acc) and spec in ("none", "nan", "", "off"):
+        return ("mtp_acceptance", f"mtp_acceptance {acc:g} needs speculative decoding, but spec_decode is "
+                f"{row.get('spec_decode')!r}; give spec_decode (e.g. mtp) or leave mtp_acceptance empty")
+    return None
+
+
+#: Cell texts pandas reads as a missing value; in a numeric cell of a file they are refused, not
+#: taken as "not given" (an empty cell says that).
+NA_WORDS = frozenset({"nan", "-nan", "na", "n/a", "#n/a", "null", "none", "<na>", "#na", "nat"})
+
+
+def _na_word_problems(path: Any, df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
+    """Numeric cells of a serving-cases file (:data:`CASE_CELLS`) that spell a missing value
+    (``NaN``, ``NA``, ``null``, ...: :data:`NA_WORDS`) where an empty cell would mean "not given":
+    position -> (column, reason). A DataFrame's NaN is an empty cell (nothing to tell apart)."""
+    import io as _io
+    import os
+
+    import pandas as pd
+
+    if isinstance(path, pd.DataFrame) or not os.path.isfile(path):
+        return {}
+    from ..io import read_text
+
+    raw = pd.read_csv(_io.StringIO(read_text(path, "serving cases file")), dtype=str, keep_default_na=False,
+                      na_filter=False)
+    out: dict[int, tuple[str, str]] = {}
+    if len(raw) != len(df):  # pragma: no cover - the same text, read twice
+        return out
+    for col, rule in CASE_CELLS.items():
+        if col not in raw.columns:
+            continue
+        words = raw[col].astype(str).str.strip()
+        for i in words.str.lower().isin(NA_WORDS).to_numpy().nonzero()[0]:
+            out.setdefault(int(i), (col, f"{col} is {words.iloc[i]!r}, not a number; expected {rule.expected} "
+                                         f"(an empty cell where not given)"))
+    return out
+
+
+def check_cases(path: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":  # noqa: F821
+    """Read a serving-cases CSV (or check a DataFrame) row by row: the rows, and the ones refused.
+
+    A file that cannot be read as a table at all (missing, not a CSV, without the required
+    columns :data:`CASE_COLUMNS`, without rows) is one :class:`~tokenomics.errors.DataError`;
+    anything else wrong refuses its row only: a phase not in :data:`PHASES`, a ``case_id`` used
+    twice (every row that uses it), a cell outside :data:`CASE_CELLS`, an unknown hardware,
+    model, engine, precision, speculative-decoding, overlap, expert-balance or all-to-all word (the
+    closest known ones suggested), an unknown ``engine_version`` (:func:`release_problem`), a
+    disaggregated serve row without its split. Columns outside the schema are ignored
+    (:func:`ignored_columns`).
+
+    Parameters
+    ----------
+    path : path or DataFrame
+        The CSV file or its rows.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        Every row (text-typed numeric columns as numbers; a bad cell NaN), and one row per
+        refused row (:data:`REFUSED_COLUMNS`), indexed by the row's position, in file order.
+
+    Raises
+    ------
+    DataError
+        The file as a whole cannot be read.
     """
     import pandas as pd
 
-    from ..errors import CellError, DataError
-    from ..io import numeric_column
+    from ..io import read_csv
 
-    for col, (kw, expected) in CELL_CHECKS.items():
-        if col not in df.columns:
-            continue
-        try:
-            vals = numeric_column(df, col, label, **kw)
-        except CellError as exc:  # name the case too, and what is expected
-            if "case_id" not in df.columns:
-                raise DataError(f"{exc}; expected {expected}") from None
-            raise DataError(f"serving case {df['case_id'].iloc[exc.row]}: {exc.detail}; expected {expected} "
-                            f"({exc.what} row {exc.row + 1}, line {exc.line})") from None
-        if not pd.api.types.is_numeric_dtype(df[col]):
-            df[col] = vals
-    return df
+    what = "serving cases" if isinstance(path, pd.DataFrame) else "serving cases file"
+    df = read_csv(path, what, required=CASE_COLUMNS).reset_index(drop=True)
+    label = what if isinstance(path, pd.DataFrame) else f"{what} {str(path)!r}"
+    problems: dict[int, tuple[str, str]] = {}
+    ids = df["case_id"].astype(str)
+    dup = ids.duplicated(keep=False).to_numpy()
+    for i in dup.nonzero()[0]:
+        lines = [int(j) + 2 for j in (ids == ids.iloc[i]).to_numpy().nonzero()[0][:3]]
+        problems[int(i)] = ("case_id", f"case_id {ids.iloc[i]!r} appears more than once (lines "
+                                       f"{', '.join(map(str, lines))}); every case needs its own id")
+    for found in (_name_problems(df), _na_word_problems(path, df), _cell_problems(df)):
+        for i, p in found.items():
+            problems.setdefault(i, p)
+    for i, row in df.iterrows():
+        if int(i) not in problems:
+            p = _row_problem(row)
+            if p is not None:
+                problems[int(i)] = p
+    rows = [{"line": i + 2, "case_id": ids.iloc[i], "column": col, "reason": reason,
+             "where": f"{label} row {i + 1}, line {i + 2}"} for i, (col, reason) in sorted(problems.items())]
+    refused = pd.DataFrame(rows, columns=list(REFUSED_COLUMNS), index=sorted(problems))
+    return df, refused
 
 
 def _is_disaggregated_serve(row: Any) -> bool:
@@ -1291,6 +1605,12 @@ def case_deployment(row: Any):
         ep = 1
     kw = _row_precisions(m, prec)
     spec = str(row.get("spec_decode", "none") or "none").lower()
+    spec = None if spec in ("none", "nan") else spec
+    acc = _num(row.get("mtp_acceptance"))
+    if spec is not None and math.isfinite(acc):  # the run's measured acceptance, its own draft depth
+        from ..deployment import _spec
+
+        spec = dataclasses.replace(_spec(spec), alpha=acc)
     kv = str(row["kv_precision"]).lower()
     kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
     engine = priced_engine(row["engine"])
@@ -1298,7 +1618,7 @@ def case_deployment(row: Any):
     # where the resolver would pick it for a production deployment: a benchmark states what it
     # ran; the resolver's all-to-all: NCCL or one-shot by message size)
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
-                   kv_precision=kv, spec=None if spec in ("none", "nan") else spec,
+                   kv_precision=kv, spec=spec,
                    overlap=_cell(row, "overlap"), expert_balance=_cell(row, "expert_balance") or "none",
                    a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
                    mem_frac=_frac_cell(row, "mem_frac"), moe_tp=moe_tp, **kw)
@@ -1349,12 +1669,25 @@ def _cell(row: Any, name: str) -> str | None:
 def case_prefill_deployment(row: Any):
     """The prefill instance of a disaggregated row: ``prefill_tp`` / ``prefill_ep`` (``prefill_tp``
     1 or empty with ``prefill_ep`` > 1: attention data-parallel, as :func:`case_deployment` reads
-    ``dp_attention``); with neither given, the decode instance's layout."""
+    ``dp_attention``); with neither given, the decode instance's layout. ``prefill_dp_attention``,
+    where the row gives it, says how the prefill instances run attention over that group, as
+    ``dp_attention`` does for the decode instances: 1 data-parallel (tp 1 inside the group), 0
+    tensor-parallel over the whole group."""
     t, e = _num(row.get("prefill_tp")), _num(row.get("prefill_ep"))
-    if not (t > 0 or e > 0):
+    dpa = _num(row.get("prefill_dp_attention"))
+    if not (t > 0 or e > 0 or math.isfinite(dpa)):
         return case_deployment(row)
     r = dict(row)
-    r.update(tp=int(t) if t > 0 else 1, ep=int(e) if e > 0 else 1, dp_attention=0)
+    if t > 0 or e > 0:
+        t, e = (int(t) if t > 0 else 1), (int(e) if e > 0 else 1)
+    else:
+        t, e = int(_num(row["tp"]) or 1), int(_num(row["ep"]) or 1)
+    if not math.isfinite(dpa):
+        r.update(tp=t, ep=e, dp_attention=0)
+    elif dpa == 1:
+        r.update(tp=t, ep=e, dp_attention=1)
+    else:
+        r.update(tp=max(t, e), ep=e, dp_attention=0)
     return case_deployment(r)
 
 
@@ -1386,10 +1719,17 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     disaggregated ``serve`` row the decode GPUs (InferenceMAX divides output throughput by the
     decode GPUs, input throughput by the prefill GPUs and total throughput by all GPUs);
     ``predicted_output_tok_per_s_per_deployment_gpu`` divides by every GPU of the deployment
-    (what a GPU-hour buys), and ``predicted_total_tok_per_s_per_gpu`` too.
-    """
-    from ..errors import TokenomicsError
+    (what a GPU-hour buys), and ``predicted_total_tok_per_s_per_gpu`` too. ``assumption`` says
+    what the row left open and the prediction assumed (``""`` where nothing): a decode row with
+    neither its concurrency nor its tokens/s per user runs at the KV-full batch (as many
+    sequences as its KV cache holds, :func:`_slot_cap`), the schema's "as many as fit".
 
+    Raises
+    ------
+    TokenomicsError
+        The row cannot be predicted (one line naming the case; ``column`` attribute where one
+        column is at fault).
+    """
     dep = case_deployment(row)
     frac = mean_length_frac(row.get("note", ""))
     isl, osl = _num(row["isl_tok"]) * frac, _num(row["osl_tok"]) * frac
@@ -1408,22 +1748,27 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     conc = _num(row["concurrency"])
     if no_lengths and phase in ("serve", "offline"):
         empty = [c for c in ("isl_tok", "osl_tok") if not _num(row[c]) > 0]
-        raise ValidationError(f"serving case {row['case_id']}: a {phase} row needs its prompt and output lengths; "
-                              f"{' and '.join(empty)} empty (expected positive numbers of tokens)")
+        raise _refusal(row, empty[0], f"a {phase} row needs its prompt and output lengths; "
+                                      f"{' and '.join(empty)} empty (expected positive numbers of tokens)")
     if phase == "serve" and not conc > 0:
         got = "an empty cell" if math.isnan(conc) else repr(row["concurrency"])
-        raise ValidationError(f"serving case {row['case_id']}: a serve row needs its concurrency (requests in "
-                              f"flight), a positive number; got {got}")
+        raise _refusal(row, "concurrency", f"a serve row needs its concurrency (requests in flight), a positive "
+                                           f"number; got {got}")
     check_split(row)
     ctx = _num(row.get("context_tok")) if phase == "decode" else float("nan")
     _require_one_sequence(row, dep, isl if phase == "prefill" else (ctx if ctx > 0 else isl + osl))
     if _is_disaggregated_serve(row):
         _require_one_sequence(row, case_prefill_deployment(row), isl)
     if not _is_disaggregated_serve(row) and n_gpus < dep.replica_chips:
-        raise ValidationError(f"serving case {row['case_id']}: n_gpus {n_gpus:g} is fewer than the {dep.replica_chips} "
-                              f"chips its layout spans ({dep.label()}); expected n_gpus >= tp x pp (or ep)")
+        raise _refusal(row, "n_gpus", f"n_gpus {n_gpus:g} is fewer than the {dep.replica_chips} chips its layout "
+                                      f"spans ({dep.label()}); expected n_gpus >= tp x pp (or ep)")
+    if not _is_disaggregated_serve(row) and n_gpus % dep.replica_chips:
+        raise _refusal(row, "n_gpus", f"n_gpus {n_gpus:g} is not a whole number of instances of its "
+                                      f"{dep.replica_chips}-GPU layout (tp {dep.parallel.tp}, ep {dep.parallel.ep}); "
+                                      f"expected a multiple of {dep.replica_chips}")
     replicas = max(1.0, n_gpus / dep.replica_chips)
     per_all = None  # output tokens/s per GPU of the whole deployment, where it differs
+    assumption = ""
     max_batch = _num(row.get("max_batch_size"))
     max_batch = max_batch if max_batch > 0 else None
     if _is_disaggregated_serve(row):
@@ -1449,9 +1794,13 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
             b = conc / max(1.0, (_num(row.get("n_decode_gpus")) or n_gpus) / dep.replica_chips)
         elif math.isfinite(user):  # the batch that gives each user the measured speed
             b = dep.batch_for_target(user, int(round(_num(row.get("context_tok")) or isl + osl / 2)))
-        else:
-            raise TokenomicsError(f"serving case {row['case_id']}: a decode row needs its concurrency "
-                                  f"or its tokens/s per user")
+        else:  # neither: as many as fit (the schema), the batch the KV cache holds
+            b = _slot_cap(dep, ctx if ctx > 0 else isl + osl / 2.0, max_batch)
+            if not b >= 1:
+                raise _refusal(row, "concurrency", "a decode row without its concurrency runs as many sequences "
+                                                   "as fit, and not one fits in the KV cache")
+            assumption = (f"concurrency not stated: decode at the KV-full batch, {b:.0f} sequences per "
+                          f"instance (as many as fit)")
         r = serve(dep, isl_tok=isl, osl_tok=osl, phase="decode", batch=b,
                   context_tok=ctx if math.isfinite(ctx) else None, profile=profile, engines=engines)
     else:
@@ -1466,8 +1815,17 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
         v.fraction(hit, "cache_hit_frac", allow_one=False)
         total = total / (1.0 - hit)
     per_all = r.output_tok_per_s_per_gpu if per_all is None else per_all
-    return dict(zip(PREDICTED_COLUMNS, (f(r.output_tok_per_s_per_gpu), f(per_all), total, f(r.tok_per_s_per_user),
-                                        f(r.tpot_s), f(r.ttft_s), f(r.batch), dep.label())))
+    rec = dict(zip(PREDICTED_COLUMNS, (f(r.output_tok_per_s_per_gpu), f(per_all), total, f(r.tok_per_s_per_user),
+                                       f(r.tpot_s), f(r.ttft_s), f(r.batch), dep.label())))
+    rec["assumption"] = assumption
+    return rec
+
+
+def _refusal(row: Any, column: str, text: str) -> ValidationError:
+    """A row's refusal naming its case, with the ``column`` at fault as an attribute."""
+    exc = ValidationError(f"serving case {row.get('case_id')}: {text}")
+    exc.column = column
+    return exc
 
 
 #: Buckets of :func:`measured_concurrency_frac` (lower edges; a run that held its concurrency is ~1).
@@ -1516,33 +1874,54 @@ def concurrency_bucket(frac: "pd.Series") -> "pd.Series":  # noqa: F821
 def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821
     """Predict every row of a serving-cases table; errors against the measurements.
 
+    Rows are scored independently: a row the schema refuses (:func:`check_cases`) or the model
+    cannot take (a layout that does not fit, ...) is kept with ``status`` ``refused`` and why, and
+    the other rows are predicted exactly as they would be alone.
+
     Returns
     -------
     pandas.DataFrame
-        The input columns plus ``predicted_*`` figures, ``deployment``, ``status`` (``predicted``
-        or why not), ``error_frac`` = predicted / measured - 1 of the output tokens/s per GPU
-        (for prefill rows: of the total, i.e. input, tokens/s per GPU) and ``ratio``, and
-        ``ttft_error_frac`` / ``ttft_ratio`` of the TTFT where it is measured (NaN elsewhere),
-        ``measured_concurrency_frac`` (:func:`measured_concurrency_frac`) and its bucket
-        ``measured_concurrency`` (:data:`CONCURRENCY_BUCKETS`, or ``not measured``).
+        The input columns plus ``predicted_*`` figures, ``deployment``, ``assumption`` (what the
+        prediction assumed where the row left it open, :func:`predict_case`), ``status``
+        (``predicted`` or ``refused``), ``refused_column`` / ``refused_reason`` (the column at
+        fault, empty where the row as a whole, and the one-line reason; empty for predicted rows),
+        ``csv_line`` (the row's line in the file, the header being line 1), ``error_frac`` =
+        predicted / measured - 1 of the output tokens/s per GPU (for prefill rows: of the total,
+        i.e. input, tokens/s per GPU) and ``ratio``, and ``ttft_error_frac`` / ``ttft_ratio`` of
+        the TTFT where it is measured (NaN elsewhere), ``measured_concurrency_frac``
+        (:func:`measured_concurrency_frac`) and its bucket ``measured_concurrency``
+        (:data:`CONCURRENCY_BUCKETS`, or ``not measured``). ``attrs["ignored_columns"]``: the
+        input's columns outside the schema (:func:`ignored_columns`).
+
+    Raises
+    ------
+    DataError
+        The file as a whole cannot be read (:func:`check_cases`).
     """
     import pandas as pd
 
     from ..errors import TokenomicsError
 
-    df = read_cases(cases).reset_index(drop=True)
+    df, refused = check_cases(cases)
     rows = []
-    for _, row in df.iterrows():
-        try:
-            rec = predict_case(row, profile, engines)
-            rec["status"] = "predicted"
-        except TokenomicsError as exc:
-            rec = {"status": f"not predicted: {exc}"}
+    for i, row in df.iterrows():
+        if i in refused.index:
+            r = refused.loc[i]
+            rec = {"status": "refused", "refused_column": r["column"], "refused_reason": r["reason"]}
+        else:
+            try:
+                rec = predict_case(row, profile, engines)
+                rec.update(status="predicted", refused_column="", refused_reason="")
+            except TokenomicsError as exc:
+                rec = {"status": "refused", "refused_column": getattr(exc, "column", ""),
+                       "refused_reason": str(exc).removeprefix(f"serving case {row['case_id']}: ")}
+        rec["csv_line"] = int(i) + 2
         rows.append(rec)
-    out = pd.concat([df, pd.DataFrame(rows)], axis=1)
-    for col in PREDICTED_COLUMNS:  # present even when no row could be predicted
+    out = pd.concat([df, pd.DataFrame(rows, index=df.index)], axis=1)
+    for col in PREDICTED_COLUMNS + ("assumption",):  # present even when no row could be predicted
         if col not in out.columns:
-            out[col] = np.nan
+            out[col] = np.nan if col.startswith("predicted_") else ""
+    out["assumption"] = out["assumption"].fillna("")
     meas = out["measured_output_tok_per_s_per_gpu"].astype(float)
     pred = out.get("predicted_output_tok_per_s_per_gpu", pd.Series(np.nan, index=out.index)).astype(float)
     pre = out["phase"] == "prefill"
@@ -1558,6 +1937,7 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
         out[f"{q}_error_frac"] = out[f"{q}_ratio"] - 1
     out["measured_concurrency_frac"] = measured_concurrency_frac(out)
     out["measured_concurrency"] = concurrency_bucket(out["measured_concurrency_frac"])
+    out.attrs["ignored_columns"] = ignored_columns(df)
     return out
 
 
@@ -1575,7 +1955,9 @@ def pool_sets(preds: "dict[str, pd.DataFrame]") -> "pd.DataFrame":  # noqa: F821
     import pandas as pd
 
     out = pd.concat([p.assign(set=name) for name, p in preds.items()], ignore_index=True)
-    return out[["set"] + [c for c in out.columns if c != "set"]]
+    out = out[["set"] + [c for c in out.columns if c != "set"]]
+    out.attrs["ignored_columns"] = sorted({c for p in preds.values() for c in p.attrs.get("ignored_columns", [])})
+    return out
 
 
 def predict_unfitted(profile: Any = None, engines: Any = None) -> "pd.DataFrame":  # noqa: F821

@@ -120,6 +120,7 @@ def _price_row(pw, fc) -> dict[str, Any]:
             status += (f"modelled cost falls {lag['modelled_cost_decline_factor_per_year']:.2f}x/yr "
                        f"({lag['status'].replace('modelled: ', '')}): "
                        + ("observed cuts lag it" if lag["lags"] else "no significant lag"))
+        status += _trend_text(pw.cost_trend)
     rows = sorted({int(x) for s in big["rows"] for x in s.split()[1].split(",")})
     return {"metric": "price", "latest": latest, "trend": trend, "forecast": forecast, "status": status,
             "as_of": pw.as_of,
@@ -129,6 +130,19 @@ def _price_row(pw, fc) -> dict[str, Any]:
             "price_decline_factor_lo": lag["observed_lo"], "price_decline_factor_hi": lag["observed_hi"],
             "cost_floor_usd_per_1k_tok": floor_val,
             "forecast_usd_per_1k_tok": fc["usd_per_1k_tok"], "forecast_lo": fc["lo"], "forecast_hi": fc["hi"]}
+
+
+def _trend_text(trend: Any) -> str:
+    """The modelled cost decline at each speed, without and with speculative decoding, in one clause
+    (``tokenomics.watch.prices.cost_trend``); empty where there is none."""
+    if trend is None or len(trend) == 0:
+        return ""
+    parts = []
+    for spec, g in trend.groupby("spec", sort=False):
+        vals = "/".join("n/a" if not np.isfinite(x) else f"{x:.1f}x" for x in g["modelled_cost_decline_factor_per_year"])
+        speeds = "/".join(f"{x:g}" for x in g["tok_per_s_per_user"])
+        parts.append(f"{vals} a year at {speeds} tok/s/user" + ("" if spec == "none" else f" with {spec}"))
+    return "; the same modelled cost decline " + ", ".join(parts) + " (the speed sold decides it)"
 
 
 #: How the price row names a China row's token type (``all``: every token type changed alike).
@@ -396,6 +410,9 @@ def _write_into(d: Dashboard, out: Path) -> list[Path]:
                    _md_table(d.price.events[["date", "region", "provider", "model_before", "model_after",
                                              "change_frac", "direction", "rows"]]), "",
                    "Modelled cost floor:", "", _md_table(d.price.floor), ""]
+            if d.price.cost_trend is not None and len(d.price.cost_trend):
+                md += ["Modelled cost decline per year by speed per user, with and without speculative decoding:",
+                       "", _md_table(d.price.cost_trend), ""]
         elif rec.metric == "megakernel":
             fits = [f.to_frame() for f in d.adoption_fits.values()]
             import pandas as pd

@@ -16,6 +16,7 @@ Data: ``datasets/api_prices.csv`` (list prices in USD per 1K tokens, each row wi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -237,6 +238,14 @@ FLOOR_MIN_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
 #: floor system's chip has a sourced capex in ``datasets/tco_params.csv``), so a decline factor
 #: compares throughput and capex, not survey tiers against bottom-up estimates.
 FLOOR_COST_BASIS = "bottom-up"
+#: Speeds per user at which the modelled cost trend is also reported [tokens/s]: DeepSeek's published
+#: fleet average (20-22 tok/s, day-6 post; ``datasets/market_prices.csv`` ``speed_source``),
+#: InferenceX's DeepSeek-R1 cost point (:data:`FLOOR_MIN_TOK_PER_S_PER_USER`) and InferenceX's B200
+#: quote at 50 tok/s/user (``../shared/reference/economics_notes.md``).
+COST_TREND_SPEEDS: tuple[float, ...] = (20.0, float(FLOOR_MIN_TOK_PER_S_PER_USER), 50.0)
+#: Speculative decoding the cost trend is reported with: none, and the ``mtp`` preset (one MTP draft
+#: where the checkpoint ships the heads: DeepSeek-V3's does).
+COST_TREND_SPECS: tuple[str | None, ...] = (None, "mtp")
 
 
 def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str = "engine") -> "pd.DataFrame":
@@ -262,7 +271,16 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     return pd.DataFrame(rows)
 
 
-def _system_cost(label: str, system: str, model: str, execution: str) -> dict[str, Any]:
+def _system_cost(label: str, system: str, model: str, execution: str,
+                 tok_per_s_per_user: float = FLOOR_MIN_TOK_PER_S_PER_USER, spec: str | None = None) -> dict[str, Any]:
+    """The cost record of ``model`` on ``system`` at a speed per user (a copy: the floor, the lag and
+    the cost trend price the same points, each once per process; every input is a bundled dataset)."""
+    return dict(_system_cost_once(label, system, model, execution, float(tok_per_s_per_user), spec))
+
+
+@functools.lru_cache(maxsize=256)
+def _system_cost_once(label: str, system: str, model: str, execution: str, tok_per_s_per_user: float,
+                      spec: str | None) -> dict[str, Any]:
     from .. import catalog
 
     rec: dict[str, Any] = {"system_class": label, "system": system, "accelerator": "", "n_chips": np.nan,
@@ -280,8 +298,8 @@ def _system_cost(label: str, system: str, model: str, execution: str) -> dict[st
 
         # the production layout the resolver picks (wide EP with attention DP for MoE models),
         # or another of its layouts where that one is cheaper at the target speed
-        dep = resolve(model, system=system, execution=execution)
-        r = chain.price(deployment=dep, target_tok_per_s_per_user=FLOOR_MIN_TOK_PER_S_PER_USER,
+        dep = resolve(model, system=system, execution=execution, spec=spec)
+        r = chain.price(deployment=dep, target_tok_per_s_per_user=tok_per_s_per_user,
                         margin_frac=0.0, on_oom="mask", cost=FLOOR_COST_BASIS)
         rec["cost_basis"] = r.cost_basis
     except TokenomicsError as exc:
@@ -315,6 +333,7 @@ class PriceWatch(Display):
     headroom: Any
     as_of: str
     lag: dict = field(default_factory=dict)
+    cost_trend: Any = None
 
     def to_frame(self) -> "pd.DataFrame":
         """Decline rates by tier and by provider in one table."""
@@ -360,20 +379,68 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
         return out
     best = ok.loc[ok["cost_usd_per_1k_tok"].idxmin()]
     base = _system_cost("base", base_system, model, execution)
-    if base["status"] != "modelled" or not (np.isfinite(base["year"]) and np.isfinite(best["year"])) \
-            or best["year"] <= base["year"]:
-        out["status"] = f"no modelled decline ({base['status']})"
+    f, why = cost_decline_factor(base, best)
+    if why:
+        out["status"] = why
         return out
-    if base.get("cost_basis") != best.get("cost_basis"):
-        out["status"] = (f"no modelled decline: cost bases differ ({base_system}: {base.get('cost_basis')}, "
-                         f"{best['system']}: {best.get('cost_basis')})")
-        return out
-    f = (base["cost_usd_per_1k_tok"] / best["cost_usd_per_1k_tok"]) ** (1.0 / (best["year"] - base["year"]))
     out.update(modelled_cost_decline_factor_per_year=float(f), lags=bool(out["observed_hi"] < f),
                cost_basis=best["cost_basis"], min_tok_per_s_per_user=FLOOR_MIN_TOK_PER_S_PER_USER,
                status=f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} ({int(best['year'])}), "
                       f"{best['cost_basis']} cost, >= {FLOOR_MIN_TOK_PER_S_PER_USER:g} tok/s/user")
     return out
+
+
+def cost_decline_factor(base: Any, best: Any) -> tuple[float, str]:
+    """Modelled cost decline per year from the older ``base`` system to the cheaper ``best`` one.
+
+    ``(base cost / best cost) ** (1 / years between their accelerators' launch years)`` (both
+    :func:`_system_cost` records); ``(nan, why)`` where either is not modelled, the years do not
+    order them, or their cost bases differ (a comparison across bases is refused).
+    """
+    if base["status"] != "modelled" or best["status"] != "modelled" \
+            or not (np.isfinite(base["year"]) and np.isfinite(best["year"])) or best["year"] <= base["year"]:
+        return float("nan"), f"no modelled decline ({base['status']})"
+    if base.get("cost_basis") != best.get("cost_basis"):
+        return float("nan"), (f"no modelled decline: cost bases differ ({base['system']}: {base.get('cost_basis')}, "
+                              f"{best['system']}: {best.get('cost_basis')})")
+    return float((base["cost_usd_per_1k_tok"] / best["cost_usd_per_1k_tok"])
+                 ** (1.0 / (best["year"] - base["year"]))), ""
+
+
+def cost_trend(model: str = "deepseek-v3", speeds: Any = COST_TREND_SPEEDS, specs: Any = COST_TREND_SPECS,
+               systems=FLOOR_SYSTEMS, base_system: str = LAG_BASE_SYSTEM,
+               execution: str = "engine") -> "pd.DataFrame":
+    """The modelled cost decline per year at several speeds per user, with and without speculative
+    decoding: the figure :func:`lag_check` gives at one speed, with the assumptions it swings on.
+
+    For each speed and speculative-decoding setting, the cost on ``base_system`` and on each floor
+    system (the cheapest layout and batch that still serve each user that fast, bottom-up, as
+    :func:`cost_floor`), and :func:`cost_decline_factor` from the base to the cheapest.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``tok_per_s_per_user`` [tokens/s], ``spec``, ``base_system``, ``base_usd_per_m_output_tok``,
+        ``floor_system``, ``floor_usd_per_m_output_tok``, ``modelled_cost_decline_factor_per_year``,
+        ``status``.
+    """
+    import pandas as pd
+
+    rows = []
+    for spec in specs:
+        for speed in speeds:
+            base = _system_cost("base", base_system, model, execution, float(speed), spec)
+            floors = [_system_cost(lab, name, model, execution, float(speed), spec) for lab, name in systems]
+            ok = [f for f in floors if f["status"] == "modelled"]
+            best = min(ok, key=lambda f: f["cost_usd_per_1k_tok"]) if ok else floors[0]
+            f, why = cost_decline_factor(base, best)
+            rows.append({"tok_per_s_per_user": float(speed), "spec": spec or "none", "base_system": base_system,
+                         "base_usd_per_m_output_tok": base["cost_usd_per_1k_tok"] * 1e3,
+                         "floor_system": best["system"], "floor_usd_per_m_output_tok": best["cost_usd_per_1k_tok"] * 1e3,
+                         "modelled_cost_decline_factor_per_year": f,
+                         "status": why or f"modelled: {base_system} ({int(base['year'])}) -> {best['system']} "
+                                         f"({int(best['year'])}), {best['cost_basis']} cost"})
+    return pd.DataFrame(rows)
 
 
 def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None" = None,
@@ -382,7 +449,8 @@ def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | Non
 
     ``lag`` compares the observed decline factor of 100B+ list prices with the modelled cost
     decline; it stays ``pending perf core`` until the chain can model more than one hardware
-    generation.
+    generation. ``cost_trend`` gives that modelled decline at :data:`COST_TREND_SPEEDS` with and
+    without speculative decoding (:func:`cost_trend`).
     """
     p = load_prices(prices)
     by_tier = decline_rates(p.drop(columns=["date_parsed", "t_year", "date_precision", "row"]), by="tier", ci=ci)
@@ -393,9 +461,10 @@ def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | Non
     hr = headroom(raw, fl)
     big = decline_rates(raw, by="all", size_class=SIZE_100B, ci=ci).iloc[0]
     lag = lag_check(big, fl, model)
+    trend = cost_trend(model)
     # the newest price or price change of either table (China's changes are dated apart)
     as_of = max(iso(float(p["t_year"].max())), day(ev["date"].max()))
-    return PriceWatch(by_tier, by_prov, ev, fl, hr, as_of=as_of, lag=lag)
+    return PriceWatch(by_tier, by_prov, ev, fl, hr, as_of=as_of, lag=lag, cost_trend=trend)
 
 
 def forecast_price(prices: "pd.DataFrame | None" = None, years_ahead: float = 1.0, ci: float = 0.9,

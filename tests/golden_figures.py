@@ -1,8 +1,10 @@
-"""The headline numbers the README and the closing notes quote, computed in one place.
+"""The headline numbers the README and the guides quote, computed in one place, by group.
 
-``tests/test_golden.py`` compares :func:`headline_numbers` with ``tests/golden/headline.json``, so
-any change to the model that moves a headline figure fails a test until the file is regenerated
-(``python tools/golden.py``) and the diff reviewed.
+``tests/test_golden.py`` compares each group of :data:`GROUPS` with ``tests/golden/headline.json``,
+so any change to the model that moves a headline figure fails a test until the file is regenerated
+(``python tools/golden.py``) and the diff reviewed. The cheap groups (prices, the showdown, the
+watch) run in the default test tier; the groups that rescore thousands of published runs or refit
+the forecast run in the ``integration`` tier (:data:`SLOW_GROUPS`).
 """
 
 from __future__ import annotations
@@ -20,13 +22,8 @@ def _f(x: Any) -> float:
     return float(np.asarray(x, dtype=float).ravel()[0])
 
 
-def headline_numbers() -> dict[str, float]:
-    """Flat ``{name: value}`` of every pinned figure (names say the unit)."""
-    from . import chain, showdown
-    from .perf.calibrate import predict_cases as predict_steps, summarize
-    from .perf.frontier import mlperf_check
-    from .catalog import load
-    from .watch.prices import cost_floor
+def _prices() -> dict[str, float]:
+    from tokenomics import chain
 
     out: dict[str, float] = {}
     # ---- prices of the README's answers table and the issue's deployments -------------------
@@ -45,6 +42,26 @@ def headline_numbers() -> dict[str, float]:
     r = chain.price(system="dgx-h200", model="deepseek-v3", tp=8, ep=8, batch=32)
     out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
     out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_input_tok"] = _f(r.usd_per_m_input_tok)
+    # a speed only a smaller expert group reaches (nine tp8-ep8 replicas on the rack)
+    fast = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    out["target_speed.deepseek-v3.gb200-nvl72.100_tok_s.usd_per_m_output_tok"] = _f(fast.usd_per_m_output_tok)
+    # ---- money at non-default inputs: a share of hours sold, a margin, a long-prompt mix with
+    # cache hits, and the all-in convention (each input a mutant of the cost arithmetic would move)
+    for conv in ("decode-only", "all-in"):
+        r = chain.price("h200", "llama-3.1-8b", batch=32, workload="openrouter-2025", utilization_frac=0.6,
+                        margin_frac=0.3, cache_hit_frac=0.5, output_convention=conv)
+        key = f"price.h200.llama-3.1-8b.b32.openrouter.u0.6.m0.3.hit0.5.{conv}"
+        out[key + ".usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+        out[key + ".usd_per_m_input_tok"] = _f(r.usd_per_m_input_tok)
+        out[key + ".energy_j_per_tok"] = _f(r.energy_j_per_tok)
+        out[key + ".cost_usd_per_chip_h"] = _f(r.cost_usd_per_chip_h)
+    return out
+
+
+def _showdown() -> dict[str, float]:
+    from tokenomics import showdown
+
+    out: dict[str, float] = {}
     # ---- the showdown: figures, waterfall, costs ---------------------------------------------
     sd = showdown.showdown()
     for _, row in sd.figures.iterrows():
@@ -62,6 +79,14 @@ def headline_numbers() -> dict[str, float]:
     c = showdown.costs()
     for _, row in c.iterrows():
         out[f"showdown_costs.{row['system']}.b{int(row['batch'])}.usd_per_m_output_tok"] = float(row["usd_per_m_output_tok"])
+    return out
+
+
+def _watch() -> dict[str, float]:
+    from tokenomics.perf.frontier import mlperf_check
+    from tokenomics.watch.prices import cost_floor
+
+    out: dict[str, float] = {}
     # ---- MLPerf brackets and the watch cost floors -------------------------------------------
     m = mlperf_check()
     for i, row in m.reset_index(drop=True).iterrows():
@@ -71,22 +96,24 @@ def headline_numbers() -> dict[str, float]:
     f = cost_floor()
     for _, row in f.iterrows():
         out[f"floor.{row['system']}.usd_per_1k_output_tok"] = float(row["cost_usd_per_1k_tok"])
-    from .watch.supernodes import modelled_tok_per_s_per_chip
+    from tokenomics.watch.supernodes import modelled_tok_per_s_per_chip
 
     out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]
     # the megakernel adoption dates: an exact bootstrap, so one value for every seed
-    from .watch.megakernels import fit_adoption
+    from tokenomics.watch.megakernels import fit_adoption
 
     fa = fit_adoption(n_boot=200)
     for k in ("level3_year", "level3_lo", "level3_hi", "level4_year", "level4_lo", "level4_hi", "slowest_rate_frac"):
         out[f"watch.megakernel.{k}"] = float(getattr(fa, k))
-    # a speed only a smaller expert group reaches (nine tp8-ep8 replicas on the rack)
-    from .chain import price
+    return out
 
-    fast = price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
-    out["target_speed.deepseek-v3.gb200-nvl72.100_tok_s.usd_per_m_output_tok"] = _f(fast.usd_per_m_output_tok)
+
+def _serving() -> dict[str, float]:
+    from tokenomics.catalog import load
+
+    out: dict[str, float] = {}
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
-    from .perf.serving import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
+    from tokenomics.perf.serving import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
 
     preds = {}
     for name in ("serving_public", "serving_holdout", "serving_blind_2026", "serving_mlperf",
@@ -113,13 +140,21 @@ def headline_numbers() -> dict[str, float]:
     out["serving.unfitted.median_abs_error_frac"] = float(pooled["median_abs_error_frac"])
     out["serving.unfitted.p90_abs_error_frac"] = float(pooled["p90_abs_error_frac"])
     out["serving.unfitted.median_ratio"] = float(pooled["median_ratio"])
+    return out
+
+
+def _calibration() -> dict[str, float]:
+    from tokenomics.catalog import load
+    from tokenomics.perf.calibrate import predict_cases as predict_steps, summarize
+
+    out: dict[str, float] = {}
     # ---- calibration accuracy of the shipped H200 profile ------------------------------------
     s = summarize(predict_steps(load("h200_cases")))
     for _, row in s.iterrows():
         out[f"validate.{row['execution']}.median_abs_error_frac"] = float(row["median_abs_error_frac"])
     # ---- regime-out validation: each regime predicted by a fit without it --------------------
-    from .perf.calibrate import leave_regime_out
-    from .perf.kernels import predict_kernel_microbench, summarize_kernel_microbench
+    from tokenomics.perf.calibrate import leave_regime_out
+    from tokenomics.perf.kernels import predict_kernel_microbench, summarize_kernel_microbench
 
     ro = summarize(leave_regime_out(load("h200_cases"), load("h200_microbench"), kernel_bench=load("kernel_microbench")),
                    by=("held_out",))
@@ -134,16 +169,26 @@ def headline_numbers() -> dict[str, float]:
         key = f"kernels.{row['op']}.{row['size']}"
         out[key + ".median_abs_error_frac"] = float(row["median_abs_error_frac"])
         out[key + ".median_ratio"] = float(row["median_ratio"])
-    # ---- list prices against the modelled cost to serve (tokenomics market) --------------------
-    from . import market
+    return out
 
+
+def _market() -> dict[str, float]:
+    from tokenomics import market
+
+    out: dict[str, float] = {}
+    # ---- list prices against the modelled cost to serve (tokenomics market) --------------------
     for tag, spec in (("", None), (".mtp", "mtp")):  # the README quotes both (market --spec mtp)
         ms = market.summary(market.market(spec=spec))
         for k in ("n_priced", "median_implied_margin_frac", "n_below_cost", "n_unreachable"):
             out[f"market{tag}.{k}"] = float(ms[k])
-    # ---- the demand forecast: calibration, backtest coverage, the 2030 intervals --------------
-    from .forecast import forecast, run_backtest
+    return out
 
+
+def _forecast() -> dict[str, float]:
+    from tokenomics.forecast import forecast, run_backtest
+
+    out: dict[str, float] = {}
+    # ---- the demand forecast: calibration, backtest coverage, the 2030 intervals --------------
     bt = run_backtest()
     cal = bt.calibration
     out["forecast.calibration.s0_log10"] = cal.s0_log10
@@ -163,9 +208,9 @@ def headline_numbers() -> dict[str, float]:
     # ---- the month-end replay the README and `forecast --show replay` quote -----------------------
     import warnings
 
-    from .errors import ConvergenceWarning
-    from .forecast import realtime_backtest
-    from .forecast.backtest import replay_coverage
+    from tokenomics.errors import ConvergenceWarning
+    from tokenomics.forecast import realtime_backtest
+    from tokenomics.forecast.backtest import replay_coverage
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -174,7 +219,7 @@ def headline_numbers() -> dict[str, float]:
         for col in ("n_points", "coverage_80", "coverage_95", "median_width_95_log10"):
             out[f"forecast.replay.{row['sample']}.{col}"] = float(row[col])
     # ---- serving the forecast: the default deployment (DeepSeek-V3, GB200 NVL72, 35 tok/s/user)
-    from .forecast import plan_infrastructure
+    from tokenomics.forecast import plan_infrastructure
 
     infra = plan_infrastructure(fr["google"]).to_frame().set_index("year")
     out["forecast.infra.tok_per_s_per_chip"] = float(infra["tok_per_s_per_chip"].iloc[0])
@@ -185,9 +230,42 @@ def headline_numbers() -> dict[str, float]:
     # the year's energy over the IEA's projection of every data centre of the series' region
     out["forecast.infra.google.2030.dc_electricity_share_frac"] = float(infra.loc[2030, "dc_electricity_share_frac"])
     # the same deployment co-located: the layout of the rack serving the most tokens per GPU at 35 tok/s
-    from .forecast.infrastructure import serving_basis
+    from tokenomics.forecast.infrastructure import serving_basis
 
     out["forecast.infra.colocated.tok_per_s_per_chip"] = float(serving_basis(serving="colocated")["tok_per_s_per_chip"])
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
+    return out
+
+
+#: The pinned figures by group: ``{group: function returning {name: value}}`` (names say the unit).
+GROUPS = {"prices": _prices, "showdown": _showdown, "watch": _watch, "serving": _serving,
+          "calibration": _calibration, "market": _market, "forecast": _forecast}
+
+#: The names each group pins start with one of these.
+PREFIXES = {"prices": ("price.", "target_speed."),
+            "showdown": ("showdown.", "waterfall.", "megakernel_bench.", "showdown_costs."),
+            "watch": ("mlperf.", "floor.", "watch."), "serving": ("serving.",),
+            "calibration": ("validate.", "regime_out.", "kernels."), "market": ("market.",),
+            "forecast": ("forecast.",)}
+
+
+def group_of(name: str) -> str:
+    """The group a pinned figure's name belongs to."""
+    found = [g for g, pre in PREFIXES.items() if name.startswith(pre)]
+    if len(found) != 1:
+        raise KeyError(f"{name!r} belongs to {len(found)} golden groups, expected 1")
+    return found[0]
+
+
+#: Groups too slow for the default test tier (they rescore every published serving run, refit the
+#: H200 profile per left-out regime, or run the forecast's backtests): the ``integration`` tier.
+SLOW_GROUPS = ("serving", "calibration", "forecast")
+
+
+def headline_numbers(groups: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Flat ``{name: value}`` of the pinned figures of ``groups`` (default: all)."""
+    out: dict[str, float] = {}
+    for g in groups or tuple(GROUPS):
+        out.update(GROUPS[g]())
     return out
