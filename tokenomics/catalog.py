@@ -249,7 +249,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         "token_demand.csv",
         "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day; holdout = 1 marks series only scored, never tuned on.",
         index=None,
-        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout"),
+        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout", "search_pass"),
     ),
     "demand_scenarios": DatasetInfo(
         "demand_scenarios.csv",
@@ -262,6 +262,18 @@ REGISTRY: dict[str, DatasetInfo] = {
         "Electricity of all data centres by region, TWh per year: the IEA's 2024 estimates and base-case projections to 2030/2035 (the forecast's infrastructure view compares a series' energy with its region's).",
         index=None,
         required=("region", "year", "twh", "kind", "source", "as_of"),
+    ),
+    "ai_compute_stock": DatasetInfo(
+        "ai_compute_stock.csv",
+        "Installed AI accelerator compute in H100-equivalents by year (Epoch AI estimates): the chip supply the forecast's capacity view caps served tokens with.",
+        index=None,
+        required=("region", "year", "h100e", "kind", "source", "as_of"),
+    ),
+    "openrouter_model_weeks": DatasetInfo(
+        "openrouter_model_weeks.csv",
+        "OpenRouter's top models of each week, 2025-02 to 2026-05: weekly tokens and list prices (USD per M input/output tokens) as collected by openrouter-inference-stats; the price elasticity's data.",
+        index=None,
+        required=("week", "slug", "total_tokens", "input_usd_per_m_tok", "output_usd_per_m_tok", "is_free", "source", "as_of"),
     ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per million tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_m_tok", "output_usd_per_m_tok", "blended_usd_per_m_tok", "source", "as_of")),

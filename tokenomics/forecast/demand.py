@@ -105,7 +105,7 @@ class ForecastResult(Display):
     def write(self, out_dir) -> list:
         """Write ``forecast_annual.csv``, ``forecast_monthly.csv``, ``backtest.csv``,
         ``backtest_coverage.csv`` (by horizon), ``backtest_series.csv`` (by series),
-        ``history.csv`` and ``forecast_fan.png`` into ``out_dir`` (atomically); return the paths."""
+        ``backtest_points.csv`` (each scored point beside drift and the random walk), ``history.csv`` and ``forecast_fan.png`` into ``out_dir`` (atomically); return the paths."""
         from pathlib import Path
 
         from ..io import write_frame
@@ -117,6 +117,7 @@ class ForecastResult(Display):
             write_frame(self.backtest.to_frame(), out / "backtest.csv"),
             write_frame(self.backtest.coverage_by_horizon(), out / "backtest_coverage.csv"),
             write_frame(self.backtest.coverage_by_series(), out / "backtest_series.csv"),
+            write_frame(self.backtest.scored_points(), out / "backtest_points.csv"),
             write_frame(self.history.assign(date=self.history["date"].dt.strftime("%Y-%m-%d")),
                         out / "history.csv"),
         ]
