@@ -246,6 +246,14 @@ def _forecast() -> dict[str, float]:
     from tokenomics.forecast.infrastructure import serving_basis
 
     out["forecast.infra.colocated.tok_per_s_per_chip"] = float(serving_basis(serving="colocated")["tok_per_s_per_chip"])
+    # demand against supply: what the region's chips and power can serve, and which binds
+    from tokenomics.forecast.capacity import supply_capacity
+
+    for name in ("google", "china"):
+        cap = supply_capacity(fr[name]).to_frame().set_index("year")
+        out[f"forecast.capacity.{name}.2030.served_tokens_per_day"] = float(cap.loc[2030, "served_tokens_per_day"])
+        out[f"forecast.capacity.{name}.2030.power_bound"] = float(cap.loc[2030, "binding"] == "power")
+        out[f"forecast.capacity.{name}.2030.chips_bound"] = float(cap.loc[2030, "binding"] == "chips")
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
     return out
