@@ -274,11 +274,18 @@ def _load_cached(name: str, path: str) -> "pd.DataFrame":
 
     from .io import exact_floats
 
+    import io as _io
+
+    from .io import read_text
+
     info = REGISTRY[name]
+    if not os.path.exists(path):
+        raise DataError(f"dataset {name!r} not found at {path}")
+    text = read_text(path, f"dataset {name!r}")
     try:
-        df = pd.read_csv(path, **exact_floats())
-    except FileNotFoundError:
-        raise DataError(f"dataset {name!r} not found at {path}") from None
+        df = pd.read_csv(_io.StringIO(text), **exact_floats())
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise DataError(f"dataset {name!r} at {path} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
     check_columns(df, info.required, what=info.file)
     if info.index:
         df = df.set_index(info.index, drop=False)

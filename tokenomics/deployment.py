@@ -938,13 +938,14 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
 
     from .errors import DataError, unknown_name as _unknown
 
+    from .io import read_text
+
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"deployment file {p} not found (or not a file)")
+    text = read_text(p, "deployment file")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"deployment file {p} is not valid TOML: {exc}") from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"deployment file {str(p)!r} is not valid TOML: {exc}") from None
     data = data.get("deployment", data)
     for k in data:
         if k not in FILE_KEYS:

@@ -8,8 +8,12 @@ such leftovers of processes that no longer exist and warns once about each
 (:func:`clean_stale_temps`). Report directories are built beside the target and swapped in
 (:func:`atomic_dir`). :func:`check_output` checks an output path before any work starts.
 
-Input: :func:`read_text` and :func:`read_csv` turn a missing file, a directory, an unreadable or
-non-UTF-8 file, an empty or ragged CSV into one-line :class:`~tokenomics.errors.DataError` errors;
+Input: every file a user hands in is read by :func:`read_bytes` (through :func:`read_text` and
+:func:`read_csv`): a named pipe, a device, a socket or a directory is refused by ``stat`` before it
+is opened, a file over :func:`max_input_bytes` (64 MiB, ``$TOKENOMICS_MAX_INPUT_BYTES``) before it
+is read, a shell pipe (``<(...)``) read up to that size. They turn a missing file, an unreadable or
+non-UTF-8 file, an empty or ragged CSV into one-line :class:`~tokenomics.errors.DataError` errors
+(a UTF-8 byte-order mark is dropped);
 :func:`numeric_column` coerces a column with the row of the first bad value in the message.
 """
 
@@ -308,8 +312,118 @@ def save_png(fig, path: str | os.PathLike, dpi: int = 110, **savefig_kw) -> Path
 # ---------------------------------------------------------------------------------------------
 # input
 
+#: Default largest input file read [bytes]; ``$TOKENOMICS_MAX_INPUT_BYTES`` changes it.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_INPUT_ENV = "TOKENOMICS_MAX_INPUT_BYTES"
+
+# a pipe the shell already opened for us: ``<(...)`` is /dev/fd/N (or /proc/self/fd/N), stdin too
+_OPEN_FD = re.compile(r"^/(?:dev/fd|proc/self/fd|proc/\d+/fd)/\d+$|^/dev/stdin$")
+
+
+def max_input_bytes() -> int:
+    """The largest input file read [bytes]: ``$TOKENOMICS_MAX_INPUT_BYTES`` (a positive whole
+    number; ``64MB``, ``1GiB`` and the like also accepted) or :data:`MAX_INPUT_BYTES`."""
+    raw = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not raw:
+        return MAX_INPUT_BYTES
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?", raw.replace("_", "").lower())
+    if m is None or float(m.group(1)) <= 0:
+        raise ValidationError(f"${MAX_INPUT_ENV} is {raw!r}; expected a positive number of bytes, e.g. 67108864 or 64MB")
+    unit = (m.group(2) or "").rstrip("b")
+    base = 1024 if unit.endswith("i") else 1000
+    scale = base ** " kmgt".index(unit[:1] or " ") if unit else 1
+    return max(1, int(float(m.group(1)) * scale))
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} B"
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    """Read an input file's bytes, checked like a flag before anything is read.
+
+    A regular file is read when not larger than :func:`max_input_bytes`; a pipe the shell opened
+    (``--prices <(...)``: ``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``) is read up to that
+    many bytes. A named pipe, a device, a socket or a directory is refused by ``stat`` before it
+    is opened, so no input can block a command or fill its memory.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        How messages name the file (``"cases file"``, ``"grid file"``, ...).
+
+    Raises
+    ------
+    DataError
+        One line: the file as given, what is wrong, what was expected.
+    """
+    import stat
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"{what} must be a path, got {type(path).__name__}")
+    if str(path).strip() == "":
+        raise DataError(f"{what} path is empty; expected a file")
+    p = Path(path)
+    label = f"{what} {str(p)!r}"
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise DataError(f"{label} not found; expected an existing file") from None
+    except PermissionError:
+        raise DataError(f"{label} is not readable (permission denied)") from None
+    except OSError as exc:
+        raise DataError(f"{label} cannot be read: {exc.strerror or exc}; expected a regular file") from None
+    cap = max_input_bytes()
+    mode = st.st_mode
+    piped = bool(_OPEN_FD.match(str(path))) and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{label} is a directory; expected a file")
+    if not (stat.S_ISREG(mode) or piped):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise DataError(f"{label} is {kind}; expected a regular file (or a shell pipe such as <(cat FILE))")
+    if stat.S_ISREG(mode) and st.st_size > cap:
+        raise DataError(f"{label} is {_size_text(st.st_size)}, more than the {_size_text(cap)} an input file may be; "
+                        f"expected a smaller file (or raise ${MAX_INPUT_ENV})")
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise DataError(f"{label} not found; expected an existing file") from None
+    except PermissionError:
+        raise DataError(f"{label} is not readable (permission denied)") from None
+    except OSError as exc:
+        raise DataError(f"{label} cannot be read: {exc.strerror or exc}") from None
+    try:
+        os.set_blocking(fd, True)  # opened without blocking (a FIFO swapped in after stat), read blocking
+        st2 = os.fstat(fd)
+        if not (stat.S_ISREG(st2.st_mode) or piped):  # replaced between stat and open
+            raise DataError(f"{label} is not a regular file; expected a regular file")
+        chunks, n = [], 0
+        while n <= cap:
+            try:
+                chunk = os.read(fd, min(1 << 20, cap + 1 - n))
+            except IsADirectoryError:
+                raise DataError(f"{label} is a directory; expected a file") from None
+            except OSError as exc:
+                raise DataError(f"{label} cannot be read: {exc.strerror or exc}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            n += len(chunk)
+    finally:
+        os.close(fd)
+    if n > cap:
+        raise DataError(f"{label} holds more than the {_size_text(cap)} an input file may be; "
+                        f"expected a smaller input (or raise ${MAX_INPUT_ENV})")
+    return b"".join(chunks)
+
+
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """Read a UTF-8 text file; every way it can fail is one :class:`DataError` line.
+    """Read a UTF-8 text file (:func:`read_bytes`; a byte-order mark is dropped); every way it can
+    fail is one :class:`DataError` line.
 
     Parameters
     ----------
@@ -318,27 +432,18 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     what : str
         How messages name the file (``"cases file"``, ``"grid file"``, ...).
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValidationError(f"{what} must be a path, got {type(path).__name__}")
+    data = read_bytes(path, what)
     p = Path(path)
-    if str(path).strip() == "":
-        raise DataError(f"{what} path is empty")
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{what} {str(p)!r} not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{what} {str(p)!r} is a directory; expected a file") from None
-    except PermissionError:
-        raise DataError(f"{what} {str(p)!r} is not readable (permission denied)") from None
-    except OSError as exc:
-        raise DataError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise DataError(f"{what} {str(p)!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
                         "save it as UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise DataError(f"{what} {str(p)!r} holds a NUL byte on line {line}; expected a text file")
+    return text
 
 
 def _check_rectangular(text: str, label: str) -> None:

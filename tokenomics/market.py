@@ -86,12 +86,15 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     elif isinstance(prices, pd.DataFrame):
         df, where = prices.copy(), "market table"
     else:
+        import io as _io
+
+        from .io import read_text
+
         p = Path(prices)
         where = str(p)
-        if not p.is_file():
-            raise DataError(f"market price file {p} not found (or not a file)")
+        text = read_text(p, "market price file")
         try:  # only an empty cell is 'not given': the text 'nan' in a price cell is an error
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""], **exact_floats())
+            df = pd.read_csv(_io.StringIO(text), keep_default_na=False, na_values=[""], **exact_floats())
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
     what = f"market price table {where}"

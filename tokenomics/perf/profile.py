@@ -447,17 +447,17 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
 
 
 def _read(path: Path) -> Profile:
+    import stat
+
+    from ..io import read_text
+
     try:
         st = Path(path).stat()
     except OSError:  # let the reader say what is wrong, in one line
-        from ..io import read_text
-
         read_text(path, "profile file")
         raise
-    if not Path(path).is_file():
-        from ..io import read_text
-
-        read_text(path, "profile file")
+    if not stat.S_ISREG(st.st_mode):  # refused by the reader, or a shell pipe read once (not cached)
+        return Profile.from_json(read_text(path, "profile file"), origin=f"profile file {str(path)!r}")
     return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 

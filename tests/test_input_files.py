@@ -1,0 +1,192 @@
+"""Every file a user hands in is checked like a flag: a named pipe, a device or a directory is
+refused before it is opened, a file over the size limit before it is read, a shell pipe
+(``<(...)``) is read with the same cap, a UTF-8 byte-order mark is dropped; each refusal is one
+line and exit 2, quickly. Booleans from files and library keywords accept only true/false.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tokenomics import catalog
+from tokenomics.cli import main
+from tokenomics.errors import DataError, TokenomicsError
+from tokenomics.io import max_input_bytes, read_bytes, read_text
+
+REPO = Path(__file__).resolve().parents[1]
+
+# every command-line option or argument that names an input file; F is replaced by the file
+FILE_ARGS = [
+    ["validate", "F"],
+    ["calibrate", "F"],
+    ["calibrate", "--microbench", "F"],
+    ["validate-kernels", "F"],
+    ["validate-serving", "F"],
+    ["validate-serving", "--engines", "F"],
+    ["fit-serving", "F"],
+    ["throughput", "--profile", "F"],
+    ["frontier", "--serving", "F"],
+    ["forecast", "--history", "F"],
+    ["forecast", "--add-history", "F"],
+    ["watch", "--megakernel-events", "F"],
+    ["watch", "--supernode-events", "F"],
+    ["sweep", "F"],
+    ["price", "--deployment", "F"],
+    ["market", "--prices", "F"],
+]
+IDS = [" ".join(a).replace(" F", "") for a in FILE_ARGS]
+
+
+@contextmanager
+def _deadline(seconds: int):
+    """Fail instead of hanging: a read that blocks is interrupted by SIGALRM."""
+    def boom(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _run(args, capsys) -> tuple[int, str]:
+    with _deadline(20), pytest.raises(SystemExit) as ex:
+        main(args)
+    return ex.value.code, capsys.readouterr().err
+
+
+def _one_line_exit_2(code, err, *needles):
+    assert code == 2, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in err, err
+
+
+@pytest.mark.parametrize("args", FILE_ARGS, ids=IDS)
+def test_a_named_pipe_is_refused_before_it_is_opened(args, tmp_path, capsys, monkeypatch):
+    # nothing ever writes to this FIFO: opening it for reading would block forever
+    monkeypatch.chdir(tmp_path)
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    t0 = time.perf_counter()
+    code, err = _run([str(fifo) if a == "F" else a for a in args], capsys)
+    _one_line_exit_2(code, err, "named pipe", "expected a regular file")
+    assert time.perf_counter() - t0 < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.csv"]  # nothing written
+
+
+@pytest.mark.parametrize("args", FILE_ARGS, ids=IDS)
+def test_dev_zero_is_refused_as_a_device(args, capsys):
+    # /dev/zero never ends: read whole it fills memory until the process is killed
+    code, err = _run(["/dev/zero" if a == "F" else a for a in args], capsys)
+    _one_line_exit_2(code, err, "'/dev/zero'", "character device")
+
+
+@pytest.mark.parametrize("args", FILE_ARGS, ids=IDS)
+def test_a_directory_is_refused(args, tmp_path, capsys):
+    code, err = _run([str(tmp_path) if a == "F" else a for a in args], capsys)
+    _one_line_exit_2(code, err, "directory")
+
+
+@pytest.mark.parametrize("args", FILE_ARGS, ids=IDS)
+def test_a_file_over_the_size_limit_is_refused_before_reading(args, tmp_path, capsys, monkeypatch):
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x" * 5000)
+    monkeypatch.setenv("TOKENOMICS_MAX_INPUT_BYTES", "4000")
+    code, err = _run([str(big) if a == "F" else a for a in args], capsys)
+    _one_line_exit_2(code, err, "more than the 4,000 B", "TOKENOMICS_MAX_INPUT_BYTES")
+
+
+def test_size_limit_from_the_environment(monkeypatch):
+    monkeypatch.delenv("TOKENOMICS_MAX_INPUT_BYTES", raising=False)
+    assert max_input_bytes() == 64 * 2**20  # the documented default
+    for raw, want in [("1000", 1000), ("64MB", 64_000_000), ("64MiB", 64 * 2**20), ("1gib", 2**30), ("2k", 2000)]:
+        monkeypatch.setenv("TOKENOMICS_MAX_INPUT_BYTES", raw)
+        assert max_input_bytes() == want, raw
+    for raw in ("-5", "0", "lots", "1e9x"):
+        monkeypatch.setenv("TOKENOMICS_MAX_INPUT_BYTES", raw)
+        with pytest.raises(TokenomicsError, match="TOKENOMICS_MAX_INPUT_BYTES"):
+            max_input_bytes()
+
+
+def test_a_shell_pipe_is_read_up_to_the_cap(monkeypatch):
+    # what `--prices <(cat prices.csv)` hands the program: /dev/fd/N, the read end of a pipe
+    r, w = os.pipe()
+    os.write(w, b"\xef\xbb\xbfa,b\n1,2\n")
+    os.close(w)
+    try:
+        assert read_text(f"/dev/fd/{r}", "cases file") == "a,b\n1,2\n"  # BOM dropped
+    finally:
+        os.close(r)
+    # a pipe that writes more than the cap is cut off at the cap, not read to the end
+    monkeypatch.setenv("TOKENOMICS_MAX_INPUT_BYTES", "1000")
+    p = subprocess.Popen([sys.executable, "-c", "import sys\nwhile True: sys.stdout.buffer.write(b'x' * 4096)"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        with _deadline(20), pytest.raises(DataError, match="more than the 1,000 B"):
+            read_bytes(f"/proc/self/fd/{p.stdout.fileno()}", "history file")
+    finally:
+        p.kill()
+        p.communicate()
+
+
+def test_process_substitution_through_the_cli(tmp_path):
+    # bash's <(...) end to end: the market price list and a deployment given as shell pipes
+    prices = catalog.data_dir() / "market_prices.csv"
+    dep = tmp_path / "d.toml"
+    dep.write_text('model = "llama-3.1-8b"\nhardware = "h200"\n')
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cmd = (f"{sys.executable} -m tokenomics market --prices <(cat {prices}) --format csv >/dev/null && "
+           f"{sys.executable} -m tokenomics price --deployment <(cat {dep}) --format csv")
+    out = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("model,") and "llama-3.1-8b" in out.stdout
+
+
+def test_byte_order_mark_is_dropped_from_toml_csv_and_json(tmp_path, capsys):
+    bom = b"\xef\xbb\xbf"
+    dep = tmp_path / "d.toml"
+    dep.write_bytes(bom + b'model = "llama-3.1-8b"\nhardware = "h200"\n')
+    with _deadline(60):
+        main(["price", "--deployment", str(dep), "--format", "csv"])  # returns: exit 0
+    assert capsys.readouterr().out.startswith("model,")
+    prices = tmp_path / "p.csv"
+    prices.write_bytes(bom + (catalog.data_dir() / "market_prices.csv").read_bytes())
+    from tokenomics.market import load_prices
+
+    assert list(load_prices(prices).columns)[0] == "provider"  # not '\ufeffprovider'
+    from tokenomics.perf.profile import load_profile
+
+    shipped = Path(catalog.data_dir()).parent / "profiles" / "h200.json"
+    if not shipped.exists():
+        from tokenomics.perf.profile import profiles_dir
+
+        shipped = profiles_dir() / "h200.json"
+    prof = tmp_path / "p.json"
+    prof.write_bytes(bom + shipped.read_bytes())
+    assert load_profile(prof).name == load_profile(shipped).name
+
+
+def test_nul_bytes_are_not_text(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_bytes(b"a,b\n1,\x002\n")
+    with pytest.raises(DataError, match="NUL byte on line 2"):
+        read_text(f, "cases file")
+
+
+def test_missing_file_names_what_was_expected(tmp_path):
+    with pytest.raises(DataError, match=r"grid file '.*nope.toml' not found; expected an existing file"):
+        read_text(tmp_path / "nope.toml", "grid file")
