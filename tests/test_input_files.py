@@ -190,3 +190,56 @@ def test_nul_bytes_are_not_text(tmp_path):
 def test_missing_file_names_what_was_expected(tmp_path):
     with pytest.raises(DataError, match=r"grid file '.*nope.toml' not found; expected an existing file"):
         read_text(tmp_path / "nope.toml", "grid file")
+
+
+# ---------------------------------------------------------------- strict booleans
+
+@pytest.mark.parametrize("value", ["no", "yes", "off", "", 2, 0.5, -1, [True], "1.0x"])
+def test_flag_refuses_anything_but_true_false(value):
+    from tokenomics._validate import flag
+
+    with pytest.raises(TokenomicsError, match=r"^dp_attention must be true or false \(or 1 / 0\), got "):
+        flag(value, "dp_attention")
+
+
+@pytest.mark.parametrize("value,want", [(True, True), (False, False), (1, True), (0, False), ("TRUE", True),
+                                        ("false", False), (" True ", True)])
+def test_flag_accepts_true_false_and_0_1(value, want):
+    import numpy as np
+
+    from tokenomics._validate import flag
+
+    assert flag(value, "x") is want
+    assert flag(np.bool_(want), "x") is want
+
+
+def test_dp_attention_no_in_a_deployment_file_is_refused_not_read_as_true(tmp_path, capsys):
+    # bool("no") is True: read by truthiness, "no" priced wide expert parallelism
+    dep = tmp_path / "d.toml"
+    dep.write_text('model = "deepseek-v3"\nsystem = "gb200-nvl72"\ndp_attention = "no"\n')
+    code, err = _run(["price", "--deployment", str(dep)], capsys)
+    _one_line_exit_2(code, err, "dp_attention", "true or false", "'no'")
+
+
+def test_dp_attention_false_as_text_means_false():
+    from tokenomics.deployment import resolve
+
+    as_text = resolve("deepseek-v3", system="gb200-nvl72", dp_attention="false")
+    as_bool = resolve("deepseek-v3", system="gb200-nvl72", dp_attention=False)
+    assert (as_text.parallel.tp, as_text.parallel.ep) == (as_bool.parallel.tp, as_bool.parallel.ep)
+    wide = resolve("deepseek-v3", system="gb200-nvl72")
+    assert wide.parallel.attn_dp > as_bool.parallel.attn_dp  # "false" did not give the wide-EP default
+
+
+def test_library_boolean_keywords_are_strict():
+    from tokenomics.deployment import resolve
+    from tokenomics.econ.utilization import from_load_profile
+    from tokenomics.perf.serving import serve
+
+    dep = resolve("llama-3.1-8b", hardware="h200")
+    with pytest.raises(TokenomicsError, match="fixed_lengths must be true or false.*'no'"):
+        serve(dep, phase="serve", isl_tok=100, osl_tok=100, concurrency=4, fixed_lengths="no")
+    with pytest.raises(TokenomicsError, match="check_memory must be true or false"):
+        dep.decode(8, 1024, check_memory="off")
+    with pytest.raises(TokenomicsError, match="autoscale must be true or false"):
+        from_load_profile([8, 16], [278, 201.125], autoscale="yes")

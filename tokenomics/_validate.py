@@ -168,3 +168,30 @@ def seed(value: Any, name: str = "seed") -> Any:
     if value >= 2**63:
         raise ValidationError(f"{name} must be below 2**63, got {value}")
     return value
+
+
+_TRUE, _FALSE = ("true",), ("false",)
+
+
+def flag(value: Any, name: str, *, optional: bool = False) -> bool | None:
+    """A strict boolean: ``True``/``False`` (numpy's too), the whole numbers 0 and 1, or the text
+    ``"true"``/``"false"`` in any case; ``None`` where ``optional``. Anything else (``"no"``,
+    ``"yes"``, 2, 0.5, a list) is one line naming ``name`` and the accepted values, never read by
+    its truthiness (``bool("no")`` is True).
+
+    >>> flag("FALSE", "dp_attention"), flag(1, "fixed_lengths"), flag(None, "x", optional=True)
+    (False, True, None)
+    """
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(int(value))
+    if isinstance(value, (float, np.floating)) and float(value) in (0.0, 1.0):
+        return bool(float(value))
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    none = ", or leave it unset" if optional else ""
+    raise ValidationError(f"{name} must be true or false (or 1 / 0){none}, got {shown}")

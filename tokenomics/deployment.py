@@ -759,6 +759,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     m = model if isinstance(model, ModelSpec) else _model(str(model))
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
+    dp_attention = v.flag(dp_attention, "dp_attention", optional=True)
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
     picked: list[str] = []

@@ -307,6 +307,7 @@ class Grid:
 
     def check(self, out: str | Path | None = None, *, force: bool = False, in_memory: bool = False) -> None:
         """Resolve every name and check the size limits; raises before any work starts."""
+        force, in_memory = v.flag(force, "force"), v.flag(in_memory, "in_memory")
         from . import catalog
         from .chain import workload_mix as _workload
         from .econ.tco import CostInputs
@@ -744,6 +745,7 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
 
     grid = _as_grid(grid)
     v.one_of(engine, "engine", ("local", "dask"))
+    force, processes = v.flag(force, "force"), v.flag(processes, "processes")
     if engine == "dask" and dask_client is None:
         from .distributed import check_cluster_args
 
