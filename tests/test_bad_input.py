@@ -657,12 +657,15 @@ def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
     p = tmp_path / "cases.csv"
     p.write_text("a\n1\n")
 
-    def deny(self):
+    def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
-    with pytest.raises(DataError, match="is not readable") as exc:
-        read_text(p, "cases file")
+    import tokenomics.io as tio
+
+    with monkeypatch.context() as m:  # the reader opens with os.open (after a stat that succeeds)
+        m.setattr(tio.os, "open", deny)
+        with pytest.raises(DataError, match="is not readable") as exc:
+            read_text(p, "cases file")
     assert "\n" not in str(exc.value)
 
 

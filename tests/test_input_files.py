@@ -243,3 +243,57 @@ def test_library_boolean_keywords_are_strict():
         dep.decode(8, 1024, check_memory="off")
     with pytest.raises(TokenomicsError, match="autoscale must be true or false"):
         from_load_profile([8, 16], [278, 201.125], autoscale="yes")
+
+
+# ---------------------------------------------------------------- typed TOML and JSON
+
+DEEP = "x = " + "[" * 3000 + "]" * 3000 + "\n"  # past Python's recursion limit in tomllib
+
+BAD_DEPLOYMENTS = {
+    "deployment = 3\n": "deployment must be a table",
+    'model = "llama-3.1-8b"\nhardware = "h200"\nengine = ["vllm"]\n': "engine must be text, got a list",
+    DEEP: "nested too deeply",
+    'model = "llama-3.1-8b"\nhardware = "h200"\ntp = 1.5\n': "tp must be a whole number",
+    'model = "llama-3.1-8b"\nhardware = "h200"\ntp = true\n': "tp must be a whole number, got true/false",
+    'model = 3\nhardware = "h200"\n': "model must be text, got a number 3",
+    'model = "llama-3.1-8b"\nhardware = "h200"\nmem_frac = "high"\n': "mem_frac must be a number, got text",
+    'model = "llama-3.1-8b"\nhardwre = "h200"\n': "unknown key 'hardwre'. Did you mean 'hardware'?",
+    'model = "llama-3.1-8b"\n[engine]\nname = "vllm"\n': "engine must be text, got a table",
+    'hardware = "h200"\n': "names no model",
+    'model = "llama-3.1-8b"\nhardware = "h200"\n[deployment]\ntp = 1\n': "sits outside [deployment]",
+}
+
+
+@pytest.mark.parametrize("text", [t for t, n in BAD_DEPLOYMENTS.items() if n], ids=lambda t: t[:30])
+def test_a_deployment_file_is_typed_before_use(text, tmp_path, capsys):
+    f = tmp_path / "d.toml"
+    f.write_text(text)
+    code, err = _run(["price", "--deployment", str(f)], capsys)
+    _one_line_exit_2(code, err, "deployment file", BAD_DEPLOYMENTS[text])
+
+
+@pytest.mark.parametrize("text,needle", [
+    (DEEP.replace("x =", '[grid]\nhardware ='), "nested too deeply"),
+    ('[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\ntp=["\u00b2"]\n', "whole numbers >= 1, got '\u00b2'"),
+    ('[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\n[sweep]\nchunk_configs=1.5\n', "chunk_configs"),
+    ("grid = 3\n", "[grid] must be a table"),
+])
+def test_a_grid_file_is_typed_before_use(text, needle, tmp_path, capsys):
+    f = tmp_path / "g.toml"
+    f.write_text(text)
+    code, err = _run(["sweep", str(f), "--no-progress"], capsys)
+    _one_line_exit_2(code, err, needle)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('{"name": ' * 3000 + '1' + '}' * 3000, "nested too deeply"),
+    ('{"name": "x", "metrics": ' + '[' * 20 + ']' * 20 + '}', "nested too deeply"),
+    ('{"name": "x", "weight_bw_frak": 0.5}', "unknown key 'weight_bw_frak'. Did you mean 'weight_bw_frac'"),
+    ('{"name": "x", "weight_bw_frac": "' + "a" * 10000 + '"}', "weight_bw_frac must be a number"),
+])
+def test_a_profile_json_is_typed_before_use(text, needle, tmp_path, capsys):
+    f = tmp_path / "p.json"
+    f.write_text(text)
+    code, err = _run(["throughput", "--profile", str(f)], capsys)
+    _one_line_exit_2(code, err, needle)
+    assert len(err) < 600  # the 10,000-character cell is not echoed whole

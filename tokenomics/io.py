@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .errors import DataError, TokenomicsWarning, ValidationError
+from .errors import DataError, TokenomicsError, TokenomicsWarning, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -444,6 +444,107 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
         line = text[: text.index("\x00")].count("\n") + 1
         raise DataError(f"{what} {str(p)!r} holds a NUL byte on line {line}; expected a text file")
     return text
+
+
+#: Deepest nesting of tables and arrays a TOML or JSON input may have (the deepest any input
+#: file needs is 3: a table of tables of arrays).
+MAX_NESTING = 8
+
+
+def _depth(obj: Any, limit: int, depth: int = 1) -> int:
+    """Nesting depth of ``obj`` (dicts and lists), counted up to ``limit + 1``."""
+    if depth > limit or not isinstance(obj, (dict, list)):
+        return depth - (not isinstance(obj, (dict, list)))
+    kids = obj.values() if isinstance(obj, dict) else obj
+    return max((_depth(k, limit, depth + 1) for k in kids), default=depth)
+
+
+def load_document(path: str | os.PathLike, what: str, kind: str) -> Any:
+    """Parse a TOML or JSON input file (read by :func:`read_text`) whose nesting is at most
+    :data:`MAX_NESTING` deep; every failure is one :class:`DataError` line.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        How messages name it (``"deployment file"``).
+    kind : {"toml", "json"}
+        Its syntax.
+    """
+    import json
+    import tomllib
+
+    text = read_text(path, what)
+    label = f"{what} {str(path)!r}"
+    try:
+        doc = tomllib.loads(text) if kind == "toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{label} is not valid TOML: {' '.join(str(exc).split())}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except (RecursionError, MemoryError):
+        raise DataError(f"{label} is nested too deeply; expected at most {MAX_NESTING} levels of tables "
+                        "and arrays") from None
+    except ValueError as exc:  # e.g. a number too large to convert
+        raise DataError(f"{label} cannot be parsed: {' '.join(str(exc).split())[:200]}") from None
+    if _depth(doc, MAX_NESTING) > MAX_NESTING:
+        raise DataError(f"{label} is nested too deeply; expected at most {MAX_NESTING} levels of tables and arrays")
+    return doc
+
+
+_TYPE_WORDS = {str: "text", bool: "true or false", int: "a whole number", float: "a number", dict: "a table",
+               list: "a list"}
+
+
+def _type_word(t: Any) -> str:
+    ts = t if isinstance(t, tuple) else (t,)
+    words = list(dict.fromkeys(_TYPE_WORDS.get(x, x.__name__) for x in ts))
+    if "a whole number" in words and "a number" in words:
+        words.remove("a whole number")
+    return " or ".join(words)
+
+
+def _got(value: Any) -> str:
+    kind = {bool: "true/false", str: "text", int: "a number", float: "a number", dict: "a table",
+            list: "a list"}.get(type(value), type(value).__name__)
+    shown = repr(value)
+    return f"{kind} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+
+
+def check_table(data: Any, schema: dict[str, Any], label: str) -> dict[str, Any]:
+    """Check a parsed TOML/JSON table against ``schema`` (key -> accepted Python type or tuple of
+    types; ``int`` excludes booleans, ``float`` accepts whole numbers, and a ``bool`` key also
+    accepts the text ``"true"``/``"false"``, read by :func:`tokenomics._validate.flag`).
+
+    Unknown keys are refused with the closest known ones; the message starts with ``label``.
+    Returns the table (booleans normalised).
+    """
+    import difflib
+
+    from . import _validate
+
+    if not isinstance(data, dict):
+        raise DataError(f"{label} must be a table of keys, got {_got(data)}")
+    out = dict(data)
+    for key, val in data.items():
+        if key not in schema:
+            close = difflib.get_close_matches(str(key), list(schema), n=3, cutoff=0.6)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(f"{label}: unknown key {str(key)!r}.{hint} Known: {', '.join(schema)}")
+        want = schema[key]
+        ts = want if isinstance(want, tuple) else (want,)
+        if bool in ts:
+            try:
+                out[key] = _validate.flag(val, key)
+                continue
+            except TokenomicsError:
+                raise DataError(f"{label}: {key} must be true or false, got {_got(val)}") from None
+        ok = any(isinstance(val, t) and not (isinstance(val, bool) and t in (int, float)) for t in ts) or (
+            float in ts and isinstance(val, int) and not isinstance(val, bool))
+        if not ok:
+            raise DataError(f"{label}: {key} must be {_type_word(want)}, got {_got(val)}")
+    return out
 
 
 def _check_rectangular(text: str, label: str) -> None:

@@ -222,7 +222,7 @@ class Grid:
             object.__setattr__(self, name, vals)
         for name in ("tp", "ep"):
             for x in getattr(self, name):
-                if x != "auto" and not (x.isdigit() and int(x) >= 1):
+                if x != "auto" and not (x.isascii() and x.isdigit() and int(x) >= 1):
                     raise ValidationError(f"{name} values must be 'auto' or whole numbers >= 1, got {x!r}")
         if any(x != "none" for x in self.system):
             from .perf.parallel import system as _system
@@ -421,21 +421,15 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
 
 def load_grid(path: str | Path) -> Grid:
     """Read a TOML grid file (see the module docstring)."""
-    import tomllib
-
-    from .io import read_text
+    from .io import load_document
 
     if not isinstance(path, (str, Path)):
         raise ValidationError(f"grid file must be a path, got {type(path).__name__}")
     p = Path(path)
-    try:
-        text = read_text(p, "grid file")
+    try:  # read capped, parsed, nesting at most io.MAX_NESTING deep
+        doc = load_document(p, "grid file", "toml")
     except TokenomicsError as exc:  # kept a ValidationError, as before
         raise ValidationError(str(exc)) from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"grid file {p.name!r} is not valid TOML: {exc}") from None
     return parse_grid(doc)
 
 
