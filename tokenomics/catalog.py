@@ -313,9 +313,9 @@ def load(name: str) -> "pd.DataFrame":
 
 def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
     """Raise :class:`DataError` naming the missing columns, if any."""
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
+    from .io import missing_columns
+
+    missing_columns(df, required, what)
 
 
 def _name(name, kind: str) -> None:

@@ -280,15 +280,54 @@ def iso_dates(df: "pd.DataFrame") -> "pd.DataFrame":
     return df
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP's CSV-injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$", re.I)
+
+
+def spreadsheet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
+    """``df`` with every text cell that a spreadsheet would run as a formula neutralised.
+
+    A text cell (case ids, series, project and provider names: anything from user input) that
+    starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``, so
+    ``=HYPERLINK(...)`` is shown, not run (OWASP's CSV-injection rule). Numbers stay numbers:
+    numeric columns are untouched, and a text cell that reads as a number (``-0.5``) is kept.
+    CSV output goes through this; JSON and Parquet keep the value.
+    """
+    import pandas as pd
+
+    cols = [c for c in df.columns if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype)
+            or isinstance(df[c].dtype, pd.CategoricalDtype)]
+    if not cols:
+        return df
+
+    def fix(x: Any) -> Any:
+        if isinstance(x, str) and x[:1] in FORMULA_STARTS and not _NUMBER.match(x.strip()):
+            return "'" + x
+        return x
+
+    out = None
+    for c in cols:
+        col = df[c].astype(object) if isinstance(df[c].dtype, pd.CategoricalDtype) else df[c]
+        fixed = col.map(fix)
+        if not fixed.equals(col):
+            out = df.copy() if out is None else out
+            out[c] = fixed
+    return df if out is None else out
+
+
 def write_frame(df: "pd.DataFrame", path: str | os.PathLike) -> Path:
     """Write a DataFrame atomically as CSV, JSON or Parquet, chosen by the file suffix
-    (datetime64 columns as ISO dates in CSV and JSON, :func:`iso_dates`)."""
+    (datetime64 columns as ISO dates in CSV and JSON, :func:`iso_dates`; CSV cells that a
+    spreadsheet would run as formulas neutralised, :func:`spreadsheet_safe`)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json", ".parquet"):
         raise ValidationError(f"output file must end in .csv, .json or .parquet, got {path.name!r}")
     if suffix in (".csv", ".json"):
         df = iso_dates(df)
+    if suffix == ".csv":
+        df = spreadsheet_safe(df)
     with atomic_path(path) as tmp:
         if suffix == ".csv":
             df.to_csv(tmp, index=False)
@@ -628,12 +667,28 @@ def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (
             raise DataError(f"{label} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
     else:
         raise ValidationError(f"{what} must be a path or a pandas DataFrame, got {type(source).__name__}")
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(f"{label} is missing columns {missing}; found {list(map(str, df.columns))}")
+    missing_columns(df, required, label)
     if df.empty and not allow_empty:
         raise DataError(f"{label} has no rows")
     return df
+
+
+def missing_columns(df: "pd.DataFrame", required: Iterable[str], label: str) -> None:
+    """Raise one :class:`DataError` line naming the required columns ``df`` lacks.
+
+    The header read is quoted only where it shares a column with the schema (a CSV of the
+    expected kind with a column missing): a file of another kind (a key file, a log) is said to
+    be one, without echoing its first line.
+    """
+    required = list(required)
+    missing = [c for c in required if c not in df.columns]
+    if not missing:
+        return
+    if len(missing) == len(required):
+        raise DataError(f"{label} has none of the expected columns (is it the right file?); expected a header "
+                        f"line naming {', '.join(required)}")
+    found = [str(c) if len(str(c)) <= 40 else str(c)[:37] + "..." for c in df.columns[:30]]
+    raise DataError(f"{label} is missing columns {missing}; found {found}")
 
 
 def blank_cells(values: "pd.Series") -> "pd.Series":

@@ -1,0 +1,104 @@
+"""Outputs are safe to open: CSV cells from user input never start a spreadsheet formula, table
+views show no terminal escape sequences, ``--out`` goes where the user means it, interrupts end
+every command with one line and the conventional code, and the library never returns inf or NaN
+for non-physical inputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tokenomics import catalog
+from tokenomics.cli import main
+from tokenomics.io import spreadsheet_safe, write_frame
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = catalog.data_dir() / "h200_cases.csv"
+HOSTILE = ['=HYPERLINK("http://x","c")', "=cmd|' /C calc'!A0", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+
+
+def _cli(args, capsys) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as ex:
+        code = ex.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_spreadsheet_safe_neutralises_formula_starts_and_keeps_numbers():
+    df = pd.DataFrame({"case_id": HOSTILE + ["ok"], "text_number": ["-0.5"] * 8, "x": [-0.5] * 8})
+    out = spreadsheet_safe(df)
+    # OWASP's rule: a leading ' makes a spreadsheet show the text instead of running it
+    assert out["case_id"].tolist() == ["'" + h for h in HOSTILE] + ["ok"]
+    assert out["text_number"].tolist() == ["-0.5"] * 8  # a number written as text is still a number
+    assert out["x"].tolist() == [-0.5] * 8 and out["x"].dtype == float
+    assert df["case_id"].iloc[0] == HOSTILE[0]  # the caller's frame is untouched
+
+
+def test_csv_file_is_safe_json_and_parquet_keep_the_value(tmp_path):
+    names = HOSTILE[:-1]  # (a bare CR inside a cell is not quoted by pandas' writer: checked in memory above)
+    df = pd.DataFrame({"series": names, "tokens_per_day": np.arange(6.0) - 3})
+    rows = list(csv.reader(open(write_frame(df, tmp_path / "a.csv"), newline="")))
+    assert [r[0] for r in rows[1:]] == ["'" + h for h in names]
+    assert [float(r[1]) for r in rows[1:]] == [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0]
+    assert pd.read_json(write_frame(df, tmp_path / "a.json"))["series"].tolist() == names
+    assert pd.read_parquet(write_frame(df, tmp_path / "a.parquet"))["series"].tolist() == names
+
+
+def test_validate_csv_output_does_not_run_a_case_id(tmp_path, capsys):
+    lines = CASES.read_text().splitlines()
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:3]))))
+    rows[1][0], rows[2][0] = HOSTILE[0], HOSTILE[1]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    f = tmp_path / "cases.csv"
+    f.write_text(buf.getvalue())
+    code, out, err = _cli(["validate", str(f), "--format", "csv"], capsys)
+    assert code == 0, err
+    got = list(csv.DictReader(io.StringIO(out)))
+    ids = [r["case_id"] for r in got]
+    assert ids == ["'" + HOSTILE[0], "'" + HOSTILE[1]]
+    for r in got:  # every cell: no formula start unless it is a number
+        for v in r.values():
+            assert v[:1] not in "=+@\t\r" and (not v.startswith("-") or float(v) <= 0), v
+    code, out, err = _cli(["validate", str(f), "--format", "json"], capsys)
+    assert HOSTILE[0] in out.replace('\\"', '"')  # JSON keeps the value
+
+
+def test_table_view_drops_terminal_escapes(tmp_path, capsys):
+    lines = CASES.read_text().splitlines()
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:2]))))
+    rows[1][0] = "evil\x1b[2J\x1b]0;pwned\x07\u202eid"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    f = tmp_path / "cases.csv"
+    f.write_text(buf.getvalue())
+    code, out, err = _cli(["validate", str(f)], capsys)
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "evil[2J]0;pwnedid" in out.replace("\n", "").replace(" ", "").replace("│", "")
+
+
+@pytest.mark.parametrize("args", [["validate"], ["validate-serving"], ["market", "--prices"],
+                                  ["forecast", "--history"], ["watch", "--megakernel-events"]])
+def test_an_unrelated_file_is_not_echoed(args, tmp_path, capsys):
+    # a key file passed by mistake: the error says so without printing its first line
+    f = tmp_path / "secret.env"
+    f.write_text("API_TOKEN=s3cr3t-value\nOTHER=1\n")
+    code, out, err = _cli(args + [str(f)], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "s3cr3t" not in err and "API_TOKEN" not in err
+    assert "none of the expected columns" in err and "secret.env" in err
