@@ -102,3 +102,76 @@ def test_an_unrelated_file_is_not_echoed(args, tmp_path, capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "s3cr3t" not in err and "API_TOKEN" not in err
     assert "none of the expected columns" in err and "secret.env" in err
+
+
+# ---------------------------------------------------------------- --out and interrupts
+
+@pytest.mark.parametrize("args", [["watch"], ["forecast"], ["report"]])
+def test_out_dot_into_a_non_empty_current_directory_needs_force(args, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("mine")
+    code, out, err = _cli(args + ["--out", "."], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "current directory and it is not empty" in err and "--force" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
+def test_out_dot_with_force_keeps_other_files_and_says_where(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("mine")
+    code, out, err = _cli(["watch", "--out", ".", "--force", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "mine.txt").read_text() == "mine" and (tmp_path / "watch.md").exists()
+    assert f"wrote {tmp_path.resolve() / 'watch.md'}" in err  # the resolved path, not '.'
+
+
+@pytest.mark.parametrize("target", ["/etc", "/usr/share", "/proc", "/sys", "/dev"])
+def test_out_through_a_symlink_into_a_system_directory_is_refused(target, tmp_path, capsys):
+    link = tmp_path / "innocent"
+    link.symlink_to(target)
+    grid = tmp_path / "g.toml"
+    grid.write_text('[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\n')
+    up = "/.." * 12  # past the root: '..' there stays at /
+    for args in (["watch", "--out", str(link / "w")], ["report", "--out", str(link / "w")],
+                 ["sweep", str(grid), "--out", str(link / "r.csv")],
+                 ["sweep", str(grid), "--out", str(tmp_path) + up + target + "/r.csv"]):
+        code, out, err = _cli(args, capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"inside the system directory {'/usr' if target.startswith('/usr') else target}" in err, err
+
+
+def test_out_through_a_symlink_writes_the_target_and_leaves_the_link(tmp_path, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    for _ in range(2):  # the second run replaces the first's files
+        code, out, err = _cli(["watch", "--out", str(tmp_path / "link"), "--format", "csv"], capsys)
+        assert code == 0, err
+    assert (tmp_path / "link").is_symlink() and (real / "watch.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]  # no hidden leftovers
+
+
+def test_forecast_out_is_one_directory_swap(tmp_path, capsys):
+    out = tmp_path / "o"
+    code, _, err = _cli(["forecast", "--out", str(out), "--format", "csv"], capsys)
+    assert code == 0, err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["backtest.csv", "backtest_coverage.csv", "backtest_series.csv", "forecast_annual.csv",
+                     "forecast_fan.png", "forecast_monthly.csv", "history.csv", "references.csv"]
+    assert f"wrote 8 files to {out.resolve()}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no temporary sibling left
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGTERM, 143, "Terminated"), (signal.SIGINT, 130, "Interrupted")])
+def test_a_signal_ends_any_command_with_one_line_and_its_code(sig, code, word, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "tokenomics", "forecast", "--out", str(tmp_path / "o")], cwd=tmp_path,
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(3.0)  # mid-run: the forecast takes ~10 s on this machine
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == code, err
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(word), err
+    assert list(tmp_path.iterdir()) == []  # no output directory, no temporary one

@@ -126,8 +126,23 @@ def _check_parent_writable(path: Path, what: str) -> None:
                                   f"({exc.strerror or exc}); expected a writable directory") from None
 
 
+#: System directories no output may resolve into (through a symlink or ``../..``).
+SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/dev", "/proc", "/sys")
+
+
+def _guard_system(path: Path, what: str) -> Path:
+    """``path`` resolved (symlinks followed); refused when that lies in a :data:`SYSTEM_DIRS`."""
+    resolved = Path(os.path.realpath(path))
+    for d in SYSTEM_DIRS:
+        if resolved == Path(d) or Path(d) in resolved.parents:
+            via = f" (it resolves to {str(resolved)!r})" if str(resolved) != os.path.abspath(path) else ""
+            raise ValidationError(f"{what} {str(path)!r} is inside the system directory {d}{via}; "
+                                  "expected a path of your own")
+    return resolved
+
+
 def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Iterable[str] | None = None,
-                 what: str = "--out") -> Path:
+                 what: str = "--out", force: bool | None = None) -> Path:
     """Check an output path before any work starts; return it as a Path.
 
     Parameters
@@ -141,6 +156,13 @@ def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Itera
         Accepted file suffixes (``.csv``, ...), compared case-insensitively.
     what : str
         How messages name the path (an option name).
+    force : bool, optional
+        A directory: with False, refuse the current directory (or one holding it) when it is not
+        empty (``--out .``); None (the library) leaves that to :func:`atomic_dir`, which never
+        removes files it did not write.
+
+    A path that resolves into a system directory (:data:`SYSTEM_DIRS`, through a symlink or
+    ``..``) is refused whatever ``kind``.
 
     Raises
     ------
@@ -150,6 +172,14 @@ def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Itera
     if path is None or str(path).strip() == "":
         raise ValidationError(f"{what} is empty; expected a {'directory' if kind == 'dir' else 'file'} path")
     p = Path(path)
+    resolved = _guard_system(p, what)
+    if kind == "dir" and force is False and resolved.is_dir():
+        cwd = Path(os.path.realpath(os.getcwd()))
+        if (resolved == cwd or resolved in cwd.parents) and any(resolved.iterdir()):
+            where = "the current directory" if resolved == cwd else "a directory holding the current one"
+            raise ValidationError(f"{what} {str(path)!r} is {where} and it is not empty; expected a new or "
+                                  "empty directory (or pass --force to write into it: only this command's "
+                                  "files are replaced)")
     if kind == "file":
         if p.is_dir():
             raise ValidationError(f"{what} must be a file path, got the directory {str(p)!r}")
@@ -214,7 +244,7 @@ def atomic_dir(path: str | os.PathLike, owned: Iterable[str] | None = None) -> I
         moved in one by one instead, each atomically. The same holds when ``path`` is the
         working directory or holds it.
     """
-    path = Path(os.path.abspath(path))
+    path = Path(os.path.realpath(path))  # through a symlink: the target is swapped, the link stays
     if path.exists() and not path.is_dir():
         raise ValidationError(f"{str(path)!r} is a file; expected a directory")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ def watch(
     seed: Annotated[int, typer.Option("--seed", help="Random seed of the supernode ramp's draws (the megakernel bootstrap is exact; it draws only beyond 2,000 resample classes).")] = 0,
     megakernel_events: Annotated[Optional[Path], typer.Option("--megakernel-events", help="Use this megakernel events CSV instead of the bundled one.")] = None,
     supernode_events: Annotated[Optional[Path], typer.Option("--supernode-events", help="Use this supernode events CSV instead of the bundled one.")] = None,
+    force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
 ) -> None:
     """Price cuts, megakernel adoption and domestic supernode deliveries: latest, trend, forecast, status."""
     from ..watch import watch as run
@@ -34,4 +35,4 @@ def watch(
         emit(df, fmt)
     if out is not None:
         paths = d.write(out)
-        typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+        typer.echo("wrote " + ", ".join(str(p.resolve()) for p in paths), err=True)
