@@ -175,3 +175,45 @@ def test_a_signal_ends_any_command_with_one_line_and_its_code(sig, code, word, t
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(word), err
     assert list(tmp_path.iterdir()) == []  # no output directory, no temporary one
+
+
+# ---------------------------------------------------------------- library: no inf or NaN returned
+
+def test_a_non_physical_bandwidth_is_an_error_not_inf():
+    from tokenomics import catalog, decode_step, prefill
+    from tokenomics.errors import TokenomicsError
+
+    slow = catalog.accelerator("h200").replace(hbm_bytes_per_s=1e-300)
+    for call in (lambda: decode_step(slow, "llama-3.1-8b", "graph", batch=8),
+                 lambda: prefill(slow, "llama-3.1-8b", "graph", prompt_tok=1024),
+                 lambda: decode_step("h200", "llama-3.1-8b", "graph", batch=8, hbm_bytes_per_s=1e-300)):
+        with pytest.raises(TokenomicsError, match=r"step_time_s came out infinite for hbm_bytes_per_s=1e-300"):
+            call()
+
+
+def test_a_non_physical_electricity_price_is_an_error_not_inf():
+    from tokenomics import price
+    from tokenomics.errors import TokenomicsError
+
+    with pytest.raises(TokenomicsError, match=r"usd_per_m_output_tok came out infinite for electricity_usd_per_kwh=1e\+308"):
+        price("h200", "llama-3.1-8b", electricity_usd_per_kwh=1e308)
+    ok = price("h200", "llama-3.1-8b").to_frame()["usd_per_m_output_tok"]  # the default stays a finite price
+    assert np.isfinite(ok).all()
+
+
+def test_mem_frac_over_one_is_refused_where_memory_is_checked():
+    # 1,500 sequences of 8,192 tokens need ~203 GB of a 141 GB H200: mem_frac 2.0 made it "fit"
+    from tokenomics import system_step
+    from tokenomics.errors import TokenomicsError
+
+    with pytest.raises(TokenomicsError, match=r"mem_frac must be in \(0, 1\], got 2"):
+        system_step("dgx-h200", "llama-3.1-8b", batch=1500, context_tok=8192, mem_frac=2.0)
+
+
+def test_masked_batches_stay_nan_not_an_error():
+    # on_oom="mask" marks batches that do not fit as NaN on purpose: the guard leaves them
+    from tokenomics import decode_step
+
+    r = decode_step("h200", "llama-3.1-8b", "graph", batch=[1, 4096], context_tok=32768, on_oom="mask")
+    t = np.asarray(r.step_time_s)
+    assert np.isfinite(t[0]) and np.isnan(t[1])

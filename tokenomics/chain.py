@@ -416,6 +416,16 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
     fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
     bound = np.where(busy < 0.5, "communication", core.bound)
+    with np.errstate(over="ignore", invalid="ignore"):  # the per-million figures users read, as to_frame scales them
+        per_m = {"usd_per_m_input_tok": np.asarray(p_in, float) * 1000,
+                 "usd_per_m_output_tok": np.asarray(p_out, float) * 1000,
+                 "usd_per_m_blended_tok": np.asarray(blended, float) * 1000}
+    v.finite_result(f"price of {dep.model.name} on {hw.name}",
+                    {"cost_usd_per_chip_h": cost_h, **per_m, "energy_j_per_tok": e},
+                    {k: getattr(cm, k) for k in ("electricity_usd_per_kwh", "capex_usd", "life_years", "pue", "colo_usd_per_kw_month",
+                                                  "host_power_w", "cost_usd_per_chip_h")
+                     if hasattr(cm, k)} | {"utilization_frac": utilization_frac, "margin_frac": margin_frac,
+                                          "tok_per_s_per_chip": tps})
     return PriceResult(
         deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,
         cost_label=getattr(cm, "label", "custom"), cost_basis=cost_basis(cm),
