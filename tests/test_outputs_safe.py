@@ -202,7 +202,7 @@ def test_a_non_physical_electricity_price_is_an_error_not_inf():
 
 
 def test_mem_frac_over_one_is_refused_where_memory_is_checked():
-    # 1,500 sequences of 8,192 tokens need ~203 GB of a 141 GB H200: mem_frac 2.0 made it "fit"
+    # 1,500 sequences of 8,192 tokens need ~203 GB, more than an H200 holds: mem_frac 2.0 made it "fit"
     from tokenomics import system_step
     from tokenomics.errors import TokenomicsError
 
