@@ -297,3 +297,74 @@ def test_a_profile_json_is_typed_before_use(text, needle, tmp_path, capsys):
     code, err = _run(["throughput", "--profile", str(f)], capsys)
     _one_line_exit_2(code, err, needle)
     assert len(err) < 600  # the 10,000-character cell is not echoed whole
+
+
+# ---------------------------------------------------------------- property: one bad cell
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SERVING_ROW = None
+
+
+def _serving_row():
+    global _SERVING_ROW
+    if _SERVING_ROW is None:  # the first bundled MLPerf row: DeepSeek-R1 FP4 on 8 B200, offline
+        import pandas as pd
+
+        _SERVING_ROW = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv", dtype=str, keep_default_na=False).head(1)
+    return _SERVING_ROW.copy()
+
+
+# cells no reading of the schema accepts: column -> values (text as a user could type it)
+_WHOLE_BAD = ["x", "-3", "0", "1.5", "inf", "1e400", "=1+1", "\u00b2"]
+_BAD_CELLS = {
+    **{c: _WHOLE_BAD for c in ("n_gpus", "tp", "ep")},
+    **{c: ["2", "-1", "0.5", "yes", "no", "inf"] for c in ("dp_attention", "disaggregated")},
+    **{c: ["x", "-1", "0", "inf", "-inf", "1e400", "1,5"] for c in ("isl_tok", "osl_tok")},
+    "measured_output_tok_per_s_per_gpu": ["fast", "-5", "0", "inf", "1e400"],
+    "phase": ["decod", "", "=cmd|' /C calc'!A0", "OFFLINE\x1b[2J"],
+    "hardware": ["h2000", "", "@SUM(1)"],
+    "model": ["deepseek-r2", ""],
+    "engine": ["tensort", "+x"],
+}
+
+
+@settings(max_examples=int(os.environ.get("TOKENOMICS_PROPERTY_EXAMPLES", "8")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(_BAD_CELLS)).flatmap(lambda c: st.tuples(st.just(c), st.sampled_from(_BAD_CELLS[c]))))
+def test_a_serving_row_with_one_bad_cell_is_refused_in_one_line(tmp_path_factory, cell):
+    """A serving-cases row with one impossible cell: exit 2 with one line naming the column (or
+    the row refused by name and nothing scored from it), no traceback, no file written, quickly."""
+    import io as _io
+
+    col, bad = cell
+    d = tmp_path_factory.mktemp("prop")
+    df = _serving_row()
+    df[col] = bad
+    f = d / "cases.csv"
+    f.write_text(df.to_csv(index=False))
+    before = sorted(p.name for p in d.iterdir())
+    t0 = time.perf_counter()
+    out, err = _io.StringIO(), _io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _deadline(60):
+        try:
+            main(["validate-serving", str(f), "--format", "csv"])
+            code = 0
+        except SystemExit as ex:
+            code = ex.code or 0
+    err_text = err.getvalue()
+    assert time.perf_counter() - t0 < 60
+    assert "Traceback" not in err_text
+    assert sorted(p.name for p in d.iterdir()) == before  # nothing written
+    lines = [x for x in err_text.splitlines() if x.strip()]
+    if code == 2:
+        assert len(lines) == 1 and lines[0].startswith("Error: "), err_text
+        assert any(w in lines[0] for w in (col, "row 1", "line 2", "M001")), err_text  # names the cell or the row
+    else:  # the row refused, the rest of the file (none here) scored: nothing predicted from it
+        assert code == 0, err_text
+        scored = out.getvalue()
+        assert "predicted" not in scored.split("\n", 1)[-1].split(",status,")[0], scored
+        assert any("row 1" in x or "M001" in x for x in lines), err_text
