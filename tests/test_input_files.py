@@ -368,3 +368,19 @@ def test_a_serving_row_with_one_bad_cell_is_refused_in_one_line(tmp_path_factory
         scored = out.getvalue()
         assert "predicted" not in scored.split("\n", 1)[-1].split(",status,")[0], scored
         assert any("row 1" in x or "M001" in x for x in lines), err_text
+
+
+@pytest.mark.parametrize("rows,needle", [
+    ([f"s{i},2024-{1 + i % 12:02d},{1e9 + i},x" for i in range(6000)], "6,000 rows; expected at most 5,000"),
+    ([f"s{i},2024-01,1e9,x" for i in range(150)], "150 series; expected at most 100"),
+    (["x" * 10000 + ",2024-01,1e9,x"], "at most 80 characters, got 10,000"),
+    (['"a\nb",2024-01,1e9,x'], "series name must be printable"),
+])
+def test_an_added_history_is_bounded(rows, needle, tmp_path, capsys):
+    # a 30,000-row history ran past 300 s at 2.5 GB: refused before any fit
+    f = tmp_path / "h.csv"
+    f.write_text("series,date,tokens_per_day,source\n" + "\n".join(rows) + "\n")
+    t0 = time.perf_counter()
+    code, err = _run(["forecast", "--add-history", str(f)], capsys)
+    _one_line_exit_2(code, err, needle)
+    assert time.perf_counter() - t0 < 10
