@@ -384,3 +384,48 @@ def test_an_added_history_is_bounded(rows, needle, tmp_path, capsys):
     code, err = _run(["forecast", "--add-history", str(f)], capsys)
     _one_line_exit_2(code, err, needle)
     assert time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("date", ["2035-01", "2100-06", "1000-01", "1999-12"])
+def test_a_history_date_outside_the_forecast_span_is_refused(date, tmp_path, capsys):
+    # 2035 crashed the fit (zero-size array), year 1000 overflowed pandas' timestamps
+    from tokenomics.forecast.demand import END
+    from tokenomics.forecast.history import LAST_DATE
+
+    assert LAST_DATE == END
+    f = tmp_path / "h.csv"
+    f.write_text(f"series,date,tokens_per_day,source\nzz,{date},1e9,x\n")
+    code, err = _run(["forecast", "--add-history", str(f)], capsys)
+    _one_line_exit_2(code, err, f"date '{date}' of series 'zz' is outside 2000-01")
+
+
+def _with_empty(dataset: str, col: str, tmp_path) -> Path:
+    import csv
+    import io as _io
+
+    lines = (catalog.data_dir() / dataset).read_text().splitlines()[:2]
+    rows = list(csv.reader(_io.StringIO("\n".join(lines))))
+    rows[1][rows[0].index(col)] = ""
+    f = tmp_path / f"empty_{col}.csv"
+    with open(f, "w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    return f
+
+
+@pytest.mark.parametrize("args,dataset,col", [
+    (["validate"], "h200_cases.csv", "phase"), (["validate"], "h200_cases.csv", "execution"),
+    (["calibrate"], "h200_cases.csv", "fusion"), (["validate-kernels"], "kernel_microbench.csv", "op"),
+    (["validate-kernels"], "kernel_microbench.csv", "metric"),
+])
+def test_an_empty_word_cell_is_named_not_a_traceback(args, dataset, col, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = _with_empty(dataset, col, tmp_path)
+    code, err = _run(args + [str(f)], capsys)
+    _one_line_exit_2(code, err, f"row 1 (line 2): {col} is empty; expected one of")
+
+
+def test_an_empty_vendor_in_the_engines_file_of_the_environment(tmp_path, capsys, monkeypatch):
+    # every pricing command reads $TOKENOMICS_ENGINES: an empty vendor broke them all with a traceback
+    monkeypatch.setenv("TOKENOMICS_ENGINES", str(_with_empty("engines.csv", "vendor", tmp_path)))
+    code, err = _run(["price"], capsys)
+    _one_line_exit_2(code, err, "vendor is empty")

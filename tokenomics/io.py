@@ -810,13 +810,19 @@ def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[
     import numpy as np
 
     choices = list(choices)
-    vals = df[column].astype(str).str.strip()
+    blank = blank_cells(df[column]).to_numpy()
+    # an empty cell is NaN (a float, kept so by pandas' string dtype): text it as '' before comparing
+    vals = df[column].where(~blank, "").astype(object).map(str).str.strip()
     bad = np.flatnonzero(~vals.isin(choices).to_numpy())
     if bad.size:
         i = int(bad[0])
+        if blank[i]:
+            raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} is empty; expected one of "
+                            f"{', '.join(choices)}")
         close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
+        got = repr(df[column].iloc[i])
         raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} must be one of "
-                        f"{', '.join(choices)}, got {df[column].iloc[i]!r}.{hint}")
+                        f"{', '.join(choices)}, got {got if len(got) <= 60 else got[:57] + '...'}.{hint}")
     return vals
 

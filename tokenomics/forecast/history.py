@@ -150,6 +150,9 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             dates.append(parse_date(d))
         except ValidationError as exc:
             raise DataError(f"series {name!r}: {exc}") from None
+        if not (FIRST_DATE <= dates[-1].strftime("%Y-%m") < LAST_DATE):
+            raise DataError(f"date {str(d)!r} of series {name!r} is outside {FIRST_DATE} to the forecast's end "
+                            f"{LAST_DATE} (exclusive); expected an observation date")
     out["date"] = dates
 
     vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
@@ -334,6 +337,11 @@ MAX_HISTORY_ROWS = 5000
 MAX_HISTORY_SERIES = 100
 #: Longest series name [characters] (it labels tables, charts and file rows).
 MAX_SERIES_NAME = 80
+
+
+#: Observations are dated from this month up to (not including) the forecast's last month
+#: (:data:`tokenomics.forecast.demand.END`): one later leaves nothing to forecast.
+FIRST_DATE, LAST_DATE = "2000-01", "2030-12"
 
 
 def read_history(path, require_source: bool = False) -> "pd.DataFrame":
