@@ -311,10 +311,10 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["frontier", "--mlperf", "--out", "f.png"], "--mlperf prints a table and draws no frontier"),
     # -- a place no one can create files in (Linux /proc: permission bits do not stop root, the
     #    file system does), refused before any work rather than as a traceback at the write
-    (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv': "),
+    (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv' is inside the system directory /proc"),
     # -- stop 36 sweep: an empty --out is no path (a path type reads it as the current directory)
     (["report", "-o", ""], "--out is empty"),
     (["forecast", "--out", "", "-s", "google"], "--out is empty"),

@@ -136,7 +136,7 @@ def _main(argv: list[str] | None) -> None:
     try:
         _check_empty_out(sys.argv[1:] if argv is None else list(argv))
         rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)
-        if _SIGNALLED:  # typer answers KeyboardInterrupt with a bare 130
+        if _SIGNALLED or rc == 130:  # typer answers KeyboardInterrupt with a bare 130
             _stopped_by_signal()
         if isinstance(rc, int) and rc:
             sys.exit(rc)
@@ -144,7 +144,7 @@ def _main(argv: list[str] | None) -> None:
         typer.echo(f"Error: {_one(exc)}", err=True)
         sys.exit(2)
     except typer.Exit as exc:
-        if _SIGNALLED:
+        if _SIGNALLED or exc.exit_code == 130:
             _stopped_by_signal()
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # a reader such as `head` closed the pipe: nothing more to say
