@@ -59,7 +59,7 @@ import numpy as np
 
 from . import _validate as v
 from ._display import Display
-from .errors import TokenomicsError, ValidationError
+from .errors import TokenomicsError, UnknownNameError, ValidationError
 
 #: Most configurations a sweep runs without ``force=True`` (about 10 minutes on 2 cores).
 MAX_CONFIGS = 200_000_000
@@ -430,7 +430,12 @@ def load_grid(path: str | Path) -> Grid:
         doc = load_document(p, "grid file", "toml")
     except TokenomicsError as exc:  # kept a ValidationError, as before
         raise ValidationError(str(exc)) from None
-    return parse_grid(doc)
+    try:
+        return parse_grid(doc)
+    except UnknownNameError as exc:  # the file named in front of what is wrong in it
+        raise type(exc)(f"grid file {str(p)!r}: {exc}") from None
+    except ValidationError as exc:
+        raise ValidationError(f"grid file {str(p)!r}: {exc}") from None
 
 
 # -- evaluation ------------------------------------------------------------------------------
