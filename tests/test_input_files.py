@@ -429,3 +429,24 @@ def test_an_empty_vendor_in_the_engines_file_of_the_environment(tmp_path, capsys
     monkeypatch.setenv("TOKENOMICS_ENGINES", str(_with_empty("engines.csv", "vendor", tmp_path)))
     code, err = _run(["price"], capsys)
     _one_line_exit_2(code, err, "vendor is empty")
+
+
+@pytest.mark.parametrize("dataset,flag,cells,needle", [
+    ("supernode_events.csv", "--supernode-events", {"chips_per_node": "0"}, "chips_per_node must be >= 2"),
+    ("supernode_events.csv", "--supernode-events", {"chips_per_node": "1e12"}, "chips_per_node must be <= 1e+06"),
+    ("supernode_events.csv", "--supernode-events", {"chips_per_node": "72.5"}, "chips_per_node must be a whole"),
+    ("supernode_events.csv", "--supernode-events", {"units_low": "1e300"}, "units_low must be <= 1e+09"),
+    ("supernode_events.csv", "--supernode-events", {"date": "1900-01"}, "date 1900 is outside 2000 to 2035"),
+    ("megakernel_events.csv", "--megakernel-events", {"date": "2099-01-01"}, "date 2099 is outside 2000 to 2035"),
+    ("megakernel_events.csv", "--megakernel-events", {"as_of": "1900"}, "as_of 1900 is outside 2000 to 2035"),
+])
+def test_watch_event_cells_have_physical_ranges(dataset, flag, cells, needle, tmp_path, capsys):
+    import pandas as pd
+
+    df = pd.read_csv(catalog.data_dir() / dataset, dtype=str, keep_default_na=False).head(3)
+    for k, v in cells.items():
+        df.loc[0, k] = v
+    f = tmp_path / "events.csv"
+    df.to_csv(f, index=False)
+    code, err = _run(["watch", flag, str(f)], capsys)
+    _one_line_exit_2(code, err, "row 1 (line 2)", needle)
