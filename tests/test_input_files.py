@@ -450,3 +450,20 @@ def test_watch_event_cells_have_physical_ranges(dataset, flag, cells, needle, tm
     df.to_csv(f, index=False)
     code, err = _run(["watch", flag, str(f)], capsys)
     _one_line_exit_2(code, err, "row 1 (line 2)", needle)
+
+
+@pytest.mark.parametrize("cells,needle", [
+    ({"as_of": "2099-01-01"}, "as_of '2099-01-01' is after today"),
+    ({"provider": ""}, "provider is empty"),
+    ({"source": " "}, "source is empty"),
+])
+def test_a_market_price_list_names_its_bad_cell(cells, needle, tmp_path, capsys):
+    import pandas as pd
+
+    df = pd.read_csv(catalog.data_dir() / "market_prices.csv", dtype=str, keep_default_na=False).head(3)
+    for k, v in cells.items():
+        df.loc[0, k] = v
+    f = tmp_path / "prices.csv"
+    df.to_csv(f, index=False)
+    code, err = _run(["market", "--prices", str(f)], capsys)
+    _one_line_exit_2(code, err, "row 1 (line 2)", needle)
