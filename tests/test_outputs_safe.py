@@ -217,3 +217,11 @@ def test_masked_batches_stay_nan_not_an_error():
     r = decode_step("h200", "llama-3.1-8b", "graph", batch=[1, 4096], context_tok=32768, on_oom="mask")
     t = np.asarray(r.step_time_s)
     assert np.isfinite(t[0]) and np.isnan(t[1])
+
+
+def test_a_grid_with_non_physical_electricity_is_one_line(tmp_path, capsys):
+    grid = tmp_path / "g.toml"
+    grid.write_text('[grid]\nhardware=["h200"]\nmodel=["llama-3.1-8b"]\nbatch=[1]\nelectricity_usd_per_kwh=[1e308]\n')
+    code, out, err = _cli(["sweep", str(grid), "--no-progress"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err  # no overflow warning before it
+    assert "electricity_usd_per_kwh=1e+308" in err

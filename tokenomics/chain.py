@@ -398,23 +398,25 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     pre_tps = np.asarray(pre.tok_per_s_per_chip, float)
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
-    breakdown = cm.breakdown_usd_per_h(p_dec_c)
-    cost_h = cm.cost_usd_per_chip_h(p_dec_c)
-    cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
-    p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
-    p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
-    hit = np.asarray(cache_hit_frac, float)
-    if output_convention == "all-in":
-        # the request's prefill chip time (cache misses only) is charged to its output tokens;
-        # input tokens pay nothing
-        p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
-        p_in = 0 * p_in
-    p_eff_in = (1 - hit) * p_in
-    p_out = np.where(ok, p_out_dec, np.nan)
-    blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
-    blended = np.where(ok, blended, np.nan)
-    e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
-    fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
+    # an overflow (electricity at 1e308 USD/kWh) becomes inf, refused by finite_result below in one line
+    with np.errstate(over="ignore"):
+        breakdown = cm.breakdown_usd_per_h(p_dec_c)
+        cost_h = cm.cost_usd_per_chip_h(p_dec_c)
+        cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
+        p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
+        p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
+        hit = np.asarray(cache_hit_frac, float)
+        if output_convention == "all-in":
+            # the request's prefill chip time (cache misses only) is charged to its output tokens;
+            # input tokens pay nothing
+            p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
+            p_in = 0 * p_in
+        p_eff_in = (1 - hit) * p_in
+        p_out = np.where(ok, p_out_dec, np.nan)
+        blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
+        blended = np.where(ok, blended, np.nan)
+        e = np.where(ok, np.asarray(p_dec, float) / safe_tps, np.nan)
+        fe = np.where(ok, cm.facility_power_w(p_dec) / safe_tps, np.nan)
     bound = np.where(busy < 0.5, "communication", core.bound)
     with np.errstate(over="ignore", invalid="ignore"):  # the per-million figures users read, as to_frame scales them
         per_m = {"usd_per_m_input_tok": np.asarray(p_in, float) * 1000,
