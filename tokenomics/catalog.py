@@ -307,11 +307,18 @@ def _load_cached(name: str, path: str) -> "pd.DataFrame":
 
     from .io import exact_floats
 
+    import io as _io
+
+    from .io import read_text
+
     info = REGISTRY[name]
+    if not os.path.exists(path):
+        raise DataError(f"dataset {name!r} not found at {path}")
+    text = read_text(path, f"dataset {name!r}")
     try:
-        df = pd.read_csv(path, **exact_floats())
-    except FileNotFoundError:
-        raise DataError(f"dataset {name!r} not found at {path}") from None
+        df = pd.read_csv(_io.StringIO(text), **exact_floats())
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise DataError(f"dataset {name!r} at {path} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
     check_columns(df, info.required, what=info.file)
     if info.index:
         df = df.set_index(info.index, drop=False)
@@ -487,9 +494,9 @@ def add_user_model(spec: "ModelSpec", *, force: bool = False) -> Path:
 
 def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
     """Raise :class:`DataError` naming the missing columns, if any."""
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
+    from .io import missing_columns
+
+    missing_columns(df, required, what)
 
 
 def _name(name, kind: str) -> None:

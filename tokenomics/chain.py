@@ -838,27 +838,39 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
     pre_tps = st.prefill_rate
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
-    breakdown = cm.breakdown_usd_per_h(p_dec_c)
-    cost_h = cm.cost_usd_per_chip_h(p_dec_c)
-    cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
-    p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
-    p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
-    hit = np.asarray(cache_hit_frac, float)
-    if output_convention == "all-in":
-        # the request's prefill chip time (cache misses only) is charged to its output tokens;
-        # input tokens pay nothing
-        p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
-        p_in = 0 * p_in
-    p_eff_in = (1 - hit) * p_in
-    p_out = np.where(ok, p_out_dec, np.nan)
-    blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
-    blended = np.where(ok, blended, np.nan)
-    # energy per token: the power while decoding (not the hour's mean) over the tokens it makes
-    has_w = ok & np.isfinite(np.asarray(p_dec, float))
-    busy_w = np.where(has_w, np.asarray(p_dec, float), 0.0)
-    e = np.where(has_w, pricing.energy_j_per_tok(busy_w, safe_tps), np.nan)
-    fe = np.where(has_w, pricing.energy_j_per_tok(cm.facility_power_w(busy_w), safe_tps), np.nan)
+    # an overflow (electricity at 1e308 USD/kWh) becomes inf, refused by finite_result below in one line
+    with np.errstate(over="ignore"):
+        breakdown = cm.breakdown_usd_per_h(p_dec_c)
+        cost_h = cm.cost_usd_per_chip_h(p_dec_c)
+        cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
+        p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
+        p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
+        hit = np.asarray(cache_hit_frac, float)
+        if output_convention == "all-in":
+            # the request's prefill chip time (cache misses only) is charged to its output tokens;
+            # input tokens pay nothing
+            p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
+            p_in = 0 * p_in
+        p_eff_in = (1 - hit) * p_in
+        p_out = np.where(ok, p_out_dec, np.nan)
+        blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
+        blended = np.where(ok, blended, np.nan)
+        # energy per token: the power while decoding (not the hour's mean) over the tokens it makes
+        has_w = ok & np.isfinite(np.asarray(p_dec, float))
+        busy_w = np.where(has_w, np.asarray(p_dec, float), 0.0)
+        e = np.where(has_w, pricing.energy_j_per_tok(busy_w, safe_tps), np.nan)
+        fe = np.where(has_w, pricing.energy_j_per_tok(cm.facility_power_w(busy_w), safe_tps), np.nan)
     bound = np.where(busy < 0.5, "communication", st.dec.core.bound)
+    with np.errstate(over="ignore", invalid="ignore"):  # the per-million figures users read, as to_frame scales them
+        per_m = {"usd_per_m_input_tok": np.asarray(p_in, float) * 1000,
+                 "usd_per_m_output_tok": np.asarray(p_out, float) * 1000,
+                 "usd_per_m_blended_tok": np.asarray(blended, float) * 1000}
+    v.finite_result(f"price of {dep.model.name} on {hw.name}",
+                    {"cost_usd_per_chip_h": cost_h, **per_m, "energy_j_per_tok": e},
+                    {k: getattr(cm, k) for k in ("electricity_usd_per_kwh", "capex_usd", "life_years", "pue", "colo_usd_per_kw_month",
+                                                  "host_power_w", "cost_usd_per_chip_h")
+                     if hasattr(cm, k)} | {"utilization_frac": utilization_frac, "margin_frac": margin_frac,
+                                          "tok_per_s_per_chip": tps})
     return PriceResult(
         deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,
         cost_label=getattr(cm, "label", "custom"), cost_basis=cost_basis(cm),

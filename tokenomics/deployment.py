@@ -817,6 +817,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         engine, engine_version = split_engine(engine, engine_version)
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
+    dp_attention = v.flag(dp_attention, "dp_attention", optional=True)
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
     picked: list[str] = []
@@ -993,15 +994,19 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     return dep
 
 
-#: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
-FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
-             "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version", "mem_frac",
-             "moe_tp")
+#: Keys a deployment TOML file may hold (``[deployment]`` table or top level) and their types
+#: (:func:`tokenomics.io.check_table`).
+FILE_SCHEMA: dict[str, Any] = {
+    "model": str, "hardware": str, "system": str, "tp": int, "ep": int, "pp": int, "dp_attention": bool,
+    "execution": str, "engine": str, "weight_precision": str, "expert_precision": str, "kv_precision": str,
+    "spec": str, "ar_impl": str, "a2a_impl": str, "ar_algo": str, "overlap": str, "prefill_chunk_tok": int,
+    "expert_balance": str, "engine_version": str, "mem_frac": float, "moe_tp": int}
+FILE_KEYS = tuple(FILE_SCHEMA)
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:
-    """Read a deployment from a TOML file (keys: :data:`FILE_KEYS`); ``overrides`` win over it.
+    """Read a deployment from a TOML file (keys and types: :data:`FILE_SCHEMA`); ``overrides``
+    win over it.
 
     Examples
     --------
@@ -1011,24 +1016,30 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
         system = "gb200-nvl72"
         tp = 8
         ep = 72
-    """
-    import tomllib
 
-    from .errors import DataError, unknown_name as _unknown
+    Raises
+    ------
+    DataError
+        One line: the file unreadable or not TOML, nested too deeply, an unknown key (with the
+        closest known ones), a value of the wrong type (``engine = ["vllm"]``, ``tp = "8"``,
+        ``dp_attention = "no"``), no model.
+    """
+    from .errors import DataError
+    from .io import check_table, load_document
 
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"deployment file {p} not found (or not a file)")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"deployment file {p} is not valid TOML: {exc}") from None
-    data = data.get("deployment", data)
-    for k in data:
-        if k not in FILE_KEYS:
-            raise _unknown(f"key in deployment file {p.name}", k, FILE_KEYS)
+    label = f"deployment file {str(p)!r}"
+    doc = load_document(p, "deployment file", "toml")
+    if "deployment" in doc:  # the keys under [deployment], or at the top level
+        extra = [k for k in doc if k != "deployment"]
+        if extra:
+            raise DataError(f"{label}: key {extra[0]!r} sits outside [deployment]; expected every key in that table")
+        if not isinstance(doc["deployment"], dict):
+            raise DataError(f"{label}: deployment must be a table ([deployment]), got {type(doc['deployment']).__name__}")
+        doc = doc["deployment"]
+    data = check_table(doc, FILE_SCHEMA, label)
     merged = {**data, **{k: val for k, val in overrides.items() if val is not None}}
     if "model" not in merged:
-        raise DataError(f"deployment file {p} names no model")
+        raise DataError(f"{label} names no model; expected model = \"NAME\" (tokenomics models)")
     model = merged.pop("model")
     return resolve(model, **merged)

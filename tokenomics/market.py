@@ -96,12 +96,15 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     elif isinstance(prices, pd.DataFrame):
         df, where = prices.copy(), "market table"
     else:
+        import io as _io
+
+        from .io import read_text
+
         p = Path(prices)
         where = str(p)
-        if not p.is_file():
-            raise DataError(f"market price file {p} not found (or not a file)")
+        text = read_text(p, "market price file")
         try:  # only an empty cell is 'not given': the text 'nan' in a price cell is an error
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""], **exact_floats())
+            df = pd.read_csv(_io.StringIO(text), keep_default_na=False, na_values=[""], **exact_floats())
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
     what = f"market price table {where}"
@@ -126,6 +129,22 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
             if (c == "as_of" or not empty) and parse_date(d) is None:
                 bad = f"missing {c}" if empty else f"bad {c} {str(d)!r}"
                 raise DataError(f"{what} row {i + 1} (line {i + 2}): {bad}; expected YYYY-MM-DD, YYYY-MM or YYYY")
+    for c in ("provider", "source"):  # who sells it, and where the price was read: both required
+        empty = np.flatnonzero(blank_cells(df[c]).to_numpy())
+        if empty.size:
+            i = int(empty[0])
+            raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} is empty; expected "
+                            + ("the provider's name" if c == "provider" else "where the price was published (a URL)"))
+    if where != "datasets/market_prices.csv":  # a price list of yours: not dated after today
+        import datetime as _dt
+
+        today = np.datetime64(_dt.datetime.now(_dt.timezone.utc).date(), "D")
+        for c in ("as_of", "date"):
+            for i, d in enumerate(df.get(c, ())):
+                parsed = parse_date(d)
+                if parsed is not None and parsed[0] > today:
+                    raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} {str(d)!r} is after today ({today}); "
+                                    "expected the date the price was read")
     known = set(catalog.model_names())
     for m in df["model"].astype(str):
         if m not in known:

@@ -55,12 +55,12 @@ def forecast(
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
+    force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
 ) -> None:
     """Forecast token demand to 2030-12 with 80/95 % intervals (backtest-weighted models)."""
     from ..forecast import forecast as run_forecast
     from ..forecast.infrastructure import plan_infrastructure
     from ..forecast.scenarios import reference_comparison, scenario_table
-    from ..io import write_frame
 
     from ..catalog import model_names
     from ..errors import unknown_name
@@ -164,12 +164,12 @@ def forecast(
         constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "serving", "tok_per_s_per_chip",
                     "cost_usd_per_chip_h", "tok_per_s_per_user"]  # one value a run: said in the caption
         df = df.drop(columns=constant) if fmt == Format.table else df
-    if out is not None:
-        paths = result.write(out)
-        paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))
+    if out is not None:  # every file in one directory swap: an interrupted run leaves the old set or the new
+        extra = {"references.csv": reference_comparison(result)}
         if show == Show.infra:
-            paths.append(write_frame(df, Path(out) / "infrastructure.csv"))
-        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+            extra["infrastructure.csv"] = df
+        paths = result.write(out, extra=extra)
+        typer.echo(f"wrote {len(paths)} files to {Path(out).resolve()}", err=True)
     if result.skipped:
         skipped = "skipped: " + "; ".join(f"{k} ({v})" for k, v in result.skipped.items())
         caption = f"{caption}\n{skipped}" if caption else skipped
@@ -315,9 +315,11 @@ def _show_replay(hist, series: str, fit_through, out, fmt: Format) -> None:
            "published by then (weights and calibration included); " + "; ".join(parts)
            + ". Cut-offs overlap, so scores are not independent; holdout = series never tuned on")
     if out is not None:
-        paths = [write_frame(scores, Path(out) / "replay.csv"),
-                 write_frame(table, Path(out) / "replay_coverage.csv")]
-        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+        from ..io import atomic_dir
+
+        with atomic_dir(out, owned=("replay.csv", "replay_coverage.csv")) as tmp:
+            paths = [write_frame(scores, tmp / "replay.csv"), write_frame(table, tmp / "replay_coverage.csv")]
+        typer.echo(f"wrote {len(paths)} files to {Path(out).resolve()}", err=True)
     emit(table, fmt, title="Month-end replay: the forecasts the product would have printed, scored by horizon",
          caption=cap)
     if fmt != Format.table:

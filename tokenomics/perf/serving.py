@@ -676,6 +676,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         requests stagger.
     """
     v.one_of(phase, "phase", PHASES)
+    fixed_lengths = v.flag(fixed_lengths, "fixed_lengths")
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
     v.positive(recv_interval_iters, "recv_interval_iters")

@@ -575,6 +575,7 @@ def system_step(
         parallel = ParallelPlan(tp=1, ep=1)
     v.count(batch, "batch")
     v.count(context_tok, "context_tok", minimum=0)
+    check_memory = v.flag(check_memory, "check_memory")
     check_plan(m, parallel, sys_)
     if check_memory:
         mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision,
