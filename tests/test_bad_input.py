@@ -329,7 +329,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["price", "--spec", "mtp:0:0.5"], "GAMMA (draft tokens per step) must be an integer >= 1"),
     (["price", "--spec", ":3:0.7"], "names no method"),
     (["price", "--spec", "eagle:3:70"], "ALPHA (per-token acceptance) must be a fraction in 0-1, got '70'; did you mean 0.7?"),
-    (["price", "--spec", "eagle:3"], "unknown speculative decoding"),
+    (["price", "--spec", "eagle:3"], "no published acceptance by draft position for 'eagle' (known: mtp); give it as eagle:GAMMA:ALPHA"),
     # -- empty items between commas are typos, not skipped
     (["price", "--utilization-profile", "8:278,,16:201"], "empty segment between commas"),
     (["validate", "--holdout", "regime", "--regime", "verify,,graph"], "empty name between commas"),

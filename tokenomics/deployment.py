@@ -184,14 +184,16 @@ ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm":
 #: draft, ``draft:MODEL`` a separate catalogued draft model.
 SPEC_METHODS = ("mtp", "eagle", "ngram", "dspark", "draft")
 
-SPEC_FORMS = ("none, mtp, dspark, or METHOD:GAMMA:ALPHA with METHOD one of mtp, eagle, ngram, dspark "
-              "(e.g. eagle:3:0.7), or draft:MODEL:GAMMA:ALPHA with a catalogued draft model "
+SPEC_FORMS = ("none, mtp, dspark, METHOD:GAMMA:ALPHA with METHOD one of mtp, eagle, ngram, dspark "
+              "(e.g. eagle:3:0.7), METHOD:GAMMA at the method's published acceptance by draft position "
+              "(e.g. mtp:3), or draft:MODEL:GAMMA:ALPHA with a catalogued draft model "
               "(e.g. draft:llama-3.2-1b:4:0.7)")
 
 
 def _spec(spec: Any):
     """None, a SpecDecode, a preset name (``mtp``, ``dspark``), ``METHOD:GAMMA:ALPHA`` (METHOD in
-    :data:`SPEC_METHODS`) or ``draft:MODEL:GAMMA:ALPHA`` -> SpecDecode or None; anything else
+    :data:`SPEC_METHODS`), ``METHOD:GAMMA`` (acceptance by draft position as published,
+    ``datasets/spec_acceptance.csv``) or ``draft:MODEL:GAMMA:ALPHA`` -> SpecDecode or None; anything else
     (an unknown method, an uncatalogued draft model) is one line with the closest name."""
     from .perf.speculative import SpecDecode
 
@@ -221,9 +223,9 @@ def _spec(spec: Any):
 
         draft = _model(parts[1]).name  # an uncatalogued model: one line with the closest names
         parts = ["draft", *parts[2:]]
-    if len(parts) != 3:
+    if len(parts) not in (2, 3) or (len(parts) == 2 and parts[0] == "draft"):
         raise ValidationError(f"unknown speculative decoding {spec!r}; use {SPEC_FORMS}")
-    method, gamma, alpha = parts
+    method, gamma, alpha = parts if len(parts) == 3 else (*parts, None)
     if not method:
         raise ValidationError(f"speculative decoding {spec!r} names no method; use {SPEC_FORMS}")
     if method not in SPEC_METHODS:
@@ -245,6 +247,9 @@ def _spec(spec: Any):
     if g < 1:
         raise ValidationError(f"speculative decoding {spec!r}: GAMMA (draft tokens per step) must be an integer "
                               f">= 1, got {gamma!r} (use --spec none for no speculation)")
+    if alpha is None:  # METHOD:GAMMA: the published acceptance of each draft position
+        return SpecDecode.by_position(method, g, draft_layers=0 if method == "ngram" else 1,
+                                      block=method == "dspark" and _spec("dspark").block)
     try:
         a = float(alpha)
     except ValueError:
@@ -511,7 +516,8 @@ class Deployment:
 
         b = self.prefill_batch(prompt_tok) if batch is None else batch
         return system_prefill(self.system, self.model, self.execution, self.parallel,
-                              prompt_tok=prompt_tok, batch=b, profile=profile, overlap=self.overlap, **self._kw())
+                              prompt_tok=prompt_tok, batch=b, profile=profile, overlap=self.overlap, spec=self.spec,
+                              **self._kw())
 
     def max_batch(self, context_tok: Any = 2048) -> Any:
         """Largest batch per replica whose weights and KV fit every chip [sequences]."""
