@@ -45,7 +45,8 @@ def market(
 
     Example: tokenomics market --format json
     """
-    from .. import chain, market as mk
+    from .. import chain
+    from .. import market as mk
 
     u = utilization_of(utilization, utilization_profile, autoscale)
     want = None if speeds is None else _speeds(speeds)

@@ -346,7 +346,8 @@ def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
     >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
     0.5888
     """
-    from scipy.special import pdtr  # the Poisson CDF (scipy.stats.poisson.cdf without its argument checks)
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
 
     q = np.asarray(mean, dtype=float)
     if int(n) <= 1:
@@ -409,7 +410,8 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
     (0.5888, 0.5507)
     """
-    from scipy.special import pdtr  # the Poisson CDF (scipy.stats.poisson.cdf without its argument checks)
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
 
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
@@ -721,7 +723,6 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
-    chunk = float(dep.prefill_chunk_per_rank_tok)  # a rank's prompt-token budget per iteration
     if phase == "prefill":
         n = int(np.max(dep.prefill_batch(int(round(isl))))) if prefill_tok is None else max(1, round(prefill_tok / isl))
         t = float(np.max(_prefill_iteration_s(dep, isl, n, t_eng, profile)))
