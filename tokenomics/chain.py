@@ -1021,16 +1021,59 @@ def layout_options(hardware: Any = None, model: Any = None, execution: Any = Non
 
 
 def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,
-             workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
-    """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""
-    ctx = _context_tok(workload, context_tok)
+             workload: str = "chat", batches: Any = None, serving: str = "decode", concurrencies: Any = None,
+             **kwargs: Any) -> PriceResult:
+    """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep.
+
+    ``serving="colocated"`` or ``"disaggregated"`` sweeps the requests in flight instead
+    (``concurrencies``, default the batches 1, 2, 4, ... that fit; per decode instance when
+    disaggregated): one :func:`price` per concurrency in that serving mode, returned as one result
+    over the points (``serving_mode`` and ``concurrency`` per point in ``to_frame()``).
+    """
+    v.one_of(serving, "serving", SERVING_MODES)
     layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
     dep = deployment_of(hardware, model, execution, **layout)
+    if serving != "decode":
+        given = [n for n, x in (("batches", batches), ("context_tok", context_tok)) if x is not None]
+        if given:
+            raise ValidationError(f"{', '.join(given)} sweep the decode-only steady state; serving={serving!r} sweeps "
+                                  "concurrencies (requests in flight) and takes each sequence's context from isl/osl")
+        if concurrencies is None:
+            in_tok, out_tok = _lengths(workload, kwargs.get("isl_tok"), kwargs.get("osl_tok"))
+            concurrencies = dep.batch_grid(in_tok + out_tok // 2)
+        v.count(concurrencies, "concurrencies")
+        return _stacked([price(deployment=dep, workload=workload, serving=serving, concurrency=float(c), **kwargs)
+                         for c in np.ravel(concurrencies)])
+    if concurrencies is not None:
+        raise ValidationError("concurrencies sweep serving='colocated' or 'disaggregated'; the decode-only steady "
+                              "state sweeps batches")
+    ctx = _context_tok(workload, context_tok)
     if batches is None:
         batches = dep.batch_grid(ctx)
     v.count(batches, "batches")
     return price(deployment=dep, batch=np.asarray(batches), context_tok=ctx, workload=workload,
                  on_oom="mask", **kwargs)
+
+
+def _stacked(results: list) -> PriceResult:
+    """Scalar prices of one deployment (:func:`price`) as one :class:`PriceResult` over their
+    points, in order: each array field (and the operating point) one value per point."""
+    first = results[0]
+    keep = {"deployment", "workload", "input_tok", "output_tok", "cost_label", "cost_basis", "output_convention",
+            "serving", "cost_breakdown_usd_per_chip_h"}
+    upd: dict[str, Any] = {}
+    for f in dataclasses.fields(PriceResult):
+        vals = [getattr(r, f.name) for r in results]
+        if f.name in keep or vals[0] is None:
+            continue
+        if f.name == "serving_mode":
+            upd[f.name] = vals[0] if len(set(vals)) == 1 else np.array(vals)
+        else:
+            upd[f.name] = np.array([np.ravel(np.asarray(x))[0] for x in vals])
+    upd["cost_breakdown_usd_per_chip_h"] = {k: np.array([np.ravel(np.asarray(r.cost_breakdown_usd_per_chip_h[k]))[0]
+                                                         for r in results])
+                                            for k in first.cost_breakdown_usd_per_chip_h}
+    return dataclasses.replace(first, **upd)
 
 
 def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,
