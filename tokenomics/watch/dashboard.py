@@ -101,7 +101,7 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
         trend += (f"; at constant quality (hedonic: size, open weights, context, provider; all sizes, chat-mix "
                   f"price) {cq['decline_factor_per_year']:.2f}x/yr ({cq['ci'] * 100:.0f}% CI "
                   f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models"
-                  + (f" dated by {cq['dates']}" if cq.get("dates") else "")
+                  + (f", dated by {cq['dates']}" if cq.get("dates") else "")
                   + f"; same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
     forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_m_tok']:.2f}/Mtok "
                 f"(90% PI {fc['lo']:.2f}-{fc['hi']:.2f})")
