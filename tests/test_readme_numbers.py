@@ -14,6 +14,14 @@ README = (ROOT / "README.md").read_text()
 GOLDEN = json.loads((ROOT / "tests" / "golden" / "headline.json").read_text())
 G = GOLDEN.get
 
+
+def _dataset_value(name: str, parameter: str) -> float:
+    """A sourced figure the README quotes beside the model's (a published forecast, not pinned)."""
+    from tokenomics import catalog
+
+    df = catalog.load(name)
+    return float(df.loc[df["parameter"] == parameter, "value"].iloc[0])
+
 #: (text as the README writes it, the value it must equal) - each value from a pinned figure
 FIGURES = [
     ("USD 0.142 per million at 32 sequences", f"{G('price.h200.llama-3.1-8b.b32.usd_per_m_output_tok'):.3f}", "0.142"),
@@ -39,6 +47,12 @@ FIGURES = [
     ("median 2029 (90 % interval 2027-2041)",
      f"{int(G('watch.megakernel.level3_year'))} {int(G('watch.megakernel.level3_lo'))} "
      f"{int(G('watch.megakernel.level3_hi'))}", "2029 2027 2041"),
+    ("Google's trend median for December 2030: 2.8 quadrillion", f"{G('forecast.google.2030-12.tokens_per_day') / 1e15:.1f}", "2.8"),
+    ("within the world's chips and power", f"{G('forecast.capacity.google.2030.power_bound') + G('forecast.capacity.google.2030.chips_bound'):.0f}", "0"),
+    ("China's national trend median: 161 quadrillion, power-bound",
+     f"{G('forecast.china.2030-12.tokens_per_day') / 1e15:.0f} {G('forecast.capacity.china.2030.power_bound'):.0f}", "161 1"),
+    ("serves 4.5 quadrillion", f"{G('forecast.capacity.china.2030.served_tokens_per_day') / 1e15:.1f}", "4.5"),
+    ("Goldman Sachs projects 3.9 quadrillion a day", f"{_dataset_value('demand_scenarios', 'goldman_2030') / 1e15:.1f}", "3.9"),
     ("4,171 published runs", f"{G('serving.unfitted.n_cases'):,.0f}", "4,171"),
     ("11.2 % median error (p90 38 %)", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
      f"{G('serving.unfitted.p90_abs_error_frac') * 100:.0f}", "11.2 38"),
