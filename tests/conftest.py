@@ -25,6 +25,8 @@ INTEGRATION = {
     "test_forecast.py::test_a_part_with_few_matched_observations_is_capped_not_shared",
     "test_forecast.py::test_added_rows_may_name_a_bundled_whole",
     "test_forecast.py::test_backtest_table_columns_and_weights",
+    "test_forecast.py::test_backtest_weights_follow_out_of_sample_error",
+    "test_forecast_benchmarks.py::test_cli_backtest_json_is_per_scored_point_and_table_names_drift",
     "test_forecast.py::test_figures_published_after_the_method_freeze_scored_with_the_frozen_method",
     "test_forecast.py::test_jump_off_puts_the_curves_median_on_the_last_observation",
     "test_forecast.py::test_late_openrouter_weeks_scored_with_the_method_fitted_without_them",
