@@ -5,7 +5,7 @@ from __future__ import annotations
 from tokenomics.catalog import load
 from tokenomics.deployment import resolve
 from tokenomics.perf.engine_defaults import engine_default
-from tokenomics.perf.serving import case_deployment
+from tokenomics.validate.serving_cases import case_deployment
 
 
 def test_every_default_is_sourced():

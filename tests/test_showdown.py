@@ -222,7 +222,7 @@ def test_cli_frontier_draws_a_bundled_serving_set_by_name():
 def test_cli_frontier_predicts_each_measured_point_as_validate_serving_does(tmp_path):
     # each measured row of the overlay is predicted at its own layout, lengths and concurrency by
     # the one function validate-serving uses (predict_cases), so the two commands agree to the digit
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
     from tokenomics.catalog import data_dir
 
     expect = predict_cases(data_dir() / "serving_aic_silicon.csv").set_index("case_id")

@@ -154,7 +154,7 @@ def frontier(
                                   "to draw the frontier of a deployment")
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
         from ..catalog import check_columns
-        from ..perf.serving import read_cases
+        from ..validate.serving_cases import read_cases
         from .perf import serving_source
 
         serving = serving_source(serving)
@@ -208,7 +208,7 @@ def frontier(
         measured = cases[same_model & (chip == hw_name) & cases["measured_tok_per_s_per_user"].notna()]
         chips = sorted(set(chip[same_model]))
         if len(measured):  # each row's own prediction (its layout, lengths, concurrency), as validate-serving
-            from ..perf.serving import predict_cases
+            from ..validate.serving_cases import predict_cases
 
             measured = predict_cases(measured)
     if out is not None:

@@ -129,22 +129,19 @@ class FrontierResult(Display):
         """Write a PNG of all points and the frontier (atomically); drawn by :func:`tokenomics.plot.frontier`.
 
         ``measured``: a frame with ``measured_tok_per_s_per_user`` and
-        ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier; its
-        cells are checked as :func:`tokenomics.perf.serving.read_cases` checks them (one-line
-        :class:`~tokenomics.errors.DataError` before anything is drawn or written). Where it also
+        ``measured_output_tok_per_s_per_gpu`` (rows of a serving CSV) drawn over the frontier, as
+        given: check its cells first (:func:`tokenomics.validate.serving_cases.check_cells`, or read
+        the rows with :func:`~tokenomics.validate.serving_cases.read_cases`). Where it also
         holds ``predicted_tok_per_s_per_user`` and ``predicted_output_tok_per_s_per_gpu``
-        (:func:`tokenomics.perf.serving.predict_cases` of those rows, each at its own layout,
+        (:func:`tokenomics.validate.serving_cases.predict_cases` of those rows, each at its own layout,
         lengths and concurrency), each prediction is drawn as a circle joined to its measurement.
         """
         from .. import plot
         from ..io import read_csv, save_png
 
         if measured is not None:
-            from .serving import check_cells
-
             cols = ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu")
-            measured = check_cells(read_csv(measured, "measured points", required=cols, allow_empty=True),
-                                   "measured points")
+            measured = read_csv(measured, "measured points", required=cols, allow_empty=True)
 
         _, ax = plot._pyplot().subplots(figsize=(7.5, 5.0), dpi=110)
         plot.frontier(self, y="tok_per_s_per_chip", ax=ax,
