@@ -97,7 +97,7 @@ def test_engines_of_ones_own_price_everywhere(tmp_path, capsys, monkeypatch):
     the bundled rows."""
     import pandas as pd
 
-    from tokenomics.perf.serving import read_engines
+    from tokenomics.perf.engines import read_engines
     from tokenomics.validate.serving_cases import predict_cases
 
     own = catalog.load("engines")

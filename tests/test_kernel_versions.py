@@ -11,8 +11,8 @@ import pytest
 from tokenomics.catalog import data_dir, load
 from tokenomics.deployment import from_file, resolve
 from tokenomics.errors import ValidationError
-from tokenomics.perf.kernel_versions import (LATENCY_ROWS_MAX, kernel_penalty, table_format,
-                                             version_key)
+from tokenomics.perf.kernel_versions import LATENCY_ROWS_MAX, kernel_penalty, table_format
+from tokenomics.perf.engines import version_key
 from tokenomics.validate.serving_cases import case_deployment
 
 

@@ -29,9 +29,6 @@ LAYERS = {
 
 #: Upward imports that still stand, each with its reason (the list only shrinks).
 KNOWN_UPWARD = {
-    # the serving model resolves a published row into a Deployment (deployment.py holds the engine
-    # registry's defaults; perf/serving.py their fitted parameters)
-    ("tokenomics.perf.serving", "tokenomics.deployment"),
     # econ imports nothing from perf (money from throughput, not physics): the disaggregated price
     # still times its tiers through the serving model
     ("tokenomics.econ.disagg", "tokenomics.perf.serving"),
@@ -147,7 +144,6 @@ def circles() -> list[frozenset[str]]:
 
 #: Import circles that still stand (the list only shrinks).
 KNOWN_CIRCLES = {
-    frozenset({"tokenomics.deployment", "tokenomics.perf.serving"}),
     frozenset({"tokenomics.forecast.history", "tokenomics.forecast.infrastructure"}),
     # ModelSpec.from_hf_config is a lazy door into the config reader, which builds a ModelSpec
     frozenset({"tokenomics.hf_config", "tokenomics.specs"}),

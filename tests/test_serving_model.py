@@ -10,7 +10,7 @@ import pytest
 from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.errors import TokenomicsError
-from tokenomics.perf import serving
+from tokenomics.perf import engines, serving
 from tokenomics.validate import serving_cases
 from tokenomics.perf.system import system_prefill, system_step
 
@@ -172,7 +172,7 @@ def test_ttft_adds_the_engines_fitted_request_overhead():
     a = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=table)
     zero = table.assign(ttft_overhead_s=0.0)
     b = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=zero)
-    want = serving.engine_params("vllm", "nvidia")["ttft_overhead_s"]
+    want = engines.engine_params("vllm", "nvidia")["ttft_overhead_s"]
     assert want > 0
     assert float(a.ttft_s - b.ttft_s) == pytest.approx(want, rel=0.05)  # Little's law moves B slightly
     assert float(a.output_tok_per_s_per_gpu) == pytest.approx(float(b.output_tok_per_s_per_gpu), rel=0.02)
@@ -309,7 +309,7 @@ def test_a_row_that_cannot_hold_its_weights_is_not_predicted_and_named():
 def test_engine_default_prefill_chunks_follow_the_engines_own_rules():
     # SGLang ServerArgs: 8192 below 160 GiB, 16384 from 160 GiB; vLLM get_batch_defaults (API
     # server): 8192 from 70 GiB except A100, else 2048; TensorRT-LLM max_num_tokens 8192
-    from tokenomics.deployment import default_prefill_chunk_tok
+    from tokenomics.perf.engines import default_prefill_chunk_tok
 
     acc = catalog.accelerator
     assert default_prefill_chunk_tok("sglang", acc("h200")) == 8192     # 141 GB = 140 GiB
@@ -324,8 +324,8 @@ def test_engine_default_batch_caps_follow_the_engines_own_rules():
     """vLLM get_batch_defaults: max_num_seqs 1024 from 70 GiB except A100, else 256 (the same branch
     as the prefill budget above); TensorRT-LLM max_batch_size 2048 (the engines table's max_seqs).
     An offline vLLM run with no stated cap on an MI355X (288 GB) holds up to 1,024 sequences."""
-    from tokenomics.deployment import default_max_seqs
-    from tokenomics.perf.serving import engine_params
+    from tokenomics.perf.engines import default_max_seqs
+    from tokenomics.perf.engines import engine_params
 
     acc = catalog.accelerator
     vllm = engine_params("vllm", "AMD")["max_seqs"]

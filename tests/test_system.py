@@ -265,7 +265,8 @@ def test_mlperf_bounds():
 @pytest.mark.parametrize("mod", ["tokenomics.perf.comm", "tokenomics.perf.speculative",
                                  "tokenomics.perf.system", "tokenomics.perf.parallel",
                                  "tokenomics.perf.frontier", "tokenomics.perf.serving",
-                                 "tokenomics.perf.profile", "tokenomics.perf.step"])
+                                 "tokenomics.perf.profile", "tokenomics.perf.step", "tokenomics.perf.engines",
+                                 "tokenomics.validate.serving_cases"])
 def test_docstring_examples_are_true(mod):
     import doctest
     import importlib

@@ -455,7 +455,7 @@ def _engines_table(path: Optional[Path]):
     """The engines table ``--engines`` names, above the bundled rows; ``None`` without one."""
     if path is None:
         return None
-    from ..perf.serving import read_engines
+    from ..perf.engines import read_engines
 
     return read_engines(path)
 

@@ -78,7 +78,6 @@ deployment (what a GPU-hour buys).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +86,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import ValidationError
+from .engines import engine_params
 
 PHASES = ("serve", "offline", "decode", "prefill")
 
@@ -118,120 +118,6 @@ def chip_s_per_request(prefill_tok_per_s: Any, decode_tok_per_s: Any, input_tok:
     v.non_negative(output_tok, "output_tok")
     return (np.asarray(input_tok, float) / np.asarray(prefill_tok_per_s, float)
             + np.asarray(output_tok, float) / np.asarray(decode_tok_per_s, float))
-
-
-#: Environment variable naming an engines CSV (schema of ``datasets/engines.csv``, e.g. written
-#: by ``tokenomics fit-serving --out``) whose rows take precedence over the bundled ones
-#: everywhere the library prices an engine (:func:`read_engines`).
-ENGINES_ENV = "TOKENOMICS_ENGINES"
-
-#: Columns an engines table must have.
-ENGINE_COLUMNS = ("engine", "vendor", "kernel_overhead_s", "ttft_overhead_s", "max_seqs")
-
-
-def engine_params(engine: str, vendor: str = "", table: Any = None) -> dict[str, Any]:
-    """Fitted per-iteration cost and sequence cap of a serving engine (``datasets/engines.csv``).
-
-    The cost of an iteration beyond the kernels the core times (scheduling, sampling over the
-    vocabulary, output processing, and the gaps between a graph's kernels) is modelled as
-    ``kernel_overhead_s`` per kernel the iteration launches (the engine plan's kernel count of
-    the deployment, :attr:`tokenomics.deployment.Deployment.engine_kernels`): a model with more
-    kernels per layer (MLA, shared experts) pays more per layer than one with fewer (dense GQA).
-    Rows are matched on (engine, vendor) first, then (engine, any vendor), then the ``default``
-    engine of that vendor. Without ``table``: the bundled table, under the rows of the file
-    ``$TOKENOMICS_ENGINES`` names where it is set (:data:`ENGINES_ENV`, :func:`read_engines`).
-
-    Returns
-    -------
-    dict
-        ``kernel_overhead_s`` [s per kernel per iteration], ``max_seqs`` [sequences],
-        ``ttft_overhead_s`` [s per request: API server, tokenization, scheduling and streaming of
-        the first token, outside the iterations], ``source``.
-    """
-    if table is None:
-        import os
-
-        from ..catalog import data_dir
-
-        own = os.environ.get(ENGINES_ENV, "").strip()
-        stamp = os.stat(own).st_mtime_ns if own and os.path.isfile(own) else 0  # an edited file is read again
-        return dict(_engine_params_in_force(str(engine), str(vendor), str(data_dir()), own, stamp))
-    return _engine_params(engine, vendor, table)
-
-
-@functools.lru_cache(maxsize=64)
-def _engine_params_in_force(engine: str, vendor: str, _dir: str, own: str, _stamp: int) -> tuple:
-    from ..catalog import load
-
-    if not own:
-        return tuple(_engine_params(engine, vendor, load("engines")).items())
-    from ..errors import DataError
-
-    try:
-        table = read_engines(own)
-    except DataError as exc:  # name where the path came from: the user may not remember setting it
-        raise DataError(f"${ENGINES_ENV}: {exc}; point it at an engines CSV (tokenomics fit-serving --out) "
-                        f"or unset it") from None
-    return tuple(_engine_params(engine, vendor, table).items())
-
-
-def read_engines(source: Any) -> "pd.DataFrame":  # noqa: F821
-    """An engines table of one's own (a CSV path or DataFrame in the schema of
-    ``datasets/engines.csv``, as ``tokenomics fit-serving --out`` writes it) above the bundled
-    rows: its rows are matched first, the bundled ones fill in engines and vendors it lacks.
-
-    Engine names are those of :data:`tokenomics.deployment.ENGINES` (and the names published rows
-    use for them), vendors the catalogued accelerators' or ``any``; costs are non-negative
-    seconds, ``max_seqs`` at least 1. Anything else is one :class:`~tokenomics.errors.DataError`
-    naming the row.
-    """
-    import pandas as pd
-
-    from ..catalog import load
-    from ..deployment import ENGINE_ALIASES, ENGINES
-    from ..io import choice_column, numeric_column, read_csv
-
-    what = "engines table"
-    df = read_csv(source, what, required=ENGINE_COLUMNS).reset_index(drop=True)
-    for col in ("kernel_overhead_s", "ttft_overhead_s"):
-        df[col] = numeric_column(df, col, what, minimum=0.0)
-    df["max_seqs"] = numeric_column(df, "max_seqs", what, minimum=1.0)
-    names = tuple(ENGINES) + tuple(ENGINE_ALIASES)  # an unfitted engine's rows price as `default`
-    df["engine"] = choice_column(df.assign(engine=df["engine"].astype(str).str.strip().str.lower()), "engine",
-                                 what, names).map(priced_engine)
-    bundled = load("engines")
-    vendors = tuple(sorted(set(bundled["vendor"].astype(str)) | _vendors()))
-    df["vendor"] = choice_column(df.assign(vendor=df["vendor"].astype(str).str.strip().str.lower()), "vendor",
-                                 what, vendors)
-    if "source" not in df:
-        df["source"] = str(source) if not isinstance(source, pd.DataFrame) else "engines table"
-    return pd.concat([df, bundled], ignore_index=True)
-
-
-def _vendors() -> set[str]:
-    """Vendors of the catalogued accelerators, lower case."""
-    from ..catalog import load
-
-    return set(load("accelerators")["vendor"].astype(str).str.lower())
-
-
-def _engine_params(engine: str, vendor: str, df: Any) -> dict[str, Any]:
-    eng = priced_engine(engine)
-    vend = str(vendor).lower()
-    for e, vd in ((eng, vend), (eng, "any"), ("default", vend), ("default", "any")):
-        sel = df[(df["engine"] == e) & (df["vendor"] == vd)]
-        if len(sel):
-            r = sel.iloc[0]
-            ttft0 = float(r["ttft_overhead_s"]) if "ttft_overhead_s" in r.index else 0.0
-            return {"kernel_overhead_s": float(r["kernel_overhead_s"]), "max_seqs": float(r["max_seqs"]),
-                    "ttft_overhead_s": ttft0 if math.isfinite(ttft0) else 0.0,
-                    "source": str(r["source"]), "engine": e, "vendor": vd}
-    raise ValidationError(f"no engine parameters for {engine!r}; known: {sorted(set(df['engine']))}")
-
-
-def engine_step_s(engine: str, vendor: str, n_kernels: float) -> float:
-    """Per-iteration engine cost of an iteration launching ``n_kernels`` kernels [s]."""
-    return engine_params(engine, vendor)["kernel_overhead_s"] * float(n_kernels)
 
 
 @dataclass(frozen=True)
@@ -711,7 +597,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
-        from ..deployment import default_max_seqs
+        from .engines import default_max_seqs
 
         seqs = (default_max_seqs(dep.engine, dep.hardware, ep["max_seqs"]) if max_batch_per_rank is None
                 else _run_cap(dep, max_batch_per_rank))
@@ -1021,16 +907,3 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
                          kv_transfer_s=t_kv)
 
 
-def priced_engine(name: Any) -> str:
-    """The engine whose parameters price a published row's engine name: the name itself for one
-    of :data:`tokenomics.deployment.ENGINES`, the engine an alias names (``dynamo-trt`` -> ``trt``,
-    :data:`~tokenomics.deployment.ENGINE_ALIASES`), else ``default`` (an engine never fitted, such
-    as ``atom``: the fitted default of the chip's vendor).
-
-    >>> priced_engine("dynamo-sglang"), priced_engine("atom"), priced_engine("vllm")
-    ('sglang', 'default', 'vllm')
-    """
-    from ..deployment import ENGINE_ALIASES, ENGINES
-
-    engine = ENGINE_ALIASES.get(str(name).strip().lower(), str(name).strip().lower())
-    return engine if engine in ENGINES else "default"

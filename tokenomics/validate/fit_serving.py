@@ -49,7 +49,7 @@ def _table(kernel_s: dict[Group, float], ttft_s: dict[Group, float], source: str
 
 
 #: Sequence caps (offline runs): vLLM ``max_num_seqs`` default 1024 on GPUs of 70 GiB and more (A100
-#: excepted; 256 below: :func:`tokenomics.deployment.default_max_seqs`, from vLLM's
+#: excepted; 256 below: :func:`tokenomics.perf.engines.default_max_seqs`, from vLLM's
 #: ``EngineArgs.get_batch_defaults``); TensorRT-LLM ``max_batch_size`` default 2048; SGLang and
 #: others: ASSUMPTION 1024.
 MAX_SEQS = {"vllm": 1024.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
@@ -71,7 +71,7 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     from scipy.optimize import least_squares
 
     from ..catalog import accelerator
-    from ..perf.serving import priced_engine
+    from ..perf.engines import priced_engine
     from .serving_cases import predict_cases, read_cases
 
     df = read_cases(cases)

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import ValidationError
-from ..perf.serving import PHASES, _slot_cap, priced_engine, serve, serve_disaggregated
+from ..perf.engines import priced_engine
+from ..perf.serving import PHASES, _slot_cap, serve, serve_disaggregated
 from ..specs import precision_bytes
 
 #: Columns a serving-cases CSV must have (the schema of ../shared/calibration/serving_public.csv).
@@ -320,8 +321,7 @@ def known_releases() -> dict[str, tuple[str, ...]]:
     ``trt``), oldest first: those of ``datasets/engine_kernel_versions.csv`` and those the bundled
     serving sets' published runs name (each row cites its run)."""
     from ..catalog import REGISTRY, load
-    from ..deployment import ENGINE_ALIASES
-    from ..perf.kernel_versions import version_key
+    from ..perf.engines import ENGINE_ALIASES, version_key
 
     seen: dict[str, set[str]] = {}
     frames = [load(n)[["engine", "engine_version"]] for n in REGISTRY if n.startswith("serving_")]
@@ -352,8 +352,7 @@ def release_problem(engine: str, version: str) -> str | None:
     release older than the newest known one is taken (its kernels as the oldest table at or
     above it, :mod:`tokenomics.perf.kernel_versions`); an engine with no known releases takes
     any release number."""
-    from ..deployment import ENGINE_ALIASES
-    from ..perf.kernel_versions import version_key
+    from ..perf.engines import ENGINE_ALIASES, version_key
 
     try:
         key = version_key(version)
@@ -372,14 +371,9 @@ def _name_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa:
     knows (the catalog's own lookups, aliases included; a close-match hint otherwise): position ->
     (column, reason) of the first unknown name of each row."""
     from ..catalog import accelerator, model
-    from ..deployment import (
-        COLLECTIVES,
-        ENGINE_ALIASES,
-        ENGINES,
-        UNFITTED_ENGINES,
-        _spec,
-    )
+    from ..deployment import COLLECTIVES, _spec
     from ..errors import TokenomicsError, unknown_name
+    from ..perf.engines import ENGINE_ALIASES, ENGINES, UNFITTED_ENGINES
     from ..perf.system import EXPERT_BALANCING, OVERLAP_MODES
     from ..specs import PRECISION_BYTES
 
@@ -621,7 +615,7 @@ def case_deployment(row: Any):
     # where the resolver would pick it for a production deployment: a benchmark states what it
     # ran; the resolver's all-to-all: NCCL or one-shot by message size), except where the named
     # engine overlaps or balances by default (datasets/engine_defaults.csv: DeepSeek's own stack)
-    from ..perf.engine_defaults import engine_default
+    from ..perf.engines import engine_default
 
     dflt = {k: (engine_default(row["engine"], k, m.is_moe, ep) or ("none", ""))[0] for k in ("overlap", "expert_balance")}
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
