@@ -83,7 +83,7 @@ def _showdown() -> dict[str, float]:
 
 
 def _watch() -> dict[str, float]:
-    from tokenomics.perf.frontier import mlperf_check
+    from tokenomics.validate.mlperf import mlperf_check
     from tokenomics.watch.prices import cost_floor
 
     out: dict[str, float] = {}

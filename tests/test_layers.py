@@ -28,11 +28,7 @@ LAYERS = {
 }
 
 #: Upward imports that still stand, each with its reason (the list only shrinks).
-KNOWN_UPWARD = {
-    # econ imports nothing from perf (money from throughput, not physics): the disaggregated price
-    # still times its tiers through the serving model
-    ("tokenomics.econ.disagg", "tokenomics.perf.serving"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _layer(mod: str) -> int | None:

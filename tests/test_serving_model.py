@@ -422,7 +422,7 @@ def test_chip_s_per_request_hand_calc_and_its_users():
     the co-located fleet of econ.disagg is that chip time per request per second."""
     from tokenomics.econ.disagg import compare
     from tokenomics.errors import ValidationError
-    from tokenomics.perf.serving import chip_s_per_request
+    from tokenomics.econ.disagg import chip_s_per_request
 
     assert float(chip_s_per_request(10_000, 1_000, 1_000, 100)) == pytest.approx(0.2)
     np.testing.assert_allclose(chip_s_per_request([1e4, 2e4], 1e3, 1_000, 100), [0.2, 0.15])

@@ -91,35 +91,6 @@ from .engines import engine_params
 PHASES = ("serve", "offline", "decode", "prefill")
 
 
-def chip_s_per_request(prefill_tok_per_s: Any, decode_tok_per_s: Any, input_tok: Any,
-                       output_tok: Any) -> np.ndarray:
-    """Chip time one request takes when its prompt and its output share the chips [s].
-
-    ``input_tok / prefill_tok_per_s + output_tok / decode_tok_per_s``: the chips time-slice the
-    two phases, each at its own throughput per chip (interference between them ignored).
-
-    Parameters
-    ----------
-    prefill_tok_per_s, decode_tok_per_s : float or array
-        Prompt and output tokens/s of one chip [tokens/s].
-    input_tok, output_tok : float or array
-        Tokens per request.
-
-    Examples
-    --------
-    1,000 prompt tokens at 10,000 tok/s and 100 output tokens at 1,000 tok/s: 0.1 + 0.1 s.
-
-    >>> float(chip_s_per_request(10_000, 1_000, 1_000, 100))
-    0.2
-    """
-    v.positive(prefill_tok_per_s, "prefill_tok_per_s")
-    v.positive(decode_tok_per_s, "decode_tok_per_s")
-    v.non_negative(input_tok, "input_tok")
-    v.non_negative(output_tok, "output_tok")
-    return (np.asarray(input_tok, float) / np.asarray(prefill_tok_per_s, float)
-            + np.asarray(output_tok, float) / np.asarray(decode_tok_per_s, float))
-
-
 @dataclass(frozen=True)
 class ServingResult:
     """Steady-state serving figures of one deployment at one operating point (arrays broadcast).
