@@ -59,7 +59,7 @@ def _prices() -> dict[str, float]:
 
 
 def _showdown() -> dict[str, float]:
-    from tokenomics import showdown
+    from tokenomics.studies import showdown
 
     out: dict[str, float] = {}
     # ---- the showdown: figures, waterfall, costs ---------------------------------------------

@@ -80,7 +80,7 @@ def test_scalar_equals_vectorised():
 
 
 def test_showdown_costs_equal_price_of_the_same_deployment():
-    from tokenomics import showdown
+    from tokenomics.studies import showdown
     from tokenomics.econ.power import power_model
 
     c = showdown.costs(batches=(1, 8))

@@ -21,7 +21,7 @@ LAYERS = {
     "tokenomics.perf": 2, "tokenomics.econ": 2,
     "tokenomics.deployment": 3, "tokenomics.errorband": 3,
     "tokenomics.chain": 4,
-    "tokenomics.market": 5, "tokenomics.watch": 5, "tokenomics.forecast": 5, "tokenomics.showdown": 5,
+    "tokenomics.market": 5, "tokenomics.watch": 5, "tokenomics.forecast": 5,
     "tokenomics.sweep": 5, "tokenomics.studies": 5, "tokenomics.validate": 5,
     "tokenomics.plotdata": 6, "tokenomics.report": 6,
     "tokenomics.cli": 7, "tokenomics.__main__": 7,

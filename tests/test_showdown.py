@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tokenomics import showdown as sd
+from tokenomics.studies import showdown as sd
 from tokenomics.cli import app, main
 
 
@@ -195,7 +195,7 @@ def test_cli_bad_input_exits_2_with_one_line(argv, needle, capsys):
 def test_k3_cost_per_token_table():
     """Cost per output token = chips x USD/chip-h / (tok/s x 3600) (hand identity), falls with
     concurrency, and a chip without a public price says what it was priced as."""
-    from tokenomics import showdown as sd
+    from tokenomics.studies import showdown as sd
 
     c = sd.costs((1, 64))
     assert set(c["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}

@@ -43,7 +43,7 @@ def showdown(
     --format csv|json prints one row per compared figure: system, metric, claimed, predicted,
     error_frac (exactly ShowdownResult.to_frame()).
     """
-    from .. import showdown as sd
+    from ..studies import showdown as sd
 
     if fmt != Format.table:
         emit(sd.sensitivity() if sensitivity else sd.showdown().to_frame(), fmt)
