@@ -21,7 +21,7 @@ engine would (each choice is recorded in :attr:`Deployment.picked` and printed b
   not divide the expert count) with attention data parallelism, tensor parallelism 1 for
   attention; on a bare accelerator, the smallest power-of-two chip count that holds the model;
 * **plan**: ``engine`` (a serving engine's fused kernels under CUDA graphs);
-* **prefill**: chunked, the engine's default budget per step (:func:`default_prefill_chunk_tok`:
+* **prefill**: chunked, the engine's default budget per step (:func:`~tokenomics.perf.engines.default_prefill_chunk_tok`:
   8192 tokens; SGLang 16384 on GPUs of 160 GiB and more, split among attention-DP ranks), i.e.
   ``max(1, chunk // prompt)`` prompts per prefill on each rank;
 * **collectives**: ``auto`` (the faster of NCCL ring and the one-shot kernel at each message

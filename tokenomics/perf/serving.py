@@ -3,7 +3,7 @@
 An engine keeps ``concurrency`` requests in flight. Each iteration decodes one token (or a
 speculative verify step) for every sequence past its prefill and processes a chunk of prompt
 tokens mixed into the same batch (chunked prefill), plus a fixed per-iteration engine cost
-(scheduler, sampling over the vocabulary, output processing; :func:`engine_step_s`). In steady
+(scheduler, sampling over the vocabulary, output processing; :func:`~tokenomics.perf.engines.engine_step_s`). In steady
 state every output token brings ``isl / osl`` prompt tokens with it, so with ``B`` sequences
 decoding, each emitting ``tokens_per_step`` tokens an iteration, an iteration takes
 
@@ -17,7 +17,7 @@ TTFT (:func:`ttft_s`) is
     TTFT = overhead + 0.5 * recv_interval * t_it + gate + R / (1 - rho) + ceil(isl / chunk) * t_chunk
 
 the engine's fitted per-request overhead outside the iterations (API server, tokenization,
-streaming the first token; :func:`engine_params`); the wait for the scheduler to admit it (half an
+streaming the first token; :func:`~tokenomics.perf.engines.engine_params`); the wait for the scheduler to admit it (half an
 iteration, or half its polling interval: SGLang ``--scheduler-recv-interval``); TensorRT-LLM's
 attention-DP balance gate where the run enabled it (:func:`adp_gate_s`); the queue for the prefill
 budget, each iteration (each attention-DP rank) admitting up to a chunk of prompt tokens, loaded
@@ -349,7 +349,7 @@ def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_f
     benchmark client waits for:
 
     * the engine's per-request overhead outside the iterations (API server, tokenization,
-      streaming the first token; fitted, :func:`engine_params`);
+      streaming the first token; fitted, :func:`~tokenomics.perf.engines.engine_params`);
     * the next admission point: half an iteration if the engine is busy (``busy_frac``), times
       the scheduler's polling interval (SGLang ``--scheduler-recv-interval``; 1 = every iteration);
     * an admission gate (:func:`adp_gate_s`; 0 without one);

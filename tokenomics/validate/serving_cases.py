@@ -31,7 +31,7 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: Optional columns read when present: ``context_tok`` and ``prefill_tok_per_gpu`` (decode-only /
 #: prefill-only rows), ``n_prefill_gpus``/``n_decode_gpus``/``prefill_tp``/``prefill_ep``
 #: (disaggregated rows), ``measured_tok_per_s_per_user``, ``n_requests`` (offline rows: requests
-#: queued by the benchmark; more than run at once end in a drain, :func:`drain_s`), ``cache_hit_frac`` (prefill rows: share of the input tokens served
+#: queued by the benchmark; more than run at once end in a drain, :func:`~tokenomics.perf.serving.drain_s`), ``cache_hit_frac`` (prefill rows: share of the input tokens served
 #: from a KV/prefix cache, counted in the measured input rate), ``overlap`` (``two-batch`` where the run used two-batch overlap;
 #: empty = none), ``expert_balance`` (``eplb`` where the run balanced experts; empty = none),
 #: ``a2a_impl`` (the expert all-to-all kernels where the run names them, e.g. ``deepep_rdma`` for
@@ -48,7 +48,7 @@ CASE_COLUMNS = ("case_id", "phase", "hardware", "model", "weight_precision", "kv
 #: get their kernels' measured slowdown, :mod:`tokenomics.perf.kernel_versions`; empty = the
 #: newest), ``fixed_lengths`` (1 where every request had exactly the stated ISL/OSL: a client with
 #: zero length spread and ``ignore_eos``; on a prefill-first engine the run goes in waves,
-#: :func:`wave_serve`; empty = 0), ``moe_tp`` (tensor-parallel ways inside each routed expert
+#: :func:`~tokenomics.perf.serving.wave_serve`; empty = 0), ``moe_tp`` (tensor-parallel ways inside each routed expert
 #: where the run split experts both ways under attention data parallelism, TensorRT-LLM
 #: ``moe_tp_size``: the group is ``ep * moe_tp`` GPUs; empty = what ``tp`` and ``ep`` imply),
 #: ``prefill_dp_attention`` (a disaggregated row's prefill instances: 1 attention data-parallel over
@@ -80,7 +80,7 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     Every way the file can be wrong is one line naming the case and the column
     (:func:`tokenomics.io.read_csv` for the file and its columns, :func:`check_cases` for the
     rows): the required columns (:data:`CASE_COLUMNS`) are present and there is at least one
-    row; ``phase`` is one of :data:`PHASES`; the numbers are in range (:data:`CASE_CELLS`);
+    row; ``phase`` is one of :data:`~tokenomics.perf.serving.PHASES`; the numbers are in range (:data:`CASE_CELLS`);
     hardware, model, engine, precisions and the other words are known; a disaggregated serve row
     gives its split; ``engine_version`` is a known release.
 
@@ -494,7 +494,7 @@ def check_cases(path: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":  # noqa: F821
 
     A file that cannot be read as a table at all (missing, not a CSV, without the required
     columns :data:`CASE_COLUMNS`, without rows) is one :class:`~tokenomics.errors.DataError`;
-    anything else wrong refuses its row only: a phase not in :data:`PHASES`, a ``case_id`` used
+    anything else wrong refuses its row only: a phase not in :data:`~tokenomics.perf.serving.PHASES`, a ``case_id`` used
     twice (every row that uses it), a cell outside :data:`CASE_CELLS`, an unknown hardware,
     model, engine, precision, speculative-decoding, overlap, expert-balance or all-to-all word (the
     closest known ones suggested), an unknown ``engine_version`` (:func:`release_problem`), a
@@ -702,7 +702,7 @@ def _require_one_sequence(row: Any, dep: Any, context_tok: float) -> None:
 
 
 def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str, float]:
-    """Predicted serving figures of one published row (see :func:`serve`, :func:`serve_disaggregated`).
+    """Predicted serving figures of one published row (see :func:`~tokenomics.perf.serving.serve`, :func:`~tokenomics.perf.serving.serve_disaggregated`).
 
     ``predicted_output_tok_per_s_per_gpu`` uses the denominator of the published figure: for a
     disaggregated ``serve`` row the decode GPUs (InferenceMAX divides output throughput by the
@@ -711,7 +711,7 @@ def predict_case(row: Any, profile: Any = None, engines: Any = None) -> dict[str
     (what a GPU-hour buys), and ``predicted_total_tok_per_s_per_gpu`` too. ``assumption`` says
     what the row left open and the prediction assumed (``""`` where nothing): a decode row with
     neither its concurrency nor its tokens/s per user runs at the KV-full batch (as many
-    sequences as its KV cache holds, :func:`_slot_cap`), the schema's "as many as fit".
+    sequences as its KV cache holds, :func:`~tokenomics.perf.serving._slot_cap`), the schema's "as many as fit".
 
     Raises
     ------
