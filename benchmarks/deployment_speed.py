@@ -7,6 +7,11 @@ Prints the median time of a scalar ``tokenomics.decode_step`` call, of a scalar
 second over a 1M-point batch x context grid), a target-speed price that searches every layout of a
 GB200 NVL72 (DeepSeek-V3 at 35 tok/s per user: 25 layouts, each its cheapest batch) and
 ``tokenomics --help`` start-up time.
+
+The serving oracle (``price(serving="colocated")``, the model ``validate-serving`` scores): a scalar
+co-located price (Llama-3.1-8B on one H200, 64 requests in flight) and the co-located target-speed
+search over every layout of a GB200 NVL72 (DeepSeek-V3 at 35 tok/s per user). "cold" clears what the
+oracle keeps per deployment (each call a configuration never priced before); "warm" repeats one.
 """
 
 import statistics
@@ -43,6 +48,29 @@ def main():
     n_layouts = len(layout_candidates(resolve("deepseek-v3", system="gb200-nvl72")))
     target = statistics.median(times_s(lambda: chain.price(model="deepseek-v3", system="gb200-nvl72",
                                                            target_tok_per_s_per_user=35), n=3, repeat=5))
+    from tokenomics.perf import serving
+
+    def forget():  # what the serving oracle keeps per deployment and request mix, where it keeps any
+        for name in ("_colocated_cached", "_prefill_memo_cached"):
+            if hasattr(serving, name):
+                getattr(serving, name).cache_clear()
+
+    def colocated(cold):
+        if cold:
+            forget()
+        chain.price(hardware="h200", model="llama-3.1-8b", serving="colocated", concurrency=64)
+
+    co_warm = statistics.median(times_s(lambda: colocated(False), n=30))
+    co_cold = statistics.median(times_s(lambda: colocated(True), n=30))
+
+    def search(cold):
+        if cold:
+            forget()
+        chain.price(model="deepseek-v3", system="gb200-nvl72", serving="colocated", target_tok_per_s_per_user=35)
+
+    se_warm = statistics.median(times_s(lambda: search(False), n=1, repeat=3))
+    keeps = hasattr(serving, "_colocated_cached")  # an oracle that keeps nothing is always cold
+    se_cold = statistics.median(times_s(lambda: search(True), n=1, repeat=3)) if keeps else se_warm
     b = np.arange(1, 1001)[:, None]
     c = np.arange(1, 1001)[None, :] * 32
     t = time.perf_counter()
@@ -59,6 +87,12 @@ def main():
     print(f"scalar chain.price on dgx-h200 tp8 (decode + prefill + cost): {price * 1e3:.2f} ms median")
     print(f"chain.price at 35 tok/s per user, deepseek-v3 on gb200-nvl72 ({n_layouts} layouts searched): "
           f"{target * 1e3:.0f} ms median ({target / price:.0f}x one fixed-layout price)")
+    print(f"co-located chain.price, llama-3.1-8b on h200 at 64 requests: {co_cold * 1e3:.2f} ms cold, "
+          f"{co_warm * 1e3:.2f} ms warm ({co_cold / scalar:.0f}x / {co_warm / scalar:.0f}x a scalar decode_step; "
+          "target <= 5 ms)")
+    print(f"co-located chain.price at 35 tok/s per user, deepseek-v3 on gb200-nvl72 ({n_layouts} layouts searched): "
+          f"{se_cold * 1e3:.0f} ms cold, {se_warm * 1e3:.0f} ms warm ({se_cold / scalar:.0f}x / "
+          f"{se_warm / scalar:.0f}x a scalar decode_step; target <= 100 ms)")
     print(f"vectorised decode_step: {n:,} configurations in {vec:.2f} s = {n / vec / 1e6:.2f} M configs/s")
     print(f"tokenomics --help: {statistics.median(helps):.2f} s median of 5")
     print(f"ratio vectorised / scalar per configuration: {scalar / (vec / n):,.0f}x")

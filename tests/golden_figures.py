@@ -99,6 +99,13 @@ def _watch() -> dict[str, float]:
     from tokenomics.watch.supernodes import modelled_tok_per_s_per_chip
 
     out["watch.supernodes.cloudmatrix_modelled_tok_per_s_per_chip"] = modelled_tok_per_s_per_chip()[0]
+    # the price decline at constant quality (hedonic regression) and pooled, the first watch metric
+    from tokenomics.watch.price_index import constant_quality_decline
+
+    cq = constant_quality_decline()
+    for k in ("decline_factor_per_year", "decline_factor_lo", "decline_factor_hi", "pooled_decline_factor_per_year"):
+        out[f"watch.price_index.{k}"] = float(cq[k])
+    out["watch.price_index.n_prices"] = float(cq["n"])
     # the megakernel adoption dates: an exact bootstrap, so one value for every seed
     from tokenomics.watch.megakernels import fit_adoption
 
@@ -140,6 +147,12 @@ def _serving() -> dict[str, float]:
     out["serving.unfitted.median_abs_error_frac"] = float(pooled["median_abs_error_frac"])
     out["serving.unfitted.p90_abs_error_frac"] = float(pooled["p90_abs_error_frac"])
     out["serving.unfitted.median_ratio"] = float(pooled["median_ratio"])
+    # the 80 % error band: built on half of the publications no fit used, scored on the other half
+    from tokenomics import errorband
+
+    bands = errorband.split_and_build(pool_sets({n: preds[n] for n in UNFITTED_SETS}))
+    out["serving.bands.check_half_coverage_frac"] = float(bands["coverage"])
+    out["serving.bands.check_half_n_rows"] = float(bands["n_check"])
     return out
 
 
@@ -233,6 +246,14 @@ def _forecast() -> dict[str, float]:
     from tokenomics.forecast.infrastructure import serving_basis
 
     out["forecast.infra.colocated.tok_per_s_per_chip"] = float(serving_basis(serving="colocated")["tok_per_s_per_chip"])
+    # demand against supply: what the region's chips and power can serve, and which binds
+    from tokenomics.forecast.capacity import supply_capacity
+
+    for name in ("google", "china"):
+        cap = supply_capacity(fr[name]).to_frame().set_index("year")
+        out[f"forecast.capacity.{name}.2030.served_tokens_per_day"] = float(cap.loc[2030, "served_tokens_per_day"])
+        out[f"forecast.capacity.{name}.2030.power_bound"] = float(cap.loc[2030, "binding"] == "power")
+        out[f"forecast.capacity.{name}.2030.chips_bound"] = float(cap.loc[2030, "binding"] == "chips")
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
     return out

@@ -300,7 +300,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["price", "-H", "h2000"], "Unknown accelerator"),
     # a model no chip of the default system holds: the catalogued systems that do (B300 288 GB,
     # MI325X 256 GB, MI355X 288 GB hold Kimi K3's ~200 GB a chip over 8 chips; H200's 141 GB do not)
-    (["price", "-m", "kimi-k3"], "catalogued ones that hold it: dgx-b300, mi325x-8, mi355x-8"),
+    (["price", "-m", "kimi-k3", "--system", "dgx-h200"], "catalogued ones that hold it: dgx-b300, mi325x-8, mi355x-8"),
     (["price", "-b", "nan"], "Invalid value"),
     # -- --layouts compares layouts at a target speed, each at its own batch
     (["price", "--layouts"], "--layouts compares the layouts at a target speed; give --target-tok-s-user too"),
@@ -311,10 +311,10 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["frontier", "--mlperf", "--out", "f.png"], "--mlperf prints a table and draws no frontier"),
     # -- a place no one can create files in (Linux /proc: permission bits do not stop root, the
     #    file system does), refused before any work rather than as a traceback at the write
-    (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out': "),
-    (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv': "),
+    (["forecast", "--out", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["watch", "--out", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["report", "-o", "/proc/tk_out"], "--out '/proc/tk_out' is inside the system directory /proc"),
+    (["sweep", "ok.toml", "--out", "/proc/tk_out.csv"], "--out '/proc/tk_out.csv' is inside the system directory /proc"),
     # -- stop 36 sweep: an empty --out is no path (a path type reads it as the current directory)
     (["report", "-o", ""], "--out is empty"),
     (["forecast", "--out", "", "-s", "google"], "--out is empty"),
@@ -329,7 +329,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["price", "--spec", "mtp:0:0.5"], "GAMMA (draft tokens per step) must be an integer >= 1"),
     (["price", "--spec", ":3:0.7"], "names no method"),
     (["price", "--spec", "eagle:3:70"], "ALPHA (per-token acceptance) must be a fraction in 0-1, got '70'; did you mean 0.7?"),
-    (["price", "--spec", "eagle:3"], "unknown speculative decoding"),
+    (["price", "--spec", "eagle:3"], "no published acceptance by draft position for 'eagle' (known: mtp); give it as eagle:GAMMA:ALPHA"),
     # -- empty items between commas are typos, not skipped
     (["price", "--utilization-profile", "8:278,,16:201"], "empty segment between commas"),
     (["validate", "--holdout", "regime", "--regime", "verify,,graph"], "empty name between commas"),
@@ -340,7 +340,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     ([T, "--prompt", "99999999999999999999"], "prompt_tok (--prompt) must be an integer <="),
     ([T, "--prompt", "100000000"], "not one sequence of 100,000,000 tokens fits on h200"),
     ([T, "--tokens-per-step", "99999999999999999999"], "tokens_per_step must be an integer <="),
-    ([T, "--mem-frac", "0.01"], "2.01 GB of weights per chip at the widest layout vs 1.51 GB usable"),
+    ([T, "--mem-frac", "0.01"], "does not fit on h200-ib-32"),
     # -- validate compares with measurements; options that do nothing are refused
     ([V, "--microbench", "missing.csv"], "--microbench needs --holdout"),
     ([V, "no_measured.csv"], "missing columns ['measured_step_s']"),
@@ -657,12 +657,15 @@ def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
     p = tmp_path / "cases.csv"
     p.write_text("a\n1\n")
 
-    def deny(self):
+    def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
-    with pytest.raises(DataError, match="is not readable") as exc:
-        read_text(p, "cases file")
+    import tokenomics.io as tio
+
+    with monkeypatch.context() as m:  # the reader opens with os.open (after a stat that succeeds)
+        m.setattr(tio.os, "open", deny)
+        with pytest.raises(DataError, match="is not readable") as exc:
+            read_text(p, "cases file")
     assert "\n" not in str(exc.value)
 
 

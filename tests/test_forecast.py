@@ -233,7 +233,7 @@ def _toy_history():
 
 def test_backtest_naive_is_one_decade_low_and_drift_exact_on_toy_series():
     """Train on 1, 10, 100; target 1000 one year later: naive says 100 (error -1 decade), the
-    drift line through 1 and 100 says 1000 (error 0), as does the OLS log-linear fit."""
+    drift (the last year's growth, 10 -> 100) says 1000 (error 0), as does the OLS log-linear fit."""
     pts = run_backtest(history=_toy_history()).points
     err = pts.set_index("model")["error_log10"]
     assert err["naive"] == pytest.approx(-1.0)
@@ -1060,7 +1060,7 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     adopted on the tuning series' backtest after these figures had been seen): 23 (51 %) and
     37 (82 %), 0.26 decades; with stop 54's observation-noise bound on the interval 24 (53 %) and
     37; still too narrow for accelerating demand."""
-    added, s, _ = pass_scores("after stop 20's method freeze")
+    added, s, _ = pass_scores(6)
     assert added == 9
     assert len(s) == 45 and s["series"].nunique() == 5
     assert s["in_80"].mean() == pytest.approx(24 / 45)
@@ -1076,39 +1076,39 @@ def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_the
     random walk (measured 2026-12-02; without the jump-off: 1 and 30, 0.49 decades, the miss that
     led to it). From each figure's latest origin all five fall inside the 80 % intervals, within
     0.25 decades."""
-    added, s, last = pass_scores("ninth search pass, after stop 23")
+    added, s, last = pass_scores(9)
     assert added == 5
     assert len(s) == 44 and int(s["in_80"].sum()) == 12 and int(s["in_95"].sum()) == 39
     assert s["error_log10"].abs().mean() < 0.65 * s["naive_error_log10"].abs().mean()
     assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.25).all()
 
 
-@pytest.mark.parametrize("marker, added_rows, n, in_80, in_95, n_last, last_in_80, max_last_err", [
+@pytest.mark.parametrize("search_pass, added_rows, n, in_80, in_95, n_last, last_in_80, max_last_err", [
     # stop 49: five OpenRouter weeks of July-August 2026 (three global, two of its Chinese models);
     # 0.26 decades median error vs 0.54 for a random walk (measured 2026-12-04, when added)
-    ("stop 49, after the method freeze", 5, 40, 15, 37, 5, 5, 0.1),
+    (13, 5, 40, 15, 37, 5, 5, 0.1),
     # stop 50: seven weeks of June-August 2026 (three global, four Chinese-models) whose weeks a
     # fourteenth pass found stated; 0.16 vs 0.38 decades (measured 2026-12-05, when added)
-    ("stop 50, after the method freeze", 7, 54, 34, 51, 7, 7, 0.1),
+    (14, 7, 54, 34, 51, 7, 7, 0.1),
     # stop 51: four Chinese-models weeks of March-August 2026 and OpenRouter's September 2025 week
     # (a third point of its series: a training point of every window, never a target); 0.19 vs 0.39
     # decades (measured 2026-12-05, when added). From its latest origin, one week ahead, the 16-22
     # March week (+57 % on the week before) falls outside the 80 % interval, inside the 95 % one;
     # 19 inside the 80 % intervals as first scored, 20 with stop 54's observation-noise bound
-    ("stop 51, after the method freeze", 5, 36, 20, 35, 4, 3, 0.2),
+    (15, 5, 36, 20, 35, 4, 3, 0.2),
     # stop 52: OpenRouter's 3-9 October 2026 window (the newest stored figure) and its Chinese models'
     # 7-13 September week, once rejected for two datings; 0.25 vs 0.51 decades (measured 2026-12-05,
     # when added). From the latest origin, one week ahead, both within 0.02 decades
-    ("stop 52, after the method freeze", 2, 35, 17, 33, 2, 2, 0.05),
+    (16, 2, 35, 17, 33, 2, 2, 0.05),
 ])
-def test_late_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores, marker, added_rows,
+def test_late_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores, search_pass, added_rows,
                                                                            n, in_80, in_95, n_last,
                                                                            last_in_80, max_last_err):
     """OpenRouter weeks found long after the method was frozen, scored by the weights and calibration
     of the dataset without them (counts measured when the rows were added). From each figure's
     latest origin nearly all fall inside the 80 % intervals and all inside the 95 % ones: the misses
     are forecasts made months before, under-predicting an acceleration."""
-    added, s, last = pass_scores(marker)
+    added, s, last = pass_scores(search_pass)
     assert added == added_rows
     assert len(s) == n and int(s["in_80"].sum()) == in_80 and int(s["in_95"].sum()) == in_95
     assert s["error_log10"].abs().median() < 0.5 * s["naive_error_log10"].abs().median()

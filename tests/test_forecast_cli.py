@@ -304,7 +304,7 @@ def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_pa
     --show added: the 45 scores of the library's score_new_points (53 % / 82 %; 51 % before stop
     54's observation-noise bound); without
     --add-history it is one line and exit 2."""
-    df, late = demand_as_of("after stop 20's method freeze")
+    df, late = demand_as_of(6)
     df[~late].to_csv(tmp_path / "before.csv", index=False)
     df.loc[late, ["series", "date", "tokens_per_day", "source"]].to_csv(tmp_path / "added.csv", index=False)
     res = runner.invoke(app, ["forecast", "--history", str(tmp_path / "before.csv"), "--add-history",

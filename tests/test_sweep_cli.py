@@ -137,12 +137,13 @@ def test_progress_bar_only_after_one_second(monkeypatch):
     assert off.progress is None
 
 
-def test_interrupt_exit_130_and_message(grid_file, monkeypatch, tmp_path):
+def test_interrupt_exit_130_and_message(grid_file, monkeypatch, tmp_path, capsys):
     def boom(*a, **k):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep, "run", boom)
-    r = CliRunner().invoke(app, ["sweep", str(grid_file), "--out", str(tmp_path / "r.parquet")])
-    assert r.exit_code == 130
-    assert "no output file written" in r.output
+    with pytest.raises(SystemExit) as ex:  # the entry point says it, for every command
+        main(["sweep", str(grid_file), "--out", str(tmp_path / "r.parquet")])
+    assert ex.value.code == 130
+    assert "Interrupted: stopped before finishing; no file half-written." in capsys.readouterr().err
     assert not (tmp_path / "r.parquet").exists()

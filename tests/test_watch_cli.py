@@ -44,8 +44,9 @@ def test_price_row_summarises_china_apart(dash):
     latest = dash.to_frame().set_index("metric").loc["price", "latest"]
     assert ("China 2026-09-10: DeepSeek V4.1-Flash (off-peak; replaces V4-Flash) -11% output, -33% input, "
             "-60% cache hit (year to then: 12 cuts, 8 rises)") in latest
-    # the row is as of its newest price or change, China's included (the global table ends 2026-08-05)
-    assert str(dash.to_frame().set_index("metric").loc["price", "as_of"])[:10] == "2026-09-10"
+    # the row is as of its newest price or change, China's included: the global table's newest is
+    # Gemini 4 Carbon's scheduled price of 2026-12-01 (datasets/api_prices.csv), after China's 2026-09-10
+    assert str(dash.to_frame().set_index("metric").loc["price", "as_of"])[:10] == "2026-12-01"
 
 
 def test_price_row_states_the_constant_quality_decline(dash):

@@ -30,7 +30,7 @@ from .errors import (  # noqa: F401  (light; part of the public API)
     ValidationError,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 _LAZY: dict[str, tuple[str, str | None]] = {
     # catalogs and parameter holders

@@ -44,6 +44,24 @@ IDENTITY_COLUMNS = ("hardware", "system", "accelerator", "model", "execution", "
                     "cost_model", "phase", "n_chips", "weight_precision", "series", "scenario")
 
 
+# C0 and C1 control characters, DEL, and the bidirectional overrides that reorder what a
+# terminal shows (U+202A-U+202E, U+2066-U+2069)
+_CONTROL = dict.fromkeys([*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                          0x2028, 0x2029])
+_CONTROL.update({ord("\t"): " ", ord("\n"): " ", ord("\r"): " "})
+
+
+def printable(text: str) -> str:
+    r"""``text`` without control characters, for a terminal: a tab or line break becomes a space,
+    an escape sequence's ESC (and every other C0/C1 control or bidirectional override) is dropped,
+    so text from an input file cannot recolour, move or rewrite what a table shows.
+
+    >>> printable("ok\x1b[31mred\x1b[0m\nnext")
+    'ok[31mred[0m next'
+    """
+    return text.translate(_CONTROL) if not text.isprintable() else text
+
+
 def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
     """One cell as short text: 4 significant digits, dates as ``YYYY-MM-DD``, long text cut.
 
@@ -78,7 +96,7 @@ def fmt_value(x: Any, width: int = REPR_CELL_CHARS) -> str:
         if abs(f) >= 1000:  # years stay years: 2025, not 2,025
             return f"{f:.0f}"
         return f"{f:.4g}"
-    s = str(x)
+    s = printable(str(x))
     return s if len(s) <= width else s[: width - 1] + "…"
 
 

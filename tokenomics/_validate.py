@@ -168,3 +168,75 @@ def seed(value: Any, name: str = "seed") -> Any:
     if value >= 2**63:
         raise ValidationError(f"{name} must be below 2**63, got {value}")
     return value
+
+
+_TRUE, _FALSE = ("true",), ("false",)
+
+
+def flag(value: Any, name: str, *, optional: bool = False) -> bool | None:
+    """A strict boolean: ``True``/``False`` (numpy's too), the whole numbers 0 and 1, or the text
+    ``"true"``/``"false"`` in any case; ``None`` where ``optional``. Anything else (``"no"``,
+    ``"yes"``, 2, 0.5, a list) is one line naming ``name`` and the accepted values, never read by
+    its truthiness (``bool("no")`` is True).
+
+    >>> flag("FALSE", "dp_attention"), flag(1, "fixed_lengths"), flag(None, "x", optional=True)
+    (False, True, None)
+    """
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(int(value))
+    if isinstance(value, (float, np.floating)) and float(value) in (0.0, 1.0):
+        return bool(float(value))
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    none = ", or leave it unset" if optional else ""
+    raise ValidationError(f"{name} must be true or false (or 1 / 0){none}, got {shown}")
+
+
+def finite_result(what: str, results: dict[str, Any], inputs: dict[str, Any], valid: Any = None) -> None:
+    """Refuse a result that came out infinite (or NaN where ``valid`` says it should be a number).
+
+    Where results are assembled, a non-physical input (a bandwidth of 1e-300 B/s, electricity
+    at 1e308 USD/kWh) shows as an infinite or undefined figure; this turns it into one line naming
+    the figure and the inputs that are out of any physical range (else all of ``inputs``),
+    instead of returning inf or NaN.
+
+    Parameters
+    ----------
+    what : str
+        The computation (``"decode step"``).
+    results : dict
+        Figure name -> array to check.
+    inputs : dict
+        Input name -> value, the candidates to name.
+    valid : array_like of bool, optional
+        Where a figure must be a number (NaN elsewhere is a deliberate 'does not fit' mask).
+    """
+    for name, val in results.items():
+        try:
+            a = np.asarray(val, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        bad = np.isinf(a)
+        if valid is not None:
+            bad = bad | (np.isnan(a) & np.broadcast_to(np.asarray(valid, bool), a.shape))
+        if not np.any(bad):
+            continue
+        kind = "infinite" if np.any(np.isinf(a)) else "not a number"
+        shown = {}
+        for k, x in inputs.items():
+            try:
+                xs = np.ravel(np.asarray(x, dtype=float))
+            except (TypeError, ValueError):
+                continue
+            if xs.size and np.any(~np.isfinite(xs) | ((xs != 0) & ((np.abs(xs) < 1e-30) | (np.abs(xs) > 1e30)))):
+                shown[k] = xs
+        shown = shown or {k: np.ravel(np.asarray(x, dtype=float)) for k, x in inputs.items()
+                          if np.asarray(x).dtype.kind in "fiu"}
+        text = ", ".join(f"{k}={xs[0]:g}" + ("..." if xs.size > 1 else "") for k, xs in shown.items())
+        raise ValidationError(f"{what}: {name} came out {kind} for {text}; expected physical inputs "
+                              "(finite, within what hardware and prices can be)")

@@ -130,6 +130,7 @@ REGISTRY: dict[str, DatasetInfo] = {
     "systems": DatasetInfo("systems.csv", "Multi-chip systems: chip, count, scale-up topology, link bandwidth, hop latency.", index="name", required=("name", "accelerator", "n_chips", "topology", "link_bytes_per_s", "source", "as_of")),
     "collectives": DatasetInfo("collectives.csv", "Measured collective latencies (NCCL, custom, symmetric-memory all-reduce; DeepEP all-to-all) used to fit the alpha-beta model.", index=None, required=("impl", "collective", "algo", "n_chips", "message_bytes", "latency_s", "link_bytes_per_s", "source", "as_of")),
     "plan_params": DatasetInfo("plan_params.csv", "Every parameter of the Kimi K3 showdown scenarios, with source or explicit assumption.", index=None, required=("scenario", "param", "value", "kind", "source", "as_of")),
+    "spec_acceptance": DatasetInfo("spec_acceptance.csv", "Published speculative-decoding acceptance by draft position (the probability that the draft at a position is accepted given every earlier one was), from acceptance lengths measured at several draft depths.", index=None, required=("method", "model", "position", "acceptance_frac", "source", "as_of")),
     "megakernel_bench": DatasetInfo("megakernel_bench.csv", "Published decode throughput of Inferact's TPU megakernels: Kimi K3 behind the showdown's TPU v7 and GB200 figures (batch 1-8 without speculation; DSpark at fixed acceptance lengths) and Muse Spark 1.2 on 4 TPU7x chips.", index=None, required=("scenario", "model", "system", "tp", "ep", "expert_precision", "batch", "spec", "spec_gamma", "acceptance_length", "context_tok", "measured_tok_per_s", "kind", "source", "as_of")),
     "gemm_shapes": DatasetInfo(
         "gemm_shapes.csv",
@@ -249,7 +250,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         "token_demand.csv",
         "Observed token volumes per entity (Google, China national, Doubao, ...) in tokens/day; holdout = 1 marks series only scored, never tuned on.",
         index=None,
-        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout"),
+        required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout", "search_pass"),
     ),
     "demand_scenarios": DatasetInfo(
         "demand_scenarios.csv",
@@ -262,6 +263,18 @@ REGISTRY: dict[str, DatasetInfo] = {
         "Electricity of all data centres by region, TWh per year: the IEA's 2024 estimates and base-case projections to 2030/2035 (the forecast's infrastructure view compares a series' energy with its region's).",
         index=None,
         required=("region", "year", "twh", "kind", "source", "as_of"),
+    ),
+    "ai_compute_stock": DatasetInfo(
+        "ai_compute_stock.csv",
+        "Installed AI accelerator compute in H100-equivalents by year (Epoch AI estimates): the chip supply the forecast's capacity view caps served tokens with.",
+        index=None,
+        required=("region", "year", "h100e", "kind", "source", "as_of"),
+    ),
+    "openrouter_model_weeks": DatasetInfo(
+        "openrouter_model_weeks.csv",
+        "OpenRouter's top models of each week, 2025-02 to 2026-05: weekly tokens and list prices (USD per M input/output tokens) as collected by openrouter-inference-stats; the price elasticity's data.",
+        index=None,
+        required=("week", "slug", "total_tokens", "input_usd_per_m_tok", "output_usd_per_m_tok", "is_free", "source", "as_of"),
     ),
     # --- watch datasets ---
     "api_prices": DatasetInfo("api_prices.csv", "API list prices, USD per million tokens, with tier, size class and model line (watch metric 1).", required=("date", "provider", "model", "line", "tier", "size_class", "price_kind", "input_usd_per_m_tok", "output_usd_per_m_tok", "blended_usd_per_m_tok", "source", "as_of")),
@@ -295,11 +308,18 @@ def _load_cached(name: str, path: str) -> "pd.DataFrame":
 
     from .io import exact_floats
 
+    import io as _io
+
+    from .io import read_text
+
     info = REGISTRY[name]
+    if not os.path.exists(path):
+        raise DataError(f"dataset {name!r} not found at {path}")
+    text = read_text(path, f"dataset {name!r}")
     try:
-        df = pd.read_csv(path, **exact_floats())
-    except FileNotFoundError:
-        raise DataError(f"dataset {name!r} not found at {path}") from None
+        df = pd.read_csv(_io.StringIO(text), **exact_floats())
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise DataError(f"dataset {name!r} at {path} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
     check_columns(df, info.required, what=info.file)
     if info.index:
         df = df.set_index(info.index, drop=False)
@@ -475,9 +495,9 @@ def add_user_model(spec: "ModelSpec", *, force: bool = False) -> Path:
 
 def check_columns(df: "pd.DataFrame", required, what: str = "table") -> None:
     """Raise :class:`DataError` naming the missing columns, if any."""
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(f"{what} is missing columns {missing}; found {list(df.columns)}")
+    from .io import missing_columns
+
+    missing_columns(df, required, what)
 
 
 def _name(name, kind: str) -> None:

@@ -838,27 +838,39 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
     pre_tps = st.prefill_rate
     ok = np.isfinite(tps) & (tps > 0)
     safe_tps = np.where(ok, tps, 1.0)
-    breakdown = cm.breakdown_usd_per_h(p_dec_c)
-    cost_h = cm.cost_usd_per_chip_h(p_dec_c)
-    cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
-    p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
-    p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
-    hit = np.asarray(cache_hit_frac, float)
-    if output_convention == "all-in":
-        # the request's prefill chip time (cache misses only) is charged to its output tokens;
-        # input tokens pay nothing
-        p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
-        p_in = 0 * p_in
-    p_eff_in = (1 - hit) * p_in
-    p_out = np.where(ok, p_out_dec, np.nan)
-    blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
-    blended = np.where(ok, blended, np.nan)
-    # energy per token: the power while decoding (not the hour's mean) over the tokens it makes
-    has_w = ok & np.isfinite(np.asarray(p_dec, float))
-    busy_w = np.where(has_w, np.asarray(p_dec, float), 0.0)
-    e = np.where(has_w, pricing.energy_j_per_tok(busy_w, safe_tps), np.nan)
-    fe = np.where(has_w, pricing.energy_j_per_tok(cm.facility_power_w(busy_w), safe_tps), np.nan)
+    # an overflow (electricity at 1e308 USD/kWh) becomes inf, refused by finite_result below in one line
+    with np.errstate(over="ignore"):
+        breakdown = cm.breakdown_usd_per_h(p_dec_c)
+        cost_h = cm.cost_usd_per_chip_h(p_dec_c)
+        cost_pre_h = cm.cost_usd_per_chip_h(p_pre_c)
+        p_in = pricing.price_usd_per_1k_tok(cost_pre_h, pre_tps, utilization_frac, margin_frac)
+        p_out_dec = pricing.price_usd_per_1k_tok(cost_h, safe_tps, utilization_frac, margin_frac)
+        hit = np.asarray(cache_hit_frac, float)
+        if output_convention == "all-in":
+            # the request's prefill chip time (cache misses only) is charged to its output tokens;
+            # input tokens pay nothing
+            p_out_dec = p_out_dec + p_in * (1 - hit) * in_tok / out_tok
+            p_in = 0 * p_in
+        p_eff_in = (1 - hit) * p_in
+        p_out = np.where(ok, p_out_dec, np.nan)
+        blended = pricing.blended_usd_per_1k_tok(np.nan_to_num(p_eff_in), np.where(ok, p_out, 0), in_tok, out_tok)
+        blended = np.where(ok, blended, np.nan)
+        # energy per token: the power while decoding (not the hour's mean) over the tokens it makes
+        has_w = ok & np.isfinite(np.asarray(p_dec, float))
+        busy_w = np.where(has_w, np.asarray(p_dec, float), 0.0)
+        e = np.where(has_w, pricing.energy_j_per_tok(busy_w, safe_tps), np.nan)
+        fe = np.where(has_w, pricing.energy_j_per_tok(cm.facility_power_w(busy_w), safe_tps), np.nan)
     bound = np.where(busy < 0.5, "communication", st.dec.core.bound)
+    with np.errstate(over="ignore", invalid="ignore"):  # the per-million figures users read, as to_frame scales them
+        per_m = {"usd_per_m_input_tok": np.asarray(p_in, float) * 1000,
+                 "usd_per_m_output_tok": np.asarray(p_out, float) * 1000,
+                 "usd_per_m_blended_tok": np.asarray(blended, float) * 1000}
+    v.finite_result(f"price of {dep.model.name} on {hw.name}",
+                    {"cost_usd_per_chip_h": cost_h, **per_m, "energy_j_per_tok": e},
+                    {k: getattr(cm, k) for k in ("electricity_usd_per_kwh", "capex_usd", "life_years", "pue", "colo_usd_per_kw_month",
+                                                  "host_power_w", "cost_usd_per_chip_h")
+                     if hasattr(cm, k)} | {"utilization_frac": utilization_frac, "margin_frac": margin_frac,
+                                          "tok_per_s_per_chip": tps})
     return PriceResult(
         deployment=dep, workload=workload, input_tok=in_tok, output_tok=out_tok,
         cost_label=getattr(cm, "label", "custom"), cost_basis=cost_basis(cm),
@@ -1009,16 +1021,59 @@ def layout_options(hardware: Any = None, model: Any = None, execution: Any = Non
 
 
 def frontier(hardware: Any = None, model: Any = None, execution: Any = None, *, context_tok: Any = None,
-             workload: str = "chat", batches: Any = None, **kwargs: Any) -> PriceResult:
-    """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep."""
-    ctx = _context_tok(workload, context_tok)
+             workload: str = "chat", batches: Any = None, serving: str = "decode", concurrencies: Any = None,
+             **kwargs: Any) -> PriceResult:
+    """Price along the latency-throughput frontier: one :func:`price` call over a batch sweep.
+
+    ``serving="colocated"`` or ``"disaggregated"`` sweeps the requests in flight instead
+    (``concurrencies``, default the batches 1, 2, 4, ... that fit; per decode instance when
+    disaggregated): one :func:`price` per concurrency in that serving mode, returned as one result
+    over the points (``serving_mode`` and ``concurrency`` per point in ``to_frame()``).
+    """
+    v.one_of(serving, "serving", SERVING_MODES)
     layout = {k: kwargs.pop(k) for k in list(kwargs) if k in _LAYOUT_KEYS}
     dep = deployment_of(hardware, model, execution, **layout)
+    if serving != "decode":
+        given = [n for n, x in (("batches", batches), ("context_tok", context_tok)) if x is not None]
+        if given:
+            raise ValidationError(f"{', '.join(given)} sweep the decode-only steady state; serving={serving!r} sweeps "
+                                  "concurrencies (requests in flight) and takes each sequence's context from isl/osl")
+        if concurrencies is None:
+            in_tok, out_tok = _lengths(workload, kwargs.get("isl_tok"), kwargs.get("osl_tok"))
+            concurrencies = dep.batch_grid(in_tok + out_tok // 2)
+        v.count(concurrencies, "concurrencies")
+        return _stacked([price(deployment=dep, workload=workload, serving=serving, concurrency=float(c), **kwargs)
+                         for c in np.ravel(concurrencies)])
+    if concurrencies is not None:
+        raise ValidationError("concurrencies sweep serving='colocated' or 'disaggregated'; the decode-only steady "
+                              "state sweeps batches")
+    ctx = _context_tok(workload, context_tok)
     if batches is None:
         batches = dep.batch_grid(ctx)
     v.count(batches, "batches")
     return price(deployment=dep, batch=np.asarray(batches), context_tok=ctx, workload=workload,
                  on_oom="mask", **kwargs)
+
+
+def _stacked(results: list) -> PriceResult:
+    """Scalar prices of one deployment (:func:`price`) as one :class:`PriceResult` over their
+    points, in order: each array field (and the operating point) one value per point."""
+    first = results[0]
+    keep = {"deployment", "workload", "input_tok", "output_tok", "cost_label", "cost_basis", "output_convention",
+            "serving", "cost_breakdown_usd_per_chip_h"}
+    upd: dict[str, Any] = {}
+    for f in dataclasses.fields(PriceResult):
+        vals = [getattr(r, f.name) for r in results]
+        if f.name in keep or vals[0] is None:
+            continue
+        if f.name == "serving_mode":
+            upd[f.name] = vals[0] if len(set(vals)) == 1 else np.array(vals)
+        else:
+            upd[f.name] = np.array([np.ravel(np.asarray(x))[0] for x in vals])
+    upd["cost_breakdown_usd_per_chip_h"] = {k: np.array([np.ravel(np.asarray(r.cost_breakdown_usd_per_chip_h[k]))[0]
+                                                         for r in results])
+                                            for k in first.cost_breakdown_usd_per_chip_h}
+    return dataclasses.replace(first, **upd)
 
 
 def price_at_interactivity(hardware: Any = None, model: Any = None, execution: Any = None, *,

@@ -93,14 +93,16 @@ SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
 #: draft, ``draft:MODEL`` a separate catalogued draft model.
 SPEC_METHODS = ("mtp", "eagle", "ngram", "dspark", "draft")
 
-SPEC_FORMS = ("none, mtp, dspark, or METHOD:GAMMA:ALPHA with METHOD one of mtp, eagle, ngram, dspark "
-              "(e.g. eagle:3:0.7), or draft:MODEL:GAMMA:ALPHA with a catalogued draft model "
+SPEC_FORMS = ("none, mtp, dspark, METHOD:GAMMA:ALPHA with METHOD one of mtp, eagle, ngram, dspark "
+              "(e.g. eagle:3:0.7), METHOD:GAMMA at the method's published acceptance by draft position "
+              "(e.g. mtp:3), or draft:MODEL:GAMMA:ALPHA with a catalogued draft model "
               "(e.g. draft:llama-3.2-1b:4:0.7)")
 
 
 def _spec(spec: Any):
     """None, a SpecDecode, a preset name (``mtp``, ``dspark``), ``METHOD:GAMMA:ALPHA`` (METHOD in
-    :data:`SPEC_METHODS`) or ``draft:MODEL:GAMMA:ALPHA`` -> SpecDecode or None; anything else
+    :data:`SPEC_METHODS`), ``METHOD:GAMMA`` (acceptance by draft position as published,
+    ``datasets/spec_acceptance.csv``) or ``draft:MODEL:GAMMA:ALPHA`` -> SpecDecode or None; anything else
     (an unknown method, an uncatalogued draft model) is one line with the closest name."""
     from .perf.speculative import SpecDecode
 
@@ -130,9 +132,9 @@ def _spec(spec: Any):
 
         draft = _model(parts[1]).name  # an uncatalogued model: one line with the closest names
         parts = ["draft", *parts[2:]]
-    if len(parts) != 3:
+    if len(parts) not in (2, 3) or (len(parts) == 2 and parts[0] == "draft"):
         raise ValidationError(f"unknown speculative decoding {spec!r}; use {SPEC_FORMS}")
-    method, gamma, alpha = parts
+    method, gamma, alpha = parts if len(parts) == 3 else (*parts, None)
     if not method:
         raise ValidationError(f"speculative decoding {spec!r} names no method; use {SPEC_FORMS}")
     if method not in SPEC_METHODS:
@@ -154,6 +156,9 @@ def _spec(spec: Any):
     if g < 1:
         raise ValidationError(f"speculative decoding {spec!r}: GAMMA (draft tokens per step) must be an integer "
                               f">= 1, got {gamma!r} (use --spec none for no speculation)")
+    if alpha is None:  # METHOD:GAMMA: the published acceptance of each draft position
+        return SpecDecode.by_position(method, g, draft_layers=0 if method == "ngram" else 1,
+                                      block=method == "dspark" and _spec("dspark").block)
     try:
         a = float(alpha)
     except ValueError:
@@ -420,7 +425,8 @@ class Deployment:
 
         b = self.prefill_batch(prompt_tok) if batch is None else batch
         return system_prefill(self.system, self.model, self.execution, self.parallel,
-                              prompt_tok=prompt_tok, batch=b, profile=profile, overlap=self.overlap, **self._kw())
+                              prompt_tok=prompt_tok, batch=b, profile=profile, overlap=self.overlap, spec=self.spec,
+                              **self._kw())
 
     def max_batch(self, context_tok: Any = 2048) -> Any:
         """Largest batch per replica whose weights and KV fit every chip [sequences]."""
@@ -725,6 +731,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         engine, engine_version = split_engine(engine, engine_version)
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
+    dp_attention = v.flag(dp_attention, "dp_attention", optional=True)
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
     picked: list[str] = []
@@ -901,15 +908,19 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     return dep
 
 
-#: Keys a deployment TOML file may hold (``[deployment]`` table or top level).
-FILE_KEYS = ("model", "hardware", "system", "tp", "ep", "pp", "dp_attention", "execution", "engine",
-             "weight_precision", "expert_precision", "kv_precision", "spec", "ar_impl", "a2a_impl",
-             "ar_algo", "overlap", "prefill_chunk_tok", "expert_balance", "engine_version", "mem_frac",
-             "moe_tp")
+#: Keys a deployment TOML file may hold (``[deployment]`` table or top level) and their types
+#: (:func:`tokenomics.io.check_table`).
+FILE_SCHEMA: dict[str, Any] = {
+    "model": str, "hardware": str, "system": str, "tp": int, "ep": int, "pp": int, "dp_attention": bool,
+    "execution": str, "engine": str, "weight_precision": str, "expert_precision": str, "kv_precision": str,
+    "spec": str, "ar_impl": str, "a2a_impl": str, "ar_algo": str, "overlap": str, "prefill_chunk_tok": int,
+    "expert_balance": str, "engine_version": str, "mem_frac": float, "moe_tp": int}
+FILE_KEYS = tuple(FILE_SCHEMA)
 
 
 def from_file(path: str | Path, **overrides: Any) -> Deployment:
-    """Read a deployment from a TOML file (keys: :data:`FILE_KEYS`); ``overrides`` win over it.
+    """Read a deployment from a TOML file (keys and types: :data:`FILE_SCHEMA`); ``overrides``
+    win over it.
 
     Examples
     --------
@@ -919,24 +930,30 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
         system = "gb200-nvl72"
         tp = 8
         ep = 72
-    """
-    import tomllib
 
-    from .errors import DataError, unknown_name as _unknown
+    Raises
+    ------
+    DataError
+        One line: the file unreadable or not TOML, nested too deeply, an unknown key (with the
+        closest known ones), a value of the wrong type (``engine = ["vllm"]``, ``tp = "8"``,
+        ``dp_attention = "no"``), no model.
+    """
+    from .errors import DataError
+    from .io import check_table, load_document
 
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"deployment file {p} not found (or not a file)")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"deployment file {p} is not valid TOML: {exc}") from None
-    data = data.get("deployment", data)
-    for k in data:
-        if k not in FILE_KEYS:
-            raise _unknown(f"key in deployment file {p.name}", k, FILE_KEYS)
+    label = f"deployment file {str(p)!r}"
+    doc = load_document(p, "deployment file", "toml")
+    if "deployment" in doc:  # the keys under [deployment], or at the top level
+        extra = [k for k in doc if k != "deployment"]
+        if extra:
+            raise DataError(f"{label}: key {extra[0]!r} sits outside [deployment]; expected every key in that table")
+        if not isinstance(doc["deployment"], dict):
+            raise DataError(f"{label}: deployment must be a table ([deployment]), got {type(doc['deployment']).__name__}")
+        doc = doc["deployment"]
+    data = check_table(doc, FILE_SCHEMA, label)
     merged = {**data, **{k: val for k, val in overrides.items() if val is not None}}
     if "model" not in merged:
-        raise DataError(f"deployment file {p} names no model")
+        raise DataError(f"{label} names no model; expected model = \"NAME\" (tokenomics models)")
     model = merged.pop("model")
     return resolve(model, **merged)

@@ -8,8 +8,12 @@ such leftovers of processes that no longer exist and warns once about each
 (:func:`clean_stale_temps`). Report directories are built beside the target and swapped in
 (:func:`atomic_dir`). :func:`check_output` checks an output path before any work starts.
 
-Input: :func:`read_text` and :func:`read_csv` turn a missing file, a directory, an unreadable or
-non-UTF-8 file, an empty or ragged CSV into one-line :class:`~tokenomics.errors.DataError` errors;
+Input: every file a user hands in is read by :func:`read_bytes` (through :func:`read_text` and
+:func:`read_csv`): a named pipe, a device, a socket or a directory is refused by ``stat`` before it
+is opened, a file over :func:`max_input_bytes` (64 MiB, ``$TOKENOMICS_MAX_INPUT_BYTES``) before it
+is read, a shell pipe (``<(...)``) read up to that size. They turn a missing file, an unreadable or
+non-UTF-8 file, an empty or ragged CSV into one-line :class:`~tokenomics.errors.DataError` errors
+(a UTF-8 byte-order mark is dropped);
 :func:`numeric_column` coerces a column with the row of the first bad value in the message.
 """
 
@@ -26,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .errors import DataError, TokenomicsWarning, ValidationError
+from .errors import DataError, TokenomicsError, TokenomicsWarning, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -122,8 +126,23 @@ def _check_parent_writable(path: Path, what: str) -> None:
                                   f"({exc.strerror or exc}); expected a writable directory") from None
 
 
+#: System directories no output may resolve into (through a symlink or ``../..``).
+SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/dev", "/proc", "/sys")
+
+
+def _guard_system(path: Path, what: str) -> Path:
+    """``path`` resolved (symlinks followed); refused when that lies in a :data:`SYSTEM_DIRS`."""
+    resolved = Path(os.path.realpath(path))
+    for d in SYSTEM_DIRS:
+        if resolved == Path(d) or Path(d) in resolved.parents:
+            via = f" (it resolves to {str(resolved)!r})" if str(resolved) != os.path.abspath(path) else ""
+            raise ValidationError(f"{what} {str(path)!r} is inside the system directory {d}{via}; "
+                                  "expected a path of your own")
+    return resolved
+
+
 def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Iterable[str] | None = None,
-                 what: str = "--out") -> Path:
+                 what: str = "--out", force: bool | None = None) -> Path:
     """Check an output path before any work starts; return it as a Path.
 
     Parameters
@@ -137,6 +156,13 @@ def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Itera
         Accepted file suffixes (``.csv``, ...), compared case-insensitively.
     what : str
         How messages name the path (an option name).
+    force : bool, optional
+        A directory: with False, refuse the current directory (or one holding it) when it is not
+        empty (``--out .``); None (the library) leaves that to :func:`atomic_dir`, which never
+        removes files it did not write.
+
+    A path that resolves into a system directory (:data:`SYSTEM_DIRS`, through a symlink or
+    ``..``) is refused whatever ``kind``.
 
     Raises
     ------
@@ -146,6 +172,14 @@ def check_output(path: str | os.PathLike, *, kind: str = "file", suffixes: Itera
     if path is None or str(path).strip() == "":
         raise ValidationError(f"{what} is empty; expected a {'directory' if kind == 'dir' else 'file'} path")
     p = Path(path)
+    resolved = _guard_system(p, what)
+    if kind == "dir" and force is False and resolved.is_dir():
+        cwd = Path(os.path.realpath(os.getcwd()))
+        if (resolved == cwd or resolved in cwd.parents) and any(resolved.iterdir()):
+            where = "the current directory" if resolved == cwd else "a directory holding the current one"
+            raise ValidationError(f"{what} {str(path)!r} is {where} and it is not empty; expected a new or "
+                                  "empty directory (or pass --force to write into it: only this command's "
+                                  "files are replaced)")
     if kind == "file":
         if p.is_dir():
             raise ValidationError(f"{what} must be a file path, got the directory {str(p)!r}")
@@ -210,7 +244,7 @@ def atomic_dir(path: str | os.PathLike, owned: Iterable[str] | None = None) -> I
         moved in one by one instead, each atomically. The same holds when ``path`` is the
         working directory or holds it.
     """
-    path = Path(os.path.abspath(path))
+    path = Path(os.path.realpath(path))  # through a symlink: the target is swapped, the link stays
     if path.exists() and not path.is_dir():
         raise ValidationError(f"{str(path)!r} is a file; expected a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,15 +310,54 @@ def iso_dates(df: "pd.DataFrame") -> "pd.DataFrame":
     return df
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP's CSV-injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$", re.I)
+
+
+def spreadsheet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
+    """``df`` with every text cell that a spreadsheet would run as a formula neutralised.
+
+    A text cell (case ids, series, project and provider names: anything from user input) that
+    starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``, so
+    ``=HYPERLINK(...)`` is shown, not run (OWASP's CSV-injection rule). Numbers stay numbers:
+    numeric columns are untouched, and a text cell that reads as a number (``-0.5``) is kept.
+    CSV output goes through this; JSON and Parquet keep the value.
+    """
+    import pandas as pd
+
+    cols = [c for c in df.columns if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype)
+            or isinstance(df[c].dtype, pd.CategoricalDtype)]
+    if not cols:
+        return df
+
+    def fix(x: Any) -> Any:
+        if isinstance(x, str) and x[:1] in FORMULA_STARTS and not _NUMBER.match(x.strip()):
+            return "'" + x
+        return x
+
+    out = None
+    for c in cols:
+        col = df[c].astype(object) if isinstance(df[c].dtype, pd.CategoricalDtype) else df[c]
+        fixed = col.map(fix)
+        if not fixed.equals(col):
+            out = df.copy() if out is None else out
+            out[c] = fixed
+    return df if out is None else out
+
+
 def write_frame(df: "pd.DataFrame", path: str | os.PathLike) -> Path:
     """Write a DataFrame atomically as CSV, JSON or Parquet, chosen by the file suffix
-    (datetime64 columns as ISO dates in CSV and JSON, :func:`iso_dates`)."""
+    (datetime64 columns as ISO dates in CSV and JSON, :func:`iso_dates`; CSV cells that a
+    spreadsheet would run as formulas neutralised, :func:`spreadsheet_safe`)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json", ".parquet"):
         raise ValidationError(f"output file must end in .csv, .json or .parquet, got {path.name!r}")
     if suffix in (".csv", ".json"):
         df = iso_dates(df)
+    if suffix == ".csv":
+        df = spreadsheet_safe(df)
     with atomic_path(path) as tmp:
         if suffix == ".csv":
             df.to_csv(tmp, index=False)
@@ -308,8 +381,118 @@ def save_png(fig, path: str | os.PathLike, dpi: int = 110, **savefig_kw) -> Path
 # ---------------------------------------------------------------------------------------------
 # input
 
+#: Default largest input file read [bytes]; ``$TOKENOMICS_MAX_INPUT_BYTES`` changes it.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_INPUT_ENV = "TOKENOMICS_MAX_INPUT_BYTES"
+
+# a pipe the shell already opened for us: ``<(...)`` is /dev/fd/N (or /proc/self/fd/N), stdin too
+_OPEN_FD = re.compile(r"^/(?:dev/fd|proc/self/fd|proc/\d+/fd)/\d+$|^/dev/stdin$")
+
+
+def max_input_bytes() -> int:
+    """The largest input file read [bytes]: ``$TOKENOMICS_MAX_INPUT_BYTES`` (a positive whole
+    number; ``64MB``, ``1GiB`` and the like also accepted) or :data:`MAX_INPUT_BYTES`."""
+    raw = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not raw:
+        return MAX_INPUT_BYTES
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?", raw.replace("_", "").lower())
+    if m is None or float(m.group(1)) <= 0:
+        raise ValidationError(f"${MAX_INPUT_ENV} is {raw!r}; expected a positive number of bytes, e.g. 67108864 or 64MB")
+    unit = (m.group(2) or "").rstrip("b")
+    base = 1024 if unit.endswith("i") else 1000
+    scale = base ** " kmgt".index(unit[:1] or " ") if unit else 1
+    return max(1, int(float(m.group(1)) * scale))
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} B"
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    """Read an input file's bytes, checked like a flag before anything is read.
+
+    A regular file is read when not larger than :func:`max_input_bytes`; a pipe the shell opened
+    (``--prices <(...)``: ``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``) is read up to that
+    many bytes. A named pipe, a device, a socket or a directory is refused by ``stat`` before it
+    is opened, so no input can block a command or fill its memory.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        How messages name the file (``"cases file"``, ``"grid file"``, ...).
+
+    Raises
+    ------
+    DataError
+        One line: the file as given, what is wrong, what was expected.
+    """
+    import stat
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"{what} must be a path, got {type(path).__name__}")
+    if str(path).strip() == "":
+        raise DataError(f"{what} path is empty; expected a file")
+    p = Path(path)
+    label = f"{what} {str(p)!r}"
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise DataError(f"{label} not found; expected an existing file") from None
+    except PermissionError:
+        raise DataError(f"{label} is not readable (permission denied)") from None
+    except OSError as exc:
+        raise DataError(f"{label} cannot be read: {exc.strerror or exc}; expected a regular file") from None
+    cap = max_input_bytes()
+    mode = st.st_mode
+    piped = bool(_OPEN_FD.match(str(path))) and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{label} is a directory; expected a file")
+    if not (stat.S_ISREG(mode) or piped):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise DataError(f"{label} is {kind}; expected a regular file (or a shell pipe such as <(cat FILE))")
+    if stat.S_ISREG(mode) and st.st_size > cap:
+        raise DataError(f"{label} is {_size_text(st.st_size)}, more than the {_size_text(cap)} an input file may be; "
+                        f"expected a smaller file (or raise ${MAX_INPUT_ENV})")
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise DataError(f"{label} not found; expected an existing file") from None
+    except PermissionError:
+        raise DataError(f"{label} is not readable (permission denied)") from None
+    except OSError as exc:
+        raise DataError(f"{label} cannot be read: {exc.strerror or exc}") from None
+    try:
+        os.set_blocking(fd, True)  # opened without blocking (a FIFO swapped in after stat), read blocking
+        st2 = os.fstat(fd)
+        if not (stat.S_ISREG(st2.st_mode) or piped):  # replaced between stat and open
+            raise DataError(f"{label} is not a regular file; expected a regular file")
+        chunks, n = [], 0
+        while n <= cap:
+            try:
+                chunk = os.read(fd, min(1 << 20, cap + 1 - n))
+            except IsADirectoryError:
+                raise DataError(f"{label} is a directory; expected a file") from None
+            except OSError as exc:
+                raise DataError(f"{label} cannot be read: {exc.strerror or exc}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            n += len(chunk)
+    finally:
+        os.close(fd)
+    if n > cap:
+        raise DataError(f"{label} holds more than the {_size_text(cap)} an input file may be; "
+                        f"expected a smaller input (or raise ${MAX_INPUT_ENV})")
+    return b"".join(chunks)
+
+
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """Read a UTF-8 text file; every way it can fail is one :class:`DataError` line.
+    """Read a UTF-8 text file (:func:`read_bytes`; a byte-order mark is dropped); every way it can
+    fail is one :class:`DataError` line.
 
     Parameters
     ----------
@@ -318,27 +501,119 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     what : str
         How messages name the file (``"cases file"``, ``"grid file"``, ...).
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValidationError(f"{what} must be a path, got {type(path).__name__}")
+    data = read_bytes(path, what)
     p = Path(path)
-    if str(path).strip() == "":
-        raise DataError(f"{what} path is empty")
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{what} {str(p)!r} not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{what} {str(p)!r} is a directory; expected a file") from None
-    except PermissionError:
-        raise DataError(f"{what} {str(p)!r} is not readable (permission denied)") from None
-    except OSError as exc:
-        raise DataError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise DataError(f"{what} {str(p)!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
                         "save it as UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise DataError(f"{what} {str(p)!r} holds a NUL byte on line {line}; expected a text file")
+    return text
+
+
+#: Deepest nesting of tables and arrays a TOML or JSON input may have (the deepest any input
+#: file needs is 3: a table of tables of arrays).
+MAX_NESTING = 8
+
+
+def _depth(obj: Any, limit: int, depth: int = 1) -> int:
+    """Nesting depth of ``obj`` (dicts and lists), counted up to ``limit + 1``."""
+    if depth > limit or not isinstance(obj, (dict, list)):
+        return depth - (not isinstance(obj, (dict, list)))
+    kids = obj.values() if isinstance(obj, dict) else obj
+    return max((_depth(k, limit, depth + 1) for k in kids), default=depth)
+
+
+def load_document(path: str | os.PathLike, what: str, kind: str) -> Any:
+    """Parse a TOML or JSON input file (read by :func:`read_text`) whose nesting is at most
+    :data:`MAX_NESTING` deep; every failure is one :class:`DataError` line.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        How messages name it (``"deployment file"``).
+    kind : {"toml", "json"}
+        Its syntax.
+    """
+    import json
+    import tomllib
+
+    text = read_text(path, what)
+    label = f"{what} {str(path)!r}"
+    try:
+        doc = tomllib.loads(text) if kind == "toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{label} is not valid TOML: {' '.join(str(exc).split())}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except (RecursionError, MemoryError):
+        raise DataError(f"{label} is nested too deeply; expected at most {MAX_NESTING} levels of tables "
+                        "and arrays") from None
+    except ValueError as exc:  # e.g. a number too large to convert
+        raise DataError(f"{label} cannot be parsed: {' '.join(str(exc).split())[:200]}") from None
+    if _depth(doc, MAX_NESTING) > MAX_NESTING:
+        raise DataError(f"{label} is nested too deeply; expected at most {MAX_NESTING} levels of tables and arrays")
+    return doc
+
+
+_TYPE_WORDS = {str: "text", bool: "true or false", int: "a whole number", float: "a number", dict: "a table",
+               list: "a list"}
+
+
+def _type_word(t: Any) -> str:
+    ts = t if isinstance(t, tuple) else (t,)
+    words = list(dict.fromkeys(_TYPE_WORDS.get(x, x.__name__) for x in ts))
+    if "a whole number" in words and "a number" in words:
+        words.remove("a whole number")
+    return " or ".join(words)
+
+
+def _got(value: Any) -> str:
+    kind = {bool: "true/false", str: "text", int: "a number", float: "a number", dict: "a table",
+            list: "a list"}.get(type(value), type(value).__name__)
+    shown = repr(value)
+    return f"{kind} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+
+
+def check_table(data: Any, schema: dict[str, Any], label: str) -> dict[str, Any]:
+    """Check a parsed TOML/JSON table against ``schema`` (key -> accepted Python type or tuple of
+    types; ``int`` excludes booleans, ``float`` accepts whole numbers, and a ``bool`` key also
+    accepts the text ``"true"``/``"false"``, read by :func:`tokenomics._validate.flag`).
+
+    Unknown keys are refused with the closest known ones; the message starts with ``label``.
+    Returns the table (booleans normalised).
+    """
+    import difflib
+
+    from . import _validate
+
+    if not isinstance(data, dict):
+        raise DataError(f"{label} must be a table of keys, got {_got(data)}")
+    out = dict(data)
+    for key, val in data.items():
+        if key not in schema:
+            close = difflib.get_close_matches(str(key), list(schema), n=3, cutoff=0.6)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(f"{label}: unknown key {str(key)!r}.{hint} Known: {', '.join(schema)}")
+        want = schema[key]
+        ts = want if isinstance(want, tuple) else (want,)
+        if bool in ts:
+            try:
+                out[key] = _validate.flag(val, key)
+                continue
+            except TokenomicsError:
+                raise DataError(f"{label}: {key} must be true or false, got {_got(val)}") from None
+        ok = any(isinstance(val, t) and not (isinstance(val, bool) and t in (int, float)) for t in ts) or (
+            float in ts and isinstance(val, int) and not isinstance(val, bool))
+        if not ok:
+            raise DataError(f"{label}: {key} must be {_type_word(want)}, got {_got(val)}")
+    return out
 
 
 def _check_rectangular(text: str, label: str) -> None:
@@ -422,12 +697,28 @@ def read_csv(source: Any, what: str = "CSV file", *, required: Iterable[str] = (
             raise DataError(f"{label} cannot be parsed as CSV: {str(exc).splitlines()[0]}") from None
     else:
         raise ValidationError(f"{what} must be a path or a pandas DataFrame, got {type(source).__name__}")
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(f"{label} is missing columns {missing}; found {list(map(str, df.columns))}")
+    missing_columns(df, required, label)
     if df.empty and not allow_empty:
         raise DataError(f"{label} has no rows")
     return df
+
+
+def missing_columns(df: "pd.DataFrame", required: Iterable[str], label: str) -> None:
+    """Raise one :class:`DataError` line naming the required columns ``df`` lacks.
+
+    The header read is quoted only where it shares a column with the schema (a CSV of the
+    expected kind with a column missing): a file of another kind (a key file, a log) is said to
+    be one, without echoing its first line.
+    """
+    required = list(required)
+    missing = [c for c in required if c not in df.columns]
+    if not missing:
+        return
+    if len(missing) == len(required):
+        raise DataError(f"{label} has none of the expected columns (is it the right file?); expected a header "
+                        f"line naming {', '.join(required)}")
+    found = [str(c) if len(str(c)) <= 40 else str(c)[:37] + "..." for c in df.columns[:30]]
+    raise DataError(f"{label} is missing columns {missing}; found {found}")
 
 
 def blank_cells(values: "pd.Series") -> "pd.Series":
@@ -545,13 +836,19 @@ def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[
     import numpy as np
 
     choices = list(choices)
-    vals = df[column].astype(str).str.strip()
+    blank = blank_cells(df[column]).to_numpy()
+    # an empty cell is NaN (a float, kept so by pandas' string dtype): text it as '' before comparing
+    vals = df[column].where(~blank, "").astype(object).map(str).str.strip()
     bad = np.flatnonzero(~vals.isin(choices).to_numpy())
     if bad.size:
         i = int(bad[0])
+        if blank[i]:
+            raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} is empty; expected one of "
+                            f"{', '.join(choices)}")
         close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
+        got = repr(df[column].iloc[i])
         raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} must be one of "
-                        f"{', '.join(choices)}, got {df[column].iloc[i]!r}.{hint}")
+                        f"{', '.join(choices)}, got {got if len(got) <= 60 else got[:57] + '...'}.{hint}")
     return vals
 

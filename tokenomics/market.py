@@ -96,12 +96,15 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     elif isinstance(prices, pd.DataFrame):
         df, where = prices.copy(), "market table"
     else:
+        import io as _io
+
+        from .io import read_text
+
         p = Path(prices)
         where = str(p)
-        if not p.is_file():
-            raise DataError(f"market price file {p} not found (or not a file)")
+        text = read_text(p, "market price file")
         try:  # only an empty cell is 'not given': the text 'nan' in a price cell is an error
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""], **exact_floats())
+            df = pd.read_csv(_io.StringIO(text), keep_default_na=False, na_values=[""], **exact_floats())
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
     what = f"market price table {where}"
@@ -126,6 +129,22 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
             if (c == "as_of" or not empty) and parse_date(d) is None:
                 bad = f"missing {c}" if empty else f"bad {c} {str(d)!r}"
                 raise DataError(f"{what} row {i + 1} (line {i + 2}): {bad}; expected YYYY-MM-DD, YYYY-MM or YYYY")
+    for c in ("provider", "source"):  # who sells it, and where the price was read: both required
+        empty = np.flatnonzero(blank_cells(df[c]).to_numpy())
+        if empty.size:
+            i = int(empty[0])
+            raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} is empty; expected "
+                            + ("the provider's name" if c == "provider" else "where the price was published (a URL)"))
+    if where != "datasets/market_prices.csv":  # a price list of yours: not dated after today
+        import datetime as _dt
+
+        today = np.datetime64(_dt.datetime.now(_dt.timezone.utc).date(), "D")
+        for c in ("as_of", "date"):
+            for i, d in enumerate(df.get(c, ())):
+                parsed = parse_date(d)
+                if parsed is not None and parsed[0] > today:
+                    raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} {str(d)!r} is after today ({today}); "
+                                    "expected the date the price was read")
     known = set(catalog.model_names())
     for m in df["model"].astype(str):
         if m not in known:
@@ -303,7 +322,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
            cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
-           speeds: Any = None) -> "pd.DataFrame":
+           speeds: Any = None, serving: str = "decode") -> "pd.DataFrame":
     """Each list price beside the modelled cost to serve what the provider serves, and the margin.
 
     Parameters
@@ -341,6 +360,12 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         (:func:`speed_column`) and ``zero_margin_tok_per_s_per_user``, the speed at which the
         implied margin falls to zero, searched over the speeds and the geometric midpoints
         between them (:func:`zero_margin_speed`).
+    serving : {"decode", "colocated", "disaggregated"}
+        How the chips serve each row's requests (:data:`tokenomics.chain.SERVING_MODES`): the
+        decode-only steady state at the cheapest batch meeting the speed (default), co-located
+        continuous batching at the most requests in flight meeting it, or prefill and decode
+        instances (:func:`tokenomics.chain.price` ``serving``). ``colocated`` takes no
+        ``cache_hit_frac``.
 
     Returns
     -------
@@ -354,7 +379,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         ``output_margin_frac``, the margins at ``speeds`` and ``zero_margin_tok_per_s_per_user``
         (with ``speeds``), ``flag``, ``deployment``, ``cost_basis``, ``output_convention``,
         ``utilization_frac``, ``cache_hit_frac``, ``workload``, ``source``, ``as_of``, ``also_in``,
-        ``note``.
+        ``note``, then ``serving_mode`` (``decode-only steady state``, ``co-located``, ``disaggregated
+        P:D``) and ``concurrency`` (requests in flight per instance; NaN for the decode-only steady
+        state).
     """
     import pandas as pd
 
@@ -366,6 +393,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     v.positive(default_tok_per_s_per_user, "default_tok_per_s_per_user")
     v.one_of(output_convention, "output_convention", chain.OUTPUT_CONVENTIONS)
     v.fraction(cache_hit_frac, "cache_hit_frac")
+    v.one_of(serving, "serving", chain.SERVING_MODES)
+    if serving != "decode":  # what the serving mode takes, checked before any row is priced
+        chain._check_oracle_args(serving, None, None, None, cache_hit_frac, None, default_tok_per_s_per_user, None)
     if weight_precision is not None:
         precision_bytes(weight_precision)  # an unknown name is one line naming the known ones
     grid: list[float] = []
@@ -388,7 +418,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     deps: dict[tuple, Any] = {}
     costs: dict[tuple, dict[str, Any]] = {}
     kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,
-          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac}
+          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac, "serving": serving}
 
     def cost_at(model: str, prec: str | None, speed: float) -> dict[str, Any]:
         key = (model, prec, speed)
@@ -463,7 +493,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
             "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
             "output_convention", "utilization_frac", "cache_hit_frac", "workload", "source", "as_of",
-            "also_in", "note"]
+            "also_in", "note", "serving_mode", "concurrency"]
     out = pd.DataFrame(rows)
     for c in cols:
         if c not in out.columns:
@@ -481,7 +511,10 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                            "cost_usd_per_m_input_tok": np.nan, "cost_usd_per_m_output_tok": np.nan,
                            "flag": "", "deployment": "", "cost_basis": "",
                            "output_convention": kw["output_convention"], "utilization_frac": np.nan,
-                           "cache_hit_frac": kw["cache_hit_frac"]}
+                           "cache_hit_frac": kw["cache_hit_frac"],
+                           "serving_mode": ("disaggregated" if kw.get("serving") == "disaggregated"
+                                            else chain.serving_mode_label(kw.get("serving", "decode"))),
+                           "concurrency": np.nan}
     try:
         if (model, precision) not in deps:
             deps[(model, precision)] = _deployment(model, system, spec, precision)
@@ -504,7 +537,8 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                batch=int(np.ravel(r.batch)[0]),
                cost_usd_per_m_input_tok=float(np.ravel(r.usd_per_m_effective_input_tok)[0]),
                cost_usd_per_m_output_tok=float(np.ravel(r.usd_per_m_output_tok)[0]),
-               cost_basis=r.cost_basis, utilization_frac=float(np.ravel(np.asarray(r.utilization_frac, float))[0]))
+               cost_basis=r.cost_basis, utilization_frac=float(np.ravel(np.asarray(r.utilization_frac, float))[0]),
+               serving_mode=r.serving_mode, concurrency=float(r.concurrency))
     return out
 
 

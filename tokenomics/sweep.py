@@ -59,7 +59,7 @@ import numpy as np
 
 from . import _validate as v
 from ._display import Display
-from .errors import TokenomicsError, ValidationError
+from .errors import TokenomicsError, UnknownNameError, ValidationError
 
 #: Most configurations a sweep runs without ``force=True`` (about 10 minutes on 2 cores).
 MAX_CONFIGS = 200_000_000
@@ -222,7 +222,7 @@ class Grid:
             object.__setattr__(self, name, vals)
         for name in ("tp", "ep"):
             for x in getattr(self, name):
-                if x != "auto" and not (x.isdigit() and int(x) >= 1):
+                if x != "auto" and not (x.isascii() and x.isdigit() and int(x) >= 1):
                     raise ValidationError(f"{name} values must be 'auto' or whole numbers >= 1, got {x!r}")
         if any(x != "none" for x in self.system):
             from .perf.parallel import system as _system
@@ -307,6 +307,7 @@ class Grid:
 
     def check(self, out: str | Path | None = None, *, force: bool = False, in_memory: bool = False) -> None:
         """Resolve every name and check the size limits; raises before any work starts."""
+        force, in_memory = v.flag(force, "force"), v.flag(in_memory, "in_memory")
         from . import catalog
         from .chain import workload_mix as _workload
         from .econ.tco import CostInputs
@@ -420,22 +421,21 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
 
 def load_grid(path: str | Path) -> Grid:
     """Read a TOML grid file (see the module docstring)."""
-    import tomllib
-
-    from .io import read_text
+    from .io import load_document
 
     if not isinstance(path, (str, Path)):
         raise ValidationError(f"grid file must be a path, got {type(path).__name__}")
     p = Path(path)
-    try:
-        text = read_text(p, "grid file")
+    try:  # read capped, parsed, nesting at most io.MAX_NESTING deep
+        doc = load_document(p, "grid file", "toml")
     except TokenomicsError as exc:  # kept a ValidationError, as before
         raise ValidationError(str(exc)) from None
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"grid file {p.name!r} is not valid TOML: {exc}") from None
-    return parse_grid(doc)
+        return parse_grid(doc)
+    except UnknownNameError as exc:  # the file named in front of what is wrong in it
+        raise type(exc)(f"grid file {str(p)!r}: {exc}") from None
+    except ValidationError as exc:
+        raise ValidationError(f"grid file {str(p)!r}: {exc}") from None
 
 
 # -- evaluation ------------------------------------------------------------------------------
@@ -755,6 +755,7 @@ def run(grid: Grid, out: str | Path | None = None, *, engine: str = "local", sch
     from .units import PER_UNITS, in_unit
 
     v.one_of(per, "per", PER_UNITS)
+    force, processes = v.flag(force, "force"), v.flag(processes, "processes")
     if engine == "dask" and dask_client is None:
         from .distributed import check_cluster_args
 

@@ -7,6 +7,7 @@ Each area registers its commands from its own module (``perf``, ``econ``, ``fore
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -51,8 +52,23 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so that every ``finally`` (temporary files) runs."""
 
 
-def _on_sigterm(signum, frame):  # pragma: no cover - exercised in a subprocess test
-    raise Terminated()
+#: Signals received during this run (typer turns the KeyboardInterrupt they raise into a bare
+#: exit code 130, so the entry point reads what happened here).
+_SIGNALLED: list[int] = []
+
+
+def _on_signal(signum, frame):  # pragma: no cover - exercised in a subprocess test
+    _SIGNALLED.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _stopped_by_signal() -> None:
+    """One line and the conventional code (143 SIGTERM, 130 Ctrl-C): every output is written
+    atomically, so a stopped command leaves its old files or none, never a fragment."""
+    term = signal.SIGTERM in _SIGNALLED
+    typer.echo(f"{'Terminated' if term else 'Interrupted'}: stopped before finishing; no file half-written.",
+               err=True)
+    sys.exit(143 if term else 130)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -69,7 +85,9 @@ def _check_out_callback(kind: str):
         if value is not None:
             from ..io import check_output
 
-            check_output(value, kind=kind, what="--out")
+            # --force is eager (parsed first): it lets a directory --out be the current one
+            force = bool(ctx.params.get("force", False)) if kind == "dir" else None
+            check_output(value, kind=kind, what="--out", force=force)
         return value
 
     return check
@@ -108,21 +126,22 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; a :class:`TokenomicsError`, a usage error or a file system
     error (``OSError``) becomes one line on stderr and exit code 2; Ctrl-C and SIGTERM stop cleanly (exit 130 and 143) with no file
     half-written."""
-    import signal
     import warnings
 
-    old_show, old_term = warnings.showwarning, None
+    old_show, old = warnings.showwarning, {}
     warnings.showwarning = _one_line_warning
-    try:
-        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not in the main thread
-        pass
+    _SIGNALLED.clear()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            old[sig] = signal.signal(sig, _on_signal)
+        except ValueError:  # not in the main thread
+            pass
     try:
         _main(argv)
     finally:  # embedders (tests) get their handlers back
         warnings.showwarning = old_show
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _main(argv: list[str] | None) -> None:
@@ -133,12 +152,16 @@ def _main(argv: list[str] | None) -> None:
     try:
         _check_empty_out(sys.argv[1:] if argv is None else list(argv))
         rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)
+        if _SIGNALLED or rc == 130:  # typer answers KeyboardInterrupt with a bare 130
+            _stopped_by_signal()
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except TokenomicsError as exc:
         typer.echo(f"Error: {_one(exc)}", err=True)
         sys.exit(2)
     except typer.Exit as exc:
+        if _SIGNALLED or exc.exit_code == 130:
+            _stopped_by_signal()
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # a reader such as `head` closed the pipe: nothing more to say
         sys.exit(0)
@@ -148,8 +171,9 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt) as exc:
         term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-        typer.echo("Terminated: nothing half-written." if term else "Interrupted: nothing half-written.", err=True)
-        sys.exit(143 if term else 130)
+        if term and signal.SIGTERM not in _SIGNALLED:
+            _SIGNALLED.append(signal.SIGTERM)
+        _stopped_by_signal()
     except Exception as exc:  # click usage errors (typer may vendor its own click)
         if _is_click_exception(exc):
             if isinstance(getattr(exc, "__context__", None), TokenomicsError):  # raised in a callback

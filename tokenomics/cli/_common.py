@@ -110,7 +110,9 @@ def _fmt_cell(v: Any) -> str:
         if v != 0 and (abs(v) >= 1e9 or abs(v) < 1e-3):
             return f"{v:.4g}"
         return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-    return str(v)
+    from .._display import printable  # no escape sequences from input files reach the terminal
+
+    return printable(str(v))
 
 
 def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str | None = None) -> None:
@@ -119,7 +121,9 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
 
     df = iso_dates(df)  # dates as YYYY-MM-DD in every format
     if fmt == Format.csv:
-        sys.stdout.write(df.to_csv(index=False))
+        from ..io import spreadsheet_safe
+
+        sys.stdout.write(spreadsheet_safe(df).to_csv(index=False))
     elif fmt == Format.json:
         sys.stdout.write(frame_to_json(df) + "\n")
     else:
@@ -132,8 +136,10 @@ def emit(df: "pd.DataFrame", fmt: Format, title: str | None = None, caption: str
         names = _fitted_headers([display_header(c) for c in df.columns],
                                 [max((len(r[i]) for r in rows), default=0) for i in range(len(df.columns))], width)
         # plain text everywhere: "[us]" or "[f/(f+w)]" is a unit or a formula, not rich markup
-        table = Table(title=None if title is None else escape(title),
-                      caption=None if caption is None else escape(caption), show_lines=False)
+        from .._display import printable
+
+        table = Table(title=None if title is None else escape(printable(title)),
+                      caption=None if caption is None else escape(printable(caption)), show_lines=False)
         for name in names:
             table.add_column(escape(name), overflow="fold")
         for row in rows:

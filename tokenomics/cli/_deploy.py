@@ -14,7 +14,7 @@ MoeTpOpt = Annotated[Optional[int], typer.Option("--moe-tp", help="With --tp/--e
 DpAttnOpt = Annotated[Optional[bool], typer.Option("--dp-attention/--no-dp-attention", help="MoE: attention data-parallel across the EP group (wide EP) [default: yes].")]
 EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="Serving engine: default, vllm, sglang, trt; NAME@RELEASE (sglang@0.4.3) prices that release.")]
 EngineVersionOpt = Annotated[Optional[str], typer.Option("--engine-version", help="The engine's release, e.g. 1.1.0rc2: under the engine plan, older TensorRT-LLM GEMM and MoE kernels are timed as measured for that release, placed by release date between the measured ones [default: the newest].")]
-SpecOpt = Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding: none, mtp, dspark or METHOD:GAMMA:ALPHA.")]
+SpecOpt = Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding: none, mtp, dspark, METHOD:GAMMA:ALPHA, or METHOD:GAMMA at the published acceptance by draft position (mtp:3).")]
 PrefillChunkOpt = Annotated[Optional[str], typer.Option("--prefill-chunk", help="Prompt tokens per prefill step, e.g. 8192 or 8k (SGLang: --chunked-prefill-size, split among attention-DP ranks) [default: the engine's: 8192; SGLang 16384 from 160 GiB of GPU memory; vLLM 2048 below 70 GiB].")]
 PrefillBatchOpt = Annotated[Optional[int], typer.Option("--prefill-batch", help="Prompts prefilled together [default: chunk / prompt length].")]
 DeploymentOpt = Annotated[Optional[Path], typer.Option("--deployment", help="TOML file describing the deployment (flags override it).")]

@@ -262,6 +262,7 @@ def report(
     engine: EngineOpt = None,
     spec: SpecOpt = None,
     prefill_chunk: PrefillChunkOpt = None,
+    force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
 ) -> None:
     """Pricing report (Markdown + standalone HTML + PNG figures), written atomically to --out; ends with what a Kimi K3 token costs on the article's systems, the demand forecast and what serving it takes."""
     from ..report import build_report, price_view, write_report
@@ -279,7 +280,7 @@ def report(
                                    "usd_per_m_output_tok", "energy_j_per_tok"]]
     emit(head, Format.table, title=f"{rep.title} (USD per million tokens)")
     for p in paths:
-        typer.echo(str(p))
+        typer.echo(str(p.resolve()))
 
 
 @app.command("rent-vs-own")

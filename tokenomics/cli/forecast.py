@@ -26,6 +26,8 @@ class Show(str, Enum):
     infra = "infra"
     replay = "replay"
     added = "added"
+    capacity = "capacity"
+    elasticity = "elasticity"
 
 
 class Freq(str, Enum):
@@ -38,10 +40,10 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM (--show replay: the last month-end replayed).")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table, the scenario parameters, the reference lines comparison, the infrastructure to serve it, the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
-    system: Annotated[Optional[str], typer.Option("--system", help="--show infra: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
+    system: Annotated[Optional[str], typer.Option("--system", help="--show infra, capacity: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra, capacity: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="--show infra: request mix of the demand (datasets/workloads.csv) [default openrouter-2025: OpenRouter's mean request, late 2025, 6,000 in / 400 out].")] = None,
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
@@ -53,12 +55,12 @@ def forecast(
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
+    force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
 ) -> None:
     """Forecast token demand to 2030-12 with 80/95 % intervals (backtest-weighted models)."""
     from ..forecast import forecast as run_forecast
     from ..forecast.infrastructure import plan_infrastructure
     from ..forecast.scenarios import reference_comparison, scenario_table
-    from ..io import write_frame
 
     from ..catalog import model_names
     from ..errors import unknown_name
@@ -91,6 +93,9 @@ def forecast(
     if show == Show.added:
         _show_added(before, hist, add_history is not None, fmt)
         return
+    if show == Show.elasticity:
+        _show_elasticity(workload, fmt)
+        return
     if show == Show.replay:
         if scenario is not None:
             from ..errors import ValidationError
@@ -112,7 +117,7 @@ def forecast(
     elif show == Show.backtest:
         bt = result.backtest
         cal = bt.calibration
-        df = bt.coverage_by_horizon()
+        df = bt.coverage_by_horizon() if fmt != Format.json else bt.scored_points()
         title = ("Rolling-origin backtest: calibrated 80/95 % intervals scored out of sample, by "
                  "horizon; sample tuning = leave one tuning series out, holdout = series never "
                  "tuned on")
@@ -122,8 +127,10 @@ def forecast(
                    f" h)^2{spread}) decades at horizon h years and leverage L of the fitted window "
                    f"(capped at {cal.max_leverage:.3g}), x{cal.q[0.8]:.2f} (80 %), "
                    f"x{cal.q[0.95]:.2f} (95 %); widths in decades; mae_vs_naive < 1 beats a random "
-                   "walk in logs. Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
-                   "calibration. Per model: --format csv --out DIR (backtest.csv)")
+                   "walk in logs, mae_vs_drift < 1 beats drift (constant growth of the last year). "
+                   + _benchmark_line(bt) + ". Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
+                   "calibration. Per model: --format csv --out DIR (backtest.csv); per scored point: "
+                   "--format json")
     elif show == Show.scenarios:
         df, title = scenario_table(), "Agentic scenarios (datasets/demand_scenarios.csv)"
     elif show == Show.references:
@@ -134,6 +141,9 @@ def forecast(
             stated = {"deployment": dep, **({"workload": workload} if workload is not None else {})}
         if serving is not None:
             stated["serving"] = serving
+    if show == Show.capacity:
+        df, title, caption = _capacity_view(result, stated, target_tok_s_user, cost, cache_hit, fmt)
+    elif show == Show.infra:
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
         title = f"Serving the forecast: {df['deployment'].iloc[0]}, {df['workload'].iloc[0]}"
@@ -154,12 +164,12 @@ def forecast(
         constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "serving", "tok_per_s_per_chip",
                     "cost_usd_per_chip_h", "tok_per_s_per_user"]  # one value a run: said in the caption
         df = df.drop(columns=constant) if fmt == Format.table else df
-    if out is not None:
-        paths = result.write(out)
-        paths.append(write_frame(reference_comparison(result), Path(out) / "references.csv"))
+    if out is not None:  # every file in one directory swap: an interrupted run leaves the old set or the new
+        extra = {"references.csv": reference_comparison(result)}
         if show == Show.infra:
-            paths.append(write_frame(df, Path(out) / "infrastructure.csv"))
-        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+            extra["infrastructure.csv"] = df
+        paths = result.write(out, extra=extra)
+        typer.echo(f"wrote {len(paths)} files to {Path(out).resolve()}", err=True)
     if result.skipped:
         skipped = "skipped: " + "; ".join(f"{k} ({v})" for k, v in result.skipped.items())
         caption = f"{caption}\n{skipped}" if caption else skipped
@@ -180,6 +190,65 @@ def forecast(
              title="The same intervals by series (each series' rolling-origin points)",
              caption="each series one vote: the mean of the series' rows, so a long series (the held-out "
                      "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
+
+
+def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format):
+    """--show capacity: demand against the chips and power of its region, per series and year."""
+    from ..forecast.capacity import supply_capacity
+
+    cap = supply_capacity(result, **stated, target_tok_per_s_per_user=target, cost=cost, cache_hit_frac=cache_hit)
+    df = cap.to_frame()
+    a = df.attrs
+    bound = df[df["supply_bound"]]
+    said = (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
+                      for s, g in bound.groupby("series", sort=False)) or "none")
+    title = f"Demand against supply: {df['deployment'].iloc[0]}, served = min(demand, chips, power)"
+    caption = (f"December rates [tokens/day]; chips: the region's installed AI accelerators (Epoch AI, "
+               f"datasets/ai_compute_stock.csv; after 2025 +{a.get('growth', 1.3):.0%}/yr scenario), "
+               f"{a['inference_compute_frac']:.0%} of them serving inference, at "
+               f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s per deployment chip; power: "
+               f"{a['inference_power_frac']:.0%} of the region's data-centre electricity (IEA base case; "
+               "scenario parameter) at the deployment's energy per token; chips_needed serve the median; "
+               "twh is the served rate's electricity over a year; usd_per_m_output_tok the market's output "
+               "list price path. Supply-bound (median above what chips or power allow; served is capped): "
+               + said + ". A series that is part of its region is bounded by the whole region's supply, "
+               "not sized by it; parameters in datasets/demand_scenarios.csv")
+    no_chips = sorted(set(df.loc[df["chips_tokens_per_day"].isna(), "region"]))
+    if no_chips:
+        caption += "; no chip limit (no sourced share of the world's accelerators) for: " + ", ".join(no_chips)
+    keep = ["series", "region", "year", "demand_tokens_per_day", "served_tokens_per_day", "binding",
+            "chips_tokens_per_day", "power_tokens_per_day", "chips_needed", "twh", "usd_per_m_output_tok"]
+    return (df[keep] if fmt == Format.table else df), title, caption
+
+
+def _show_elasticity(workload, fmt: Format) -> None:
+    """--show elasticity: the price elasticity of token volume, both specifications."""
+    from ..forecast.elasticity import elasticity_table
+
+    df = elasticity_table(workload=workload or "openrouter-2025")
+    w = df.set_index("spec").loc["within"]
+    verdict = ("supported: volume rises as the model's own price falls" if w["supported"] else
+               f"NOT supported: the within-model estimate's 95 % interval ({w['lo_95']:.2f} to {w['hi_95']:.2f}) "
+               f"does not lie below zero (only {int(w['n_models_price_changed'])} of {int(w['n_models'])} models changed "
+               "price while listed). No elasticity is assumed in its place: the forecast does not move with price")
+    cap = (f"log(weekly tokens) on log(blended list price) by OLS, standard errors clustered by model; within = model "
+           "and week fixed effects (a model's volume against its own price changes), cross_section = week fixed "
+           "effects only (cheaper vs dearer models: quality sets both, not a demand response). Data: "
+           f"{w['dataset']} ({int(w['n_obs'])} paid model-weeks, {int(w['n_weeks'])} weeks; top models only; weeks "
+           "before 2026-02-09 carry that day's prices). half_price_demand_x: demand at half the price = 0.5^e, "
+           f"with its 95 % interval. Verdict: {verdict}")
+    emit(df, fmt, title="Price elasticity of token volume (OpenRouter model-weeks)", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
+
+
+def _benchmark_line(bt) -> str:
+    """Median |error| of the forecast, drift and the random walk per sample, in one phrase."""
+    b = bt.benchmarks()
+    return "; ".join(f"{r.sample}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift "
+                     f"{r.drift_median_abs_err_dec:.2f}, random walk {r.rw_median_abs_err_dec:.2f} "
+                     f"({r.n_points} points; beats drift on {r.beats_drift_frac:.0%})"
+                     for r in b.itertuples())
 
 
 def _show_added(before, after, have_added: bool, fmt: Format) -> None:
@@ -246,9 +315,11 @@ def _show_replay(hist, series: str, fit_through, out, fmt: Format) -> None:
            "published by then (weights and calibration included); " + "; ".join(parts)
            + ". Cut-offs overlap, so scores are not independent; holdout = series never tuned on")
     if out is not None:
-        paths = [write_frame(scores, Path(out) / "replay.csv"),
-                 write_frame(table, Path(out) / "replay_coverage.csv")]
-        typer.echo(f"wrote {len(paths)} files to {out}", err=True)
+        from ..io import atomic_dir
+
+        with atomic_dir(out, owned=("replay.csv", "replay_coverage.csv")) as tmp:
+            paths = [write_frame(scores, tmp / "replay.csv"), write_frame(table, tmp / "replay_coverage.csv")]
+        typer.echo(f"wrote {len(paths)} files to {Path(out).resolve()}", err=True)
     emit(table, fmt, title="Month-end replay: the forecasts the product would have printed, scored by horizon",
          caption=cap)
     if fmt != Format.table:

@@ -37,6 +37,7 @@ def market(
     output_convention: OutputConventionOpt = "decode-only",
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Price every row at this weight precision (bf16, fp8, nvfp4, mxfp4, int4, ...) [default: the row's quantization, else the precision the model's providers serve: datasets/served_precision.csv].")] = None,
     speeds: Annotated[Optional[str], typer.Option("--speeds", help="Also price every row at these speeds, tok/s per user, comma-separated (e.g. 20,35,50): the implied margin at each and the speed at which it is zero.")] = None,
+    serving: Annotated[str, typer.Option("--serving", help="How the chips serve each row's requests: decode (default: the decode-only steady state at the cheapest batch meeting the speed), colocated (continuous batching, the model validate-serving scores: the most requests in flight meeting the speed) or disaggregated (prefill and decode instances with KV transfer).")] = "decode",
     spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
@@ -44,6 +45,7 @@ def market(
 
     Example: tokenomics market --format json
     """
+    from .. import chain
     from .. import market as mk
 
     u = utilization_of(utilization, utilization_profile, autoscale)
@@ -52,7 +54,7 @@ def market(
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
-                   spec=spec, weight_precision=weight_precision, speeds=want)
+                   spec=spec, weight_precision=weight_precision, speeds=want, serving=serving)
     if fmt != Format.table:
         emit(df, fmt)
         return
@@ -71,7 +73,8 @@ def market(
          title=(f"{s['n_prices']} list prices, {s['n_models']} models (USD per M tokens): median implied margin "
                 f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
                 f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
-                f"{output_convention} output, {workload} mix"
+                f"{output_convention} output, {workload} mix, "
+                f"{'disaggregated' if serving == 'disaggregated' else chain.serving_mode_label(serving)} serving"
                 + "".join(f"; median margin at {x:g} tok/s/user {s['median_' + c]:.0%}" for c, x in zip(curve, want or []))),
          caption=((f"precision: --weight-precision {weight_precision}; " if weight_precision else
                    "precision: the row's, else the one the model's providers serve (datasets/served_precision.csv); ")

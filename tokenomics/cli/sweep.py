@@ -88,14 +88,8 @@ def sweep(
     workers = _cluster(engine, scheduler, workers)
     g = load_grid(grid)
     bar = _Bar(progress, "sweep")
-    try:
+    try:  # Ctrl-C or SIGTERM: the entry point says so in one line (exit 130 / 143); no output file
         r = run(g, out, engine=engine, scheduler=scheduler, n_workers=workers, force=force, progress=bar, per=per)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tokenomics.cli.Terminated)
-        from . import Terminated
-
-        bar.close()
-        typer.echo("Interrupted: no output file written.", err=True)
-        raise typer.Exit(code=143 if isinstance(exc, Terminated) else 130) from None
     finally:
         bar.close()
     df = r.to_frame()

@@ -22,6 +22,7 @@ def watch(
     supernode_events: Annotated[Optional[Path], typer.Option("--supernode-events", help="Use this supernode events CSV instead of the bundled one.")] = None,
     show: Annotated[str, typer.Option("--show", help="summary (the three metrics); price-index (the constant-quality price index by half-year, 95% intervals); price-paths (the same model at the same provider over time); cost-basis (bottom-up owning cost per chip-hour vs InferenceX tiers vs rentals, with the input that explains the gap); cost-drivers (each input's value that would match the tier).")] = "summary",
     measure: Annotated[str, typer.Option("--measure", help="Price of --show price-index/price-paths: blended (chat mix) or output (USD per M tokens).")] = "blended",
+    force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
 ) -> None:
     """Price cuts, megakernel adoption and domestic supernode deliveries: latest, trend, forecast, status."""
     from .._validate import one_of
@@ -43,7 +44,7 @@ def watch(
         emit(df, fmt)
     if out is not None:
         paths = d.write(out)
-        typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+        typer.echo("wrote " + ", ".join(str(p.resolve()) for p in paths), err=True)
 
 
 #: Tables ``watch --show`` prints besides the summary.

@@ -36,6 +36,10 @@ from .finance import capital_cost_usd_per_h, check_life, check_wacc
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
 
+#: Highest electricity price accepted [USD/kWh]: ten times the dearest retail tariffs (under
+#: 1 USD/kWh); above it a value is a unit mistake (per MWh, cents), not a price.
+MAX_ELECTRICITY_USD_PER_KWH = 10.0
+
 TIERS = ("hyperscaler-owned", "neocloud-owned", "rental-3yr", "retail")
 VINTAGES = ("2025-08", "2026-07")
 
@@ -177,6 +181,9 @@ class CostInputs:
         if np.any(np.asarray(self.pue, dtype=float) < 1):
             raise ValidationError(f"pue must be >= 1 (facility power / IT power), got {v._show(self.pue)}")
         v.non_negative(self.electricity_usd_per_kwh, "electricity_usd_per_kwh")
+        if np.any(np.asarray(self.electricity_usd_per_kwh, dtype=float) > MAX_ELECTRICITY_USD_PER_KWH):
+            raise ValidationError(f"electricity_usd_per_kwh={v._show(self.electricity_usd_per_kwh)} is not a price of "
+                                  f"electricity; expected 0-{MAX_ELECTRICITY_USD_PER_KWH:g} USD per kWh")
         v.non_negative(self.colo_usd_per_kw_month, "colo_usd_per_kw_month")
         v.non_negative(self.host_power_w, "host_power_w")
         v.non_negative(self.provisioned_it_w, "provisioned_it_w")

@@ -85,6 +85,7 @@ def from_load_profile(hours: Any, load: Any, *, autoscale: bool = False, headroo
         Utilization in (0, 1].
     """
     h, ld = check_profile(hours, load)
+    autoscale = v.flag(autoscale, "autoscale")
     v.non_negative(headroom_frac, "headroom_frac")
     v.fraction(min_capacity_frac, "min_capacity_frac")
     ld = ld / ld.max()  # the unit cancels; relative loads cannot overflow

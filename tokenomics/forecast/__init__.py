@@ -13,6 +13,10 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`load_history`, :func:`series`, :func:`series_names`
 - :func:`scenario`, :func:`scenario_table`, :func:`reference_lines`, :func:`bass_share`
 - :func:`serving_requirements`, :func:`plan_infrastructure`, :func:`price_path`
+- :func:`supply_capacity` -> :class:`CapacityResult`: demand against the chips and power of its
+  region, what is served and which limit binds; :func:`ai_compute_h100e`
+- :func:`estimate_elasticity` -> :class:`Elasticity`, :func:`elasticity_table`: the price
+  elasticity of token volume from OpenRouter's per-model weeks (statsmodels, fixed effects)
 
 (The submodules ``backtest`` and ``infrastructure`` share their names with the areas, so the
 functions are called ``run_backtest`` and ``plan_infrastructure``.)
@@ -39,6 +43,8 @@ _EXPORTS = {
     "serving_requirements": "infrastructure", "plan_infrastructure": "infrastructure",
     "price_path": "infrastructure", "InfraResult": "infrastructure",
     "MODELS": "models", "fit": "models",
+    "estimate_elasticity": "elasticity", "elasticity_table": "elasticity", "Elasticity": "elasticity",
+    "supply_capacity": "capacity", "CapacityResult": "capacity", "ai_compute_h100e": "capacity",
 }
 
 __all__ = sorted(_EXPORTS)

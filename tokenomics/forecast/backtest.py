@@ -6,7 +6,9 @@ MIN_TRAIN``, every model is fitted on the first ``k`` observations and predicts 
 so an error of 1 is a factor of ten. Baselines:
 
 - ``naive``: the last training value (a random walk in logs);
-- ``drift``: the straight line (on the log scale) through the first and last training values.
+- ``drift``: constant growth at the rate of the last year before the origin (the straight line,
+  on the log scale, from the value a year before the last training observation to it;
+  :func:`drift_slope`).
 
 From these out-of-sample errors, pooled over the **tuning** series:
 
@@ -83,6 +85,10 @@ OBS_NOISE_LOG10 = 0.1
 N_BOOT_BACKTEST = 40
 
 BASELINES: tuple[str, ...] = ("naive", "drift")
+
+#: Window over which the ``drift`` benchmark measures growth [years]: it extrapolates the
+#: constant growth rate of the last year before the origin (:func:`drift_slope`).
+DRIFT_WINDOW_YEAR = 1.0
 
 #: Labels of the ``sample`` column: series the method is tuned on, and series only scored.
 SAMPLES: tuple[str, ...] = ("tuning", "holdout")
@@ -399,12 +405,91 @@ class BacktestResult(Display):
         """
         return _by_sample(self.points, sample, _series_table)
 
+    def scored_points(self, sample: str = "all") -> "pd.DataFrame":
+        """Every scored point: the forecast beside the drift and random-walk benchmarks.
+
+        Parameters
+        ----------
+        sample : {"all", "tuning", "holdout"}
+            As :meth:`coverage_by_horizon` (tuning points are scored leaving their series out).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``sample, series, origin_year, target_year, horizon_year`` [decimal years,
+            years], ``model_err_dec`` (the calibrated forecast's median), ``drift_err_dec``
+            (constant growth of the last year before the origin, :func:`drift_slope`),
+            ``rw_err_dec`` (the last value: a random walk in logs), all log10(predicted /
+            actual) [decades], ``in_80``, ``in_95`` (the forecast's calibrated intervals held the
+            observation) and ``width_95_dec`` [decades].
+        """
+        return _by_sample(self.points, sample, _scored_points)
+
+    def benchmarks(self, sample: str = "all") -> "pd.DataFrame":
+        """Median and mean |error| of the forecast, drift and the random walk on the same points.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per sample: ``n_points, n_series``, ``median_abs_err_dec`` and
+            ``mean_abs_err_dec`` of ``model``, ``drift`` and ``rw`` [decades] and
+            ``beats_drift_frac`` (share of points where the forecast errs less than drift).
+        """
+        import pandas as pd
+
+        pts = self.scored_points(sample)
+        rows = []
+        for s, g in (pts.groupby("sample", sort=False) if not pts.empty else []):
+            r = {"sample": s, "n_points": int(len(g)), "n_series": int(g["series"].nunique())}
+            for k in ("model", "drift", "rw"):
+                a = g[f"{k}_err_dec"].abs()
+                r[f"{k}_median_abs_err_dec"] = float(a.median())
+                r[f"{k}_mean_abs_err_dec"] = float(a.mean())
+            r["beats_drift_frac"] = float((g["model_err_dec"].abs() < g["drift_err_dec"].abs()).mean())
+            rows.append(r)
+        return pd.DataFrame(rows)
+
 
 # ----------------------------------------------------------------------------- the backtest
+def drift_slope(t, y, window_year: float = DRIFT_WINDOW_YEAR) -> float:
+    """Growth rate of the last ``window_year`` of a series [log units per year].
+
+    The slope from the value one window before the last observation (interpolated linearly in
+    ``y`` between the observations around it) to the last observation; a series shorter than
+    the window uses its first observation. 0 for fewer than two distinct times.
+
+    Parameters
+    ----------
+    t : array-like
+        Observation times, increasing [decimal years].
+    y : array-like
+        Values on a log scale (any base; the slope is in that base per year).
+    window_year : float
+        How far back the growth is measured [years].
+
+    Returns
+    -------
+    float
+        ``(y[-1] - y(t[-1] - window)) / window`` [log units/year].
+
+    Examples
+    --------
+    Ten-fold in the last year, whatever came before:
+
+    >>> round(drift_slope([2023.0, 2024.0, 2025.0], [0.0, 0.0, 1.0]), 6)
+    1.0
+    """
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    start = max(float(t[-1]) - float(window_year), float(t[0]))
+    span = float(t[-1]) - start
+    if span <= 0:
+        return 0.0
+    return float((y[-1] - np.interp(start, t, y)) / span)
+
+
 def _baselines(t: np.ndarray, y: np.ndarray, tq: np.ndarray) -> dict[str, np.ndarray]:
     naive = np.full_like(tq, y[-1])
-    slope = (y[-1] - y[0]) / (t[-1] - t[0]) if t[-1] > t[0] else 0.0
-    drift = y[-1] + slope * (tq - t[-1])
+    drift = y[-1] + drift_slope(t, y) * (tq - t[-1])
     return {"naive": naive, "drift": drift}
 
 
@@ -671,8 +756,9 @@ def _bin_label(lo: float, hi: float) -> str:
     return f"> {lo:g} y" if math.isinf(hi) else f"{lo:g}-{hi:g} y"
 
 
-def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10, series) -> dict:
-    """Coverage, width and error of scored intervals beside the random walk in logs.
+def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10, series,
+                   drift_error_log10=None) -> dict:
+    """Coverage, width and error of scored intervals beside the random walk in logs (and drift).
 
     Parameters
     ----------
@@ -683,12 +769,16 @@ def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10,
         [log10(predicted / actual)] (NaN where the random walk has no value).
     series : array-like
         Series of each point.
+    drift_error_log10 : array-like, optional
+        The drift benchmark's error on the same points (constant growth of the last year,
+        :func:`drift_slope`) [log10(predicted / actual)].
 
     Returns
     -------
     dict
         ``n_points, n_series, coverage_80, coverage_95, median_width_95_log10, mae_log10,
-        mae_naive_log10, mae_vs_naive``.
+        mae_naive_log10, mae_vs_naive``; with ``drift_error_log10`` also ``mae_drift_log10`` and
+        ``mae_vs_drift`` (below 1: the forecast beats drift).
     """
     import pandas as pd
 
@@ -696,7 +786,7 @@ def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10,
     en = en[np.isfinite(en)]
     mae = float(np.mean(np.abs(np.asarray(error_log10, float))))
     mae_n = float(np.mean(np.abs(en))) if len(en) else np.nan
-    return {
+    out = {
         "n_points": int(len(np.asarray(in_80))),
         "n_series": int(pd.Series(series).nunique()),
         "coverage_80": float(pd.to_numeric(pd.Series(in_80)).mean()),
@@ -706,21 +796,53 @@ def coverage_stats(in_80, in_95, width_95_log10, error_log10, naive_error_log10,
         "mae_naive_log10": mae_n,
         "mae_vs_naive": mae / mae_n if mae_n > 0 else np.nan,
     }
+    if drift_error_log10 is not None:
+        ed = np.asarray(drift_error_log10, float)
+        ed = ed[np.isfinite(ed)]
+        mae_d = float(np.mean(np.abs(ed))) if len(ed) else np.nan
+        out.update(mae_drift_log10=mae_d, mae_vs_drift=mae / mae_d if mae_d > 0 else np.nan)
+    return out
 
 
-def _coverage_row(sub: "pd.DataFrame", naive: "pd.DataFrame") -> dict:
-    """Coverage, width and error of the calibrated ensemble rows ``sub`` beside the random walk."""
+def _coverage_row(sub: "pd.DataFrame", naive: "pd.DataFrame", drift: "pd.DataFrame | None" = None) -> dict:
+    """Coverage, width and error of the calibrated ensemble rows ``sub`` beside the random walk
+    (and the drift benchmark)."""
     keys = list(zip(sub["series"], sub["n_train"], sub["target_year"]))
     en = naive.loc[naive.index.intersection(keys), "error_log10"].to_numpy(float)
+    ed = None if drift is None else drift.loc[drift.index.intersection(keys), "error_log10"].to_numpy(float)
     return coverage_stats(sub["in_80"], sub["in_95"], sub["width_95_log10"], sub["error_log10"], en,
-                          sub["series"])
+                          sub["series"], drift_error_log10=ed)
 
 
-def _scored(points: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame"]:
-    """The calibrated ensemble rows and the random walk's rows indexed by point."""
+_POINT_KEY = ["series", "n_train", "target_year"]
+
+
+def _scored(points: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame", "pd.DataFrame"]:
+    """The calibrated ensemble rows, and the random walk's and drift's rows indexed by point."""
     ens = points[(points["model"] == "ensemble") & points["in_95"].notna()]
-    naive = points[points["model"] == "naive"].set_index(["series", "n_train", "target_year"])
-    return ens, naive
+    naive = points[points["model"] == "naive"].set_index(_POINT_KEY)
+    drift = points[points["model"] == "drift"].set_index(_POINT_KEY)
+    return ens, naive, drift
+
+
+def _scored_points(points: "pd.DataFrame") -> "pd.DataFrame":
+    """One row per scored point of one sample: the forecast's, drift's and the random walk's
+    errors and whether the calibrated intervals held the observation."""
+    import pandas as pd
+
+    ens, naive, drift = _scored(points)
+    if ens.empty:
+        return pd.DataFrame()
+    idx = pd.MultiIndex.from_frame(ens[_POINT_KEY])
+    return pd.DataFrame({
+        "series": ens["series"].to_numpy(), "origin_year": ens["origin_year"].to_numpy(float),
+        "target_year": ens["target_year"].to_numpy(float), "horizon_year": ens["horizon_year"].to_numpy(float),
+        "model_err_dec": ens["error_log10"].to_numpy(float),
+        "drift_err_dec": drift["error_log10"].reindex(idx).to_numpy(float),
+        "rw_err_dec": naive["error_log10"].reindex(idx).to_numpy(float),
+        "in_80": ens["in_80"].astype(bool).to_numpy(), "in_95": ens["in_95"].astype(bool).to_numpy(),
+        "width_95_dec": ens["width_95_log10"].to_numpy(float),
+    })
 
 
 def _horizon_rows(scored: "pd.DataFrame", row) -> list[dict]:
@@ -739,8 +861,8 @@ def _horizon_rows(scored: "pd.DataFrame", row) -> list[dict]:
 def _coverage_table(points: "pd.DataFrame") -> "pd.DataFrame":
     import pandas as pd
 
-    ens, naive = _scored(points)
-    return pd.DataFrame(_horizon_rows(ens, lambda sub: _coverage_row(sub, naive)))
+    ens, naive, drift = _scored(points)
+    return pd.DataFrame(_horizon_rows(ens, lambda sub: _coverage_row(sub, naive, drift)))
 
 
 def replay_coverage(scores: "pd.DataFrame", history: "pd.DataFrame | None" = None) -> "pd.DataFrame":
@@ -779,13 +901,14 @@ def replay_coverage(scores: "pd.DataFrame", history: "pd.DataFrame | None" = Non
 def _series_table(points: "pd.DataFrame") -> "pd.DataFrame":
     import pandas as pd
 
-    ens, naive = _scored(points)
-    rows = [{"series": name, **_coverage_row(sub, naive)} for name, sub in ens.groupby("series", sort=True)]
+    ens, naive, drift = _scored(points)
+    rows = [{"series": name, **_coverage_row(sub, naive, drift)} for name, sub in ens.groupby("series", sort=True)]
     if not rows:
         return pd.DataFrame()
     t = pd.DataFrame(rows)
     vote = {c: float(t[c].mean()) for c in ("coverage_80", "coverage_95", "median_width_95_log10",
-                                               "mae_log10", "mae_naive_log10", "mae_vs_naive")}
+                                               "mae_log10", "mae_naive_log10", "mae_vs_naive",
+                                               "mae_drift_log10", "mae_vs_drift")}
     vote.update(series="each series one vote", n_points=int(t["n_points"].sum()), n_series=int(len(t)))
     return pd.concat([t, pd.DataFrame([vote])], ignore_index=True)[t.columns]
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import models as M
 from .._display import Display
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, ValidationError
 from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,26 +102,52 @@ class ForecastResult(Display):
         """Save a log-scale fan chart (80 % and 95 % bands, observations) as PNG; return the path."""
         return fan_chart(self, path)
 
-    def write(self, out_dir) -> list:
+    def write(self, out_dir, extra: "dict[str, pd.DataFrame] | None" = None) -> list:
         """Write ``forecast_annual.csv``, ``forecast_monthly.csv``, ``backtest.csv``,
         ``backtest_coverage.csv`` (by horizon), ``backtest_series.csv`` (by series),
-        ``history.csv`` and ``forecast_fan.png`` into ``out_dir`` (atomically); return the paths."""
+        ``backtest_points.csv`` (each scored point beside drift and the random walk), ``history.csv``,
+        ``forecast_fan.png`` and the tables of ``extra`` (file name -> DataFrame) into ``out_dir``;
+        return the paths.
+
+        The directory is written atomically (:func:`tokenomics.io.atomic_dir`): built beside
+        ``out_dir`` and swapped in, so an interrupted run leaves the old files or the new ones,
+        never a mix."""
         from pathlib import Path
 
+        from ..io import atomic_dir, check_output
+
+        final = check_output(out_dir, kind="dir")
+        extra = dict(extra or {})
+        for name in extra:
+            if Path(name).name != name or Path(name).suffix.lower() not in (".csv", ".json", ".parquet"):
+                raise ValidationError(f"extra file name must be a plain .csv, .json or .parquet name, got {name!r}")
+        owned = FORECAST_FILES + tuple(n for n in extra if n not in FORECAST_FILES) + ("references.csv",
+                                                                                       "infrastructure.csv")
+        with atomic_dir(final, owned=owned) as tmp:
+            names = [p.name for p in self._write_into(tmp, extra)]
+        return [final / n for n in names]
+
+    def _write_into(self, out, extra) -> list:
         from ..io import write_frame
 
-        out = Path(out_dir)
         paths = [
             write_frame(_iso(self.to_frame("annual")), out / "forecast_annual.csv"),
             write_frame(_iso(self.to_frame("monthly")), out / "forecast_monthly.csv"),
             write_frame(self.backtest.to_frame(), out / "backtest.csv"),
             write_frame(self.backtest.coverage_by_horizon(), out / "backtest_coverage.csv"),
             write_frame(self.backtest.coverage_by_series(), out / "backtest_series.csv"),
+            write_frame(self.backtest.scored_points(), out / "backtest_points.csv"),
             write_frame(self.history.assign(date=self.history["date"].dt.strftime("%Y-%m-%d")),
                         out / "history.csv"),
         ]
         paths.append(self.fan_chart(out / "forecast_fan.png"))
+        paths += [write_frame(df, out / name) for name, df in extra.items()]
         return paths
+
+
+#: Files :meth:`ForecastResult.write` writes (besides its ``extra`` tables).
+FORECAST_FILES = ("forecast_annual.csv", "forecast_monthly.csv", "backtest.csv", "backtest_coverage.csv",
+                  "backtest_series.csv", "backtest_points.csv", "history.csv", "forecast_fan.png")
 
 
 def _iso(df: "pd.DataFrame") -> "pd.DataFrame":

@@ -150,6 +150,9 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             dates.append(parse_date(d))
         except ValidationError as exc:
             raise DataError(f"series {name!r}: {exc}") from None
+        if not (FIRST_DATE <= dates[-1].strftime("%Y-%m") < LAST_DATE):
+            raise DataError(f"date {str(d)!r} of series {name!r} is outside {FIRST_DATE} to the forecast's end "
+                            f"{LAST_DATE} (exclusive); expected an observation date")
     out["date"] = dates
 
     vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
@@ -327,6 +330,20 @@ def series(name: str, fit_through=None, history: "pd.DataFrame | None" = None) -
     return s
 
 
+#: Most rows and series a history file may hold: each series is fitted and backtested on its own
+#: (about a second each), so a file of 30,000 rows would run for hours; the bundled history has
+#: 14 series of at most a few dozen monthly points.
+MAX_HISTORY_ROWS = 5000
+MAX_HISTORY_SERIES = 100
+#: Longest series name [characters] (it labels tables, charts and file rows).
+MAX_SERIES_NAME = 80
+
+
+#: Observations are dated from this month up to (not including) the forecast's last month
+#: (:data:`tokenomics.forecast.demand.END`): one later leaves nothing to forecast.
+FIRST_DATE, LAST_DATE = "2000-01", "2030-12"
+
+
 def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     """Read a long CSV (``series, date, tokens_per_day``, extra columns kept) and validate it.
 
@@ -358,6 +375,18 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
         if missing.any():
             i = int(np.flatnonzero(missing)[0])
             raise DataError(f"{what} row {i + 1} (line {i + 2}) {msg}")
+    if len(df) > MAX_HISTORY_ROWS:
+        raise DataError(f"{what} has {len(df):,} rows; expected at most {MAX_HISTORY_ROWS:,} (monthly observations "
+                        "of the series to forecast)")
+    names = df["series"].astype(str)
+    odd = np.flatnonzero(((names.str.len() > MAX_SERIES_NAME) | ~names.map(str.isprintable)).to_numpy())
+    if odd.size:
+        i = int(odd[0])
+        raise DataError(f"{what} row {i + 1} (line {i + 2}): series name must be printable text of at most "
+                        f"{MAX_SERIES_NAME} characters, got {len(names.iloc[i]):,} characters {names.iloc[i][:30]!r}")
+    if names.str.strip().nunique() > MAX_HISTORY_SERIES:
+        raise DataError(f"{what} has {names.str.strip().nunique():,} series; expected at most {MAX_HISTORY_SERIES} "
+                        "(each is fitted and backtested on its own)")
     if "in_fit" in df.columns:
         flag = numeric_column(df, "in_fit", what, minimum=0, maximum=1, integer=True)
         df = df[flag == 1]

@@ -217,16 +217,24 @@ def price_path(years, workload: str = INFRA_WORKLOAD) -> np.ndarray:
     """
     from ..chain import workload_mix
     from ..econ.pricing import blended_usd_per_1k_tok
-    from .history import decimal_year
-    from .scenarios import _params, parameter
+    from .scenarios import parameter
 
     i, o = workload_mix(workload)
     p0 = blended_usd_per_1k_tok(parameter("price_usd_per_1k_input_tok_2025"),
                                 parameter("price_usd_per_1k_output_tok_2025"), i, o)
+    return p0 * price_decline_factor(years)
+
+
+def price_decline_factor(years) -> np.ndarray:
+    """Mid-year list price over the start prices' (``datasets/demand_scenarios.csv``):
+    ``(1 - d) ** (y + 0.5 - y0)``, ``d`` the yearly decline and ``y0`` the prices' ``as_of``."""
+    from .history import decimal_year
+    from .scenarios import _params, parameter
+
     d = parameter("price_decline_frac_per_year")
     row = _params().query("parameter == 'price_usd_per_1k_input_tok_2025'").iloc[0]
     y0 = float(decimal_year([row["as_of"]])[0])
-    return p0 * (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
+    return (1.0 - d) ** (np.asarray(years, dtype=float) + 0.5 - y0)
 
 
 #: How the chips of a plan serve prompts and generation: ``disaggregated`` (prefill and decode

@@ -39,6 +39,9 @@ def usable_hbm_bytes(accelerator: Any, profile: Any = None, mem_frac: float | No
     activations, workspace and the runtime).
     """
     if mem_frac is not None:
+        from .. import _validate as v
+
+        v.fraction(mem_frac, "mem_frac", allow_zero=False)  # a share of the chip: 2.0 would price a batch that does not fit
         return float(accelerator.hbm_bytes) * float(mem_frac)
     from .profile import load_profile
 

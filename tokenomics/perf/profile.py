@@ -142,27 +142,38 @@ class Profile:
 
     @classmethod
     def from_json(cls, text: str, origin: str = "profile") -> "Profile":
+        from ..io import MAX_NESTING, _depth
+
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"{origin} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        except (RecursionError, MemoryError):
+            d = None
+        if d is None and text.strip() != "null" or _depth(d, MAX_NESTING) > MAX_NESTING:
+            raise DataError(f"{origin} is nested too deeply; expected a flat JSON object of profile parameters")
         if not isinstance(d, dict):
             raise DataError(f"{origin} must hold a JSON object of profile parameters, got a {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise DataError(f"{origin} has unknown keys {unknown}; expected some of {sorted(known)}")
+            import difflib
+
+            close = difflib.get_close_matches(str(unknown[0]), sorted(known), n=2, cutoff=0.6)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(f"{origin} has unknown key {str(unknown[0])[:60]!r}.{hint} "
+                            f"Expected some of {sorted(known)}")
         if "name" not in d:
             raise DataError(f"{origin} lacks 'name'")
         for k, val in d.items():
             if k in ("name", "source", "fitted_on", "as_of"):
                 if not isinstance(val, str):
-                    raise DataError(f"{origin}: {k} must be a string, got {val!r}")
+                    raise DataError(f"{origin}: {k} must be a string, got {repr(val)[:60]}")
             elif k == "metrics":
                 if not isinstance(val, dict):
-                    raise DataError(f"{origin}: metrics must be an object, got {val!r}")
+                    raise DataError(f"{origin}: metrics must be an object, got {repr(val)[:60]}")
             elif isinstance(val, bool) or not isinstance(val, (int, float)):
-                raise DataError(f"{origin}: {k} must be a number, got {val!r}")
+                raise DataError(f"{origin}: {k} must be a number, got {repr(val)[:60]}")
         try:
             return cls(**d)
         except ValidationError as exc:
@@ -447,17 +458,17 @@ def transfer_profile(base: Profile, hardware: str) -> Profile:
 
 
 def _read(path: Path) -> Profile:
+    import stat
+
+    from ..io import read_text
+
     try:
         st = Path(path).stat()
     except OSError:  # let the reader say what is wrong, in one line
-        from ..io import read_text
-
         read_text(path, "profile file")
         raise
-    if not Path(path).is_file():
-        from ..io import read_text
-
-        read_text(path, "profile file")
+    if not stat.S_ISREG(st.st_mode):  # refused by the reader, or a shell pipe read once (not cached)
+        return Profile.from_json(read_text(path, "profile file"), origin=f"profile file {str(path)!r}")
     return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 

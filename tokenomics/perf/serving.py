@@ -24,7 +24,10 @@ budget, each iteration (each attention-DP rank) admitting up to a chunk of promp
 ``rho = B / ranks * tokens_per_step * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
 :func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
 prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
-B + X * TTFT``, solved for ``B`` by regula falsi (:func:`_closed_loop_batch`). Sequences beyond
+B + X * TTFT``, solved for ``B``: the smallest batch at which the requests in flight reach ``C``,
+bracketed between two whole batches (the decode step is timed at whole batches, so ``B + X * TTFT``
+may step down where the rounded batch steps up), then regula falsi (:meth:`_Colocated.solve`,
+:func:`_closed_loop_batch`). Sequences beyond
 a replica's slots (:func:`_slot_cap`: what its paged KV cache holds at their mean length
 ``isl + osl / 2``, and the engine's batch cap where the run set one) wait for a slot: then ``B``
 is that cap and ``TTFT = (C - B) / X``. Then
@@ -78,6 +81,7 @@ deployment (what a GPU-hour buys).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -153,9 +157,40 @@ def _prefill_per_token_s(dep, isl: float, chunk: float, profile=None) -> float:
     tokens of ``isl``-token prompts, less the weight read the decode part already pays."""
     prompt = int(round(min(isl, chunk)))
     n = int(np.max(dep.prefill_batch(prompt)))
-    pre = dep.prefill(prompt, batch=n, profile=profile)
     tokens = n * prompt
-    return float(np.max(pre.step_time_s)) / tokens
+    return float(_prefill_steps_s(dep, prompt, [n], profile)[0]) / tokens
+
+
+def _prefill_steps_s(dep, prompt_tok: int, batches: Any, profile=None) -> np.ndarray:
+    """Prefill step of each of ``batches`` prompts of ``prompt_tok`` tokens per replica [s] (one
+    :meth:`~tokenomics.deployment.Deployment.prefill` call; with the bundled calibration each
+    step is kept per deployment, so a caller may ask for the steps it will need in one call)."""
+    b = [int(x) for x in np.ravel(batches)]
+    memo = _prefill_memo(dep, int(prompt_tok)) if profile is None else None
+    new = b if memo is None else sorted({x for x in b if x not in memo})
+    if new:
+        t = np.asarray(dep.prefill(int(prompt_tok), batch=np.asarray(new), profile=profile).step_time_s, float)
+        t = t * np.ones(len(new))
+        if memo is None:
+            return t
+        memo.update(zip(new, t.tolist()))
+    return np.array([memo[x] for x in b])
+
+
+def _prefill_memo(dep, prompt_tok: int) -> dict | None:
+    """The kept prefill steps of a deployment by batch (:func:`_prefill_steps_s`); None where the
+    deployment cannot be a cache key."""
+    from ..catalog import data_dir
+
+    try:
+        return _prefill_memo_cached(dep, prompt_tok, str(data_dir()))
+    except TypeError:  # an unhashable deployment
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _prefill_memo_cached(dep, prompt_tok: int, _dir: str) -> dict:
+    return {}
 
 
 def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
@@ -168,14 +203,15 @@ def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
     >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
     0.5888
     """
-    from scipy.stats import poisson
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
 
     q = np.asarray(mean, dtype=float)
     if int(n) <= 1:
         return q.copy()
     top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
     m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
-    return np.sum(1.0 - poisson.cdf(m, q) ** int(n), axis=0)
+    return np.sum(1.0 - pdtr(m, q) ** int(n), axis=0)
 
 
 def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, float]:
@@ -189,7 +225,7 @@ def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, flo
     """
     n = int(dep.parallel.attn_dp)
     c = int(round(chunk_tok))
-    t = np.asarray(dep.prefill(c, batch=np.array([1, n]), profile=profile).step_time_s, dtype=float)
+    t = _prefill_steps_s(dep, c, [1, n], profile)
     shared = max(float(t[1] - t[0]) / (n - 1), 0.0) if n > 1 else 0.0
     return max(float(t[0]) - shared, 0.0), shared
 
@@ -213,7 +249,7 @@ def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None,
     k = max(1, int(dep.prefill_chunk_per_rank_tok) // max(c, 1))
     if k == 1:
         return loc, sh
-    t = np.asarray(dep.prefill(c, batch=np.array([n, n * k]), profile=profile).step_time_s, dtype=float)
+    t = _prefill_steps_s(dep, c, [n, n * k], profile)
     share = min(float(t[1]) / (k * float(t[0])), 1.0)
     return loc * share, sh * share
 
@@ -231,14 +267,15 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
     (0.5888, 0.5507)
     """
-    from scipy.stats import poisson
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
 
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
     top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
     m = np.arange(1, top + 1).reshape((-1,) + (1,) * q.ndim)
     step = np.maximum(first, m * each) - np.where(m > 1, np.maximum(first, (m - 1) * each), 0.0)
-    return np.sum(step * (1.0 - poisson.cdf(m - 1, q) ** max(int(n), 1)), axis=0)
+    return np.sum(step * (1.0 - pdtr(m - 1, q) ** max(int(n), 1)), axis=0)
 
 
 def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,
@@ -450,20 +487,21 @@ def _run_cap(dep, max_batch_per_rank: float) -> float:
 
 
 def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
-                       max_eval: int = 40) -> tuple[float, bool]:
+                       max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None) -> tuple[float, bool]:
     """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
-    (increasing in ``b``, ``-C`` at ``b = 0``) on ``(0, b_max]``; ``(b_max, True)`` when even
+    (increasing in ``b``, ``-C`` at ``b = 0``) on ``(b_min, b_max]``; ``(b_max, True)`` when even
     ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
 
-    Safeguarded regula falsi (Illinois) on the bracket ``[0, b_max]``: ``excess`` is nearly
-    linear in ``b`` (``b + X(b) TTFT(b) - C``), so a few evaluations reach ``|excess| <= rtol C``;
-    an infinite excess (a saturated prefill queue) bisects.
+    Safeguarded regula falsi (Illinois) on the bracket ``[b_min, b_max]`` (``f_min`` the excess at
+    ``b_min``, ``-C`` at 0): ``excess`` is nearly linear in ``b`` (``b + X(b) TTFT(b) - C``), so a
+    few evaluations reach ``|excess| <= rtol C``; an infinite excess (a saturated prefill queue)
+    bisects.
     """
     def f(b: float) -> float:
         return float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0])
 
     c = float(concurrency)
-    lo, f_lo = 0.0, -c
+    lo, f_lo = float(b_min), (-c if f_min is None else float(f_min))
     hi, f_hi = float(b_max), f(float(b_max))
     if f_hi < 0:
         return hi, True
@@ -532,6 +570,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         requests stagger.
     """
     v.one_of(phase, "phase", PHASES)
+    fixed_lengths = v.flag(fixed_lengths, "fixed_lengths")
     v.positive(isl_tok, "isl_tok")
     v.positive(osl_tok, "osl_tok")
     v.positive(recv_interval_iters, "recv_interval_iters")
@@ -542,7 +581,6 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
     gpus = dep.replica_chips
     tps = dep.spec.tokens_per_step if dep.spec else 1.0
     isl, osl = float(isl_tok), float(osl_tok)
-    chunk = float(dep.prefill_chunk_per_rank_tok)  # a rank's prompt-token budget per iteration
     if phase == "prefill":
         n = int(np.max(dep.prefill_batch(int(round(isl))))) if prefill_tok is None else max(1, round(prefill_tok / isl))
         t = float(np.max(_prefill_iteration_s(dep, isl, n, t_eng, profile)))
@@ -558,13 +596,6 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         out = b * tps / t_it / gpus
         return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(float("nan")),
                              np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
-    t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
-    n_ranks = int(dep.parallel.attn_dp)
-    c_tok = min(isl, chunk)  # prompt tokens of one prefill chunk
-    # attention-DP ranks run in lockstep (adp_prefill_s); TensorRT-LLM's balance gate, where the
-    # run enabled it, holds prompts for a window (adp_gate_window) so that they run together
-    adp_parts = adp_prefill_parts_s(dep, c_tok, profile) if n_ranks > 1 else None
-    adp_batched = adp_prefill_batched_parts_s(dep, c_tok, profile, parts=adp_parts) if n_ranks > 1 else None
     if phase == "offline":
         fit = float(np.min(dep.max_batch(isl + osl)))
         # the run's own max_batch_size in place of the engine's default cap
@@ -587,48 +618,224 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         if runs_in_waves(dep, fixed_lengths):
             return wave_serve(dep, isl_tok=isl, osl_tok=osl, concurrency=c, t_eng=t_eng,
                               overhead_s=ep["ttft_overhead_s"], profile=profile, max_batch_per_rank=max_batch_per_rank)
-        b_slots = min(c, max(1.0, _slot_cap(dep, ctx_mean, max_batch_per_rank)))  # the rest wait for a slot
-    n_chunks = math.ceil(isl / chunk)
-    # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
-    # so it finishes in osl / tps iterations and its successor's isl prompt tokens arrive in them
-    prompt_per_seq = isl * tps / osl
-
-    def state(b):
-        """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
-        b = np.asarray(b, dtype=float)
-        d = _decode_iteration_s(dep, b, ctx_mean, t_eng, profile)
-        if adp_parts is None:
-            t_it = d + b * prompt_per_seq * t_pre_tok
-        else:
-            q = b / n_ranks * prompt_per_seq / c_tok  # chunks reaching a rank per iteration
-            window = (adp_gate_window(n_ranks * q * c_tok / isl, n_ranks, adp_timeout_iters)
-                      if adp_timeout_iters else 1.0)  # prompts per iteration, iterations
-            t_it = d + adp_prefill_s(q, n_ranks, *adp_parts, window_iters=window, batched_s=adp_batched)
-        x = b * tps / (osl * t_it)  # requests/s per replica
-        gate = adp_gate_s(x, n_ranks, adp_timeout_iters * t_it) if adp_timeout_iters else 0.0
-        # each attention rank admits up to a chunk of prompt tokens per iteration: the arriving
-        # prompts load that budget by rho, one prompt occupies it for isl / chunk iterations
-        rho = b / n_ranks * prompt_per_seq / chunk
-        ttft = ttft_s(overhead_s=ep["ttft_overhead_s"], iteration_s=t_it,
-                      prefill_s=n_chunks * (d + c_tok * t_pre_tok),
-                      utilization_frac=rho, residual_s=0.5 * rho * isl / chunk * t_it,
-                      recv_interval_iters=recv_interval_iters, gate_s=gate)
-        return t_it, ttft, x
-
-    def excess(b):
-        t_it, ttft, x = state(b)
-        return b + x * ttft - c  # Little's law: C = X (TTFT + osl t_it / tps) = B + X TTFT
-
-    b, slot_bound = _closed_loop_batch(excess, b_slots, c)
-    t_it, ttft, x = (float(a[0]) for a in state(np.asarray([b])))
-    if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
-        ttft = (c - b) / x
-    out = b * tps / t_it / gpus
-    if phase == "offline" and n_requests is not None and math.isfinite(float(n_requests)) and float(n_requests) > b:
+    model = _colocated_model(dep, isl, osl, ctx_mean, ep, t_eng, profile, engines, recv_interval_iters,
+                             adp_timeout_iters)
+    if phase != "offline":
+        cap = model.slot_cap if max_batch_per_rank is None else _slot_cap(dep, ctx_mean, max_batch_per_rank)
+        b_slots = min(c, max(1.0, cap))  # the rest wait for a slot
+    res = model.result(c, b_slots, phase)
+    if phase == "offline" and n_requests is not None and math.isfinite(float(n_requests)) and float(n_requests) > float(res.batch):
+        b, t_it = float(res.batch), float(res.iteration_s)
         run_s = drain_s(dep, float(n_requests), b, osl, t_it, ctx_mean, t_eng, profile)
         out = float(n_requests) * osl / run_s / gpus
-    return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
-                         np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
+        res = dataclasses.replace(res, output_tok_per_s_per_gpu=np.asarray(out),
+                                  total_tok_per_s_per_gpu=np.asarray(out * (1 + isl / osl)))
+    return res
+
+
+#: Whole batches a closed-loop solve evaluates at once before it refines (:meth:`_Colocated.solve`):
+#: every batch up to :data:`GRID_ALL`, then a geometric grid of :data:`GRID_POINTS` points up to
+#: the slots.
+GRID_ALL = 64
+GRID_POINTS = 96
+
+
+class _Colocated:
+    """Co-located serving of one deployment at one request mix (module docstring): what does not
+    depend on the concurrency, computed once, and the decode iteration of each whole batch asked
+    for, computed in one vectorized call per batch of new sizes and kept.
+
+    :func:`serve` and :func:`serve_at_target` solve the closed loop with it; one instance serves
+    every concurrency of a target-speed search (and, cached by :func:`_colocated_model`, every row
+    of a validation set on the same deployment and lengths).
+    """
+
+    def __init__(self, dep: Any, isl: float, osl: float, ctx_mean: float, ep: dict, t_eng: float, profile: Any,
+                 recv_interval_iters: float, adp_timeout_iters: float | None) -> None:
+        self.dep, self.isl, self.osl, self.ctx_mean = dep, isl, osl, ctx_mean
+        self.ep, self.t_eng, self.profile = ep, t_eng, profile
+        self.recv_interval_iters, self.adp_timeout_iters = recv_interval_iters, adp_timeout_iters
+        self.tps = dep.spec.tokens_per_step if dep.spec else 1.0
+        self.gpus = dep.replica_chips
+        self.chunk = chunk = float(dep.prefill_chunk_per_rank_tok)  # a rank's prompt-token budget per iteration
+        self.n_ranks = int(dep.parallel.attn_dp)
+        self.c_tok = min(isl, chunk)  # prompt tokens of one prefill chunk
+        if self.n_ranks > 1 and profile is None:  # the prefill steps read below, in one call
+            c = int(round(self.c_tok))
+            _prefill_steps_s(dep, c, [int(np.max(dep.prefill_batch(c))), 1, self.n_ranks,
+                                      self.n_ranks * max(1, int(dep.prefill_chunk_per_rank_tok) // max(c, 1))])
+        self.t_pre_tok = _prefill_per_token_s(dep, isl, chunk, profile)
+        # attention-DP ranks run in lockstep (adp_prefill_s); TensorRT-LLM's balance gate, where the
+        # run enabled it, holds prompts for a window (adp_gate_window) so that they run together
+        self.adp_parts = adp_prefill_parts_s(dep, self.c_tok, profile) if self.n_ranks > 1 else None
+        self.adp_batched = (adp_prefill_batched_parts_s(dep, self.c_tok, profile, parts=self.adp_parts)
+                            if self.n_ranks > 1 else None)
+        self.n_chunks = math.ceil(isl / chunk)
+        # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
+        # so it finishes in osl / tps iterations and its successor's isl prompt tokens arrive in them
+        self.prompt_per_seq = isl * self.tps / osl
+        self._d = np.full(0, np.nan)  # decode iteration of each whole batch [s]; NaN: not computed
+        self._req = np.full(0, np.nan)  # requests in flight at each whole batch [requests]
+
+    @functools.cached_property
+    def slot_cap(self) -> float:
+        """:func:`_slot_cap` of the deployment at the mean context (memory only) [sequences]."""
+        return _slot_cap(self.dep, self.ctx_mean)
+
+    def _grow(self, top: int) -> None:
+        if top >= self._d.size:
+            n = max(top + 1, 2 * self._d.size)
+            self._d = np.concatenate([self._d, np.full(n - self._d.size, np.nan)])
+            self._req = np.concatenate([self._req, np.full(n - self._req.size, np.nan)])
+
+    def decode_s(self, b: Any) -> np.ndarray:
+        """:func:`_decode_iteration_s` at batches ``b`` (rounded, at least 1) [s]: the whole batches
+        not yet computed in one call."""
+        k = np.maximum(1, np.round(np.asarray(b, dtype=float))).astype(int)
+        self._grow(int(np.max(k, initial=1)))
+        new = np.unique(k[np.isnan(self._d[k])])
+        if new.size:
+            self._d[new] = _decode_iteration_s(self.dep, new, self.ctx_mean, self.t_eng, self.profile)
+        return self._d[k]
+
+    def state(self, b: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
+        b = np.asarray(b, dtype=float)
+        n_ranks, isl, chunk = self.n_ranks, self.isl, self.chunk
+        d = self.decode_s(b)
+        if self.adp_parts is None:
+            t_it = d + b * self.prompt_per_seq * self.t_pre_tok
+        else:
+            q = b / n_ranks * self.prompt_per_seq / self.c_tok  # chunks reaching a rank per iteration
+            window = (adp_gate_window(n_ranks * q * self.c_tok / isl, n_ranks, self.adp_timeout_iters)
+                      if self.adp_timeout_iters else 1.0)  # prompts per iteration, iterations
+            t_it = d + adp_prefill_s(q, n_ranks, *self.adp_parts, window_iters=window, batched_s=self.adp_batched)
+        x = b * self.tps / (self.osl * t_it)  # requests/s per replica
+        gate = adp_gate_s(x, n_ranks, self.adp_timeout_iters * t_it) if self.adp_timeout_iters else 0.0
+        # each attention rank admits up to a chunk of prompt tokens per iteration: the arriving
+        # prompts load that budget by rho, one prompt occupies it for isl / chunk iterations
+        rho = b / n_ranks * self.prompt_per_seq / chunk
+        ttft = ttft_s(overhead_s=self.ep["ttft_overhead_s"], iteration_s=t_it,
+                      prefill_s=self.n_chunks * (d + self.c_tok * self.t_pre_tok),
+                      utilization_frac=rho, residual_s=0.5 * rho * isl / chunk * t_it,
+                      recv_interval_iters=self.recv_interval_iters, gate_s=gate)
+        return t_it, ttft, x
+
+    def requests(self, b: Any) -> np.ndarray:
+        """Requests in flight at batch ``b`` (Little's law: ``C = X (TTFT + osl t_it / tps) = B + X
+        TTFT``) [requests] (array)."""
+        b = np.asarray(b, dtype=float)
+        _, ttft, x = self.state(b)
+        return b + x * ttft
+
+    def requests_at(self, k: Any) -> np.ndarray:
+        """:meth:`requests` at whole batches ``k``, each computed once [requests]."""
+        k = np.asarray(k, dtype=int)
+        self._grow(int(np.max(k, initial=1)))
+        new = np.unique(k[np.isnan(self._req[k])])
+        if new.size:
+            self._req[new] = self.requests(new)
+        return self._req[k]
+
+    def grid(self, b_max: float) -> np.ndarray:
+        """Whole batches below ``b_max`` a solve weighs first: 1 to :data:`GRID_ALL`, then
+        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency)."""
+        top = max(float(self.slot_cap), float(b_max), 1.0)
+        g = np.arange(1, min(GRID_ALL, int(top)) + 1)
+        if top > GRID_ALL:
+            g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+        return g[g < b_max]
+
+    def solve(self, concurrency: Any, b_max: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The closed loop's batch at each concurrency (:func:`_closed_loop_batch`), every
+        concurrency at once: ``(batch, slot_bound)`` arrays.
+
+        The requests in flight at whole batches bracket each root: first on :meth:`grid`, then on
+        every whole batch inside the grid step that holds it (one vectorized decode call per
+        level for all concurrencies); regula falsi then finds the root between two adjacent
+        whole batches, where the decode iteration takes one of two known values.
+        """
+        cs = np.atleast_1d(np.asarray(concurrency, dtype=float))
+        tops = np.broadcast_to(np.asarray(b_max, dtype=float), cs.shape)
+        out_b, out_slot = np.empty(cs.shape), np.zeros(cs.shape, dtype=bool)
+        # level 1: the common grid and each concurrency's top
+        g = self.grid(float(np.max(tops)))
+        self.decode_s(np.concatenate([g, tops, np.floor(tops)]))  # one call: the grid and the tops
+        r_g = self.requests_at(g) if g.size else np.zeros(0)
+        # requests in flight at the top: at least the batch, so only a top below the concurrency
+        # (the slots) can hold fewer than it
+        short = tops < cs
+        r_top = np.full(cs.shape, np.inf)
+        if short.any():
+            r_top[short] = self.requests(tops[short])
+        brackets = []
+        for i, (c, top) in enumerate(zip(cs, tops)):
+            if r_top[i] < c:  # even the slots hold fewer: the rest wait for a slot
+                out_b[i], out_slot[i] = top, True
+                continue
+            g_i, r_i = g[g < top], r_g[g < top]
+            hit = np.flatnonzero(r_i >= c)
+            n_lo = int(hit[0]) if hit.size else g_i.size  # grid batches below the root
+            lo = int(g_i[n_lo - 1]) if n_lo > 0 else 0
+            hi = float(g_i[n_lo]) if hit.size else float(top)
+            brackets.append((i, lo, hi))
+        # level 2: every whole batch inside each bracket, one call for all of them
+        inner = [np.arange(lo + 1, int(math.ceil(hi))) for _, lo, hi in brackets]
+        if inner and sum(a.size for a in inner):
+            ks = np.concatenate(inner)
+            self.decode_s(np.concatenate([ks, ks + 1]))
+            self.requests_at(ks)
+        for (i, lo, hi), ks in zip(brackets, inner):
+            c = cs[i]
+            if ks.size:
+                r_k = self.requests_at(ks)
+                hit = np.flatnonzero(r_k >= c)
+                if hit.size:
+                    lo, hi = (int(ks[hit[0] - 1]) if hit[0] > 0 else lo), float(ks[hit[0]])
+                else:
+                    lo = int(ks[-1])
+            f_lo = -c if lo == 0 else float(self.requests_at([lo])[0]) - c
+            out_b[i] = _closed_loop_batch(lambda b, c=c: self.requests(b) - c, hi, c, rtol=1e-12, max_eval=200,
+                                          b_min=float(lo), f_min=f_lo)[0]
+        return out_b, out_slot
+
+    def result(self, concurrency: float, b_slots: float, phase: str = "serve") -> ServingResult:
+        """:func:`serve` at one concurrency, ``b_slots`` sequences at most."""
+        c = float(concurrency)
+        (b,), (slot_bound,) = self.solve([c], [b_slots])
+        return self._result(c, float(b), bool(slot_bound), phase)
+
+    def _result(self, c: float, b: float, slot_bound: bool, phase: str = "serve") -> ServingResult:
+        t_it, ttft, x = (float(a[0]) for a in self.state(np.asarray([b])))
+        if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
+            ttft = (c - b) / x
+        tps, isl, osl = self.tps, self.isl, self.osl
+        out = b * tps / t_it / self.gpus
+        return ServingResult(phase, np.asarray(b), np.asarray(t_it), np.asarray(t_it / tps), np.asarray(ttft),
+                             np.asarray(tps / t_it), np.asarray(out), np.asarray(out * (1 + isl / osl)), self.t_eng)
+
+
+@functools.lru_cache(maxsize=32)
+def _colocated_cached(dep: Any, isl: float, osl: float, ctx_mean: float, ttft_overhead_s: float, t_eng: float,
+                      recv_interval_iters: float, adp_timeout_iters: float | None, _dir: str) -> _Colocated:
+    return _Colocated(dep, isl, osl, ctx_mean, {"ttft_overhead_s": ttft_overhead_s}, t_eng, None,
+                      recv_interval_iters, adp_timeout_iters)
+
+
+def _colocated_model(dep: Any, isl: float, osl: float, ctx_mean: float, ep: dict, t_eng: float, profile: Any,
+                     engines: Any, recv_interval_iters: float, adp_timeout_iters: float | None) -> _Colocated:
+    """The :class:`_Colocated` of a deployment and request mix: kept across calls (per data
+    directory) for the bundled engines and calibration, built afresh for a fit's own."""
+    if profile is None and engines is None:
+        from ..catalog import data_dir
+
+        try:
+            return _colocated_cached(dep, isl, osl, ctx_mean, float(ep["ttft_overhead_s"]), float(t_eng),
+                                     float(recv_interval_iters),
+                                     None if adp_timeout_iters is None else float(adp_timeout_iters), str(data_dir()))
+        except TypeError:  # an unhashable deployment
+            pass
+    return _Colocated(dep, isl, osl, ctx_mean, ep, t_eng, profile, recv_interval_iters, adp_timeout_iters)
 
 
 def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_s_per_user: float,
@@ -638,8 +845,14 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
 
     A user's speed falls as requests are added (each iteration carries more sequences and their
     prompt chunks) until the KV cache is full; beyond that the extra requests wait for a slot and
-    nothing changes in the iterations, so the search runs from one request to the slots the cache
-    holds (bisection on whole requests).
+    nothing changes in the iterations, so the answer lies from one request to the slots the cache
+    holds. The speed is a function of the batch alone (``tokens_per_step / t_it(B)``) and the
+    requests in flight grow with the batch (``C(B) = B + X(B) TTFT(B)``), so the search runs on
+    the batch: the whole batches of a geometric grid, then every whole batch inside the grid step
+    where the speed falls below the target (two vectorized passes), bracket the fastest batch
+    ``k`` that meets it; the concurrencies from ``C(k)`` to ``C(k + 1)`` are then solved
+    exactly (:func:`serve`) and the largest that meets the target kept. Where the speed does not
+    fall monotonically with the requests, bisection on whole requests decides.
 
     Parameters
     ----------
@@ -656,26 +869,70 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
         served slower.
     """
     v.positive(tok_per_s_per_user, "tok_per_s_per_user")
+    v.positive(isl_tok, "isl_tok")
+    v.positive(osl_tok, "osl_tok")
     target = float(tok_per_s_per_user)
+    dep = deployment
+    isl, osl = float(isl_tok), float(osl_tok)
+    ep, t_eng = _engine_cost_s(dep)
+    model = _colocated_model(dep, isl, osl, float(round(isl + osl / 2.0)), ep, t_eng, profile, None, 1.0, None)
+    cap = max(1.0, model.slot_cap)
 
-    def run(c: int) -> ServingResult:
-        return serve(deployment, isl_tok=isl_tok, osl_tok=osl_tok, concurrency=float(c), profile=profile)
+    def run(c: float) -> ServingResult:  # serve(deployment, concurrency=c)
+        return dataclasses.replace(model.result(c, min(c, cap)), concurrency=float(c))
 
-    lo = run(1)
-    if float(lo.tok_per_s_per_user) < target:
+    # the batch where the speed falls below the target: the grid, then every whole batch in its step;
+    # the decode alone (a lower bound of the iteration) rules out the batches far beyond it
+    t_max = model.tps / target  # the longest iteration that still meets the target [s]
+    g = model.grid(cap)
+    slow = model.decode_s(g) > t_max
+    if slow.any():
+        g = g[: int(np.argmax(slow)) + 1]
+    fast = model.state(g)[0] <= t_max
+    # one request decodes at most one sequence: its iteration is at most batch 1's
+    lo = None if g.size and fast[0] else run(1.0)
+    if lo is not None and float(lo.tok_per_s_per_user) < target:
         return None
-    c_lo, c_hi = 1, max(1, int(_slot_cap(deployment, float(isl_tok) + float(osl_tok) / 2.0)))
-    hi = run(c_hi) if c_hi > 1 else lo
+    c_hi = max(1, int(model.slot_cap))
+    hi = None
+    if fast.all():  # fast enough up to the slots: the most requests there are
+        hi = run(float(c_hi))
+        if float(hi.tok_per_s_per_user) >= target:
+            return hi
+    j = int(np.argmin(fast)) if not fast.all() else g.size  # first grid batch too slow
+    k_lo = int(g[j - 1]) if j > 0 else 0
+    k_hi = int(g[j]) if j < g.size else max(int(math.ceil(cap)), k_lo + 1)
+    ks = np.arange(k_lo + 1, k_hi)
+    fast = model.state(ks)[0] <= t_max if ks.size else np.zeros(0, dtype=bool)
+    n = int(np.argmin(fast)) if not fast.all() else ks.size
+    k = int(ks[n - 1]) if n > 0 else k_lo  # the fastest whole batch that meets the target; k + 1 does not
+    # the concurrencies whose batch lies from k to k + 1, each solved as serve solves it
+    c_from = max(1, int(math.floor(float(model.requests_at([k])[0]) if k >= 1 else 1.0)))
+    c_to = min(c_hi, int(math.ceil(float(model.requests_at([k + 1])[0]))))
+    cands = np.arange(c_from, c_to + 1, dtype=float)
+    if 0 < cands.size <= 64:
+        b, _ = model.solve(cands, np.minimum(cands, cap))
+        ok = model.tps / model.state(b)[0] >= target
+        n_ok = int(np.argmin(ok)) if not ok.all() else ok.size
+        # monotone: the candidates up to the answer meet the target, none after it (nor c_to + 1)
+        if n_ok > 0 and not ok[n_ok:].any() and (
+                n_ok < ok.size or c_to == c_hi or float(run(float(c_to + 1)).tok_per_s_per_user) < target):
+            c = float(cands[n_ok - 1])  # serve's solve at this concurrency, done above
+            return dataclasses.replace(model._result(c, float(b[n_ok - 1]), False), concurrency=c)
+    # not monotone: bisection on whole requests, lo meets the target, hi does not
+    hi = run(float(c_hi)) if hi is None else hi
     if float(hi.tok_per_s_per_user) >= target:
-        return dataclasses.replace(hi, concurrency=float(c_hi))
-    while c_hi - c_lo > 1:  # lo meets the target, hi does not
+        return hi
+    lo = run(1.0) if lo is None else lo
+    c_lo = 1
+    while c_hi - c_lo > 1:
         mid = (c_lo + c_hi) // 2
-        r = run(mid)
+        r = run(float(mid))
         if float(r.tok_per_s_per_user) >= target:
             c_lo, lo = mid, r
         else:
             c_hi = mid
-    return dataclasses.replace(lo, concurrency=float(c_lo))
+    return lo
 
 
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
@@ -876,5 +1133,3 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
                          np.asarray(out_tok_s * (1 + isl / osl) / n_gpus), t_eng_d,
                          output_tok_per_s_per_decode_gpu=np.asarray(out_tok_s / float(n_decode_gpus)),
                          kv_transfer_s=t_kv)
-
-

@@ -7,6 +7,17 @@ https://arxiv.org/abs/2211.17192)
 
     E = (1 - alpha**(gamma + 1)) / (1 - alpha)        (E = gamma + 1 when alpha = 1)
 
+Measured acceptance falls with the draft position (a draft head trained to predict one token ahead
+guesses the third worse than the first), so a setting may instead carry the acceptance of each
+position given the earlier ones, ``p_1 .. p_gamma`` (``datasets/spec_acceptance.csv``), and then
+
+    E = 1 + p_1 + p_1 p_2 + ... + p_1 ... p_gamma      (:func:`tokens_per_step_by_position`)
+
+The verify step runs ``batch * (gamma + 1)`` rows through every GEMM of the target
+(:func:`tokenomics.perf.ops.build_ops`), so at large batch it is compute-bound and a deeper draft
+costs time that a small batch hides behind the weight read. A draft module also processes each
+prompt once when it is prefilled (``system_prefill``'s draft prefill), which the first token pays.
+
 The verify step costs what the performance core says a ``gamma + 1``-token step costs. The draft
 runs on the same chips and is one of:
 
@@ -61,6 +72,62 @@ def expected_tokens_per_step(alpha: Any, gamma: Any) -> np.ndarray:
     safe = np.where(a < 1, a, 0.5)
     e = (1 - safe ** (g + 1)) / (1 - safe)
     return np.where(a < 1, e, g + 1)
+
+
+def tokens_per_step_by_position(acceptance: Any) -> float:
+    """Expected tokens per verify step when position ``k`` is accepted with probability ``p_k``
+    given positions ``1 .. k-1`` were: ``1 + sum_k prod_{j<=k} p_j``.
+
+    Parameters
+    ----------
+    acceptance : sequence of float
+        ``p_1 .. p_gamma`` [fraction, 0-1].
+
+    Returns
+    -------
+    float
+        Expected tokens per step [tokens], in ``[1, gamma + 1]``.
+
+    Examples
+    --------
+    >>> round(tokens_per_step_by_position([0.92, 0.7174, 0.3636]), 4)   # 1 + 0.92 + 0.66 + 0.24
+    2.82
+    >>> tokens_per_step_by_position([0.5, 0.5, 0.5]) == float(expected_tokens_per_step(0.5, 3))
+    True
+    """
+    p = np.asarray(acceptance, dtype=float).ravel()
+    v.fraction(p, "acceptance")
+    return float(1.0 + np.sum(np.cumprod(p)))
+
+
+def position_acceptance(method: str, gamma: int) -> tuple[float, ...]:
+    """Published acceptance of draft positions ``1 .. gamma`` of ``method``, each given the earlier
+    ones accepted (``datasets/spec_acceptance.csv``).
+
+    Raises
+    ------
+    ValidationError
+        The method has no published acceptance by position, or none as deep as ``gamma``.
+
+    Examples
+    --------
+    >>> position_acceptance("mtp", 2)
+    (0.92, 0.7174)
+    """
+    from ..catalog import load
+
+    v.count(gamma, "gamma", minimum=1)
+    df = load("spec_acceptance")
+    rows = df[df["method"].astype(str).str.lower() == str(method).lower()].sort_values("position")
+    known = sorted(set(df["method"].astype(str)))
+    if rows.empty:
+        raise ValidationError(f"no published acceptance by draft position for {method!r} (known: "
+                              f"{', '.join(known)}); give it as {method}:GAMMA:ALPHA")
+    pos = rows["position"].astype(int).tolist()
+    if pos[: int(gamma)] != list(range(1, int(gamma) + 1)):
+        raise ValidationError(f"{method} acceptance is published for draft positions 1-{max(pos)}, not "
+                              f"{int(gamma)}; give it as {method}:{int(gamma)}:ALPHA")
+    return tuple(float(x) for x in rows["acceptance_frac"].iloc[: int(gamma)])
 
 
 def alpha_for_acceptance_length(acceptance_length: float, gamma: int) -> float:
@@ -124,6 +191,10 @@ class SpecDecode:
     draft : str or None
         A ``models.csv`` model to draft with. ``None``: ``<target>-<method>`` when catalogued,
         else ``draft_layers`` layers of the target.
+    position_acceptance : tuple of float or None
+        Acceptance of each draft position given the earlier ones, ``p_1 .. p_gamma`` [fraction]
+        (:func:`position_acceptance`); when given it sets :attr:`tokens_per_step` and ``alpha``
+        is the single rate with the same expected tokens per step.
     """
 
     method: str = "dspark"
@@ -132,11 +203,35 @@ class SpecDecode:
     draft_layers: int = 1
     block: bool = False
     draft: str | None = None
+    position_acceptance: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         v.count(self.gamma, "gamma", minimum=0)
         v.fraction(self.alpha, "alpha")
         v.count(self.draft_layers, "draft_layers", minimum=0)
+        if self.position_acceptance is not None:
+            pa = tuple(float(x) for x in self.position_acceptance)
+            if len(pa) != int(self.gamma):
+                raise ValidationError(f"position_acceptance has {len(pa)} values for {int(self.gamma)} draft "
+                                      "positions; give one per draft token")
+            v.fraction(np.asarray(pa), "position_acceptance")
+            object.__setattr__(self, "position_acceptance", pa)
+
+    @classmethod
+    def by_position(cls, method: str, gamma: int, **fields: Any) -> "SpecDecode":
+        """The setting of ``gamma`` draft tokens at ``method``'s published acceptance by position
+        (:func:`position_acceptance`); ``alpha`` is the equivalent single rate.
+
+        Examples
+        --------
+        >>> s = SpecDecode.by_position("mtp", 3, draft_layers=1)
+        >>> round(s.tokens_per_step, 4), round(s.alpha, 3)   # 1 + 0.92 + 0.66 + 0.24
+        (2.82, 0.77)
+        """
+        pa = position_acceptance(method, gamma)
+        e = tokens_per_step_by_position(pa)
+        return cls(method=method, gamma=int(gamma), alpha=alpha_for_acceptance_length(e, int(gamma)),
+                   position_acceptance=pa, **fields)
 
     @classmethod
     def from_acceptance_length(cls, acceptance_length: float, gamma: int, **fields: Any) -> "SpecDecode":
@@ -152,7 +247,10 @@ class SpecDecode:
 
     @property
     def tokens_per_step(self) -> float:
-        """Expected tokens per verify step [tokens]."""
+        """Expected tokens per verify step [tokens]: by position where the setting carries
+        :attr:`position_acceptance`, else at the single rate ``alpha``."""
+        if self.position_acceptance is not None:
+            return tokens_per_step_by_position(self.position_acceptance)
         return float(expected_tokens_per_step(self.alpha, self.gamma))
 
     @property
@@ -201,6 +299,10 @@ class SpecDecode:
                        display_name=f"{self.method} draft of {target.name}")
 
     def replace(self, **changes: Any) -> "SpecDecode":
+        """A copy with ``changes``; a new ``alpha`` (or ``gamma``) without new
+        ``position_acceptance`` drops the published by-position acceptance."""
+        if ("alpha" in changes or "gamma" in changes) and "position_acceptance" not in changes:
+            changes["position_acceptance"] = None
         return replace(self, **changes)
 
 

@@ -422,6 +422,10 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         tok = np.where(fits, tok, np.nan)
         per_user = np.where(fits, per_user, np.nan)
     zero = 0 * step
+    bw = hw.hbm_bytes_per_s if hbm_bytes_per_s is None else np.asarray(hbm_bytes_per_s)
+    v.finite_result(f"{phase} step of {m.name} on {hw.name}", {"step_time_s": step, "tok_per_s_per_replica": tok},
+                    {"hbm_bytes_per_s": bw, "peak_flop_per_s": datasheet_peak, "hbm_bytes": hw.hbm_bytes,
+                     "batch": b, "context_tok": ctx}, valid=fits if on_oom == "mask" else None)
     return StepResult(
         hardware=hw, model=m, plan=p, profile=prof, phase=phase,
         batch=b, context_tok=ctx, tokens_per_step=t,

@@ -575,6 +575,7 @@ def system_step(
         parallel = ParallelPlan(tp=1, ep=1)
     v.count(batch, "batch")
     v.count(context_tok, "context_tok", minimum=0)
+    check_memory = v.flag(check_memory, "check_memory")
     check_plan(m, parallel, sys_)
     if check_memory:
         mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision,
@@ -726,6 +727,7 @@ def system_prefill(
     expert_balance: str = "none",
     kernel_release: tuple[str, str] | None = None,
     ar_algo: str | None = None,
+    spec: SpecDecode | None = None,
 ):
     """Prefill of ``batch`` prompts on a multi-chip system, communication included.
 
@@ -737,12 +739,17 @@ def system_prefill(
     ``overlap="two-batch"``: two micro-batches of ``ceil(batch / 2)`` prompts alternate compute and
     communication (``2 * max`` of one half's; a single prompt runs without it). Other overlap
     modes describe decode kernels and leave prefill unchanged. ``kernel_release`` and ``ar_algo``
-    as :func:`system_step`.
+    as :func:`system_step`. With speculative decoding (``spec``) the draft module prefills the
+    same prompts after the target (its own KV cache and the hidden state its first draft starts
+    from: SGLang's draft extend, TensorRT-LLM's MTP prefill), on the same chips, laid out as the
+    decode step lays it out (:func:`system_step`); ``draft_s`` is that time, included in
+    ``step_time_s``.
 
     Returns
     -------
     types.SimpleNamespace
-        ``step_time_s`` (TTFT), ``compute_s``, ``comm_s``, ``tok_per_s_per_replica`` (prompt tokens/s of the
+        ``step_time_s`` (TTFT), ``compute_s``, ``comm_s``, ``draft_s`` (the draft's prefill, in
+        ``step_time_s``), ``tok_per_s_per_replica`` (prompt tokens/s of the
         replica), ``tok_per_s_per_chip``, ``hbm_util_frac``, ``flop_util_frac`` (compute share
         applied), ``core``.
     """
@@ -777,10 +784,25 @@ def system_prefill(
         compute = np.where(use, 2 * half.compute_s, compute)
         step = np.where(use, 2 * np.maximum(half.compute_s, half.comm_s), step)
         comm_s = np.where(use, 2 * half.comm_s, comm_s)
+    draft_s = 0 * step
+    draft_m = spec.draft_model(m) if spec is not None and spec.gamma > 0 else None
+    if draft_m is not None:
+        own = spec.catalogued_draft(m) is not None
+        d_par = ParallelPlan(tp=parallel.tp) if own else parallel  # as system_step's draft
+        d_batch = np.maximum(np.ceil(b / parallel.attn_dp), 1.0) if own else batch
+        d = system_prefill(sys_, draft_m, p, d_par, prompt_tok=prompt_tok, batch=d_batch,
+                           weight_precision=None if own else weight_precision, kv_precision=kv_precision,
+                           profile=profile, ar_impl=ar_impl, a2a_impl=a2a_impl,
+                           expert_precision=None if own else expert_precision, overlap=overlap,
+                           expert_balance=expert_balance, kernel_release=kernel_release, ar_algo=ar_algo)
+        draft_s = np.asarray(d.step_time_s, dtype=float)
+        compute = compute + np.asarray(d.compute_s, dtype=float)
+        comm_s = comm_s + np.asarray(d.comm_s, dtype=float)
+        step = step + draft_s
     share = compute / step
     tok = b * s / step
     return SimpleNamespace(
-        step_time_s=step, compute_s=compute, comm_s=comm_s, tok_per_s_per_replica=tok,
+        step_time_s=step, compute_s=compute, comm_s=comm_s, draft_s=draft_s, tok_per_s_per_replica=tok,
         tok_per_s_per_chip=tok / parallel.stage_chips,
         hbm_util_frac=np.asarray(core.hbm_util_frac, dtype=float) * share,
         flop_util_frac=np.asarray(core.flop_util_frac, dtype=float) * share, core=core)

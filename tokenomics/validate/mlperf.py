@@ -47,7 +47,11 @@ def mlperf_rows(path: "str | Path | None" = None):
     p = Path(path) if path else _shared_reference()
     if not p.exists():
         raise DataError(f"MLPerf reference not found at {p}; pass the path to measured_public.csv")
-    df = pd.read_csv(p, **exact_floats())
+    import io as _io
+
+    from ..io import read_text
+
+    df = pd.read_csv(_io.StringIO(read_text(p, "MLPerf reference")), **exact_floats())
     df = df[df["system"].str.contains("MLPerf", na=False)]
     from ..catalog import load
 

@@ -607,7 +607,7 @@ def case_deployment(row: Any):
     if spec is not None and math.isfinite(acc):  # the run's measured acceptance, its own draft depth
         from ..deployment import _spec
 
-        spec = dataclasses.replace(_spec(spec), alpha=acc)
+        spec = _spec(spec).replace(alpha=acc)  # a single rate: drops any by-position acceptance
     kv = str(row["kv_precision"]).lower()
     kv = DEFAULT_KV_PRECISION if kv in ("", "nan", "none") else kv  # not published: the engines' default
     engine = priced_engine(row["engine"])

@@ -60,6 +60,10 @@ def iso(t: float) -> str:
     return str(from_decimal_year(t))
 
 
+#: Years an event (and its ``as_of``) may carry.
+FIRST_YEAR, LAST_YEAR = 2000, 2035
+
+
 def read_events(
     source: "str | os.PathLike | pd.DataFrame | None",
     dataset: str,
@@ -67,6 +71,7 @@ def read_events(
     known_kinds: tuple[str, ...],
     required: tuple[str, ...],
     numeric: tuple[str, ...] = (),
+    limits: "dict[str, dict[str, Any]] | None" = None,
 ) -> "pd.DataFrame":
     """Read and validate an events table.
 
@@ -84,6 +89,12 @@ def read_events(
         Required columns.
     numeric : tuple of str
         Columns that must hold non-negative numbers where not empty (row named otherwise).
+    limits : dict, optional
+        Column -> keywords of :func:`tokenomics.io.numeric_column` that replace the default
+        (non-negative) for that column: a physical range, whole numbers.
+
+    Every ``date`` and ``as_of`` lies in :data:`FIRST_YEAR` to :data:`LAST_YEAR` (events of the
+    accelerator market; 1900 or 2099 is a typo).
 
     Returns
     -------
@@ -126,7 +137,8 @@ def read_events(
 
         for col in numeric:
             if col in df.columns:
-                df[col] = numeric_column(df, col, what, minimum=0.0, required=False)
+                kw = {"minimum": 0.0, **(limits or {}).get(col, {})}
+                df[col] = numeric_column(df, col, what, required=False, **kw)
     dates, precs = [], []
     text = df["date_text"] if "date_text" in df.columns else df["date"]
     for i, (d, k) in enumerate(zip(text, df[kind_column])):
@@ -154,6 +166,12 @@ def read_events(
                 f"{what} row {row} (line {row + 1}): bad as_of {str(df['as_of'].iloc[i])!r}; "
                 "expected YYYY-MM-DD, YYYY-MM or YYYY"
             )
+        for name, val in (("date", parsed[0]), ("as_of", parse_date(df["as_of"].iloc[i])[0] if "as_of" in df.columns
+                                                 else None)):
+            year = None if val is None else int(str(np.datetime64(val, "D"))[:4])
+            if year is not None and not FIRST_YEAR <= year <= LAST_YEAR:
+                raise DataError(f"{what} row {row} (line {row + 1}): {name} {year} is outside {FIRST_YEAR} to "
+                                f"{LAST_YEAR}; expected the date of the event")
         dates.append(parsed[0])
         precs.append(parsed[1])
     with_dates(df, text, dates)

@@ -90,16 +90,19 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
                    + f" (year to then: {int((c_year['direction'] == 'cut').sum())} cuts, "
                      f"{int((c_year['direction'] == 'rise').sum())} rises)")
     lag = pw.lag
+    big_dates = lag.get("observed_dates") or "date"
     trend = (f"100B+ list prices fall {lag['observed_decline_factor_per_year_100b']:.2f}x/yr "
-             f"(90% CI {lag['observed_lo']:.2f}-{lag['observed_hi']:.2f}, OLS on log price, n={fc['n']})")
+             f"(90% CI {lag['observed_lo']:.2f}-{lag['observed_hi']:.2f}, OLS on log price, n={fc['n']}; "
+             f"dated by {big_dates})")
     fr = pw.rates_by_tier.set_index("group")
     if "frontier" in fr.index:
         trend += f"; frontier tier {fr.loc['frontier', 'decline_factor_per_year']:.2f}x/yr"
     if cq is not None:
         trend += (f"; at constant quality (hedonic: size, open weights, context, provider; all sizes, chat-mix "
                   f"price) {cq['decline_factor_per_year']:.2f}x/yr ({cq['ci'] * 100:.0f}% CI "
-                  f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models; "
-                  f"same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
+                  f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models"
+                  + (f", dated by {cq['dates']}" if cq.get("dates") else "")
+                  + f"; same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
     forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_m_tok']:.2f}/Mtok "
                 f"(90% PI {fc['lo']:.2f}-{fc['hi']:.2f})")
     floor = pw.floor

@@ -9,7 +9,9 @@ characteristics ("constant quality").
 :func:`hedonic_sample` assembles the observations: list prices of ``datasets/api_prices.csv``
 (the price kinds :data:`~tokenomics.watch.prices.TREND_KINDS`) and the dated third-party prices of
 ``datasets/market_prices.csv`` (rows already in ``api_prices.csv`` and rows dated only by a year
-left out), each with the characteristics of ``datasets/model_traits.csv`` and
+left out), each placed at the date its price took effect
+(:func:`~tokenomics.watch.prices.price_date`: a catalogue row's ``price_effective_date``, else
+its ``date``/``as_of``), each with the characteristics of ``datasets/model_traits.csv`` and
 ``datasets/models.csv``: log total and active parameters, open vs closed weights, log context
 window, and the provider. A characteristic a model does not publish (a closed model's parameter
 count, a context window the sources lack) enters as 0 with an "unknown" dummy, the usual
@@ -94,12 +96,13 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
         price where the source gives no split (``price_basis`` says which).
     include_market : bool
         Include ``market_prices.csv`` (False: the first-party list prices of ``api_prices.csv``
-        alone, whose dates are the dates a price took effect).
+        alone). Every row is dated by :func:`~tokenomics.watch.prices.price_date`.
 
     Returns
     -------
     pandas.DataFrame
-        ``file``, ``row``, ``provider``, ``model``, ``date``, ``t_year`` [yr], ``period``
+        ``file``, ``row``, ``provider``, ``model``, ``date``, ``date_basis`` (the date column
+        used), ``t_year`` [yr], ``period``
         (half-year, e.g. ``2025H1``), ``price_usd_per_m_tok``, ``log_price``, ``price_basis``, the
         :data:`CHARACTERISTICS`, ``mmlu_pct`` (NaN where not sourced).
     """
@@ -108,7 +111,7 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
     from .. import catalog
     from ..econ.pricing import blended_usd_per_1k_tok
     from ._events import parse_date
-    from .prices import TREND_KINDS, load_prices
+    from .prices import TREND_KINDS, load_prices, price_date
 
     v.one_of(measure, "measure", MEASURES)
     tr = _traits(traits)
@@ -116,7 +119,7 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
     i_tok, o_tok = _chat_mix()
     recs: list[dict[str, Any]] = []
 
-    def add(file, row, provider, model, when, t_year, inp, out, blend_src):
+    def add(file, row, provider, model, when, t_year, inp, out, blend_src, dated_by):
         if measure == "output":
             price, basis = out, "output list price"
         elif np.isfinite(inp) and np.isfinite(out):
@@ -136,7 +139,7 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
             act = float(models.loc[model, "claimed_active_params"]) / 1e9
         ctx, mmlu = float(t["context_tok"]), float(t["mmlu_pct"])
         recs.append({"file": file, "row": row, "provider": _provider(provider), "model": model, "date": when,
-                     "t_year": t_year, "price_usd_per_m_tok": price, "price_basis": basis,
+                     "date_basis": dated_by, "t_year": t_year, "price_usd_per_m_tok": price, "price_basis": basis,
                      "log_total_params": np.log(tot) if tot > 0 else 0.0, "total_params_unknown": float(not tot > 0),
                      "log_active_params": np.log(act) if act > 0 else 0.0, "active_params_unknown": float(not act > 0),
                      "open_weights": float(int(t["open_weights"]) == 1),
@@ -148,19 +151,19 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
     num = lambda x: float(x) if pd.notna(x) else np.nan  # noqa: E731
     for r in ap.itertuples(index=False):
         add("api_prices.csv", int(r.row), r.provider, r.model, r.date_parsed, float(r.t_year),
-            num(r.input_usd_per_m_tok), num(r.output_usd_per_m_tok), num(r.blended_usd_per_m_tok))
+            num(r.input_usd_per_m_tok), num(r.output_usd_per_m_tok), num(r.blended_usd_per_m_tok), r.date_basis)
     mp = catalog.load("market_prices") if market is None else market
     if not include_market:
         mp = mp.iloc[:0]
     catalog.check_columns(mp, catalog.REGISTRY["market_prices"].required, what="market prices")
     mp = mp.reset_index(drop=True)
     also = mp["also_in"].fillna("").astype(str) if "also_in" in mp.columns else pd.Series([""] * len(mp))
-    dates = mp["date"] if "date" in mp.columns else mp["as_of"]
+    dates, bases = price_date(mp)
     seen = set()
     for i, r in enumerate(mp.itertuples(index=False)):
         if "api_prices" in also.iloc[i]:
             continue  # the same price is an api_prices.csv row
-        text = dates.iloc[i] if pd.notna(dates.iloc[i]) else r.as_of
+        text = dates.iloc[i]
         p = parse_date(text)
         if p is None or p[1] == "year":
             continue  # dated by a year only: too coarse for half-year dummies
@@ -171,7 +174,7 @@ def hedonic_sample(prices: "pd.DataFrame | None" = None, market: "pd.DataFrame |
         from ..dates import decimal_year
 
         add("market_prices.csv", i + 1, r.provider, r.model, p[0], float(decimal_year(p[0])),
-            num(r.input_usd_per_m_tok), num(r.output_usd_per_m_tok), np.nan)
+            num(r.input_usd_per_m_tok), num(r.output_usd_per_m_tok), np.nan, bases.iloc[i])
     if not recs:
         raise DataError(f"no dated list price with a positive {measure} price to index")
     df = pd.DataFrame(recs)
@@ -319,12 +322,17 @@ def constant_quality_decline(sample: "pd.DataFrame | None" = None, measure: str 
         ``decline_factor_per_year``, ``decline_factor_lo``, ``decline_factor_hi``, ``n``,
         ``n_models``, ``cov_type``, ``dropped``, ``first_date``, ``last_date``, ``ci``,
         ``measure``, ``pooled_decline_factor_per_year`` (and ``_lo``/``_hi``),
-        ``matched_decline_factor_per_year`` (and ``_lo``/``_hi``, ``matched_n``).
+        ``matched_decline_factor_per_year`` (and ``_lo``/``_hi``, ``matched_n``), ``dates``
+        (how many observations each date column dated).
     """
     v.fraction(ci, "ci", allow_zero=False, allow_one=False)
     s = hedonic_sample(measure=measure) if sample is None else sample
     res, info = fit_hedonic(s, time="trend", quality=quality)
     out = dict(info, ci=ci, measure=measure, quality=quality, **_factor(res, "t_year", ci, ""))
+    if "date_basis" in s.columns:
+        from .prices import date_basis_text
+
+        out["dates"] = date_basis_text(s["date_basis"])
     use = s[np.isfinite(s["mmlu_pct"].to_numpy(float))] if quality else s
     pooled, _ = _plain_fit(use, ci, matched=False)
     out.update(_factor(pooled, "t_year", ci, "pooled_"))

@@ -39,10 +39,64 @@ TREND_KINDS = ("list", "listing")
 SIZE_100B = ("100b+", "100b+ (assumed)")
 
 
+#: The date columns a price row may carry, in the order :func:`price_date` prefers them.
+DATE_COLUMNS = ("price_effective_date", "date", "as_of")
+
+
+def price_date(df: "pd.DataFrame") -> tuple["pd.Series", "pd.Series"]:
+    """The date each price took effect, and which column gave it.
+
+    A price-cut metric needs the date a price took effect, not the date a catalogue was last
+    edited: ``price_effective_date`` (the change that set the price, from a catalogue's history)
+    where a row has one, else ``date`` (the provider's or source's own date), else ``as_of``.
+    Used by the price-decline fits, the cut events and the hedonic price index alike.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Price rows with at least one of :data:`DATE_COLUMNS`.
+
+    Returns
+    -------
+    (pandas.Series, pandas.Series)
+        The date text per row (empty where no column has one) and the column it came from
+        (``price_effective_date``, ``date`` or ``as_of``; empty where none).
+    """
+    import pandas as pd
+
+    have = [c for c in DATE_COLUMNS if c in df.columns]
+    if not have:
+        raise DataError("price rows have no date column; expected one of " + ", ".join(DATE_COLUMNS))
+    text = pd.Series([""] * len(df), index=df.index, dtype=object)
+    basis = pd.Series([""] * len(df), index=df.index, dtype=object)
+    for c in have:
+        col = df[c]
+        val = col.where(col.notna(), "").astype(str).str.strip()
+        if pd.api.types.is_datetime64_any_dtype(col):
+            val = col.dt.strftime("%Y-%m-%d").where(col.notna(), "")
+        take = (text == "") & (val != "") & (val.str.lower() != "nan")
+        text[take] = val[take]
+        basis[take] = c
+    return text, basis
+
+
+def date_basis_text(basis: Any) -> str:
+    """How many rows were dated by each column, e.g. ``5 price_effective_date, 28 date``."""
+    import pandas as pd
+
+    n = pd.Series(list(basis)).value_counts()
+    return ", ".join(f"{int(n[c])} {c}" for c in DATE_COLUMNS if c in n.index)
+
+
 def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
     """``df`` with ``date`` as datetime64 and ``date_text``, ``date_parsed``, ``t_year``,
-    ``date_precision`` and ``row`` (as :func:`~tokenomics.watch._events.read_events`)."""
-    text = df["date_text"] if "date_text" in df.columns else df["date"]
+    ``date_precision``, ``date_basis`` (the column :func:`price_date` took) and ``row`` (as
+    :func:`~tokenomics.watch._events.read_events`)."""
+    if "date_text" in df.columns:
+        text = df["date_text"]
+        basis = df["date_basis"] if "date_basis" in df.columns else ["date"] * len(df)
+    else:
+        text, basis = price_date(df)
     dates, precs = [], []
     for i, d in enumerate(text):
         p = parse_date(d)
@@ -52,6 +106,7 @@ def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
         precs.append(p[1])
     df = with_dates(df.copy(), text, dates)
     df["date_precision"] = precs
+    df["date_basis"] = list(basis)
     df["row"] = np.arange(1, len(df) + 1)
     return df
 
@@ -109,6 +164,7 @@ def decline_rates(
     Fits ``ln(blended_usd_per_m_tok) = a + b * t`` by OLS within each group, on list prices
     (promotional and off-peak rows excluded). ``decline_factor_per_year = exp(-b)``: 10 means
     prices fall 10x a year; 0.5 means they double. The interval is the OLS interval on ``b``.
+    Each price is placed at the date it took effect (:func:`price_date`).
 
     Parameters
     ----------
@@ -129,7 +185,8 @@ def decline_rates(
     pandas.DataFrame
         One row per group: ``group``, ``n``, ``first_date``, ``last_date``,
         ``decline_factor_per_year`` and its ``_lo``/``_hi``, ``change_frac_per_year``, ``r2``,
-        ``rows`` (file rows used), ``note``.
+        ``rows`` (file rows used), ``dates`` (how many rows each date column dated, see
+        :func:`price_date`), ``note``.
     """
     import pandas as pd
 
@@ -154,6 +211,7 @@ def decline_rates(
             "first_date": day(sub["date_parsed"].min()),
             "last_date": day(sub["date_parsed"].max()),
             "rows": " ".join(str(r) for r in sub["row"]),
+            "dates": date_basis_text(sub["date_basis"]),
         }
         if len(sub) >= min_points and np.ptp(sub["t_year"].to_numpy()) > 0:
             rec.update(_ols_decline(sub["t_year"].to_numpy(float), sub["blended_usd_per_m_tok"].to_numpy(float), ci))
@@ -181,7 +239,8 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
         ``change_frac``, ``direction`` (cut|rise|flat), ``size_class``, ``source``, ``rows``,
         ``date_precision`` (day, month or year: a month is dated its 15th), ``token_type``
         (``blended`` for the global lines; China's rows as their file states it: ``output``,
-        ``input (cache-miss)``, ``cache-hit input`` or ``all``).
+        ``input (cache-miss)``, ``cache-hit input`` or ``all``), ``date_basis`` (the date column
+        used, :func:`price_date`).
     """
     import pandas as pd
 
@@ -200,7 +259,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
                     "price_before_usd_per_m_tok": before, "price_after_usd_per_m_tok": after,
                     "change_frac": ch, "size_class": r.size_class, "source": r.source,
                     "rows": f"api_prices {prev.row},{r.row}", "date_precision": r.date_precision,
-                    "token_type": "blended",
+                    "token_type": "blended", "date_basis": r.date_basis,
                 })
             prev = r
     ch_df = load_china_cuts(china)
@@ -218,7 +277,7 @@ def cut_events(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | None
             "price_before_usd_per_m_tok": before, "price_after_usd_per_m_tok": after,
             "change_frac": ch, "size_class": "", "source": r.source,
             "rows": f"china_price_cuts {r.row}", "date_precision": r.date_precision,
-            "token_type": str(r.token_type),
+            "token_type": str(r.token_type), "date_basis": r.date_basis,
         })
     res = pd.DataFrame(out).sort_values("date", kind="stable").reset_index(drop=True)
     res["direction"] = np.where(res["change_frac"] < -1e-9, "cut", np.where(res["change_frac"] > 1e-9, "rise", "flat"))
@@ -373,6 +432,7 @@ def lag_check(observed: Any, floor: "pd.DataFrame", model: str = "deepseek-v3",
     """
     out = {"observed_decline_factor_per_year_100b": float(observed["decline_factor_per_year"]),
            "observed_lo": float(observed["decline_factor_lo"]), "observed_hi": float(observed["decline_factor_hi"]),
+           "observed_dates": str(observed.get("dates", "")),
            "modelled_cost_decline_factor_per_year": np.nan, "lags": None, "status": PENDING}
     ok = floor[floor["status"] == "modelled"]
     if ok.empty:
@@ -453,9 +513,9 @@ def price_watch(prices: "pd.DataFrame | None" = None, china: "pd.DataFrame | Non
     without speculative decoding (:func:`cost_trend`).
     """
     p = load_prices(prices)
-    by_tier = decline_rates(p.drop(columns=["date_parsed", "t_year", "date_precision", "row"]), by="tier", ci=ci)
-    by_prov = decline_rates(p.drop(columns=["date_parsed", "t_year", "date_precision", "row"]), by="provider", ci=ci)
     raw = p.drop(columns=["date_parsed", "t_year", "date_precision", "row"])
+    by_tier = decline_rates(raw, by="tier", ci=ci)
+    by_prov = decline_rates(raw, by="provider", ci=ci)
     ev = cut_events(raw, china)
     fl = cost_floor(model)
     hr = headroom(raw, fl)

@@ -48,7 +48,13 @@ PLUS_SPREAD_FRAC = 0.5
 def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
     """Read and validate supernode events (default ``datasets/supernode_events.csv``)."""
     return read_events(events, "supernode_events", "event", EVENTS, REQUIRED,
-                       numeric=("units_low", "value", "chips_per_node"))
+                       numeric=("units_low", "value", "chips_per_node"), limits=LIMITS)
+
+
+#: Physical ranges of the numeric cells (the largest supernode catalogued has 15,488 chips; no
+#: vendor ships a billion units).
+LIMITS = {"chips_per_node": {"minimum": 2, "maximum": 1e6, "integer": True},
+          "units_low": {"minimum": 0, "maximum": 1e9}}
 
 
 def _precision_halfwidth_years(prec: str) -> float:

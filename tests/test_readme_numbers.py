@@ -1,0 +1,67 @@
+"""Every number of the README's answers and accuracy tables is a pinned golden figure, rounded as
+shown: a model change that moves a figure fails here until the README says the new number.
+(tests/test_golden.py checks the pinned figures against the model; tests/test_readme.py runs the
+README's transcripts.)"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+GOLDEN = json.loads((ROOT / "tests" / "golden" / "headline.json").read_text())
+G = GOLDEN.get
+
+#: (text as the README writes it, the value it must equal) - each value from a pinned figure
+FIGURES = [
+    ("USD 0.142 per million at 32 sequences", f"{G('price.h200.llama-3.1-8b.b32.usd_per_m_output_tok'):.3f}", "0.142"),
+    ("0.115 J per token", f"{G('price.h200.llama-3.1-8b.b32.energy_j_per_tok'):.3f}", "0.115"),
+    ("USD 0.097 per million output tokens on a GB200 NVL72",
+     f"{G('floor.gb200-nvl72.usd_per_1k_output_tok') * 1e3:.3f}", "0.097"),
+    ("0.148 on a CloudMatrix 384", f"{G('floor.cloudmatrix-384.usd_per_1k_output_tok') * 1e3:.3f}", "0.148"),
+    ("TPU v7 megakernel 673 vs 709 tok/s", f"{G('showdown.tpu-v7-16.tok_per_s_per_user.predicted'):.0f}", "673"),
+    ("16 x GB200 454 vs 452", f"{G('showdown.gb200-16.tok_per_s_per_user.predicted'):.0f}", "454"),
+    ("SD200 supernode 5.85 vs 5.85 ms/token", f"{G('showdown.sd200-ultra.step_time_s.predicted') * 1e3:.2f}", "5.85"),
+    ("unoptimized supernode 10.0 vs 10 tok/s",
+     f"{G('showdown.generic-supernode-128.tok_per_s_per_user.predicted'):.1f}", "10.0"),
+    ("USD 1.87 per million on the TPU v7 megakernel",
+     f"{G('showdown_costs.tpu-v7-16.b64.usd_per_m_output_tok'):.2f}", "1.87"),
+    ("3.64 on 16 x GB200", f"{G('showdown_costs.gb200-16.b64.usd_per_m_output_tok'):.2f}", "3.64"),
+    ("17.7 on the SD200 supernode", f"{G('showdown_costs.sd200-ultra.b64.usd_per_m_output_tok'):.1f}", "17.7"),
+    ("154 list prices", f"{G('market.n_priced'):.0f}", "154"),
+    ("median implied gross margin 23 %", f"{G('market.median_implied_margin_frac') * 100:.0f}", "23"),
+    ("1.12x a year (95 % interval 0.74-1.69, 188 prices)",
+     f"{G('watch.price_index.decline_factor_per_year'):.2f} {G('watch.price_index.decline_factor_lo'):.2f} "
+     f"{G('watch.price_index.decline_factor_hi'):.2f} {G('watch.price_index.n_prices'):.0f}", "1.12 0.74 1.69 188"),
+    ("the same prices pooled fall 1.75x a year", f"{G('watch.price_index.pooled_decline_factor_per_year'):.2f}", "1.75"),
+    ("median 2029 (90 % interval 2027-2041)",
+     f"{int(G('watch.megakernel.level3_year'))} {int(G('watch.megakernel.level3_lo'))} "
+     f"{int(G('watch.megakernel.level3_hi'))}", "2029 2027 2041"),
+    ("4,171 published runs", f"{G('serving.unfitted.n_cases'):,.0f}", "4,171"),
+    ("11.2 % median error (p90 38 %)", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
+     f"{G('serving.unfitted.p90_abs_error_frac') * 100:.0f}", "11.2 38"),
+    ("11.2 % median, p90 38 %, predicted/measured 0.98", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
+     f"{G('serving.unfitted.p90_abs_error_frac') * 100:.0f} {G('serving.unfitted.median_ratio'):.2f}", "11.2 38 0.98"),
+    ("661 measurements from publications it was not built on | 74 % inside",
+     f"{G('serving.bands.check_half_n_rows'):.0f} {G('serving.bands.check_half_coverage_frac') * 100:.0f}", "661 74"),
+]
+
+
+@pytest.mark.parametrize("text, pinned, shown", FIGURES, ids=[f[0][:50] for f in FIGURES])
+def test_readme_figure_is_the_pinned_one(text, pinned, shown):
+    assert text in README, f"README no longer says {text!r}"
+    assert pinned == shown, f"README says {shown} in {text!r}; the pinned figure is {pinned}"
+
+
+def test_every_number_of_the_answers_table_is_listed():
+    # the answers table's numbers all appear in FIGURES' texts (a number added to the table needs its figure)
+    table = [l for l in README.splitlines() if l.startswith("| ") and "tokenomics " in l]
+    listed = " ".join(f[0] for f in FIGURES)
+    for line in table:
+        answer = line.split("|")[2]
+        for num in re.findall(r"(?<![A-Za-z0-9.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![A-Za-z0-9])", answer):
+            if num in ("3", "4", "8", "32", "35", "64", "16", "200", "671", "2030", "384", "72", "15", "1", "0", "80"):
+                continue  # the question's own settings (users, chips, sequences, speed, level), not results
+            assert num in listed, f"answers-table number {num} in {answer.strip()[:60]!r} is not pinned"
