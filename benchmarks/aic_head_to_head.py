@@ -10,7 +10,7 @@ Reads the anchors ``tools/accuracy_tracking/silicon_refs.csv`` at the commit
 (with ``--sample N``: N rows drawn with seed 0 from ``datasets/serving_aic_sample.csv`` and the
 measurement dump behind it), and predicts each with AIConfigurator's public ``aiconfigurator.cli.api.cli_estimate`` (speculative
 decoding off, as its own anchor check runs it; the measured engine release where its database
-has it, else its newest) and with ``tokenomics.perf.serving.predict_cases``. Prints median / p90
+has it, else its newest) and with ``tokenomics.validate.serving_cases.predict_cases``. Prints median / p90
 absolute error of TPOT and TTFT for each on the rows both predict, each tool's coverage and its
 time per estimate, all measured in this one run. Network access is not needed.
 """
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 from curate_aic_silicon import COMMIT, PATH, SAMPLE_PATH  # noqa: E402
 from tokenomics.catalog import load  # noqa: E402
-from tokenomics.perf.serving import predict_cases  # noqa: E402
+from tokenomics.validate.serving_cases import predict_cases  # noqa: E402
 
 LAYOUT = ("batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size")
 

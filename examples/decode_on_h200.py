@@ -10,7 +10,7 @@ import pandas as pd
 
 from tokenomics import catalog
 from tokenomics.perf import decode_step
-from tokenomics.perf.calibrate import predict_cases, summarize
+from tokenomics.validate.calibrate import predict_cases, summarize
 
 pd.set_option("display.width", 160)
 batch = np.array([1, 8, 32, 128])

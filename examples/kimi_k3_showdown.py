@@ -5,7 +5,7 @@ Run: python examples/kimi_k3_showdown.py
 
 import pandas as pd
 
-from tokenomics import showdown
+from tokenomics.studies import showdown
 
 pd.set_option("display.width", 160)
 result = showdown.showdown()

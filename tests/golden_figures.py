@@ -59,7 +59,7 @@ def _prices() -> dict[str, float]:
 
 
 def _showdown() -> dict[str, float]:
-    from tokenomics import showdown
+    from tokenomics.studies import showdown
 
     out: dict[str, float] = {}
     # ---- the showdown: figures, waterfall, costs ---------------------------------------------
@@ -83,7 +83,7 @@ def _showdown() -> dict[str, float]:
 
 
 def _watch() -> dict[str, float]:
-    from tokenomics.perf.frontier import mlperf_check
+    from tokenomics.validate.mlperf import mlperf_check
     from tokenomics.watch.prices import cost_floor
 
     out: dict[str, float] = {}
@@ -120,7 +120,7 @@ def _serving() -> dict[str, float]:
 
     out: dict[str, float] = {}
     # ---- serving fidelity: the fit set and the held-out published rows ----------------------
-    from tokenomics.perf.serving import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
+    from tokenomics.validate.serving_cases import UNFITTED_SETS, pool_sets, predict_cases, summarize as summarize_serving, summarize_within
 
     preds = {}
     for name in ("serving_public", "serving_holdout", "serving_blind_2026", "serving_mlperf",
@@ -158,7 +158,7 @@ def _serving() -> dict[str, float]:
 
 def _calibration() -> dict[str, float]:
     from tokenomics.catalog import load
-    from tokenomics.perf.calibrate import predict_cases as predict_steps, summarize
+    from tokenomics.validate.calibrate import predict_cases as predict_steps, summarize
 
     out: dict[str, float] = {}
     # ---- calibration accuracy of the shipped H200 profile ------------------------------------
@@ -166,8 +166,8 @@ def _calibration() -> dict[str, float]:
     for _, row in s.iterrows():
         out[f"validate.{row['execution']}.median_abs_error_frac"] = float(row["median_abs_error_frac"])
     # ---- regime-out validation: each regime predicted by a fit without it --------------------
-    from tokenomics.perf.calibrate import leave_regime_out
-    from tokenomics.perf.kernels import predict_kernel_microbench, summarize_kernel_microbench
+    from tokenomics.validate.calibrate import leave_regime_out
+    from tokenomics.validate.kernel_microbench import predict_kernel_microbench, summarize_kernel_microbench
 
     ro = summarize(leave_regime_out(load("h200_cases"), load("h200_microbench"), kernel_bench=load("kernel_microbench")),
                    by=("held_out",))

@@ -14,7 +14,7 @@ def rows():
 
 
 def test_every_anchor_is_predicted(rows):
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     pred = predict_cases(rows)
     assert len(pred) == 22 and (pred["status"] == "predicted").all()
@@ -64,7 +64,7 @@ def test_sample_rows_are_distinct_expressible_and_derived_by_hand():
 
 
 def test_a_seeded_slice_of_the_sample_is_predicted():
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     pred = predict_cases(load("serving_aic_sample").sample(40, random_state=0))
     assert (pred["status"] == "predicted").all()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tokenomics.catalog import accelerator, load
-from tokenomics.perf.serving import predict_cases
+from tokenomics.validate.serving_cases import predict_cases
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_watch_prices_cloudmatrix_through_the_validated_deployment(rows):
     paper's headline row (A003), at the cheapest batch within TPOT 50 ms: the same physics, so the
     two cannot disagree; a tighter TPOT gives fewer tokens/s per chip; an unknown case is refused."""
     from tokenomics.errors import UnknownNameError
-    from tokenomics.perf.serving import case_deployment
+    from tokenomics.validate.serving_cases import case_deployment
     from tokenomics.watch.supernodes import modelled_tok_per_s_per_chip
 
     tps, note = modelled_tok_per_s_per_chip()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tokenomics.catalog import load
-from tokenomics.perf.serving import case_deployment, predict_cases
+from tokenomics.validate.serving_cases import case_deployment, predict_cases
 
 
 @pytest.fixture(scope="module")

@@ -389,7 +389,7 @@ def _lib_cases(tmp: Path):
     from tokenomics.econ.tco import tier_table
     from tokenomics.econ.uncertainty import monte_carlo as econ_mc
     from tokenomics.perf import max_batch
-    from tokenomics.perf.calibrate import fit_profile, leave_one_model_out, predict_cases, read_cases, summarize
+    from tokenomics.validate.calibrate import fit_profile, leave_one_model_out, predict_cases, read_cases, summarize
     from tokenomics.perf.profile import Profile as P
     from tokenomics.watch import megakernels, supernodes
     from tokenomics.watch.dashboard import watch
@@ -738,7 +738,7 @@ def test_astronomical_shapes_are_refused_not_overflowed(kw, needle):
 def test_fit_with_fewer_measurements_than_parameters_is_refused(tmp_path):
     """Two cases and no microbenchmarks cannot place nine parameters: one line naming the counts."""
     from tokenomics.errors import DataError
-    from tokenomics.perf.calibrate import fit_profile
+    from tokenomics.validate.calibrate import fit_profile
 
     two = tmp_path / "two.csv"
     two.write_text("\n".join(CASES.read_text().splitlines()[:3]) + "\n")

@@ -80,7 +80,7 @@ def test_scalar_equals_vectorised():
 
 
 def test_showdown_costs_equal_price_of_the_same_deployment():
-    from tokenomics import showdown
+    from tokenomics.studies import showdown
     from tokenomics.econ.power import power_model
 
     c = showdown.costs(batches=(1, 8))
@@ -122,7 +122,7 @@ def test_one_chip_deployment_equals_the_core():
 def test_engine_cost_is_added_once_per_iteration():
     """A production engine adds its fitted per-kernel iteration cost (datasets/engines.csv) to the
     core's step: the kernels the step launches x the vllm/nvidia value, and nothing else changes."""
-    from tokenomics.perf.serving import engine_params
+    from tokenomics.perf.engines import engine_params
 
     bare = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="none").decode(32, 1024)
     dep = resolve("llama-3.1-8b", hardware="h200", execution="engine", engine="vllm")

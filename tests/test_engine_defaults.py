@@ -1,11 +1,11 @@
-"""What engines do by default under expert parallelism (perf.engine_defaults, datasets/engine_defaults.csv)."""
+"""What engines do by default under expert parallelism (perf.engines, datasets/engine_defaults.csv)."""
 
 from __future__ import annotations
 
 from tokenomics.catalog import load
 from tokenomics.deployment import resolve
-from tokenomics.perf.engine_defaults import engine_default
-from tokenomics.perf.serving import case_deployment
+from tokenomics.perf.engines import engine_default
+from tokenomics.validate.serving_cases import case_deployment
 
 
 def test_every_default_is_sourced():

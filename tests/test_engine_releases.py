@@ -1,4 +1,4 @@
-"""Engine releases by date (perf.engine_releases, datasets/engine_releases.csv) and how a release
+"""Engine releases by date (perf.engines, datasets/engine_releases.csv) and how a release
 between two measured ones is timed (perf.kernel_versions)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from tokenomics.catalog import load
 from tokenomics.deployment import resolve
 from tokenomics.errors import ValidationError
-from tokenomics.perf.engine_releases import period_end, release_date, release_in_force, split_engine
+from tokenomics.perf.engines import period_end, release_date, release_in_force, split_engine
 from tokenomics.perf.kernel_versions import kernel_penalty
 
 

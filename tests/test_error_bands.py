@@ -211,7 +211,7 @@ def test_regenerating_gives_the_stored_table():
     import importlib.util
     from pathlib import Path
 
-    from tokenomics.perf.serving import predict_unfitted
+    from tokenomics.validate.serving_cases import predict_unfitted
 
     spec = importlib.util.spec_from_file_location(
         "build_error_bands", Path(__file__).resolve().parent.parent / "tools" / "build_error_bands.py")

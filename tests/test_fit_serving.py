@@ -1,11 +1,11 @@
-"""The engine fit (tokenomics.perf.fit_serving): the shipped engines.csv is its output, and the
+"""The engine fit (tokenomics.validate.fit_serving): the shipped engines.csv is its output, and the
 per-request TTFT overhead is one robust value per vendor."""
 
 import numpy as np
 import pytest
 
 from tokenomics import catalog
-from tokenomics.perf.fit_serving import fit_engines, leave_one_out
+from tokenomics.validate.fit_serving import fit_engines, leave_one_out
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,8 @@ def test_engines_of_ones_own_price_everywhere(tmp_path, capsys, monkeypatch):
     the bundled rows."""
     import pandas as pd
 
-    from tokenomics.perf.serving import predict_cases, read_engines
+    from tokenomics.perf.engines import read_engines
+    from tokenomics.validate.serving_cases import predict_cases
 
     own = catalog.load("engines")
     own = own[own["engine"] == "vllm"].assign(kernel_overhead_s=lambda d: 2 * d["kernel_overhead_s"])
@@ -171,7 +172,7 @@ def test_readme_atom_engine_fit(tmp_path, capsys, monkeypatch):
 
     import pandas as pd
 
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     atom = catalog.data_dir() / "serving_atom.csv"
     table = fit_engines(atom)

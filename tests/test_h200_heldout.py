@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from tokenomics import catalog
 from tokenomics.cli import app, main
 from tokenomics.econ.power import power_model
-from tokenomics.perf.calibrate import predict_cases
+from tokenomics.validate.calibrate import predict_cases
 
 
 @pytest.fixture(scope="module")

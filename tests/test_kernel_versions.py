@@ -11,9 +11,9 @@ import pytest
 from tokenomics.catalog import data_dir, load
 from tokenomics.deployment import from_file, resolve
 from tokenomics.errors import ValidationError
-from tokenomics.perf.kernel_versions import (LATENCY_ROWS_MAX, kernel_penalty, table_format,
-                                             version_key)
-from tokenomics.perf.serving import case_deployment
+from tokenomics.perf.kernel_versions import LATENCY_ROWS_MAX, kernel_penalty, table_format
+from tokenomics.perf.engines import version_key
+from tokenomics.validate.serving_cases import case_deployment
 
 
 def _row(case_id: str) -> dict:
@@ -195,7 +195,7 @@ def test_blind_2026_rows_release_correction_helps_tensorrt_llm():
     1.2.0rc5 table (15 us more per MoE call), come out 0.79-0.88. The correction stays within two
     points here. On the 84 held-out TensorRT-LLM rows that name a release it helps (7.1 % / p90
     15 % against 10.7 % / 40 %; 5.8 % / 18 % against 10.0 % / 47 % before the fixed latency)."""
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     d = load("serving_blind_2026")
     d = d[(d["engine"] == "trt") & (d["spec_decode"] == "none")]

@@ -21,21 +21,14 @@ LAYERS = {
     "tokenomics.perf": 2, "tokenomics.econ": 2,
     "tokenomics.deployment": 3, "tokenomics.errorband": 3,
     "tokenomics.chain": 4,
-    "tokenomics.market": 5, "tokenomics.watch": 5, "tokenomics.forecast": 5, "tokenomics.showdown": 5,
+    "tokenomics.market": 5, "tokenomics.watch": 5, "tokenomics.forecast": 5,
     "tokenomics.sweep": 5, "tokenomics.studies": 5, "tokenomics.validate": 5,
     "tokenomics.plotdata": 6, "tokenomics.report": 6,
     "tokenomics.cli": 7, "tokenomics.__main__": 7,
 }
 
 #: Upward imports that still stand, each with its reason (the list only shrinks).
-KNOWN_UPWARD = {
-    # the serving model resolves a published row into a Deployment (deployment.py holds the engine
-    # registry's defaults; perf/serving.py their fitted parameters)
-    ("tokenomics.perf.serving", "tokenomics.deployment"),
-    # econ imports nothing from perf (money from throughput, not physics): the disaggregated price
-    # still times its tiers through the serving model
-    ("tokenomics.econ.disagg", "tokenomics.perf.serving"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _layer(mod: str) -> int | None:
@@ -147,7 +140,6 @@ def circles() -> list[frozenset[str]]:
 
 #: Import circles that still stand (the list only shrinks).
 KNOWN_CIRCLES = {
-    frozenset({"tokenomics.deployment", "tokenomics.perf.serving"}),
     frozenset({"tokenomics.forecast.history", "tokenomics.forecast.infrastructure"}),
     # ModelSpec.from_hf_config is a lazy door into the config reader, which builds a ModelSpec
     frozenset({"tokenomics.hf_config", "tokenomics.specs"}),

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from tokenomics.catalog import load
 from tokenomics.cli import app
-from tokenomics.perf.serving import predict_cases, serve, summarize_within
+from tokenomics.perf.serving import serve
+from tokenomics.validate.serving_cases import predict_cases, summarize_within
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def test_server_row_little_law():
 
 
 def test_server_set_is_predicted_and_scores_tpot():
-    from tokenomics.perf.serving import summarize
+    from tokenomics.validate.serving_cases import summarize
 
     p = predict_cases(load("serving_mlperf_server"))
     assert (p["status"] == "predicted").all()
@@ -289,14 +290,14 @@ def test_v61_curation_rules_on_a_plain_tree(tmp_path):
 
 
 def test_unfitted_pools_every_set_by_name(monkeypatch):
-    """validate-serving unfitted: every set of perf.serving.UNFITTED_SETS predicted and pooled with
+    """validate-serving unfitted: every set of validate.serving_cases.UNFITTED_SETS predicted and pooled with
     a ``set`` column (two small sets here, 6 + 14 rows, to keep the test fast; the golden figures
     pin the pooled accuracy of all of them)."""
-    import tokenomics.perf.serving as S
+    from tokenomics.validate import serving_cases as SC
 
-    assert "serving_public" not in S.UNFITTED_SETS and "serving_aic_silicon" not in S.UNFITTED_SETS
-    assert {"serving_holdout", "serving_blind_2026", "serving_mlperf_v61", "serving_aic_sample"} <= set(S.UNFITTED_SETS)
-    monkeypatch.setattr(S, "UNFITTED_SETS", ("serving_lmsys_phase", "serving_ascend"))
+    assert "serving_public" not in SC.UNFITTED_SETS and "serving_aic_silicon" not in SC.UNFITTED_SETS
+    assert {"serving_holdout", "serving_blind_2026", "serving_mlperf_v61", "serving_aic_sample"} <= set(SC.UNFITTED_SETS)
+    monkeypatch.setattr(SC, "UNFITTED_SETS", ("serving_lmsys_phase", "serving_ascend"))
     res = CliRunner().invoke(app, ["validate-serving", "unfitted", "--format", "json"])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)

@@ -8,6 +8,7 @@ import pytest
 
 from tokenomics import catalog
 from tokenomics.perf import kernels
+from tokenomics.validate import kernel_microbench
 from tokenomics.perf.profile import load_profile
 from tokenomics.perf.roofline import gemm_efficiency
 from tokenomics.perf.kernels import (MOE_FIXED_TOKENS, MOE_RATIO_MIN_TOKENS, gemm_peak_flop_per_s, moe_fixed_s, moe_gemm_ratio,
@@ -82,7 +83,7 @@ def test_core_predicts_the_moe_rows_left_out_of_the_fit():
     MI300X) are predicted by neither fit: median error 6.4 %, p90 18.6 %, predicted/measured 0.98
     (10.4 %, 20.5 %, 0.92 with the ceilings alone; 15.7 %, 27 %, 0.84 with neither; measured when
     each was added; bounds 9 % / 22 % / 0.93-1.05)."""
-    p = kernels.predict_kernel_microbench()
+    p = kernel_microbench.predict_kernel_microbench()
     sel = p[(p["bench_id"].str.contains("moe-best") | p["bench_id"].str.contains("e33k9"))
             & ~p["bench_id"].str.contains("-tp") & (p["batch"] < MOE_RATIO_MIN_TOKENS) & (p["batch"] >= 1024)]
     assert len(sel) == 34
@@ -100,7 +101,7 @@ def test_moe_stream_frac_is_fitted_on_the_memory_bound_rows():
     latency (``moe_fixed_s``, fitted on the 1-8-token rows) is taken off first, the rates are
     higher (0.87, 0.89, 0.94) and the rows 3.2 % / 8.9 % / 1.01 in sample. A vendor without rows
     keeps 1."""
-    p = kernels.predict_kernel_microbench()
+    p = kernel_microbench.predict_kernel_microbench()
     sel = p[p["bench_id"].str.contains("moe-best") & (p["batch"] >= 64) & (p["batch"] <= 512)]
     assert len(sel) == 64
     err = sel["error_frac"].abs()
@@ -200,7 +201,7 @@ def test_mi355x_mxfp4_ceiling_and_slice_width_by_hand():
     assert (wide, chip) == (2048.0, "mi355x")
     assert c_fit == pytest.approx(c, rel=1e-12) and w == pytest.approx(float(np.median(ws)), rel=1e-12)
     assert 0.4 < c < 0.6 and 300 < w < 600  # 0.491 and 450 columns when the rows were added
-    pred = kernels.predict_kernel_microbench(catalog.data_dir() / "kernel_microbench.csv")
+    pred = kernel_microbench.predict_kernel_microbench(catalog.data_dir() / "kernel_microbench.csv")
     out = pred[pred["bench_id"].str.startswith("mi355x-moe-aiter-mxfp4-h7168f")
                & pred["batch"].isin([1024, 4096])]
     assert len(out) == 6 and (out["error_frac"].abs() < 0.13).all()
@@ -215,7 +216,7 @@ def test_core_times_the_tensor_parallel_moe_rows():
     46 % / 0.78 with the whole experts' (measured when the rows were added); 18 % / 33 % / 0.93
     since the fused layer's fixed latency (``moe_fixed_s``) and the streaming rate refitted with it
     (the Hopper MXFP4 rows, already 1.1-1.2x, move up by up to 0.05)."""
-    p = kernels.predict_kernel_microbench()
+    p = kernel_microbench.predict_kernel_microbench()
     tp = p[p["bench_id"].str.contains("moe-best") & p["bench_id"].str.contains("-tp")]
     fit = tp[tp["batch"] >= MOE_RATIO_MIN_TOKENS]
     assert len(fit) == 56
@@ -248,7 +249,7 @@ def test_kimi_k3_moe_layer_on_mi355x_predicted_from_deepseek_fits():
     bench = pd.DataFrame([row.to_dict() | {
         "bench_id": f"kimi-k3-mi355x-t{t}", "batch": t, "hidden": 3584, "expert_ffn_hidden": 384, "n_experts": 896,
         "experts_per_token": 16, "value": us * 1e-6} for t, us in KIMI_K3_MI355X_MXFP4_TP8_US.items()])
-    pred = kernels.predict_kernel_microbench(bench)
+    pred = kernel_microbench.predict_kernel_microbench(bench)
     ratio = (pred["predicted"] / pred["measured"]).to_numpy()
     assert (np.abs(ratio - 1) < 0.25).all(), ratio
     assert 0.03 < float(np.median(np.abs(ratio - 1))) < 0.13
@@ -276,7 +277,7 @@ def test_fused_moe_layer_fixed_latency_from_the_small_rows():
     assert 12 <= fixed["h200", "fp8"] <= 16 and 14 <= fixed["b200", "fp8"] <= 18
     assert all(0 < fixed[hw, f] <= 3 for hw in ("b200", "gb300") for f in ("mxfp4", "nvfp4"))
     assert moe_fixed_s("mi355x", "fp8") == (0.0, "") and moe_fixed_s("tpu-v7", "bf16") == (0.0, "")
-    p = kernels.predict_kernel_microbench()
+    p = kernel_microbench.predict_kernel_microbench()
     small = p[p["bench_id"].str.contains("moe-best") & (p["batch"] <= MOE_FIXED_TOKENS[1])]
     err = small["error_frac"].abs()
     assert len(small) == 176 and err.median() <= 0.10 and 0.97 <= (1 + small["error_frac"]).median() <= 1.05
@@ -291,7 +292,7 @@ def test_fused_moe_fixed_latency_in_a_serving_step(monkeypatch):
     from tokenomics.catalog import load
     from tokenomics.deployment import resolve
     from tokenomics.perf import step
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     def experts_s(execution):
         dep = resolve("gpt-oss-120b", hardware="h200", tp=8, ep=1, engine="trt", execution=execution)

@@ -8,9 +8,9 @@ import pytest
 from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.errors import ValidationError
-from tokenomics.perf import serving as S
 from tokenomics.perf.parallel import ParallelPlan, memory_per_chip
 from tokenomics.perf.system import expert_load, expert_skew_s, forward_comm_s, system_step
+from tokenomics.validate import serving_cases as SC
 from tokenomics.perf.parallel import system
 
 K3 = catalog.model("kimi-k3")
@@ -88,10 +88,10 @@ def test_resolve_and_serving_row_take_moe_tp():
     rows = catalog.load("serving_aic_sample")
     row = rows[rows["case_id"] == "M2472"].iloc[0]
     assert "MoE TP2 x EP2" in row["note"] and (int(row["ep"]), int(row["moe_tp"])) == (2, 2)
-    dep = S.case_deployment(row)
+    dep = SC.case_deployment(row)
     assert (dep.parallel.tp, dep.parallel.ep, dep.parallel.expert_tp, dep.parallel.attn_dp) == (1, 2, 2, 4)
     # without the column the same row is expert-parallel over the 4 GPUs
-    plain = S.case_deployment(pd.Series({**row.to_dict(), "moe_tp": float("nan"), "ep": 4}))
+    plain = SC.case_deployment(pd.Series({**row.to_dict(), "moe_tp": float("nan"), "ep": 4}))
     assert (plain.parallel.ep, plain.parallel.expert_tp) == (4, 1)
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from tokenomics import catalog
 from tokenomics.errors import DoesNotFitError, ValidationError
 from tokenomics.perf import Profile, decode_step, max_batch, prefill
-from tokenomics.perf.calibrate import predict_cases, summarize
+from tokenomics.validate.calibrate import predict_cases, summarize
 from tokenomics.perf.ops import expected_distinct_experts
 from tokenomics.specs import Accelerator, ExecutionPlan, ModelSpec
 
@@ -204,7 +204,7 @@ def test_decode_energy_relevant_throughput_matches_measured_tok_per_s():
 
 @pytest.mark.slow
 def test_leave_one_model_out_graph_generalizes():
-    from tokenomics.perf.calibrate import leave_one_model_out
+    from tokenomics.validate.calibrate import leave_one_model_out
 
     cases = catalog.load("h200_cases")
     lomo = leave_one_model_out(cases, catalog.load("h200_microbench"))

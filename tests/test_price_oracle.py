@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from tokenomics import chain
 from tokenomics.cli import app
 from tokenomics.errors import ValidationError
-from tokenomics.perf.serving import CASE_COLUMNS
+from tokenomics.validate.serving_cases import CASE_COLUMNS
 
 
 def _run(args: list[str]) -> str:

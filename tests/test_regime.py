@@ -1,4 +1,4 @@
-"""Regime-out validation of the step model (perf.calibrate.leave_regime_out), its CLI, and the
+"""Regime-out validation of the step model (validate.calibrate.leave_regime_out), its CLI, and the
 external check against published kernel microbenchmarks (perf.kernels)."""
 
 import json
@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from tokenomics import catalog
 from tokenomics.cli import app, main
 from tokenomics.errors import DataError, UnknownNameError
-from tokenomics.perf.calibrate import REGIMES, leave_one_model_out, leave_regime_out, read_cases, summarize
-from tokenomics.perf.kernels import predict_kernel_microbench, read_kernel_microbench, summarize_kernel_microbench
+from tokenomics.validate.calibrate import REGIMES, leave_one_model_out, leave_regime_out, read_cases, summarize
+from tokenomics.perf.kernels import read_kernel_microbench
+from tokenomics.validate.kernel_microbench import predict_kernel_microbench, summarize_kernel_microbench
 
 runner = CliRunner()
 
@@ -67,7 +68,7 @@ def test_unconstrained_parameter_stays_at_its_start_whatever_the_float_noise(cas
     value (the profile default, 0.45), and a 1e-13 relative change of the measurements (the size of
     a CSV float parsed by two pandas versions) leaves every fitted parameter within 1e-6 of itself.
     Before the anchor (stop 51) the free parameter landed at 0.30, 0.10 or 1.00 with such noise."""
-    from tokenomics.perf.calibrate import fit_profile
+    from tokenomics.validate.calibrate import fit_profile
     from tokenomics.perf.profile import FIT_BOUNDS, Profile
 
     decode = cases[cases["phase"] == "decode"]
@@ -99,7 +100,7 @@ def test_leave_one_model_out_keeps_its_shape(cases, microbench):
 
 
 def test_summarize_has_median_ratio(cases):
-    from tokenomics.perf.calibrate import predict_cases
+    from tokenomics.validate.calibrate import predict_cases
 
     s = summarize(predict_cases(cases, "h200"))
     assert "median_ratio" in s.columns and set(s["execution"]) == {"eager", "graph", "all"}

@@ -243,9 +243,9 @@ def test_report_ends_with_the_demand_and_what_serves_it():
 
 def test_report_prices_kimi_k3_on_the_articles_systems():
     """The mission's question in the quickstart's report: what a Kimi K3 output token costs on
-    the four systems of the article, the same frame as tokenomics.showdown.costs() (what
+    the four systems of the article, the same frame as tokenomics.studies.showdown.costs() (what
     `tokenomics showdown` prints), with one sentence per batch naming the cheapest and dearest."""
-    from tokenomics import showdown
+    from tokenomics.studies import showdown
     from tokenomics._display import fmt_number
     from tokenomics.report import K3_COLUMNS, build_report, render_markdown
 

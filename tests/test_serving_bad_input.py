@@ -14,7 +14,7 @@ from tokenomics import catalog
 from tokenomics.cli import main
 from tokenomics.cli.perf import BUNDLED_SERVING
 from tokenomics.errors import DataError, ValidationError
-from tokenomics.perf import serving
+from tokenomics.validate import serving_cases
 
 PUBLIC = catalog.data_dir() / "serving_public.csv"
 LINES = PUBLIC.read_text().splitlines()
@@ -112,9 +112,9 @@ def test_empty_measured_cell_is_not_measured(tmp_path):
     """Measured cells may be empty (not measured); the row is read and predicted."""
     f = tmp_path / "nan.csv"
     f.write_text(_row_with(measured_output_tok_per_s_per_gpu="", measured_ttft_s=""))
-    df = serving.read_cases(f)
+    df = serving_cases.read_cases(f)
     assert df["measured_output_tok_per_s_per_gpu"].isna().all()
-    p = serving.predict_cases(df)
+    p = serving_cases.predict_cases(df)
     assert (p["status"] == "predicted").all() and p["error_frac"].isna().all()
 
 
@@ -133,15 +133,13 @@ def test_frontier_serving_is_validated_before_any_work(tmp_path, capsys, cells, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.csv"]  # no PNG, no temporary
 
 
-def test_frontier_plot_checks_its_measured_points(tmp_path):
-    from tokenomics.perf.frontier import frontier
-
-    res = frontier("dgx-b200", "gpt-oss-120b")
+def test_measured_points_are_checked_before_the_frontier_draws_them(tmp_path):
+    # the frontier plot draws what it is given; the points' cells are checked by the serving-cases
+    # schema before (the CLI reads them with read_cases: test_frontier_serving_is_validated_before_any_work)
     bad = pd.DataFrame({"case_id": ["a"], "measured_tok_per_s_per_user": [50.0],
                         "measured_output_tok_per_s_per_gpu": ["abc"]})
     with pytest.raises(DataError, match="serving case a: measured_output_tok_per_s_per_gpu is not a number"):
-        res.plot(tmp_path / "f.png", measured=bad)
-    assert not list(tmp_path.iterdir())
+        serving_cases.check_cells(bad, "measured points")
 
 
 def test_read_cases_frame_errors_are_typed_and_one_line():
@@ -151,26 +149,26 @@ def test_read_cases_frame_errors_are_typed_and_one_line():
         d = df.copy().astype({col: object})
         d.loc[1, col] = value
         with pytest.raises(DataError) as exc:
-            serving.read_cases(d)
+            serving_cases.read_cases(d)
         msg = str(exc.value)
         assert msg.startswith("serving case P071: ") and needle in msg and "\n" not in msg
     with pytest.raises(DataError, match="has no rows"):
-        serving.read_cases(df.head(0))
+        serving_cases.read_cases(df.head(0))
 
 
 def test_predict_case_needs_lengths_and_concurrency():
     row = pd.read_csv(PUBLIC).iloc[0].to_dict()
     with pytest.raises(ValidationError, match="P070: a serve row needs its prompt and output lengths; osl_tok"):
-        serving.predict_case({**row, "osl_tok": float("nan")})
+        serving_cases.predict_case({**row, "osl_tok": float("nan")})
     with pytest.raises(ValidationError, match="P070: a serve row needs its concurrency"):
-        serving.predict_case({**row, "concurrency": float("nan")})
+        serving_cases.predict_case({**row, "concurrency": float("nan")})
 
 
 @pytest.mark.parametrize("key", sorted(BUNDLED_SERVING))
 def test_bundled_sets_still_read(key):
     name = BUNDLED_SERVING[key]
     raw = pd.read_csv(catalog.data_dir() / catalog.REGISTRY[name].file)
-    df = serving.read_cases(catalog.data_dir() / catalog.REGISTRY[name].file)
+    df = serving_cases.read_cases(catalog.data_dir() / catalog.REGISTRY[name].file)
     assert len(df) == len(raw) and list(df.columns) == list(raw.columns)
     pd.testing.assert_frame_equal(df, raw)  # valid input is read unchanged
 

@@ -11,6 +11,7 @@ from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.errors import TokenomicsError, ValidationError
 from tokenomics.perf import serving
+from tokenomics.validate import serving_cases
 from tokenomics.perf.memory import kv_bytes_per_seq_per_chip
 from tokenomics.perf.serving import kv_transfer_s, serve, serve_disaggregated
 
@@ -125,7 +126,7 @@ ROW = dict(case_id="D1", phase="serve", hardware="gb200", model="deepseek-r1", w
 
 def test_predict_case_uses_the_published_denominator():
     """InferenceMAX divides a disaggregated run's output by its decode GPUs."""
-    p = serving.predict_case(ROW)
+    p = serving_cases.predict_case(ROW)
     assert p["predicted_output_tok_per_s_per_gpu"] / p["predicted_output_tok_per_s_per_deployment_gpu"] == \
         pytest.approx(36 / 32)
     assert "tp8-ep8" in p["deployment"]
@@ -135,16 +136,16 @@ def test_predict_case_uses_the_published_denominator():
 def test_split_missing_is_one_line(drop):
     row = {**ROW, **{k: float("nan") for k in drop}}
     with pytest.raises(ValidationError) as exc:
-        serving.predict_case(row)
+        serving_cases.predict_case(row)
     msg = str(exc.value)
     assert "D1" in msg and all(k in msg for k in drop) and "\n" not in msg
     with pytest.raises(TokenomicsError, match="D1: a disaggregated serve row needs its prefill/decode split"):
-        serving.read_cases(pd.DataFrame([row]))  # the strict reader (check_cases refuses the row alone)
+        serving_cases.read_cases(pd.DataFrame([row]))  # the strict reader (check_cases refuses the row alone)
 
 
 @pytest.fixture(scope="module")
 def holdout():
-    return serving.predict_cases(catalog.data_dir() / "serving_holdout.csv")
+    return serving_cases.predict_cases(catalog.data_dir() / "serving_holdout.csv")
 
 
 def test_every_holdout_row_predicts(holdout):

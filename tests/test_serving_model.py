@@ -10,7 +10,8 @@ import pytest
 from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.errors import TokenomicsError
-from tokenomics.perf import serving
+from tokenomics.perf import engines, serving
+from tokenomics.validate import serving_cases
 from tokenomics.perf.system import system_prefill, system_step
 
 
@@ -72,8 +73,8 @@ def _row(**kw):
 
 def test_offline_batch_is_capped_by_the_requests_queued():
     """1,000 queued requests run at most 1,000 at a time, however many would fit."""
-    free = serving.predict_case(_row())
-    capped = serving.predict_case(_row(n_requests=1000))
+    free = serving_cases.predict_case(_row())
+    capped = serving_cases.predict_case(_row(n_requests=1000))
     assert free["predicted_batch"] > 1000
     assert capped["predicted_batch"] <= 1000
     assert capped["predicted_output_tok_per_s_per_gpu"] < free["predicted_output_tok_per_s_per_gpu"]
@@ -97,9 +98,9 @@ def test_offline_run_longer_than_one_batch_ends_in_a_drain():
     """More requests queued than run at once: the run's tail drains at a shrinking batch, so the
     rate falls below steady state, and less so the more requests queue (it tends to steady state)."""
     cap = dict(max_batch_size=256)
-    few = serving.predict_case(_row(n_requests=1000, **cap))
-    many = serving.predict_case(_row(n_requests=1e7, **cap))
-    steady = serving.predict_case(_row(**cap))
+    few = serving_cases.predict_case(_row(n_requests=1000, **cap))
+    many = serving_cases.predict_case(_row(n_requests=1e7, **cap))
+    steady = serving_cases.predict_case(_row(**cap))
     assert few["predicted_batch"] == many["predicted_batch"] == steady["predicted_batch"] <= 256
     assert few["predicted_output_tok_per_s_per_gpu"] < many["predicted_output_tok_per_s_per_gpu"] \
         < steady["predicted_output_tok_per_s_per_gpu"]
@@ -111,17 +112,17 @@ def test_prefill_cache_hits_count_as_input_without_compute():
     """A measured input rate that includes cache hits h is the computed rate / (1 - h)."""
     row = _row(phase="prefill", model="deepseek-v3", hardware="h800", n_gpus=32, tp=1, ep=32, dp_attention=1,
                isl_tok=float("nan"), osl_tok=float("nan"), engine="deepseek-internal")
-    plain = serving.predict_case(row)
-    hit = serving.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 0.563}))
+    plain = serving_cases.predict_case(row)
+    hit = serving_cases.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 0.563}))
     assert hit["predicted_total_tok_per_s_per_gpu"] == pytest.approx(
         plain["predicted_total_tok_per_s_per_gpu"] / (1 - 0.563), rel=1e-12)
     with pytest.raises(TokenomicsError, match="cache_hit_frac"):
-        serving.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 56.3}))
+        serving_cases.predict_case(_row(**{**row.to_dict(), "cache_hit_frac": 56.3}))
 
 
 def test_every_holdout_row_is_predicted():
     """Issue 11: every case predicted (bundled holdout)."""
-    p = serving.predict_cases(serving.read_cases(_holdout()))
+    p = serving_cases.predict_cases(serving_cases.read_cases(_holdout()))
     assert (p["status"] == "predicted").all(), p.loc[p["status"] != "predicted", ["case_id", "status"]]
     assert p["predicted_output_tok_per_s_per_gpu"].notna().sum() >= len(p) - 1  # prefill-only rows may have no output
 
@@ -134,7 +135,7 @@ def _holdout():
 
 def test_decode_rows_without_lengths_report_no_total():
     """A production decode row with only a mean KV length has no prompt-token rate to report."""
-    p = serving.predict_cases(serving.read_cases(_holdout()))
+    p = serving_cases.predict_cases(serving_cases.read_cases(_holdout()))
     r = p[p["case_id"] == "S321"].iloc[0]
     assert math.isnan(r["predicted_total_tok_per_s_per_gpu"])
 
@@ -171,7 +172,7 @@ def test_ttft_adds_the_engines_fitted_request_overhead():
     a = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=table)
     zero = table.assign(ttft_overhead_s=0.0)
     b = serving.serve(dep, isl_tok=1024, osl_tok=1024, concurrency=16, engines=zero)
-    want = serving.engine_params("vllm", "nvidia")["ttft_overhead_s"]
+    want = engines.engine_params("vllm", "nvidia")["ttft_overhead_s"]
     assert want > 0
     assert float(a.ttft_s - b.ttft_s) == pytest.approx(want, rel=0.05)  # Little's law moves B slightly
     assert float(a.output_tok_per_s_per_gpu) == pytest.approx(float(b.output_tok_per_s_per_gpu), rel=0.02)
@@ -214,8 +215,8 @@ def test_case_rows_may_name_their_all_to_all_kernels():
     DeepEP fit; an empty cell leaves the resolver's choice."""
     row = _row(phase="serve", model="deepseek-v3", hardware="b200", n_gpus=8, tp=8, ep=8, dp_attention=1,
                engine="sglang", isl_tok=1024, osl_tok=1024, concurrency=64)
-    assert serving.case_deployment(row).a2a_impl == "auto"
-    assert serving.case_deployment(_row(**{**row.to_dict(), "a2a_impl": "deepep_rdma"})).a2a_impl == "deepep_rdma"
+    assert serving_cases.case_deployment(row).a2a_impl == "auto"
+    assert serving_cases.case_deployment(_row(**{**row.to_dict(), "a2a_impl": "deepep_rdma"})).a2a_impl == "deepep_rdma"
 
 
 def test_resolver_balances_experts_from_wide_ep_and_benchmark_rows_state_theirs():
@@ -231,7 +232,7 @@ def test_resolver_balances_experts_from_wide_ep_and_benchmark_rows_state_theirs(
     assert resolve("deepseek-v3", system="dgx-h200").expert_balance == "none"    # EP8
     row = pd.read_csv(catalog.data_dir() / "serving_holdout.csv").set_index("case_id").loc["S375"]
     assert int(row["ep"]) >= WIDE_EP_BALANCE_MIN and str(row["expert_balance"]) == "nan"
-    assert serving.case_deployment(row).expert_balance == "none"
+    assert serving_cases.case_deployment(row).expert_balance == "none"
 
 
 def test_measured_concurrency_is_littles_law_on_the_published_figures():
@@ -239,12 +240,12 @@ def test_measured_concurrency_is_littles_law_on_the_published_figures():
     46.36 tok/s/GPU x 8 / 921.6 = 0.4024 req/s; in flight 0.273 + 920.6 x 0.0099 = 9.387 s;
     0.4024 x 9.387 = 3.778 requests, 0.472 of the stated 8 (hand calculation from the CSV row).
     S001 (same chips, 1024/1024, concurrency 4) holds its concurrency (0.957)."""
-    p = serving.predict_cases(serving.read_cases(_holdout())).set_index("case_id")
+    p = serving_cases.predict_cases(serving_cases.read_cases(_holdout())).set_index("case_id")
     assert p.loc["S164", "measured_concurrency_frac"] == pytest.approx(0.472, abs=0.002)
     assert p.loc["S164", "measured_concurrency"] == "< 0.75"
     assert p.loc["S001", "measured_concurrency"] == ">= 0.9"
     assert p.loc["S255", "measured_concurrency"] == "not measured"  # offline: no concurrency
-    s = serving.summarize(p.reset_index(), by=("measured_concurrency",))
+    s = serving_cases.summarize(p.reset_index(), by=("measured_concurrency",))
     assert set(s["value"]) >= {"all", ">= 0.9", "< 0.75", "not measured"}
 
 
@@ -298,17 +299,17 @@ def test_a_row_that_cannot_hold_its_weights_is_not_predicted_and_named():
     instead of pricing a layout that cannot exist."""
     d = pd.read_csv(catalog.data_dir() / "serving_mlperf.csv").head(2).copy()
     d[["tp", "ep", "dp_attention", "n_gpus"]] = [1, 1, 0, 1]
-    p = serving.predict_cases(d)
+    p = serving_cases.predict_cases(d)
     assert (p["status"] == "refused").all()
     assert p["refused_reason"].str.contains("does not fit per chip").all()
     assert p["predicted_output_tok_per_s_per_gpu"].isna().all()
-    assert set(serving.PREDICTED_COLUMNS) <= set(p.columns)
+    assert set(serving_cases.PREDICTED_COLUMNS) <= set(p.columns)
 
 
 def test_engine_default_prefill_chunks_follow_the_engines_own_rules():
     # SGLang ServerArgs: 8192 below 160 GiB, 16384 from 160 GiB; vLLM get_batch_defaults (API
     # server): 8192 from 70 GiB except A100, else 2048; TensorRT-LLM max_num_tokens 8192
-    from tokenomics.deployment import default_prefill_chunk_tok
+    from tokenomics.perf.engines import default_prefill_chunk_tok
 
     acc = catalog.accelerator
     assert default_prefill_chunk_tok("sglang", acc("h200")) == 8192     # 141 GB = 140 GiB
@@ -323,8 +324,8 @@ def test_engine_default_batch_caps_follow_the_engines_own_rules():
     """vLLM get_batch_defaults: max_num_seqs 1024 from 70 GiB except A100, else 256 (the same branch
     as the prefill budget above); TensorRT-LLM max_batch_size 2048 (the engines table's max_seqs).
     An offline vLLM run with no stated cap on an MI355X (288 GB) holds up to 1,024 sequences."""
-    from tokenomics.deployment import default_max_seqs
-    from tokenomics.perf.serving import engine_params
+    from tokenomics.perf.engines import default_max_seqs
+    from tokenomics.perf.engines import engine_params
 
     acc = catalog.accelerator
     vllm = engine_params("vllm", "AMD")["max_seqs"]
@@ -383,11 +384,11 @@ def test_harness_simulation_replays_one_user_by_hand():
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     from simulate_harness import simulate
 
-    cases = serving.read_cases(catalog.data_dir() / "serving_public.csv")
+    cases = serving_cases.read_cases(catalog.data_dir() / "serving_public.csv")
     row = cases[cases["case_id"] == "P070"].iloc[0].copy()      # gpt-oss-120b, B200, vLLM, 1k/1k
     row["concurrency"], row["note"] = 1.0, ""
     got = simulate(row, n_per_user=3, low_frac=1.0)
-    dep = serving.case_deployment(row)
+    dep = serving_cases.case_deployment(row)
     ep, t_eng = serving._engine_cost_s(dep)
     prefill_s = t_eng + 1024 * serving._prefill_per_token_s(dep, 1024.0, dep.prefill_chunk_per_rank_tok)
     decode_s = float(serving._decode_iteration_s(dep, 1, 1024 + 512, t_eng)[()])
@@ -407,11 +408,11 @@ def test_harness_simulation_replays_one_user_by_hand():
 ])
 def test_a_rows_precision_stands_for_the_checkpoints_storage(model, prec, dense, expert):
     """What a published row's ``weight_precision`` means for each component's storage
-    (serving._row_precisions: 8-bit MoE checkpoints quantize every linear layer, 4-bit ones the
+    (serving_cases._row_precisions: 8-bit MoE checkpoints quantize every linear layer, 4-bit ones the
     routed experts)."""
     row = _row(model=model, weight_precision=prec, hardware="b200",
                n_gpus=8, tp=8, ep=8 if model != "llama-3.1-8b" else 1)
-    dep = serving.case_deployment(row)
+    dep = serving_cases.case_deployment(row)
     assert (dep.weight_precision, dep.expert_precision if dep.model.is_moe else dep.weight_precision) \
         == (dense, expert)
 
@@ -421,7 +422,7 @@ def test_chip_s_per_request_hand_calc_and_its_users():
     the co-located fleet of econ.disagg is that chip time per request per second."""
     from tokenomics.econ.disagg import compare
     from tokenomics.errors import ValidationError
-    from tokenomics.perf.serving import chip_s_per_request
+    from tokenomics.econ.disagg import chip_s_per_request
 
     assert float(chip_s_per_request(10_000, 1_000, 1_000, 100)) == pytest.approx(0.2)
     np.testing.assert_allclose(chip_s_per_request([1e4, 2e4], 1e3, 1_000, 100), [0.2, 0.15])

@@ -13,6 +13,7 @@ from tokenomics import catalog
 from tokenomics.deployment import resolve
 from tokenomics.perf import serving
 
+from tokenomics.validate import serving_cases
 D_S, PRE_TOK_S = 0.010, 1e-6  # decode iteration [s], compute per prompt token [s/token]
 
 
@@ -127,7 +128,7 @@ def test_disaggregated_ttft_non_decreasing_in_concurrency():
 
 @pytest.fixture(scope="module")
 def holdout():
-    return serving.predict_cases(catalog.data_dir() / "serving_holdout.csv")
+    return serving_cases.predict_cases(catalog.data_dir() / "serving_holdout.csv")
 
 
 def test_held_out_ttft_accuracy(holdout):
@@ -138,7 +139,7 @@ def test_held_out_ttft_accuracy(holdout):
     attention took the MHA form: the engines prefill ~1.4x slower than the calibrated core,
     README). Disaggregated rows (54): median error 55 %, was 88 % with the latent-form prefill;
     bound at 60 %."""
-    s = serving.summarize(holdout, by=("disaggregated",), quantity="ttft").set_index(["group", "value"])
+    s = serving_cases.summarize(holdout, by=("disaggregated",), quantity="ttft").set_index(["group", "value"])
     agg = s.loc[("disaggregated", "0")]
     assert agg["n_cases"] == 212
     assert agg["median_abs_error_frac"] <= 0.21

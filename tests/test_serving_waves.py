@@ -10,6 +10,7 @@ from tokenomics.deployment import resolve
 from tokenomics.errors import DataError
 from tokenomics.perf import serving
 
+from tokenomics.validate import serving_cases
 D_S = 0.010  # decode iteration [s]
 
 
@@ -97,5 +98,5 @@ def test_fixed_lengths_cell_must_be_0_or_1():
     rows["fixed_lengths"] = rows["fixed_lengths"].astype(object)
     rows.loc[rows.index[1], "fixed_lengths"] = 2
     with pytest.raises(DataError, match=r"fixed_lengths .*0 or 1"):
-        serving.read_cases(rows)
-    assert serving.read_cases(pd.DataFrame(catalog.load("serving_aic_silicon")))["fixed_lengths"].eq(1).all()
+        serving_cases.read_cases(rows)
+    assert serving_cases.read_cases(pd.DataFrame(catalog.load("serving_aic_silicon")))["fixed_lengths"].eq(1).all()

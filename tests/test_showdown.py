@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tokenomics import showdown as sd
+from tokenomics.studies import showdown as sd
 from tokenomics.cli import app, main
 
 
@@ -195,7 +195,7 @@ def test_cli_bad_input_exits_2_with_one_line(argv, needle, capsys):
 def test_k3_cost_per_token_table():
     """Cost per output token = chips x USD/chip-h / (tok/s x 3600) (hand identity), falls with
     concurrency, and a chip without a public price says what it was priced as."""
-    from tokenomics import showdown as sd
+    from tokenomics.studies import showdown as sd
 
     c = sd.costs((1, 64))
     assert set(c["system"]) == {"generic-supernode-128", "sd200-ultra", "tpu-v7-16", "gb200-16"}
@@ -222,7 +222,7 @@ def test_cli_frontier_draws_a_bundled_serving_set_by_name():
 def test_cli_frontier_predicts_each_measured_point_as_validate_serving_does(tmp_path):
     # each measured row of the overlay is predicted at its own layout, lengths and concurrency by
     # the one function validate-serving uses (predict_cases), so the two commands agree to the digit
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
     from tokenomics.catalog import data_dir
 
     expect = predict_cases(data_dir() / "serving_aic_silicon.csv").set_index("case_id")

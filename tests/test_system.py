@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from tokenomics import catalog
 from tokenomics.errors import DoesNotFitError, UnknownNameError, ValidationError
 from tokenomics.perf import decode_step
-from tokenomics.perf.frontier import frontier, mlperf_check, pareto_mask, parallel_plans
+from tokenomics.perf.frontier import frontier, pareto_mask, parallel_plans
+from tokenomics.validate.mlperf import mlperf_check
 from tokenomics.perf.parallel import (ParallelPlan, System, check_fit, check_plan, max_batch_per_replica,
                                       memory_per_chip, system, system_names)
 from tokenomics.perf.speculative import SpecDecode
@@ -265,7 +266,8 @@ def test_mlperf_bounds():
 @pytest.mark.parametrize("mod", ["tokenomics.perf.comm", "tokenomics.perf.speculative",
                                  "tokenomics.perf.system", "tokenomics.perf.parallel",
                                  "tokenomics.perf.frontier", "tokenomics.perf.serving",
-                                 "tokenomics.perf.profile", "tokenomics.perf.step"])
+                                 "tokenomics.perf.profile", "tokenomics.perf.step", "tokenomics.perf.engines",
+                                 "tokenomics.validate.serving_cases", "tokenomics.econ.disagg"])
 def test_docstring_examples_are_true(mod):
     import doctest
     import importlib

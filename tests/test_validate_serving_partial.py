@@ -18,6 +18,7 @@ from tokenomics import catalog
 from tokenomics.cli import main
 from tokenomics.perf import serving
 
+from tokenomics.validate import serving_cases
 PUBLIC = pd.read_csv(catalog.data_dir() / "serving_public.csv", dtype=str, keep_default_na=False)
 _SERVE = PUBLIC[(PUBLIC["phase"] == "serve") & (PUBLIC["hardware"] == "h200") & (PUBLIC["engine"] == "vllm")]
 #: Two serve rows (gpt-oss-120b on two H200s, vLLM, concurrency 4 and 64) and one offline row.
@@ -192,14 +193,14 @@ def test_read_cases_stays_strict():
     from tokenomics.errors import DataError
 
     with pytest.raises(DataError, match="serving case X-engine: Unknown engine 'vlm'"):
-        serving.read_cases(_mixed())
-    df, refused = serving.check_cases(_mixed())
+        serving_cases.read_cases(_mixed())
+    df, refused = serving_cases.check_cases(_mixed())
     # every bad row but the one whose layout only the deployment can judge (predict_cases refuses it)
     assert len(df) == len(BAD) + len(GOOD) and sorted(refused["case_id"]) == sorted(set(BAD) - {"X-gpus-layout"})
 
 
 def test_bundled_fit_set_has_no_refusal():
-    _, refused = serving.check_cases(catalog.data_dir() / "serving_public.csv")
+    _, refused = serving_cases.check_cases(catalog.data_dir() / "serving_public.csv")
     assert refused.empty
 
 
@@ -208,18 +209,18 @@ def test_bundled_fit_set_has_no_refusal():
 def test_decode_row_without_concurrency_runs_at_the_kv_full_batch():
     row = BASE.copy()
     row[["phase", "concurrency", "measured_tok_per_s_per_user", "case_id"]] = ["decode", "", "", "D-full"]
-    p = serving.predict_cases(_frame([row]))
+    p = serving_cases.predict_cases(_frame([row]))
     assert p["status"].iloc[0] == "predicted", p["refused_reason"].iloc[0]
     # the batch is what the KV cache holds at the mean length isl + osl / 2 (1024 + 512 nominal
     # tokens, x 0.9 where the row's lengths are random in [0.8, 1.0] x nominal)
-    dep = serving.case_deployment(p.iloc[0])
-    cap = serving._slot_cap(dep, (1024 + 1024 / 2) * serving.mean_length_frac(row["note"]))
+    dep = serving_cases.case_deployment(p.iloc[0])
+    cap = serving._slot_cap(dep, (1024 + 1024 / 2) * serving_cases.mean_length_frac(row["note"]))
     assert p["predicted_batch"].iloc[0] == pytest.approx(cap) and cap > 64
     assert "KV-full batch" in p["assumption"].iloc[0] and "as many as fit" in p["assumption"].iloc[0]
     # the same prediction as the row stating that batch as its concurrency (one instance: n_gpus = tp)
     row2 = row.copy()
     row2[["concurrency", "case_id"]] = [str(cap), "D-stated"]
-    q = serving.predict_cases(_frame([row2]))
+    q = serving_cases.predict_cases(_frame([row2]))
     assert q["predicted_output_tok_per_s_per_gpu"].iloc[0] == pytest.approx(p["predicted_output_tok_per_s_per_gpu"].iloc[0])
     assert q["assumption"].iloc[0] == ""
 
@@ -235,7 +236,7 @@ def test_mtp_acceptance_sets_the_per_token_acceptance():
         r = BASE.copy()
         r["case_id"], r["spec_decode"], r["mtp_acceptance"] = case, spec, acc
         rows.append(r)
-    p = serving.predict_cases(_frame(rows)).set_index("case_id")["predicted_output_tok_per_s_per_gpu"]
+    p = serving_cases.predict_cases(_frame(rows)).set_index("case_id")["predicted_output_tok_per_s_per_gpu"]
     assert p["A"] == p["B"] and p["A"] < p["C"]
 
 
@@ -252,11 +253,11 @@ def test_prefill_dp_attention_sets_the_prefill_layout():
         r["case_id"], r["prefill_tp"], r["prefill_dp_attention"] = case, tp, dpa
         rows.append(r)
     df = _frame(rows)
-    p = serving.predict_cases(df).set_index("case_id")
+    p = serving_cases.predict_cases(df).set_index("case_id")
     assert (p["status"] == "predicted").all(), p["refused_reason"]
     speed = p["predicted_tok_per_s_per_user"]  # the prefill tier's speed reaches the users' speed
     assert speed["dpa1"] == speed["implicit"] and speed["dpa0"] != speed["implicit"]
-    pre = {c: serving.case_prefill_deployment(df.set_index("case_id").loc[c].to_dict() | {"case_id": c})
+    pre = {c: serving_cases.case_prefill_deployment(df.set_index("case_id").loc[c].to_dict() | {"case_id": c})
            for c in ("dpa1", "dpa0")}
     assert pre["dpa1"].parallel.tp == 1 and pre["dpa0"].parallel.tp == 8
 
@@ -271,7 +272,7 @@ def test_table_takes_a_file_without_optional_measurements(tmp_path, capsys):
 def test_mtp_acceptance_as_a_percent_is_refused_with_the_fraction():
     r = BASE.copy()
     r["spec_decode"], r["mtp_acceptance"] = "eagle:3:0.7", "70"
-    _, refused = serving.check_cases(_frame([r]))
+    _, refused = serving_cases.check_cases(_frame([r]))
     assert refused["reason"].iloc[0] == "mtp_acceptance: fraction expected, got 70 — did you mean 0.7?"
 
 
@@ -283,7 +284,7 @@ def test_mtp_acceptance_as_an_acceptance_length_is_refused_with_the_fraction():
 
     r = BASE.copy()
     r["spec_decode"], r["mtp_acceptance"] = "eagle:3:0.7", "2.5"
-    _, refused = serving.check_cases(_frame([r]))
+    _, refused = serving_cases.check_cases(_frame([r]))
     alpha = alpha_for_acceptance_length(2.5, 3)
     assert alpha == pytest.approx(0.69, abs=0.005) and expected_tokens_per_step(alpha, 3) == pytest.approx(2.5)
     assert refused["reason"].iloc[0].endswith(f"3 draft tokens is a per-token acceptance of {alpha:.3g}")

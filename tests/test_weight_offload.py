@@ -6,7 +6,7 @@ import pytest
 from tokenomics.deployment import resolve
 from tokenomics.errors import DoesNotFitError
 from tokenomics.perf.parallel import ParallelPlan, check_fit, system
-from tokenomics.perf.serving import predict_case
+from tokenomics.validate.serving_cases import predict_case
 
 
 def test_check_fit_names_offload_when_the_weights_alone_exceed_hbm():

@@ -61,7 +61,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "forecast": ("tokenomics.forecast", None),
     "watch": ("tokenomics.watch", None),
     "perf": ("tokenomics.perf", None),
-    "showdown": ("tokenomics.showdown", None),
+    "showdown": ("tokenomics.studies.showdown", None),
     "sweep": ("tokenomics.sweep", None),
     # figures (matplotlib loads on the first plot)
     "plot": ("tokenomics.plot", None),

@@ -122,7 +122,7 @@ class PriceResult(Display):
         Output tokens/s per chip-second spent decoding [tokens/s]: ``tok_per_s_per_chip`` in the
         decode-only steady state; co-located, the served rate over the decoding share of the
         iterations; disaggregated, per decode GPU. With ``prefill_tok_per_s_per_chip`` it splits
-        a request's chip time (:func:`tokenomics.perf.serving.chip_s_per_request`).
+        a request's chip time (:func:`tokenomics.econ.disagg.chip_s_per_request`).
     electricity_usd_per_kwh : float or ndarray
         Electricity price of a bottom-up cost [USD/kWh]; NaN for a tier or flat cost (their
         power is inside the hourly price).

@@ -21,7 +21,7 @@ engine would (each choice is recorded in :attr:`Deployment.picked` and printed b
   not divide the expert count) with attention data parallelism, tensor parallelism 1 for
   attention; on a bare accelerator, the smallest power-of-two chip count that holds the model;
 * **plan**: ``engine`` (a serving engine's fused kernels under CUDA graphs);
-* **prefill**: chunked, the engine's default budget per step (:func:`default_prefill_chunk_tok`:
+* **prefill**: chunked, the engine's default budget per step (:func:`~tokenomics.perf.engines.default_prefill_chunk_tok`:
   8192 tokens; SGLang 16384 on GPUs of 160 GiB and more, split among attention-DP ranks), i.e.
   ``max(1, chunk // prompt)`` prompts per prefill on each rank;
 * **collectives**: ``auto`` (the faster of NCCL ring and the one-shot kernel at each message
@@ -54,6 +54,7 @@ import numpy as np
 
 from . import _validate as v
 from .errors import DoesNotFitError, TargetSpeedError, ValidationError, unknown_name
+from .perf.engines import DEFAULT_PREFILL_CHUNK_TOK, ENGINE_ALIASES, ENGINES, default_prefill_chunk_tok
 from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, component_precisions, plan as _plan
 
 #: Expert-parallel size from which :func:`resolve` balances experts with EPLB when not told: the
@@ -65,86 +66,9 @@ from .specs import Accelerator, ExecutionPlan, ModelSpec, PRECISION_BYTES, compo
 #: (no balancing) stays.
 WIDE_EP_BALANCE_MIN = 32
 
-#: Chunked-prefill budget per step [tokens] where the engine sets no other
-#: (:func:`default_prefill_chunk_tok`): TensorRT-LLM's ``max_num_tokens`` 8192, SGLang's
-#: ``--chunked-prefill-size`` below 160 GiB (https://docs.sglang.ai/advanced_features/server_arguments.html)
-#: and vLLM's online ``max_num_batched_tokens`` from 70 GiB.
-DEFAULT_PREFILL_CHUNK_TOK = 8192
 
 #: Largest prefill chunk accepted [tokens]: engines index a step's tokens with 32-bit integers.
 MAX_PREFILL_CHUNK_TOK = 2**31 - 1
-
-#: One gibibyte [bytes]: the engines' memory thresholds are in GiB.
-GIB = 1024**3
-
-
-#: vLLM's default ``max_num_seqs`` below 70 GiB of GPU memory and on the A100 [sequences]
-#: (:func:`vllm_large_gpu`; from 70 GiB it is the engines table's ``max_seqs``, 1024).
-VLLM_SMALL_GPU_MAX_SEQS = 256
-
-
-def vllm_large_gpu(accelerator: Any) -> bool:
-    """Whether vLLM takes its large-GPU batch defaults on ``accelerator``: at least 70 GiB of memory
-    and not an A100 (``EngineArgs.get_batch_defaults``, vllm-project/vllm ``vllm/engine/arg_utils.py``,
-    PR 12369 and its successors: "For GPUs like H100 and MI300x, use larger default values").
-
-    >>> from tokenomics.catalog import accelerator
-    >>> [vllm_large_gpu(accelerator(h)) for h in ("h100-sxm", "a100", "mi355x")]
-    [True, False, True]
-    """
-    return float(accelerator.hbm_bytes) >= 70 * GIB and "a100" not in accelerator.name.lower()
-
-
-def default_max_seqs(engine: str, accelerator: Any, table_max_seqs: float) -> float:
-    """The sequences one engine instance runs at most when the deployment sets no cap [sequences]:
-    the engines table's ``max_seqs`` (vLLM ``max_num_seqs`` 1024, TensorRT-LLM ``max_batch_size``
-    2048, ...), except vLLM on a GPU below its large-GPU branch (:func:`vllm_large_gpu`), where it
-    is :data:`VLLM_SMALL_GPU_MAX_SEQS`.
-
-    >>> from tokenomics.catalog import accelerator
-    >>> default_max_seqs("vllm", accelerator("mi355x"), 1024.0), default_max_seqs("vllm", accelerator("a100"), 1024.0)
-    (1024.0, 256.0)
-    """
-    if engine == "vllm" and not vllm_large_gpu(accelerator):
-        return float(min(table_max_seqs, VLLM_SMALL_GPU_MAX_SEQS))
-    return float(table_max_seqs)
-
-
-def default_prefill_chunk_tok(engine: str, accelerator: Any) -> int:
-    """The prompt-token budget of one prefill step that ``engine`` sets by default on ``accelerator``.
-
-    - SGLang ``--chunked-prefill-size``: 8192 below 160 GiB of GPU memory (H100, H200), 16384 from
-      160 GiB (B200, MI300X) (``ServerArgs``, sgl-project/sglang ``python/sglang/srt/server_args.py``
-      at 469c63e5); with attention data parallelism SGLang splits it among the ranks
-      (:attr:`Deployment.prefill_chunk_per_rank_tok`);
-    - vLLM ``max_num_batched_tokens`` of the API server: 8192 from 70 GiB (A100 excepted), 2048
-      below (``EngineArgs.get_batch_defaults``, vllm-project/vllm PR 12369 and its successors);
-    - TensorRT-LLM ``max_num_tokens`` and every other engine: :data:`DEFAULT_PREFILL_CHUNK_TOK`.
-
-    Parameters
-    ----------
-    engine : str
-        Engine name (:data:`ENGINES`).
-    accelerator : Accelerator
-        The chip (its ``hbm_bytes`` and ``name``).
-
-    Returns
-    -------
-    int
-        Prompt tokens per prefill step [tokens].
-
-    Examples
-    --------
-    >>> from tokenomics.catalog import accelerator
-    >>> [default_prefill_chunk_tok("sglang", accelerator(h)) for h in ("h200", "b200")]
-    [8192, 16384]
-    """
-    mem = float(accelerator.hbm_bytes)
-    if engine == "sglang":
-        return 16384 if mem >= 160 * GIB else 8192
-    if engine == "vllm":
-        return 8192 if vllm_large_gpu(accelerator) else 2048
-    return DEFAULT_PREFILL_CHUNK_TOK
 
 
 #: A dense layout must leave at least this share of usable memory for the KV cache
@@ -161,21 +85,6 @@ COLLECTIVES = ("auto", "nccl", "custom_oneshot", "vllm_custom", "symm_mem", "dee
 SPEC_PRESETS: dict[str, tuple[str, int, float, int]] = {
     "mtp": ("mtp", 1, 0.875, 1),
 }
-
-#: ``none``: no serving engine around the kernels (the article's custom stacks: megakernels,
-#: super operators); ``default``: a production engine with the fitted default iteration cost.
-ENGINES = ("default", "vllm", "sglang", "trt", "none")
-
-#: Engines that published serving rows name but no fitted parameters cover (AMD's ATOM, SGLang
-#: with AMD's MoRI communication library, DeepSeek's in-house engine, Huawei's CloudMatrix-Infer):
-#: priced with the fitted ``default`` engine of the chip's vendor.
-UNFITTED_ENGINES = ("atom", "mori-sglang", "deepseek-internal", "cloudmatrix-infer")
-
-#: Engine names in published results that map to one of :data:`ENGINES` (Dynamo runs the engine).
-ENGINE_ALIASES = {"dynamo-trt": "trt", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm", "trtllm": "trt",
-                  "tensorrt-llm": "trt", "deepseek-internal": "default", "cloudmatrix-infer": "default",
-                  # vLLM on TPUs: vLLM's scheduler over its TPU backend (the tpu-inference package)
-                  "vllm-tpu": "vllm", "tpu-inference": "vllm"}
 
 
 #: Speculative-decoding methods ``--spec`` takes, each with how its draft is built: ``mtp`` and
@@ -338,7 +247,7 @@ class Deployment:
         engine = str(self.engine).strip().lower()  # names are case-insensitive
         object.__setattr__(self, "engine", engine)
         if "@" in engine:  # sglang@0.4.3: the engine at one release
-            from .perf.engine_releases import split_engine
+            from .perf.engines import split_engine
 
             e, ver = split_engine(engine, self.engine_version or None)
             object.__setattr__(self, "engine", e)
@@ -346,7 +255,7 @@ class Deployment:
         object.__setattr__(self, "engine", ENGINE_ALIASES.get(self.engine, self.engine))
         v.one_of(self.engine, "engine", ENGINES)
         if self.engine_version:
-            from .perf.kernel_versions import version_key
+            from .perf.engines import version_key
 
             object.__setattr__(self, "engine_version", str(self.engine_version).strip())
             version_key(self.engine_version)  # a release number, or a one-line error
@@ -443,7 +352,7 @@ class Deployment:
         """
         if not self.runs_engine:
             return 0.0
-        from .perf.serving import engine_step_s
+        from .perf.engines import engine_step_s
 
         return engine_step_s(self.engine, self.hardware.vendor, self.engine_kernels)
 
@@ -649,7 +558,6 @@ def layout_candidates(dep: Deployment) -> list[Deployment]:
     return out or [dep]
 
 
-
 def on_larger_systems(dep: Deployment) -> list[Deployment]:
     """The same deployment resolved on each larger catalogued system of its chip, for a target
     speed its own system cannot reach; empty when the user named the system.
@@ -818,7 +726,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
 
     m = model if isinstance(model, ModelSpec) else _model(str(model))
     if engine is not None and "@" in str(engine):  # sglang@0.4.3: the engine at one release
-        from .perf.engine_releases import split_engine
+        from .perf.engines import split_engine
 
         engine, engine_version = split_engine(engine, engine_version)
     if mem_frac is not None:
@@ -970,7 +878,7 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
     exe = _plan(execution)
-    from .perf.engine_defaults import engine_default
+    from .perf.engines import engine_default
 
     for setting, given in (("overlap", overlap), ("expert_balance", expert_balance)):
         dflt = engine_default(engine or "default", setting, m.is_moe, ep_) if given is None else None

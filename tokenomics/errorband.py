@@ -407,7 +407,7 @@ def coverage(pred: "Any", table: Any = None) -> tuple[float, int]:
 def split_and_build(pred: "Any", min_rows: int = MIN_ROWS, min_sources: int = MIN_SOURCES) -> dict:
     """Bands from half of the publications no fit used, scored on the other half.
 
-    ``pred``: ``predict_cases`` rows of the unfitted serving sets (``perf.serving.predict_unfitted``).
+    ``pred``: ``predict_cases`` rows of the unfitted serving sets (``validate.serving_cases.predict_unfitted``).
     Rows of a publication any fit used (:func:`fit_publications`) are dropped; the rest split by
     publication (:func:`split_publications`). Returns ``table`` (bands of the build half),
     ``build`` / ``check`` (the publications), ``excluded`` (fit publications and their rows),

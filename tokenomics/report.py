@@ -235,15 +235,15 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
     return rep
 
 
-#: Columns of the report's Kimi K3 table (:func:`tokenomics.showdown.costs`).
+#: Columns of the report's Kimi K3 table (:func:`tokenomics.studies.showdown.costs`).
 K3_COLUMNS = ("system", "chips", "plan", "batch", "tok_per_s_per_user", "tok_per_s_per_chip",
               "cost_usd_per_chip_h", "usd_per_m_output_tok", "cost_model")
 
 
 def _k3_costs(rep: Report) -> None:
     """What a Kimi K3 output token costs on the article's four systems at 1, 8 and 64 users
-    (:func:`tokenomics.showdown.costs`, as ``tokenomics showdown`` prices them)."""
-    from . import showdown
+    (:func:`tokenomics.studies.showdown.costs`, as ``tokenomics showdown`` prices them)."""
+    from .studies import showdown
 
     try:
         rep.k3_costs = showdown.costs()[list(K3_COLUMNS)]

@@ -30,7 +30,7 @@ CLASSES = ("first-token wait", "MTP slower", "MI355X new engines, 1-4 users", "M
 
 def classify(row: pd.Series) -> str:
     """The first class of the module docstring whose rule ``row`` (a row of
-    :func:`tokenomics.perf.serving.predict_cases`, whose ``ttft_ratio`` / ``tpot_ratio`` are
+    :func:`tokenomics.validate.serving_cases.predict_cases`, whose ``ttft_ratio`` / ``tpot_ratio`` are
     predicted over measured) meets."""
     ttft, tpot = 1.0 / row["ttft_ratio"], 1.0 / row["tpot_ratio"]  # measured over predicted
     if ttft >= 3 and abs(tpot - 1) < 0.3:
@@ -47,7 +47,7 @@ def classify(row: pd.Series) -> str:
 def misses(threshold: float = 0.4) -> pd.DataFrame:
     """One row per class: rows, median predicted / measured, and the case ids."""
     from tokenomics.catalog import data_dir
-    from tokenomics.perf.serving import predict_cases
+    from tokenomics.validate.serving_cases import predict_cases
 
     pred = predict_cases(data_dir() / "serving_blind_2026.csv")
     big = pred[pred["error_frac"].abs() > threshold].copy()

@@ -30,7 +30,7 @@ from _aiconfigurator import as_of as _as_of
 from _aiconfigurator import files as _files
 from _aiconfigurator import table as _table
 
-from tokenomics.perf.kernel_versions import version_key
+from tokenomics.perf.engines import version_key
 
 AIC_URL = f"https://github.com/ai-dynamo/aiconfigurator/tree/{AIC_COMMIT}/{AIC_ROOT}"
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "engine_kernel_versions.csv"

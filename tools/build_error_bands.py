@@ -3,7 +3,7 @@
     python tools/build_error_bands.py            # predicts every unfitted serving set (~2 min)
     python tools/build_error_bands.py --pred P   # from a pickled predict_unfitted() frame
 
-The rows are the bundled serving sets no fit used (``perf.serving.UNFITTED_SETS``), less every
+The rows are the bundled serving sets no fit used (``validate.serving_cases.UNFITTED_SETS``), less every
 publication a fit used (``errorband.FIT_SETS``); their publications split in two halves by size
 (``errorband.split_publications``): the first half builds the bands written here, the second
 checks them (the share of its measurements inside their band, printed). Nothing is tuned on
@@ -18,7 +18,7 @@ import pandas as pd
 
 from tokenomics import errorband
 from tokenomics.io import write_frame
-from tokenomics.perf.serving import UNFITTED_SETS, predict_unfitted
+from tokenomics.validate.serving_cases import UNFITTED_SETS, predict_unfitted
 
 OUT = Path(__file__).resolve().parent.parent / "tokenomics" / "datasets" / "error_bands.csv"
 

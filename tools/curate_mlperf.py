@@ -145,7 +145,7 @@ def _dense_tp(model: str, precision: str, hardware: str) -> int:
     from tokenomics.perf.memory import weight_bytes_per_chip
 
     acc = accelerator(hardware)  # the catalog resolves aliases (h100 -> h100-sxm)
-    if precision == "fp4":  # as the serving rows read it (perf.serving.case_deployment)
+    if precision == "fp4":  # as the serving rows read it (validate.serving_cases.case_deployment)
         precision = "mxfp4" if acc.vendor.upper() == "AMD" else "nvfp4"
     weights = weight_bytes_per_chip(_model(model), weight_precision=precision)
     tp = 1

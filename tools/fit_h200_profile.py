@@ -5,7 +5,7 @@
 Equivalent to `tokenomics calibrate datasets/h200_cases.csv --out datasets/profiles/h200.json`.
 """
 from tokenomics import catalog
-from tokenomics.perf.calibrate import fit_profile
+from tokenomics.validate.calibrate import fit_profile
 
 prof = fit_profile(
     catalog.load("h200_cases"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tokenomics.catalog import data_dir
 from tokenomics.io import write_frame
-from tokenomics.perf.fit_serving import fit_engines
+from tokenomics.validate.fit_serving import fit_engines
 
 cases = data_dir() / "serving_public.csv"
 t = fit_engines(cases, source="fitted by tools/fit_serving.py on tokenomics/datasets/serving_public.csv "

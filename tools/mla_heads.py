@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from build_kernel_microbench import mla_rows
 
-from tokenomics.perf.kernels import predict_kernel_microbench
+from tokenomics.validate.kernel_microbench import predict_kernel_microbench
 
 
 def main(argv: list[str]) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tokenomics.catalog import load
-from tokenomics.perf.serving import UNFITTED_SETS, pool_sets, predict_cases
+from tokenomics.validate.serving_cases import UNFITTED_SETS, pool_sets, predict_cases
 
 SETS = ("serving_public",) + UNFITTED_SETS
 

@@ -26,6 +26,7 @@ import pandas as pd
 from tokenomics.catalog import data_dir
 from tokenomics.perf import serving as S
 
+from tokenomics.validate import serving_cases as SC
 #: Engines (row names) whose scheduler prefills waiting prompts before it decodes: SGLang
 #: (``serving.PREFILL_FIRST_ENGINES``) and ATOM ("prefill-first policy", ROCm/ATOM
 #: docs/scheduling_kv_cache_guide.md).
@@ -34,10 +35,10 @@ PREFILL_FIRST = set(S.PREFILL_FIRST_ENGINES) | {"atom", "mori-sglang", "dynamo-s
 
 def simulate(row: pd.Series, n_per_user: int = 10, low_frac: float = 0.8, seed: int = 0) -> dict:
     """One closed-loop run of a co-located serve row: output tok/s per GPU and mean TTFT [s]."""
-    dep = S.case_deployment(row)
+    dep = SC.case_deployment(row)
     ep, t_eng = S._engine_cost_s(dep)
     users, isl_n, osl_n = int(row["concurrency"]), float(row["isl_tok"]), float(row["osl_tok"])
-    frac = S.mean_length_frac(row.get("note", ""))
+    frac = SC.mean_length_frac(row.get("note", ""))
     chunk = float(dep.prefill_chunk_per_rank_tok)
     rng = np.random.default_rng(seed)
     n = n_per_user * users
@@ -84,7 +85,7 @@ def simulate(row: pd.Series, n_per_user: int = 10, low_frac: float = 0.8, seed: 
 
 
 def main(path: Path) -> None:
-    pred = S.predict_cases(path)
+    pred = SC.predict_cases(path)
     keep = ((pred["status"] == "predicted") & (pred["phase"] == "serve")
             & (pd.to_numeric(pred["disaggregated"], errors="coerce").fillna(0) == 0)
             & (pred["spec_decode"].astype(str).str.lower().isin(["none", "nan", ""])))

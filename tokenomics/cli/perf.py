@@ -225,7 +225,7 @@ def calibrate(
 
     from ..catalog import load
     from ..io import check_output
-    from ..perf.calibrate import fit_profile, predict_cases, read_cases, summarize
+    from ..validate.calibrate import fit_profile, predict_cases, read_cases, summarize
 
     check_output(out, suffixes=(".json",))
     cases = _cases_path(cases)
@@ -251,7 +251,7 @@ def calibrate(
 def _microbench_for(df, microbench: str | None):
     """The ceilings a fit starts from: the given CSV, else the bundled H200 ones for H200-only cases."""
     from ..catalog import load
-    from ..perf.calibrate import read_microbench
+    from ..validate.calibrate import read_microbench
 
     if microbench is not None:
         return read_microbench(microbench)
@@ -280,7 +280,7 @@ def validate(
     ``regime`` column (as the bundled h200_heldout) is also summarized by regime.
     """
     from ..errors import ValidationError, unknown_name
-    from ..perf.calibrate import predict_cases, read_cases, summarize
+    from ..validate.calibrate import predict_cases, read_cases, summarize
 
     modes = ("none", "regime", "model")
     if holdout not in modes:
@@ -339,7 +339,7 @@ def _step_table(pred, columns: list[str]):
 def _validate_holdout(df, cases: str, holdout: str, regime: str | None, microbench: str | None, fmt: Format) -> None:
     """The --holdout branch of ``validate``: refit without each regime or model, score it."""
     from ..catalog import load
-    from ..perf.calibrate import leave_one_model_out, leave_regime_out, summarize
+    from ..validate.calibrate import leave_one_model_out, leave_regime_out, summarize
 
     mb = _microbench_for(df, microbench)
     kb = load("kernel_microbench")
@@ -377,8 +377,8 @@ def validate_kernels(
     --hardware keep the rows of one operator or one chip (example: tokenomics validate-kernels
     --op decode_attention -H b200).
     """
-    from ..perf.kernels import (OPS, moe_ceilings, predict_kernel_microbench, read_kernel_microbench,
-                                summarize_kernel_microbench)
+    from ..perf.kernels import OPS, moe_ceilings, read_kernel_microbench
+    from ..validate.kernel_microbench import predict_kernel_microbench, summarize_kernel_microbench
 
     bench = read_kernel_microbench(cases)
     if op is not None or hardware is not None:
@@ -455,7 +455,7 @@ def _engines_table(path: Optional[Path]):
     """The engines table ``--engines`` names, above the bundled rows; ``None`` without one."""
     if path is None:
         return None
-    from ..perf.serving import read_engines
+    from ..perf.engines import read_engines
 
     return read_engines(path)
 
@@ -476,7 +476,7 @@ SERVING_ROW_COLUMNS = ("set", "case_id", "csv_line", "phase", "hardware", "model
 
 def serving_rows(pred):
     """validate-serving's rows for CSV, JSON and ``--out``: :data:`SERVING_ROW_COLUMNS` of
-    :func:`tokenomics.perf.serving.predict_cases` (the one place the output is assembled)."""
+    :func:`tokenomics.validate.serving_cases.predict_cases` (the one place the output is assembled)."""
     return pred[[c for c in SERVING_ROW_COLUMNS if c in pred.columns]].reset_index(drop=True)
 
 
@@ -525,7 +525,7 @@ def validate_serving(
     columns outside the schema are ignored, with a note.
     """
     from ..errors import ValidationError
-    from ..perf.serving import predict_cases, predict_unfitted, summarize, summarize_within
+    from ..validate.serving_cases import predict_cases, predict_unfitted, summarize, summarize_within
 
     if out is not None:
         from ..io import check_output
@@ -550,7 +550,7 @@ def validate_serving(
         write_frame(rows, out)
         typer.echo(f"wrote {len(rows)} rows ({int((~ok).sum())} refused) to {out}", err=True)
     if ignored:
-        from ..perf.serving import ignored_columns_note
+        from ..validate.serving_cases import ignored_columns_note
 
         typer.echo(f"Note: {ignored_columns_note(ignored)}", err=True)
     if fmt != Format.table:
@@ -633,9 +633,9 @@ def fit_serving(
 
     from .. import _validate as v
     from ..io import check_output, write_frame
-    from ..perf.fit_serving import fit_engines
-    from ..perf.fit_serving import leave_one_out as _loo
-    from ..perf.serving import predict_cases
+    from ..validate.fit_serving import fit_engines
+    from ..validate.fit_serving import leave_one_out as _loo
+    from ..validate.serving_cases import predict_cases
 
     path = serving_source(cases)
     if leave_one_out is not None:

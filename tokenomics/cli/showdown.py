@@ -43,7 +43,7 @@ def showdown(
     --format csv|json prints one row per compared figure: system, metric, claimed, predicted,
     error_frac (exactly ShowdownResult.to_frame()).
     """
-    from .. import showdown as sd
+    from ..studies import showdown as sd
 
     if fmt != Format.table:
         emit(sd.sensitivity() if sensitivity else sd.showdown().to_frame(), fmt)
@@ -154,7 +154,7 @@ def frontier(
                                   "to draw the frontier of a deployment")
     if serving is not None:  # read before any work: a bad file is one line, nothing computed
         from ..catalog import check_columns
-        from ..perf.serving import read_cases
+        from ..validate.serving_cases import read_cases
         from .perf import serving_source
 
         serving = serving_source(serving)
@@ -162,7 +162,9 @@ def frontier(
         check_columns(cases, ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu"),
                       what=f"--serving file {str(serving)!r} (the measured points to draw)")
     if mlperf:
-        df = fr.mlperf_check()
+        from ..validate.mlperf import mlperf_check
+
+        df = mlperf_check()
         if fmt == Format.table:
             show = df.drop(columns=["source"]).copy()
             show["error_lower_frac"] = show["error_lower_frac"] * 100
@@ -208,7 +210,7 @@ def frontier(
         measured = cases[same_model & (chip == hw_name) & cases["measured_tok_per_s_per_user"].notna()]
         chips = sorted(set(chip[same_model]))
         if len(measured):  # each row's own prediction (its layout, lengths, concurrency), as validate-serving
-            from ..perf.serving import predict_cases
+            from ..validate.serving_cases import predict_cases
 
             measured = predict_cases(measured)
     if out is not None:

@@ -27,6 +27,35 @@ from .._display import Display
 from .pricing import price_usd_per_1k_tok
 
 
+def chip_s_per_request(prefill_tok_per_s: Any, decode_tok_per_s: Any, input_tok: Any,
+                       output_tok: Any) -> np.ndarray:
+    """Chip time one request takes when its prompt and its output share the chips [s].
+
+    ``input_tok / prefill_tok_per_s + output_tok / decode_tok_per_s``: the chips time-slice the
+    two phases, each at its own throughput per chip (interference between them ignored).
+
+    Parameters
+    ----------
+    prefill_tok_per_s, decode_tok_per_s : float or array
+        Prompt and output tokens/s of one chip [tokens/s].
+    input_tok, output_tok : float or array
+        Tokens per request.
+
+    Examples
+    --------
+    1,000 prompt tokens at 10,000 tok/s and 100 output tokens at 1,000 tok/s: 0.1 + 0.1 s.
+
+    >>> float(chip_s_per_request(10_000, 1_000, 1_000, 100))
+    0.2
+    """
+    v.positive(prefill_tok_per_s, "prefill_tok_per_s")
+    v.positive(decode_tok_per_s, "decode_tok_per_s")
+    v.non_negative(input_tok, "input_tok")
+    v.non_negative(output_tok, "output_tok")
+    return (np.asarray(input_tok, float) / np.asarray(prefill_tok_per_s, float)
+            + np.asarray(output_tok, float) / np.asarray(decode_tok_per_s, float))
+
+
 @dataclass(frozen=True, repr=False)
 class DisaggResult(Display):
     """Disaggregated versus co-located serving of one workload (per 1 request/s).
@@ -113,7 +142,7 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
     colocated_chip_s_per_request : float or array, optional
         P-chip seconds one request takes co-located [s] (e.g. from the serving model, where
         prompts share the decode iterations); default the two phases time-sliced,
-        :func:`tokenomics.perf.serving.chip_s_per_request` (interference ignored).
+        :func:`chip_s_per_request` (interference ignored).
     """
     for name, x in (("prefill_tok_per_s_p", prefill_tok_per_s_p), ("decode_tok_per_s_p", decode_tok_per_s_p),
                     ("decode_tok_per_s_d", decode_tok_per_s_d), ("capex_p_usd", capex_p_usd),
@@ -127,8 +156,6 @@ def compare(prefill_tok_per_s_p: Any, decode_tok_per_s_p: Any, decode_tok_per_s_
     cp, cd, hp, hd = a(capex_p_usd), a(capex_d_usd), a(cost_p_usd_per_h), a(cost_d_usd_per_h)
     i, o = a(input_tok), a(output_tok)
     n_p, n_d = i / pp, o / dd
-    from ..perf.serving import chip_s_per_request
-
     n_c = chip_s_per_request(pp, dp, i, o) if colocated_chip_s_per_request is None else a(
         v.positive(colocated_chip_s_per_request, "colocated_chip_s_per_request"))
     capex_dis = n_p * cp + n_d * cd

@@ -258,7 +258,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
 
         tok_per_s_per_chip = (input_tok + output_tok) / chip_s_per_request
 
-    (:func:`tokenomics.perf.serving.chip_s_per_request` of the price's prefill and decode rates:
+    (:func:`tokenomics.econ.disagg.chip_s_per_request` of the price's prefill and decode rates:
     the prefill GPUs' and decode GPUs' time per request; input tokens that hit a prefix cache,
     ``cache_hit_frac`` of them, skip prefill and count as served), and costs the chip-hour behind
     the workload's blended price (prefill and decode chip time each at its own power). Capex per
@@ -300,7 +300,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     """
     from ..chain import price
     from ..econ.tco import cost_model, has_capex, param
-    from ..perf.serving import chip_s_per_request
+    from ..econ.disagg import chip_s_per_request
 
     one_of(serving, "serving", SERVING_MODES)
     if serving == "colocated" and cache_hit_frac:

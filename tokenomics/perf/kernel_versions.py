@@ -24,10 +24,11 @@ another's release history.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from .engines import version_key
 
 #: Row counts at or below which a call is latency-bound (``added_latency_s`` applies).
 LATENCY_ROWS_MAX = 64
@@ -35,21 +36,6 @@ LATENCY_ROWS_MAX = 64
 #: Engines (``datasets/engines.csv`` names; Dynamo runs are aliased to their engine by the
 #: deployment) with per-release kernel tables.
 TABLE_ENGINES = ("trt",)
-
-
-def version_key(version: str) -> tuple:
-    """Sort key of a release string: ``1.3.0rc20`` < ``1.3.0`` < ``1.3.0.post1``.
-
-    >>> version_key("1.1.0rc2.post2") < version_key("1.2.0rc5") < version_key("1.3.0rc20")
-    True
-    """
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?(?:\.post(\d+))?", str(version).strip())
-    if not m:
-        from ..errors import ValidationError
-
-        raise ValidationError(f"engine_version {version!r} is not a release number (expected e.g. 1.1.0rc2 or 0.21.0)")
-    a, b, c, rc, post = m.groups()
-    return (int(a), int(b), int(c or 0), int(rc) if rc is not None else 10**6, int(post or 0))
 
 
 @dataclass(frozen=True)
@@ -160,7 +146,7 @@ def _placement(df, engine: str, engine_version: str) -> tuple[str, str, float] |
     linear in release date; a release without a known date takes the latest table at or below
     it (weight 0); one older than every table takes the oldest (weight 0). None when it is at
     least as new as the newest reference."""
-    from .engine_releases import release_date
+    from .engines import release_date
 
     if df.empty:
         return None

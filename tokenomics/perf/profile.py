@@ -2,7 +2,7 @@
 
 A profile holds efficiencies (fractions of datasheet figures) and per-kernel costs. The H200
 profile is fitted on ``datasets/h200_cases.csv`` plus the GEMM curve of
-``datasets/h200_microbench.csv`` by :func:`tokenomics.perf.calibrate.fit_profile` and ships as
+``datasets/h200_microbench.csv`` by :func:`tokenomics.validate.calibrate.fit_profile` and ships as
 ``datasets/profiles/h200.json``. Other accelerators get the H200 fractions and per-kernel costs
 (a transfer assumption, recorded in the profile's ``source``) until measurements exist for them.
 """

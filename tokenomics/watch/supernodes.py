@@ -265,7 +265,7 @@ def modelled_tok_per_s_per_chip(tpot_slo_s: float = 0.05, case: str = CLOUDMATRI
     """Performance-core decode tokens/s per chip of the published CloudMatrix configuration.
 
     The :class:`~tokenomics.deployment.Deployment` the serving validation builds for ``case`` of
-    ``datasets/serving_ascend.csv`` (:func:`tokenomics.perf.serving.case_deployment`: the same
+    ``datasets/serving_ascend.csv`` (:func:`tokenomics.validate.serving_cases.case_deployment`: the same
     physics ``tokenomics validate-serving ascend`` scores, communication and engine cost included),
     at the cheapest batch whose TPOT stays within ``tpot_slo_s``
     (:meth:`~tokenomics.deployment.Deployment.batch_for_target`) and the row's KV length.
@@ -277,7 +277,7 @@ def modelled_tok_per_s_per_chip(tpot_slo_s: float = 0.05, case: str = CLOUDMATRI
         meets the target.
     """
     from ..catalog import load
-    from ..perf.serving import case_deployment
+    from ..validate.serving_cases import case_deployment
 
     v.positive(tpot_slo_s, "tpot_slo_s")
     rows = load("serving_ascend").set_index("case_id", drop=False)

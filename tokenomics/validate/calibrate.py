@@ -20,9 +20,9 @@ import numpy as np
 
 from ..catalog import accelerator
 from ..errors import DataError
+from ..perf.kernels import int_cell
+from ..perf.profile import FIT_BOUNDS, Profile, load_profile
 from ..specs import ExecutionPlan, ModelSpec
-from .profile import FIT_BOUNDS, Profile, load_profile
-from .kernels import int_cell
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -147,7 +147,7 @@ def predict_cases(cases: "pd.DataFrame", profile: Profile | str | None = None,
     """
     import pandas as pd
 
-    from .step import decode_step, prefill
+    from ..perf.step import decode_step, prefill
 
     if not _checked:
         cases = read_cases(cases)
@@ -288,8 +288,8 @@ def microbench_priors(microbench: "pd.DataFrame | None", hw) -> dict[str, tuple[
 
 
 def _gemm_time(m, k, n, hw, prof) -> float:
-    from .ops import Op
-    from .roofline import op_times
+    from ..perf.ops import Op
+    from ..perf.roofline import op_times
 
     one = np.asarray(1.0)
     op = Op("gemm", "gemm", 1, one * k * n * 2, one * m * (k + n) * 2, 0 * one, one * 2 * m * k * n,
@@ -365,7 +365,12 @@ def fit_profile(
         raise DataError(f"cannot fit {unknown}; fittable: {sorted(FIT_BOUNDS)}")
     curve_note = ""
     if kernel_bench is not None:
-        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+        from ..perf.kernels import (
+            KV_CURVE_PARAMS,
+            fit_kv_read_curve,
+            kv_curve_rows,
+            read_kernel_microbench,
+        )
 
         kb = read_kernel_microbench(kernel_bench)
         if len(kv_curve_rows(kb, hw.name)) >= 6:
@@ -419,7 +424,7 @@ def fit_profile(
         # kernel boundary costs inside a graph (an explicit assumption)
         megakernel_layer_s=prof.graph_kernel_s,
         name=name or hardware,
-        source=source or "fitted by tokenomics.perf.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
+        source=source or "fitted by tokenomics.validate.calibrate.fit_profile (scipy least_squares, soft-L1 on relative error)",
         fitted_on=",".join(map(str, cases["case_id"])) + (
             " + microbench large-GEMM points and priors " + ",".join(sorted(priors)) if gemm_pts else "") + curve_note,
         as_of=_dt.date.today().isoformat(),
@@ -456,7 +461,12 @@ def _leave_out(cases: "pd.DataFrame", microbench: "pd.DataFrame | None", kernel_
     start, params = None, tuple(FIT_BOUNDS)
     hws = sorted(set(cases["hardware"].astype(str)))
     if kernel_bench is not None and len(hws) == 1:
-        from .kernels import KV_CURVE_PARAMS, fit_kv_read_curve, kv_curve_rows, read_kernel_microbench
+        from ..perf.kernels import (
+            KV_CURVE_PARAMS,
+            fit_kv_read_curve,
+            kv_curve_rows,
+            read_kernel_microbench,
+        )
 
         kernel_bench = read_kernel_microbench(kernel_bench)
         hw = accelerator(hws[0]).name

@@ -1,4 +1,5 @@
-"""Fit serving-engine parameters on published serving results (``tokenomics.perf.serving``).
+"""Fit serving-engine parameters on published serving results (the model
+:mod:`tokenomics.perf.serving`, scored by :mod:`tokenomics.validate.serving_cases`).
 
 Only engine parameters are fitted: the per-kernel iteration cost of each (engine, vendor) seen in
 the fit set, and a per-request TTFT overhead per vendor shared by its engines. Hardware
@@ -14,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-
 
 Group = tuple[str, str]  # (engine, vendor)
 
@@ -49,7 +49,7 @@ def _table(kernel_s: dict[Group, float], ttft_s: dict[Group, float], source: str
 
 
 #: Sequence caps (offline runs): vLLM ``max_num_seqs`` default 1024 on GPUs of 70 GiB and more (A100
-#: excepted; 256 below: :func:`tokenomics.deployment.default_max_seqs`, from vLLM's
+#: excepted; 256 below: :func:`tokenomics.perf.engines.default_max_seqs`, from vLLM's
 #: ``EngineArgs.get_batch_defaults``); TensorRT-LLM ``max_batch_size`` default 2048; SGLang and
 #: others: ASSUMPTION 1024.
 MAX_SEQS = {"vllm": 1024.0, "trt": 2048.0, "sglang": 1024.0, "default": 1024.0}
@@ -71,7 +71,8 @@ def fit_engines(cases: Any, *, source: str = "", as_of: str = "", profile: Any =
     from scipy.optimize import least_squares
 
     from ..catalog import accelerator
-    from .serving import predict_cases, priced_engine, read_cases
+    from ..perf.engines import priced_engine
+    from .serving_cases import predict_cases, read_cases
 
     df = read_cases(cases)
     df = df[df["phase"] == "serve"].reset_index(drop=True)
@@ -120,7 +121,7 @@ def leave_one_out(cases: Any, by: str = "hardware", *, profile: Any = None) -> "
     """
     import pandas as pd
 
-    from .serving import predict_cases, read_cases
+    from .serving_cases import predict_cases, read_cases
 
     df = read_cases(cases)
     rows = []

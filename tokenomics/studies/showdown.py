@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ._display import Display
-from .errors import DataError, unknown_name
-from .specs import ExecutionPlan, component_precisions, plan as _plan
+from .._display import Display
+from ..errors import DataError, unknown_name
+from ..specs import ExecutionPlan, component_precisions, plan as _plan
 
 #: Relative tolerance of the issue: every claimed figure within 15 %.
 TOLERANCE_FRAC = 0.15
@@ -63,7 +63,7 @@ class Scenario:
 
 def plan_params() -> "pd.DataFrame":  # noqa: F821
     """``datasets/plan_params.csv``: every scenario parameter with its source and kind."""
-    from .catalog import load
+    from ..catalog import load
 
     return load("plan_params")
 
@@ -114,13 +114,13 @@ def _spec(sc: "Scenario", alpha: float | None = None, fixed_acceptance: bool = T
         return None
     if sc.spec != "dspark":
         raise unknown_name("speculative method", sc.spec, ("none", "dspark"))
-    from .deployment import _spec as preset
+    from ..deployment import _spec as preset
 
     s = preset("dspark")
     if sc.spec_gamma is not None:
         s = s.replace(gamma=sc.spec_gamma)
     if sc.spec_acceptance_length is not None and alpha is None and fixed_acceptance:
-        from .perf.speculative import alpha_for_acceptance_length
+        from ..perf.speculative import alpha_for_acceptance_length
 
         alpha = alpha_for_acceptance_length(sc.spec_acceptance_length, s.gamma)
     return s if alpha is None else s.replace(alpha=alpha)
@@ -129,7 +129,7 @@ def _spec(sc: "Scenario", alpha: float | None = None, fixed_acceptance: bool = T
 def _precisions(sc: "Scenario", model: str, dense: str | None = None) -> tuple[str, str]:
     """(non-expert, expert) storage a scenario runs: the checkpoint's, experts at the scenario's
     ``expert_precision`` when it sets one, non-expert weights at ``dense`` when given."""
-    from .catalog import model as _model
+    from ..catalog import model as _model
 
     m = _model(model)
     return component_precisions(m, dense, sc.expert_precision or m.native_precision)
@@ -144,8 +144,8 @@ def run_scenario(sc: "str | Scenario", **overrides: Any):
     ``dense_precision`` (the non-expert weights' storage) or ``model`` (another catalogued model on
     the scenario's system and plan) for sensitivity and validation runs.
     """
-    from .perf.parallel import ParallelPlan, system as _system
-    from .perf.system import system_step
+    from ..perf.parallel import ParallelPlan, system as _system
+    from ..perf.system import system_step
 
     if isinstance(sc, str):
         all_ = scenarios()
@@ -215,9 +215,9 @@ def showdown() -> ShowdownResult:
     """Reproduce the article's table; see the module docstring."""
     import pandas as pd
 
-    from .perf.comm import collective_time_s
-    from .perf.parallel import system as _system
-    from .perf.system import forward_hbm_bytes
+    from ..perf.comm import collective_time_s
+    from ..perf.parallel import system as _system
+    from ..perf.system import forward_hbm_bytes
 
     scs = scenarios()
     res = {name: run_scenario(sc) for name, sc in scs.items()}
@@ -296,7 +296,7 @@ def measured() -> "pd.DataFrame":  # noqa: F821
         (precisions empty where the scenario's); tokens/s are the system's
         aggregate (``batch`` users; accepted tokens with speculation).
     """
-    from .catalog import load
+    from ..catalog import load
 
     df = load("megakernel_bench").copy()
     scs = scenarios()
@@ -408,7 +408,7 @@ def waterfall(target: str | None = None) -> "pd.DataFrame":  # noqa: F821
 
 
 def _scale_impl(name: str, factor: float):
-    from .perf.comm import impl
+    from ..perf.comm import impl
 
     f = impl(name)
     return replace(f, alpha_s=f.alpha_s * factor, alpha_log2_s=f.alpha_log2_s * factor)
@@ -432,8 +432,8 @@ def sensitivity(low: float = 0.5, high: float = 2.0) -> "pd.DataFrame":  # noqa:
     """
     import pandas as pd
 
-    from .perf.parallel import system as _system
-    from .perf.profile import load_profile
+    from ..perf.parallel import system as _system
+    from ..perf.profile import load_profile
 
     scs = scenarios()
     rows = []
@@ -505,9 +505,9 @@ def scenario_deployment(sc: "str | Scenario"):
     per-token acceptance at the scenario's draft length), not the acceptance length a benchmark
     fixed to reproduce a claim: 7 drafts at 0.778 give 3.9 tokens per step, not 6.
     """
-    from .deployment import Deployment
-    from .catalog import model as _model
-    from .perf.parallel import ParallelPlan, system as _system
+    from ..deployment import Deployment
+    from ..catalog import model as _model
+    from ..perf.parallel import ParallelPlan, system as _system
 
     if isinstance(sc, str):
         all_ = scenarios()
@@ -529,8 +529,8 @@ def scenario_deployment(sc: "str | Scenario"):
 def _showdown_cost(hardware: str):
     """Bottom-up where a capex is catalogued; else the chip's latest InferenceX hyperscaler tier,
     labelled as such (the ``cost_basis`` column then names the tier, not bottom-up)."""
-    from .econ import cost_model
-    from .econ.tco import _params, has_capex, preset
+    from ..econ import cost_model
+    from ..econ.tco import _params, has_capex, preset
 
     if has_capex(hardware):
         return cost_model(hardware), ""
@@ -560,9 +560,9 @@ def costs(batches: tuple[int, ...] = (1, 8, 64)) -> "pd.DataFrame":  # noqa: F82
     """
     import pandas as pd
 
-    from . import chain
-    from .econ.power import power_model
-    from .errors import TokenomicsError
+    from .. import chain
+    from ..econ.power import power_model
+    from ..errors import TokenomicsError
 
     rows = []
     ctx = float(_common(plan_params())["context_tok"])  # one workload for every system
