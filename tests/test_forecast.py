@@ -604,7 +604,8 @@ def test_dc_electricity_interpolates_the_iea_rows_at_a_constant_rate():
     """datasets/dc_electricity.csv (IEA Energy and AI, base case): China 102 TWh in 2024 and 277
     in 2030, so 2027 is 102 x (277/102)^(3/6) = 168.1 TWh (hand calc); the world 415 -> 945 ->
     1,200 TWh (2024, 2030, 2035) gives 945 x (1200/945)^(2/5) in 2032; no year outside the rows."""
-    from tokenomics.forecast.infrastructure import dc_electricity_twh, dc_regions
+    from tokenomics.forecast.history import dc_regions
+    from tokenomics.forecast.infrastructure import dc_electricity_twh
 
     assert dc_electricity_twh("china", [2027])[0] == pytest.approx(102 * (277 / 102) ** 0.5, rel=1e-12)
     assert dc_electricity_twh("china", [2024, 2030]).tolist() == pytest.approx([102, 277], rel=1e-12)

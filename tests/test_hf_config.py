@@ -11,7 +11,7 @@ import pytest
 
 from tokenomics import catalog
 from tokenomics.errors import DataError, TokenomicsError, TokenomicsWarning, ValidationError
-from tokenomics.hf_config import spec_from_hf_config
+from tokenomics.hf_config import model_from_hf_config, spec_from_hf_config
 from tokenomics.specs import ModelSpec
 
 FIX = Path(__file__).parent / "fixtures" / "hf_configs"
@@ -71,7 +71,7 @@ def test_qwen3_next_maps_hybrid_attention_and_its_published_size():
 
 def test_deepseek_v32_names_the_sparse_indexer_it_does_not_model():
     with pytest.warns(TokenomicsWarning, match="sparse attention .*index_topk 2048") as rec:
-        spec = ModelSpec.from_hf_config(FIX / "deepseek-v3.2.json", name="dsv32")
+        spec = model_from_hf_config(FIX / "deepseek-v3.2.json", name="dsv32")
     assert len(rec) == 1 and "\n" not in str(rec[0].message)
     assert "index_topk 2048" in spec.note
     # everything else is DeepSeek-V3's architecture, row for row
@@ -234,7 +234,7 @@ def test_not_json_and_not_an_object(tmp_path):
 def test_add_user_model_then_the_library_prices_it(home):
     import tokenomics as tk
 
-    spec = ModelSpec.from_hf_config(FIX / "llama-3.1-70b.json", name="my-70b", source="hf:meta-llama/Llama-3.1-70B",
+    spec = model_from_hf_config(FIX / "llama-3.1-70b.json", name="my-70b", source="hf:meta-llama/Llama-3.1-70B",
                                     as_of="2024-07-23")
     path = catalog.add_user_model(spec)
     assert path == home / "models.csv"

@@ -40,6 +40,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load": ("tokenomics.catalog", "load"),
     "Accelerator": ("tokenomics.specs", "Accelerator"),
     "ModelSpec": ("tokenomics.specs", "ModelSpec"),
+    "model_from_hf_config": ("tokenomics.hf_config", "model_from_hf_config"),
     "ExecutionPlan": ("tokenomics.specs", "ExecutionPlan"),
     "PLANS": ("tokenomics.specs", "PLANS"),
     # performance core

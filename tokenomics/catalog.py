@@ -443,7 +443,7 @@ def add_user_model(spec: "ModelSpec", *, force: bool = False) -> Path:
     Parameters
     ----------
     spec : ModelSpec
-        The architecture (e.g. from :meth:`ModelSpec.from_hf_config`); its ``source``,
+        The architecture (e.g. from :func:`tokenomics.hf_config.model_from_hf_config`); its ``source``,
         ``as_of`` and ``note`` are kept.
     force : bool
         Replace a model of the same name: a bundled one (the user's row wins) or the user's own.

@@ -506,3 +506,40 @@ def _note(model_type: str, unmodelled: list[str]) -> str:
     if unmodelled:
         text += " Assumed or not modelled: " + "; ".join(unmodelled) + "."
     return text
+
+
+def model_from_hf_config(config: "dict | str | os.PathLike", name: str, *, display_name: str = "",
+                         source: str = "", as_of: str = "") -> "ModelSpec":
+    """The architecture a Hugging Face ``config.json`` describes, as a
+    :class:`~tokenomics.specs.ModelSpec` (``tk.model_from_hf_config``).
+
+    Parameters
+    ----------
+    config : dict or path
+        The parsed config, its path, or a checkpoint directory holding ``config.json``.
+    name : str
+        Catalog name of the model.
+    display_name, source, as_of : str
+        Metadata (``source`` defaults to the config's path).
+
+    Returns
+    -------
+    ModelSpec
+        Dense or MoE, GQA or MLA, sliding-window and linear-attention layers, storage precision
+        from ``quantization_config`` / ``torch_dtype``. What the config holds that the
+        performance model does not represent is named in one
+        :class:`~tokenomics.errors.TokenomicsWarning` and in ``note``.
+
+    Raises
+    ------
+    DataError
+        Not JSON, a missing field (named), or a feature with no representation.
+    """
+    import warnings
+
+    from .errors import TokenomicsWarning
+
+    spec, unmodelled = spec_from_hf_config(config, name, display_name=display_name, source=source, as_of=as_of)
+    if unmodelled:
+        warnings.warn(f"{name}: assumed or not modelled: {'; '.join(unmodelled)}", TokenomicsWarning, stacklevel=2)
+    return spec

@@ -539,43 +539,6 @@ class ModelSpec:
                 kw[f.name] = "" if val is None or (isinstance(val, float) and math.isnan(val)) else str(val)
         return cls(**kw)
 
-    @classmethod
-    def from_hf_config(cls, config: "dict | str | Any", name: str, *, display_name: str = "", source: str = "",
-                       as_of: str = "") -> "ModelSpec":
-        """The architecture a Hugging Face ``config.json`` describes (:mod:`tokenomics.hf_config`).
-
-        Parameters
-        ----------
-        config : dict or path
-            The parsed config, its path, or a checkpoint directory holding ``config.json``.
-        name : str
-            Catalog name of the model.
-        display_name, source, as_of : str
-            Metadata (``source`` defaults to the config's path).
-
-        Returns
-        -------
-        ModelSpec
-            Dense or MoE, GQA or MLA, sliding-window and linear-attention layers, storage precision
-            from ``quantization_config`` / ``torch_dtype``. What the config holds that the
-            performance model does not represent is named in one
-            :class:`~tokenomics.errors.TokenomicsWarning` and in ``note``.
-
-        Raises
-        ------
-        DataError
-            Not JSON, a missing field (named), or a feature with no representation.
-        """
-        import warnings
-
-        from .errors import TokenomicsWarning
-        from .hf_config import spec_from_hf_config
-
-        spec, unmodelled = spec_from_hf_config(config, name, display_name=display_name, source=source, as_of=as_of)
-        if unmodelled:
-            warnings.warn(f"{name}: assumed or not modelled: {'; '.join(unmodelled)}", TokenomicsWarning, stacklevel=2)
-        return spec
-
     def replace(self, **changes: Any) -> "ModelSpec":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)

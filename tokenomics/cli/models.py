@@ -104,10 +104,10 @@ def add(
     import datetime as _dt
 
     from ..catalog import add_user_model
-    from ..specs import ModelSpec
+    from ..hf_config import model_from_hf_config
 
-    spec = ModelSpec.from_hf_config(config, name, display_name=display_name or "",
-                                    source=source or "", as_of=_dt.date.today().isoformat())
+    spec = model_from_hf_config(config, name, display_name=display_name or "",
+                                source=source or "", as_of=_dt.date.today().isoformat())
     path = add_user_model(spec, force=force)
     df = _frame()
     df = df[df["name"] == name]

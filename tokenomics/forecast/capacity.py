@@ -71,7 +71,7 @@ def ai_compute_h100e(region: str, years, growth_frac_per_year: float | None = No
     34.5
     """
     from ..catalog import load
-    from .infrastructure import dc_regions
+    from .history import dc_regions
     from .scenarios import parameter
 
     if region not in dc_regions():

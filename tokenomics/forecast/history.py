@@ -249,7 +249,6 @@ def series_regions(history: "pd.DataFrame") -> dict[str, str]:
             raise DataError(f"series {name!r} has region {' and '.join(map(repr, regions))}; give one region "
                             "per series")
         out[str(name)] = regions[0]
-    from .infrastructure import dc_regions
 
     known = dc_regions()
     for name, region in out.items():
@@ -421,3 +420,10 @@ def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":
     import pandas as pd
 
     return check_history(pd.concat([check_history(base), check_history(extra)], ignore_index=True))
+
+
+def dc_regions() -> list[str]:
+    """Regions of ``datasets/dc_electricity.csv`` (``world``, ``china``, ``united-states``, ...)."""
+    from ..catalog import load
+
+    return sorted(set(load("dc_electricity")["region"].astype(str)))

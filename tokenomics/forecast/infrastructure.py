@@ -160,13 +160,6 @@ def serving_requirements(tokens_per_day_end, tok_per_s_per_chip, cost_usd_per_ch
     return InfraResult(frame)
 
 
-def dc_regions() -> list[str]:
-    """Regions of ``datasets/dc_electricity.csv`` (``world``, ``china``, ``united-states``, ...)."""
-    from ..catalog import load
-
-    return sorted(set(load("dc_electricity")["region"].astype(str)))
-
-
 def dc_electricity_twh(region: str, years) -> np.ndarray:
     """Electricity of all data centres of a region in each year: the IEA's estimate for 2024 and
     its base-case projections (``datasets/dc_electricity.csv``) [TWh/yr].
@@ -196,6 +189,8 @@ def dc_electricity_twh(region: str, years) -> np.ndarray:
     """
     from ..catalog import load
     from ..errors import unknown_name
+
+    from .history import dc_regions
 
     known = dc_regions()
     if region not in known:
