@@ -126,6 +126,9 @@ class PriceResult(Display):
     electricity_usd_per_kwh : float or ndarray
         Electricity price of a bottom-up cost [USD/kWh]; NaN for a tier or flat cost (their
         power is inside the hourly price).
+    capex_usd, capex_source : float, str
+        A bottom-up cost's all-in capital cost per chip [USD] and where it comes from (a system,
+        server or chip price of the datasets, or "given"); NaN and "" for a tier or flat cost.
     """
 
     _display_columns = ("tp", "ep", "batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_user",
@@ -171,6 +174,8 @@ class PriceResult(Display):
     n_decode_gpus: float = float("nan")
     decode_tok_per_s_per_chip: Any = None
     electricity_usd_per_kwh: Any = float("nan")
+    capex_usd: Any = float("nan")
+    capex_source: str = ""
 
     _ARRAYS = ("batch", "context_tok", "tok_per_s_per_chip", "tok_per_s_per_replica", "tok_per_s_per_user",
                "prefill_tok_per_s_per_chip", "prefill_batch", "ttft_s", "bound", "hbm_util_frac",
@@ -291,6 +296,7 @@ class PriceResult(Display):
                            **{k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}})
         # the serving mode and its operating point, then the 80 % error band, last (the columns
         # before keep their places)
+        df["capex_usd"], df["capex_source"] = float(np.asarray(self.capex_usd, float).ravel()[0]), self.capex_source
         for k in ("serving", "serving_mode", "concurrency", "n_prefill_gpus", "n_decode_gpus"):
             df[k] = getattr(self, k)
         for k in BAND_COLUMNS[:-1]:
@@ -888,6 +894,7 @@ def _priced(st: _Steady, cost: Any, cost_overrides: dict, power: Any, utilizatio
         concurrency=st.concurrency, n_prefill_gpus=st.n_prefill_gpus, n_decode_gpus=st.n_decode_gpus,
         decode_tok_per_s_per_chip=tps,
         electricity_usd_per_kwh=np.asarray(getattr(cm, "electricity_usd_per_kwh", np.nan), float),
+        capex_usd=np.asarray(getattr(cm, "capex_usd", np.nan), float), capex_source=str(getattr(cm, "capex_source", "")),
     )
 
 

@@ -170,6 +170,7 @@ class CostInputs:
     host_power_w: float
     provisioned_it_w: float
     label: str = "bottom-up"
+    capex_source: str = "given"
 
     def __post_init__(self) -> None:
         v.positive(self.capex_usd, "capex_usd")
@@ -206,8 +207,11 @@ class CostInputs:
             system = param("system_price_usd_per_chip", acc.name, default=float("nan"))
             if not math.isnan(system):  # a whole-system price already includes the network
                 overrides["capex_usd"] = system
+                overrides.setdefault("capex_source", "system price per chip (datasets/tco_params.csv)")
             elif not math.isnan(server):
                 overrides["capex_usd"] = server / (1 - net)
+                overrides.setdefault("capex_source", "server price per chip / (1 - network share) "
+                                                     "(datasets/tco_params.csv)")
             else:
                 chip = acc.price_usd
                 if math.isnan(chip):
@@ -220,6 +224,8 @@ class CostInputs:
                                     f"(price, market, forecast --show infra, a sweep grid's cost axis); report and "
                                     f"sweep-mc price bottom-up and need a chip_price_usd row in datasets/tco_params.csv")
                 overrides["capex_usd"] = chip * param("server_to_chip_price_ratio")
+                overrides.setdefault("capex_source", "chip price x server-to-chip price ratio "
+                                                     "(datasets/accelerators.csv, tco_params.csv)")
         if "host_power_w" not in overrides or "provisioned_it_w" not in overrides:
             if math.isnan(tdp):
                 raise DataError(f"no tdp_w for accelerator {acc.name!r}. Hint: pass host_power_w= "
