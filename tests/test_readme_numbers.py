@@ -40,10 +40,10 @@ FIGURES = [
     ("17.7 on the SD200 supernode", f"{G('showdown_costs.sd200-ultra.b64.usd_per_m_output_tok'):.1f}", "17.7"),
     ("154 list prices", f"{G('market.n_priced'):.0f}", "154"),
     ("median implied gross margin 23 %", f"{G('market.median_implied_margin_frac') * 100:.0f}", "23"),
-    ("1.12x a year (95 % interval 0.74-1.69, 188 prices)",
+    ("0.90x a year (95 % interval 0.54-1.48, 194 prices",
      f"{G('watch.price_index.decline_factor_per_year'):.2f} {G('watch.price_index.decline_factor_lo'):.2f} "
-     f"{G('watch.price_index.decline_factor_hi'):.2f} {G('watch.price_index.n_prices'):.0f}", "1.12 0.74 1.69 188"),
-    ("the same prices pooled fall 1.75x a year", f"{G('watch.price_index.pooled_decline_factor_per_year'):.2f}", "1.75"),
+     f"{G('watch.price_index.decline_factor_hi'):.2f} {G('watch.price_index.n_prices'):.0f}", "0.90 0.54 1.48 194"),
+    ("the same prices pooled fall 1.58x a year", f"{G('watch.price_index.pooled_decline_factor_per_year'):.2f}", "1.58"),
     ("median 2029 (90 % interval 2027-2041)",
      f"{int(G('watch.megakernel.level3_year'))} {int(G('watch.megakernel.level3_lo'))} "
      f"{int(G('watch.megakernel.level3_hi'))}", "2029 2027 2041"),
