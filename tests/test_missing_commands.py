@@ -140,3 +140,114 @@ def test_example_slo_grid_best_meets_its_slo():
     for _, row in sweep.run(g).to_frame().iterrows():
         best = rows.loc[row.best_config_id]
         assert best.meets_slo and best.tok_per_s_per_user >= 50 and best.ttft_s <= 2.0
+
+
+# -- watch --prices ---------------------------------------------------------------------------
+
+@pytest.fixture()
+def bundled_prices():
+    from pathlib import Path
+
+    return pd.read_csv(Path(sweep.__file__).parent / "datasets" / "api_prices.csv", dtype=str)
+
+
+def _with_cut(prices: pd.DataFrame) -> pd.DataFrame:
+    """The bundled list plus a later price of its newest 100B+ line at half the blended price
+    (the bundled 2026-12-01 Gemini 4 Carbon row, USD 8/M blended -> 4/M on 2027-01-15)."""
+    row = prices.iloc[-1].copy()
+    assert row["line"] == "gemini-4" and float(row["blended_usd_per_m_tok"]) == 8.0
+    row[["date", "price_effective_date", "as_of"]] = "2027-01-15"
+    row[["input_usd_per_m_tok", "output_usd_per_m_tok", "blended_usd_per_m_tok"]] = ["2", "10", "4"]
+    new = row.copy()
+    new[["provider", "model", "line"]] = ["Acme", "Acme Ultra", "acme-ultra"]  # a model without traits
+    return pd.concat([prices, pd.DataFrame([row, new])], ignore_index=True)
+
+
+def test_read_prices_names_every_bad_row(tmp_path, bundled_prices):
+    from tokenomics.errors import DataError
+    from tokenomics.watch.prices import read_prices
+
+    df = bundled_prices.copy()
+    df.loc[3, "price_kind"] = "lsit"
+    df.loc[5, "blended_usd_per_m_tok"] = "abc"
+    df.loc[7, ["date", "price_effective_date", "as_of"]] = ["soon", None, "soon"]
+    df.loc[9, "blended_usd_per_m_tok"] = None
+    df.loc[11, "output_usd_per_m_tok"] = "-1"
+    p = tmp_path / "mine.csv"
+    df.to_csv(p, index=False)
+    with pytest.raises(DataError) as exc:
+        read_prices(p)
+    msg = str(exc.value)
+    assert "5 bad rows" in msg and "\n" not in msg
+    for want in ("row 4 (line 5): price_kind must be one of", "Did you mean 'list'",
+                 "row 6 (line 7): blended_usd_per_m_tok is not a number, got 'abc'",
+                 "row 8 (line 9): date 'soon' cannot be read",
+                 "row 10 (line 11): blended_usd_per_m_tok is missing; expected USD per million tokens",
+                 "row 12 (line 13): output_usd_per_m_tok must be >= 0"):
+        assert want in msg, want
+    assert len(read_prices(bundled_prices)) == len(bundled_prices)  # the bundled list passes
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (lambda d: d.drop(columns="tier"), "missing columns ['tier']"),
+    (lambda d: d.assign(size_class="<100b"), "needs at least 3 list prices"),
+    (lambda d: d.assign(model=[""] + list(d.model[1:])), "row 1 (line 2): model is empty"),
+])
+def test_watch_prices_bad_file_exit_2_one_line(tmp_path, capsys, bundled_prices, edit, msg):
+    p = tmp_path / "mine.csv"
+    edit(bundled_prices).to_csv(p, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["watch", "--prices", str(p)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_watch_prices_not_for_cost_tables(tmp_path, capsys, bundled_prices):
+    p = tmp_path / "mine.csv"
+    bundled_prices.to_csv(p, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["watch", "--prices", str(p), "--show", "cost-basis"])
+    assert exc.value.code == 2 and "--prices applies to" in capsys.readouterr().err
+
+
+def test_watch_price_index_from_a_users_prices(tmp_path, bundled_prices):
+    from tokenomics.watch import price_index as pi
+
+    p = tmp_path / "mine.csv"
+    _with_cut(bundled_prices).to_csv(p, index=False)
+    r = CliRunner().invoke(app, ["watch", "--show", "price-paths", "--prices", str(p), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    paths = pd.DataFrame(json.loads(r.stdout))
+    g = paths[paths.model == "Gemini 4 Carbon"].iloc[0]
+    # hand: the chat mix blends input and output 1:1 here: bundled 4 in / 20 out -> 12, the added
+    # 2 in / 10 out -> 6 USD/M, the same model at the same provider: a -50% path ending on the added date
+    assert g.last_date.startswith("2027-01-15") and g.n_dates == 2
+    assert (g.first_usd_per_m_tok, g.last_usd_per_m_tok, g.change_frac) == (12.0, 6.0, -0.5)
+    assert "1 price row(s) of mine.csv" in r.stderr  # Acme Ultra has no characteristics
+    bundled = pi.like_for_like_paths(pi.hedonic_sample(measure="blended"), measure="blended")
+    assert "2027-01-15" not in " ".join(map(str, bundled.last_date))
+
+
+@pytest.mark.slow  # the whole dashboard twice (~15 s cold)
+def test_watch_prices_recomputes_the_price_metric(tmp_path, bundled_prices):
+    from tokenomics.watch import watch
+
+    same = tmp_path / "same.csv"
+    bundled_prices.to_csv(same, index=False)
+    mine = tmp_path / "mine.csv"
+    _with_cut(bundled_prices).to_csv(mine, index=False)
+    base = watch(n_boot=0, n_draws=20).to_frame()
+    # the bundled list given as a file gives exactly the bundled dashboard
+    pd.testing.assert_frame_equal(watch(n_boot=0, n_draws=20, prices=same).to_frame(), base)
+    d = watch(n_boot=0, n_draws=20, prices=mine)
+    got, ref = d.to_frame().set_index("metric"), base.set_index("metric")
+    assert got.loc["price", "latest"].startswith("2027-01-15: Gemini 4 Carbon -50%")  # hand: 8 -> 4 USD/M
+    assert got.loc["price", "as_of"] > ref.loc["price", "as_of"]
+    # two more 100B+ list prices move the fitted decline (1.76x/yr -> 1.68x/yr when measured)
+    assert got.loc["price", "price_decline_factor_per_year"] != ref.loc["price", "price_decline_factor_per_year"]
+    assert "1 price rows of models without characteristics" in got.loc["price", "trend"]
+    pd.testing.assert_series_equal(got.loc["megakernel"], ref.loc["megakernel"])  # other metrics untouched
+    assert len(d.prices) == len(bundled_prices) + 2
+    paths = d.write(tmp_path / "out")
+    assert {p.name for p in paths} >= {"watch.md", "watch_price.png"}
