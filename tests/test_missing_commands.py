@@ -251,3 +251,66 @@ def test_watch_prices_recomputes_the_price_metric(tmp_path, bundled_prices):
     assert len(d.prices) == len(bundled_prices) + 2
     paths = d.write(tmp_path / "out")
     assert {p.name for p in paths} >= {"watch.md", "watch_price.png"}
+
+
+# -- tk.plot.frontier over several systems ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def systems_frontier():
+    import tokenomics as tk
+
+    return {"8x H200": tk.plotdata.frontier("h200", "llama-3.1-70b", system="dgx-h200"),
+            "8x B200": tk.plotdata.frontier(None, "llama-3.1-70b", system="dgx-b200")}
+
+
+def _curve(ax, label):
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+
+
+def test_plot_frontier_dict_of_systems_one_curve_each(systems_frontier):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import tokenomics as tk
+
+    ax = tk.plot.frontier(systems_frontier)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["8x H200", "8x B200"]
+    for label, d in systems_frontier.items():
+        (frame,) = d.values()
+        assert frame["system"].iloc[0] == {"8x H200": "dgx-h200", "8x B200": "dgx-b200"}[label]
+        x, y = _curve(ax, label)
+        ok = frame[np.isfinite(frame.usd_per_m_output_tok)]
+        # the curve is the frame's points, by speed per user (the data drawn, not a recomputation)
+        np.testing.assert_allclose(np.sort(x), np.sort(ok.tok_per_s_per_user.to_numpy(float)))
+        assert y.min() == ok.usd_per_m_output_tok.min()
+    # B200 serves the same model cheaper than H200 at its cheapest batch (both priced by the chain)
+    assert _curve(ax, "8x B200")[1].min() < _curve(ax, "8x H200")[1].min()
+    matplotlib.pyplot.close(ax.figure)
+
+
+def test_plot_frontier_list_and_nested_dicts_keep_every_curve(systems_frontier):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import tokenomics as tk
+
+    both = tk.plotdata.frontier(None, "llama-3.1-70b", system=["dgx-h200", "dgx-b200"])
+    assert list(both) == ["dgx-h200 / llama-3.1-70b (engine)", "dgx-b200 / llama-3.1-70b (engine)"]
+    ax = tk.plot.frontier({"NVIDIA 8-GPU": both})
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [f"NVIDIA 8-GPU: {k}" for k in both]
+    same = list(systems_frontier["8x H200"].values())[0]
+    ax = tk.plot.frontier([same, same])  # two curves with one label: both kept, numbered
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "dgx-h200 / llama-3.1-70b", "dgx-h200 / llama-3.1-70b (2)"]
+    matplotlib.pyplot.close("all")
+
+
+def test_plot_frontier_name_instead_of_data_says_how():
+    import tokenomics as tk
+    from tokenomics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"'8x H200' is a name \('dgx-h200'\).*plotdata.frontier\(None"):
+        tk.plot.frontier({"8x H200": "dgx-h200"})
+    with pytest.raises(ValidationError, match="one hardware name or None"):
+        tk.plotdata.frontier(["h200", "b200"], "llama-3.1-8b", system="dgx-h200")
