@@ -314,3 +314,51 @@ def test_plot_frontier_name_instead_of_data_says_how():
         tk.plot.frontier({"8x H200": "dgx-h200"})
     with pytest.raises(ValidationError, match="one hardware name or None"):
         tk.plotdata.frontier(["h200", "b200"], "llama-3.1-8b", system="dgx-h200")
+
+
+# -- --electricity on market and forecast -----------------------------------------------------
+
+@pytest.fixture()
+def two_market_rows(tmp_path):
+    from pathlib import Path
+
+    from tokenomics import market as mk
+
+    df = pd.read_csv(Path(sweep.__file__).parent / "datasets" / "market_prices.csv")
+    rows = df[df.model == "deepseek-v3"].head(2)
+    assert len(rows) == 2
+    p = tmp_path / "two.csv"
+    rows.to_csv(p, index=False)
+    return p
+
+
+def test_market_electricity_kept_as_a_column_and_linear(two_market_rows):
+    from tokenomics import market as mk
+    from tokenomics.econ.tco import param
+
+    base = mk.market(two_market_rows)
+    lo = mk.market(two_market_rows, electricity_usd_per_kwh=0.05)
+    hi = mk.market(two_market_rows, electricity_usd_per_kwh=0.30)
+    assert (base.electricity_usd_per_kwh == param("electricity_usd_per_kwh")).all()  # the dataset default
+    assert (lo.electricity_usd_per_kwh == 0.05).all() and (hi.electricity_usd_per_kwh == 0.30).all()
+    assert (hi.batch == lo.batch).all()  # the same operating point: only the cost of power moves
+    # cost is linear in the electricity price at a fixed operating point: the default lies on the line
+    slope = (hi.cost_usd_per_m_output_tok - lo.cost_usd_per_m_output_tok) / 0.25
+    assert (slope > 0).all()
+    np.testing.assert_allclose(lo.cost_usd_per_m_output_tok + slope * (param("electricity_usd_per_kwh") - 0.05),
+                               base.cost_usd_per_m_output_tok, rtol=1e-9)
+    assert (hi.implied_margin_frac < base.implied_margin_frac).all()
+
+
+def test_market_cli_electricity(two_market_rows, capsys):
+    r = CliRunner().invoke(app, ["market", "--prices", str(two_market_rows), "--electricity", "0.3", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert [x["electricity_usd_per_kwh"] for x in json.loads(r.stdout)] == [0.3, 0.3]
+    r = CliRunner().invoke(app, ["market", "--prices", str(two_market_rows), "--electricity", "0.3"])
+    assert "electricity USD 0.3/kWh" in " ".join(r.stdout.split())
+    for args, msg in ((["--electricity", "-1"], "electricity_usd_per_kwh must be a non-negative finite number"),
+                      (["--electricity", "0.1", "--cost", "hyperscaler-owned"], "applies to the bottom-up cost")):
+        with pytest.raises(SystemExit) as exc:
+            main(["market", "--prices", str(two_market_rows), *args])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and msg in err and err.count("\n") == 1
