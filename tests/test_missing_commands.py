@@ -362,3 +362,35 @@ def test_market_cli_electricity(two_market_rows, capsys):
             main(["market", "--prices", str(two_market_rows), *args])
         err = capsys.readouterr().err
         assert exc.value.code == 2 and msg in err and err.count("\n") == 1
+
+
+def test_serving_basis_electricity_moves_cost_by_facility_power():
+    from tokenomics.econ.tco import param
+    from tokenomics.forecast.infrastructure import serving_basis
+
+    base = serving_basis()
+    hi = serving_basis(electricity_usd_per_kwh=0.30)
+    assert base["electricity_usd_per_kwh"] == param("electricity_usd_per_kwh") and hi["electricity_usd_per_kwh"] == 0.30
+    # hand: a busy chip draws facility_w_per_chip from the grid every hour it is costed, so the
+    # chip-hour costs facility kW x the price difference more; nothing else moves
+    d_cost = hi["cost_usd_per_chip_h"] - base["cost_usd_per_chip_h"]
+    assert d_cost == pytest.approx(base["facility_w_per_chip"] / 1e3 * (0.30 - base["electricity_usd_per_kwh"]), rel=1e-9)
+    assert hi["tok_per_s_per_chip"] == base["tok_per_s_per_chip"]
+
+
+def test_forecast_infra_and_capacity_keep_electricity(capsys):
+    r = CliRunner().invoke(app, ["forecast", "--show", "infra", "--series", "openrouter", "--electricity", "0.3",
+                                 "-f", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert rows and all(x["electricity_usd_per_kwh"] == 0.3 for x in rows)
+    r = CliRunner().invoke(app, ["forecast", "--show", "capacity", "--series", "openrouter", "--electricity", "0.3",
+                                 "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert all(x["electricity_usd_per_kwh"] == 0.3 for x in json.loads(r.stdout))
+    for args, msg in ((["--show", "forecast"], "--electricity prices the serving chips of --show infra or capacity"),
+                      (["--show", "infra", "--cost", "rental-3yr"], "applies to the bottom-up cost")):
+        with pytest.raises(SystemExit) as exc:
+            main(["forecast", "--electricity", "0.1", *args])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and msg in err and err.count("\n") == 1

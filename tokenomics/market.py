@@ -404,15 +404,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         chain._check_oracle_args(serving, None, None, None, cache_hit_frac, None, default_tok_per_s_per_user, None)
     if weight_precision is not None:
         precision_bytes(weight_precision)  # an unknown name is one line naming the known ones
-    elec = {}
-    if electricity_usd_per_kwh is not None:
-        v.non_negative(electricity_usd_per_kwh, "electricity_usd_per_kwh")
-        if cost not in (None, "bottom-up"):
-            from .errors import ValidationError
+    from .econ.tco import electricity_override
 
-            raise ValidationError(f"electricity_usd_per_kwh applies to the bottom-up cost; cost {cost!r} is a "
-                                  "price per chip-hour with no electricity term (drop --cost or --electricity)")
-        elec = {"electricity_usd_per_kwh": float(electricity_usd_per_kwh)}
+    elec = electricity_override(cost, electricity_usd_per_kwh)
     grid: list[float] = []
     if speeds is not None:
         want = np.atleast_1d(np.asarray(speeds, float)).ravel()
