@@ -238,8 +238,10 @@ def test_watch_prices_recomputes_the_price_metric(tmp_path, bundled_prices):
     mine = tmp_path / "mine.csv"
     _with_cut(bundled_prices).to_csv(mine, index=False)
     base = watch(n_boot=0, n_draws=20).to_frame()
-    # the bundled list given as a file gives exactly the bundled dashboard
-    pd.testing.assert_frame_equal(watch(n_boot=0, n_draws=20, prices=same).to_frame(), base)
+    # the bundled list given as a file gives exactly the bundled dashboard (its rows cited by file name)
+    again = watch(n_boot=0, n_draws=20, prices=same).to_frame()
+    assert again.loc[0, "sources"] == base.loc[0, "sources"].replace("api_prices rows", "same.csv rows")
+    pd.testing.assert_frame_equal(again.drop(columns="sources"), base.drop(columns="sources"))
     d = watch(n_boot=0, n_draws=20, prices=mine)
     got, ref = d.to_frame().set_index("metric"), base.set_index("metric")
     assert got.loc["price", "latest"].startswith("2027-01-15: Gemini 4 Carbon -50%")  # hand: 8 -> 4 USD/M
@@ -247,6 +249,7 @@ def test_watch_prices_recomputes_the_price_metric(tmp_path, bundled_prices):
     # two more 100B+ list prices move the fitted decline (1.76x/yr -> 1.68x/yr when measured)
     assert got.loc["price", "price_decline_factor_per_year"] != ref.loc["price", "price_decline_factor_per_year"]
     assert "1 price rows of models without characteristics" in got.loc["price", "trend"]
+    assert got.loc["price", "sources"].startswith("mine.csv rows ")  # the rows cited are the file's
     pd.testing.assert_series_equal(got.loc["megakernel"], ref.loc["megakernel"])  # other metrics untouched
     assert len(d.prices) == len(bundled_prices) + 2
     paths = d.write(tmp_path / "out")

@@ -360,6 +360,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     capacity = as_dates(pd.DataFrame(cap), ("date",))
     summary = as_dates(pd.DataFrame([_price_row(pw, fc, cq), _megakernel_row(index, fits, speedup),
                                      _supernode_row(yields, production, ramp, capacity)]), ("as_of",))
+    if user_prices is not None:  # the rows cited are the user's file's, not the bundled table's
+        name = "prices file" if isinstance(prices, pd.DataFrame) else f"{Path(prices).name}"
+        summary.loc[0, "sources"] = summary.loc[0, "sources"].replace("api_prices rows", f"{name} rows", 1)
     return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
                      yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary,
                      price_index=pidx, constant_quality=None if cq is None or "unavailable" in cq else cq,
