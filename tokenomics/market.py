@@ -322,7 +322,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
            cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
-           speeds: Any = None, serving: str = "decode") -> "pd.DataFrame":
+           speeds: Any = None, serving: str = "decode",
+           electricity_usd_per_kwh: float | None = None) -> "pd.DataFrame":
     """Each list price beside the modelled cost to serve what the provider serves, and the margin.
 
     Parameters
@@ -366,6 +367,10 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         continuous batching at the most requests in flight meeting it, or prefill and decode
         instances (:func:`tokenomics.chain.price` ``serving``). ``colocated`` takes no
         ``cache_hit_frac``.
+    electricity_usd_per_kwh : float, optional
+        Electricity price of the bottom-up cost [USD/kWh] (default ``datasets/tco_params.csv``);
+        kept as the ``electricity_usd_per_kwh`` column. Refused with a tier or flat ``cost``
+        (those prices have no electricity term).
 
     Returns
     -------
@@ -381,7 +386,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         ``utilization_frac``, ``cache_hit_frac``, ``workload``, ``source``, ``as_of``, ``also_in``,
         ``note``, then ``serving_mode`` (``decode-only steady state``, ``co-located``, ``disaggregated
         P:D``) and ``concurrency`` (requests in flight per instance; NaN for the decode-only steady
-        state).
+        state), ``electricity_usd_per_kwh`` (the electricity price of the cost; NaN for a tier or
+        flat cost).
     """
     import pandas as pd
 
@@ -398,6 +404,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         chain._check_oracle_args(serving, None, None, None, cache_hit_frac, None, default_tok_per_s_per_user, None)
     if weight_precision is not None:
         precision_bytes(weight_precision)  # an unknown name is one line naming the known ones
+    from .econ.tco import electricity_override
+
+    elec = electricity_override(cost, electricity_usd_per_kwh)
     grid: list[float] = []
     if speeds is not None:
         want = np.atleast_1d(np.asarray(speeds, float)).ravel()
@@ -418,7 +427,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     deps: dict[tuple, Any] = {}
     costs: dict[tuple, dict[str, Any]] = {}
     kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,
-          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac, "serving": serving}
+          "output_convention": output_convention, "cache_hit_frac": cache_hit_frac, "serving": serving, **elec}
 
     def cost_at(model: str, prec: str | None, speed: float) -> dict[str, Any]:
         key = (model, prec, speed)
@@ -493,7 +502,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
             "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
             "output_convention", "utilization_frac", "cache_hit_frac", "workload", "source", "as_of",
-            "also_in", "note", "serving_mode", "concurrency"]
+            "also_in", "note", "serving_mode", "concurrency", "electricity_usd_per_kwh"]
     out = pd.DataFrame(rows)
     for c in cols:
         if c not in out.columns:
@@ -514,7 +523,7 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                            "cache_hit_frac": kw["cache_hit_frac"],
                            "serving_mode": ("disaggregated" if kw.get("serving") == "disaggregated"
                                             else chain.serving_mode_label(kw.get("serving", "decode"))),
-                           "concurrency": np.nan}
+                           "concurrency": np.nan, "electricity_usd_per_kwh": np.nan}
     try:
         if (model, precision) not in deps:
             deps[(model, precision)] = _deployment(model, system, spec, precision)
@@ -538,7 +547,8 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                cost_usd_per_m_input_tok=float(np.ravel(r.usd_per_m_effective_input_tok)[0]),
                cost_usd_per_m_output_tok=float(np.ravel(r.usd_per_m_output_tok)[0]),
                cost_basis=r.cost_basis, utilization_frac=float(np.ravel(np.asarray(r.utilization_frac, float))[0]),
-               serving_mode=r.serving_mode, concurrency=float(r.concurrency))
+               serving_mode=r.serving_mode, concurrency=float(r.concurrency),
+               electricity_usd_per_kwh=float(np.ravel(np.asarray(r.electricity_usd_per_kwh, float))[0]))
     return out
 
 

@@ -171,6 +171,16 @@ _Y_FRONTIER = {
 }
 
 
+def _unique_labels(frames: list[tuple[str, Any, str]]) -> list[tuple[str, Any, str]]:
+    """The same curves, a repeated label numbered (``label (2)``) so that each has its own legend entry."""
+    seen: dict[str, int] = {}
+    out = []
+    for lab, fr, kind in frames:
+        seen[lab] = seen.get(lab, 0) + 1
+        out.append((lab if seen[lab] == 1 else f"{lab} ({seen[lab]})", fr, kind))
+    return out
+
+
 def _frontier_frames(data: Any) -> list[tuple[str, Any, str]]:
     """(label, frame or result, kind) per deployment; kind ``price`` (a frame of a batch sweep)
     or ``system`` (a multi-chip frontier with ``points`` and ``frontier`` frames)."""
@@ -179,14 +189,23 @@ def _frontier_frames(data: Any) -> list[tuple[str, Any, str]]:
     if isinstance(data, dict):
         out = []
         for label, obj in data.items():
-            out += [(str(label), fr, kind) for _, fr, kind in _frontier_frames(obj)]
-        return out
+            if isinstance(obj, str):
+                raise ValidationError(
+                    f"frontier data for {str(label)!r} is a name ({obj!r}), not data; price it first, e.g. "
+                    f"{{{str(label)!r}: tokenomics.plotdata.frontier(None, 'llama-3.1-8b', system={obj!r})}}")
+            inner = _frontier_frames(obj)
+            if len(inner) == 1:  # one curve: the key is its label
+                out.append((str(label), inner[0][1], inner[0][2]))
+            else:  # several curves under one key: the key, then each curve's own label
+                out += [(f"{label}: {lab}", fr, kind) for lab, fr, kind in inner]
+        return _unique_labels(out)
     if isinstance(data, (list, tuple)):
-        return [x for item in data for x in _frontier_frames(item)]
+        return _unique_labels([x for item in data for x in _frontier_frames(item)])
     if hasattr(data, "points") and hasattr(data, "frontier") and hasattr(data, "system"):  # FrontierResult
         return [(f"{data.system} / {data.model} ({data.plan})", data, "system")]
     if isinstance(data, pd.DataFrame):
-        label = " / ".join(str(data[c].iloc[0]) for c in ("hardware", "model") if c in data and len(data))
+        first = "system" if "system" in data and len(data) and data["system"].nunique() == 1 else "hardware"
+        label = " / ".join(str(data[c].iloc[0]) for c in (first, "model") if c in data and len(data))
         return [(label or "frontier", data, "price")]
     if hasattr(data, "to_frame") and hasattr(data, "hardware"):  # a PriceResult batch sweep
         execution = getattr(data, "execution", "")
@@ -204,8 +223,11 @@ def frontier(data: Any, *, y: str = "price", ax: "Axes | None" = None, label: st
     data : PriceResult, FrontierResult, DataFrame, list or dict of these
         Batch sweeps to draw: a :func:`tokenomics.chain.frontier` result, a multi-chip
         :class:`~tokenomics.perf.frontier.FrontierResult`, a frame with ``tok_per_s_per_user``
-        and the y column, a list of these, or ``{label: any of these}``
-        (:func:`tokenomics.plotdata.frontier` prices accelerators by name into such a dict).
+        and the y column, a list of these, or ``{label: any of these}`` (one curve and legend
+        entry per key; a key holding several curves labels each ``key: curve``).
+        :func:`tokenomics.plotdata.frontier` prices accelerators or systems by name into such
+        a dict, e.g. ``{"8x H200": tk.plotdata.frontier("h200", "llama-3.1-8b", system="dgx-h200"),
+        "1x H200": tk.plotdata.frontier("h200", "llama-3.1-8b")}``.
     y : {"price", "tok_per_s_per_chip"}
         ``price``: cost to serve [USD per million output tokens]; ``tok_per_s_per_chip``:
         output tokens/s per chip [tokens/s].

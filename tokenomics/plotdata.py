@@ -33,22 +33,39 @@ def _names(x: Any) -> list:
 
 
 def frontier(hardware: Any, model: Any, execution: str = "engine", *, workload: str = "chat",
-             **price_kwargs: Any) -> "dict[str, pd.DataFrame]":
+             system: Any = None, **price_kwargs: Any) -> "dict[str, pd.DataFrame]":
     """Batch sweeps to draw with :func:`tokenomics.plot.frontier`: ``{label: frame}``, one per
-    accelerator and model, each :func:`tokenomics.chain.frontier` ``.to_frame()``.
+    accelerator (or system) and model, each :func:`tokenomics.chain.frontier` ``.to_frame()``.
 
     Parameters
     ----------
     hardware, model : str or list of str
-        Accelerator and model names (or catalog objects).
+        Accelerator and model names (or catalog objects). ``hardware`` may be None when
+        ``system`` names the systems.
+    system : str or list of str, optional
+        Multi-chip systems (``tokenomics systems``), one curve each, labelled by the system; the
+        layout is what :func:`tokenomics.deployment.resolve` picks unless ``tp``/``ep`` are given.
     execution, workload, **price_kwargs
         As :func:`tokenomics.chain.frontier` (``weight_precision``, ``cost``, ...).
+
+    Examples
+    --------
+    >>> tk.plot.frontier(tk.plotdata.frontier(None, "llama-3.1-70b", system=["dgx-h200", "dgx-b200"]))  # doctest: +SKIP
     """
     from . import chain
 
     if model is None:
         raise ValidationError("frontier needs a model (e.g. 'llama-3.1-8b')")
     out = {}
+    if system is not None:
+        hws = [None] if hardware is None else _names(hardware)
+        if len(hws) != 1:
+            raise ValidationError("with system=..., give one hardware name or None (each system names its chip)")
+        for sy in _names(system):
+            for m in _names(model):
+                r = chain.frontier(hws[0], m, execution, workload=workload, system=sy, **price_kwargs)
+                out[f"{getattr(sy, 'name', sy)} / {getattr(m, 'name', m)} ({execution})"] = r.to_frame()
+        return out
     for hw in _names(hardware):
         for m in _names(model):
             r = chain.frontier(hw, m, execution, workload=workload, **price_kwargs)

@@ -32,8 +32,16 @@ Grid file (TOML)
     margin_frac = [0.0, 0.3]                     # default from tco_params.csv
     electricity_usd_per_kwh = [0.05, 0.10]      # bottom-up cost only; default from tco_params.csv
 
+    [slo]                                        # optional service-level objective
+    min_tok_per_s_per_user = 30                  # decode speed each user sees [tok/s], at least
+    max_ttft_s = 2.0                             # time to first token [s], at most
+
     [sweep]
     chunk_configs = 1000000                      # configurations per chunk
+
+Every row keeps a ``meets_slo`` column (it fits and meets every ``[slo]`` bound; without an
+``[slo]`` section it equals ``fits``); the per-combination summary counts ``n_meet_slo`` and
+picks its cheapest configuration only among the rows that meet the SLO.
 
 Limits (checked before any work): at most :data:`MAX_CONFIGS` configurations without
 ``force=True``, at most :data:`CSV_MAX_ROWS` rows to a CSV file (use Parquet beyond), and at most
@@ -83,14 +91,15 @@ CATEGORICAL = ("hardware", "model", "execution", "workload", "cost", "weight_pre
 NUMERIC = ("batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh")
 _CAT_DEFAULTS = {"execution": ("engine",), "workload": ("chat",), "cost": ("default",),
                  "weight_precision": ("native",), "kv_precision": ("bf16",)}
-_SECTIONS = {"grid": CATEGORICAL + NUMERIC, "sweep": ("chunk_configs",)}
+SLO_KEYS = ("min_tok_per_s_per_user", "max_ttft_s")
+_SECTIONS = {"grid": CATEGORICAL + NUMERIC, "slo": SLO_KEYS, "sweep": ("chunk_configs",)}
 _RANGE_KEYS = ("start", "stop", "num", "scale")
 
 #: Output columns, in order (names as in :meth:`tokenomics.chain.PriceResult.to_frame`).
 RESULT_COLUMNS = (
     "config_id", "hardware", "model", "execution", "workload", "cost_model", "weight_precision",
     "kv_precision", "system", "tp", "ep", "cost_basis", "batch", "context_tok", "utilization_frac", "margin_frac", "electricity_usd_per_kwh",
-    "fits", "bound", "tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
+    "fits", "meets_slo", "bound", "tok_per_s_per_chip", "tok_per_s_per_user", "prefill_tok_per_s_per_chip", "ttft_s", "board_power_w",
     "cost_usd_per_chip_h", "usd_per_m_input_tok", "usd_per_m_output_tok",
     "usd_per_m_blended_tok", "energy_j_per_tok",
 )
@@ -188,6 +197,10 @@ class Grid:
         system must be built from the grid's hardware.
     tp, ep : tuple of str
         Layouts (``auto`` = what :func:`tokenomics.deployment.resolve` picks, or an integer).
+    min_tok_per_s_per_user : float or None
+        Service-level objective: decode speed per user [tok/s] a row must reach to meet it.
+    max_ttft_s : float or None
+        Service-level objective: time to first token [s] a row must not exceed to meet it.
     chunk_configs : int
         Configurations per chunk.
     """
@@ -207,6 +220,8 @@ class Grid:
     utilization_frac: np.ndarray | None = None
     margin_frac: np.ndarray | None = None
     electricity_usd_per_kwh: np.ndarray | None = None
+    min_tok_per_s_per_user: float | None = None
+    max_ttft_s: float | None = None
     chunk_configs: int = CHUNK_CONFIGS
 
     def __post_init__(self) -> None:
@@ -244,6 +259,15 @@ class Grid:
             if isinstance(val, (str, bytes, dict)):
                 raise ValidationError(f"{name} must be numbers, got {val!r:.80}")
             object.__setattr__(self, name, _numeric_axis(name, list(np.ravel(val))))
+        for name in SLO_KEYS:
+            val = getattr(self, name)
+            if val is None:
+                continue
+            if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(float(val)) or float(val) <= 0:
+                raise ValidationError(f"[slo] {name} must be a positive number "
+                                      f"({'tok/s' if name.startswith('min_tok') else 'seconds'}), got {val!r:.80}")
+            object.__setattr__(self, name, float(val))
         if isinstance(self.chunk_configs, (bool, str)):
             raise ValidationError(f"chunk_configs must be a whole number, got {self.chunk_configs!r}")
         v.count(self.chunk_configs, "chunk_configs")
@@ -360,7 +384,11 @@ class Grid:
             val = getattr(self, n)
             if val is not None:
                 g[n] = val.tolist()
-        return {"grid": g, "sweep": {"chunk_configs": self.chunk_configs}}
+        doc = {"grid": g, "sweep": {"chunk_configs": self.chunk_configs}}
+        slo = {n: getattr(self, n) for n in SLO_KEYS if getattr(self, n) is not None}
+        if slo:
+            doc["slo"] = slo
+        return doc
 
 
 @dataclass(frozen=True)
@@ -389,6 +417,9 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
         if not isinstance(doc[sec], dict):
             raise ValidationError(f"[{sec}] must be a table of keys")
         for key in doc[sec]:
+            if sec != "slo" and key in SLO_KEYS:
+                raise ValidationError(f"{key} is a service-level objective, not a [{sec}] key: "
+                                      f"put it under an [slo] section")
             if key not in _SECTIONS[sec]:
                 raise _suggest(f"key in [{sec}]", key, _SECTIONS[sec])
     g = dict(doc.get("grid", {}))
@@ -416,6 +447,9 @@ def parse_grid(doc: dict[str, Any]) -> Grid:
         if isinstance(cc, bool) or not isinstance(cc, (int, float)):
             raise ValidationError(f"[sweep] chunk_configs must be a whole number, got {cc!r}")
         kw["chunk_configs"] = cc
+    for name in SLO_KEYS:
+        if name in doc.get("slo", {}):
+            kw[name] = doc["slo"][name]
     return Grid(**kw)
 
 
@@ -568,24 +602,55 @@ def _evaluate_chunk(grid: Grid, chunk: Chunk):
     cols["tok_per_s_per_chip"] = tps
     for k in RESULT_COLUMNS[RESULT_COLUMNS.index("tok_per_s_per_user"):]:
         cols[k] = flat(vals[k])
+    cols["meets_slo"] = meets_slo(cols["fits"], cols["tok_per_s_per_user"], cols["ttft_s"],
+                                  grid.min_tok_per_s_per_user, grid.max_ttft_s)
     table = pa.table({k: cols[k] for k in RESULT_COLUMNS})
     return table, _chunk_summary(chunk, cols, n)
 
 
+def meets_slo(fits, tok_per_s_per_user, ttft_s, min_tok_per_s_per_user: float | None = None,
+              max_ttft_s: float | None = None) -> np.ndarray:
+    """Which configurations meet a service-level objective (vectorized over any shape).
+
+    Parameters
+    ----------
+    fits : array of bool
+        The configuration fits in memory.
+    tok_per_s_per_user : array
+        Decode speed each user sees [tok/s].
+    ttft_s : array
+        Time to first token [s].
+    min_tok_per_s_per_user, max_ttft_s : float or None
+        The objective's bounds [tok/s], [s]; None: no bound. An unpriced (NaN) value misses a bound.
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    ok = np.asarray(fits, bool).copy()
+    if min_tok_per_s_per_user is not None:
+        ok &= np.asarray(tok_per_s_per_user, float) >= min_tok_per_s_per_user
+    if max_ttft_s is not None:
+        ok &= np.asarray(ttft_s, float) <= max_ttft_s
+    return ok
+
+
 def _chunk_summary(chunk: Chunk, cols: dict[str, Any], n: int) -> dict[str, Any]:
-    price_out = cols["usd_per_m_output_tok"]
+    ok = cols["meets_slo"]
+    price_out = np.where(ok, cols["usd_per_m_output_tok"], np.nan)
     n_fit = int(np.count_nonzero(cols["fits"]))
-    out = {"combo": chunk.combo, "n_configs": n, "n_fit": n_fit, "best_usd_per_m_output_tok": np.nan,
+    n_ok = int(np.count_nonzero(ok))
+    out = {"combo": chunk.combo, "n_configs": n, "n_fit": n_fit, "n_meet_slo": n_ok, "best_usd_per_m_output_tok": np.nan,
            "best_config_id": -1, "best_batch": -1, "best_context_tok": -1, "best_utilization_frac": np.nan,
            "best_margin_frac": np.nan, "max_tok_per_s_per_chip": np.nan}
-    if n_fit and np.isfinite(price_out).any():
+    if n_ok and np.isfinite(price_out).any():
         i = int(np.nanargmin(price_out))
         out.update(best_usd_per_m_output_tok=float(price_out[i]),
                    best_config_id=int(cols["config_id"][i]), best_batch=int(cols["batch"][i]),
                    best_context_tok=int(cols["context_tok"][i]),
                    best_utilization_frac=float(cols["utilization_frac"][i]),
                    best_margin_frac=float(cols["margin_frac"][i]),
-                   max_tok_per_s_per_chip=float(np.nanmax(cols["tok_per_s_per_chip"])))
+                   max_tok_per_s_per_chip=float(np.nanmax(np.where(ok, cols["tok_per_s_per_chip"], np.nan))))
     return out
 
 
@@ -596,6 +661,7 @@ def _merge(acc: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     out = dict(acc)
     out["n_configs"] += new["n_configs"]
     out["n_fit"] += new["n_fit"]
+    out["n_meet_slo"] += new["n_meet_slo"]
     if np.isfinite(new["best_usd_per_m_output_tok"]) and not (
             new["best_usd_per_m_output_tok"] >= acc["best_usd_per_m_output_tok"]):
         for k in new:
@@ -613,8 +679,10 @@ class SweepResult(Display):
     Attributes
     ----------
     summary : pandas.DataFrame
-        One row per categorical combination: n_configs, n_fit, the cheapest output-token price
-        (``best_usd_per_m_output_tok`` [USD/M tokens]) and the configuration that reaches it, the highest tok/s per chip.
+        One row per categorical combination: n_configs, n_fit, n_meet_slo (rows that fit and meet
+        the grid's ``[slo]``; all fitting rows without one), the cheapest output-token price among
+        them (``best_usd_per_m_output_tok`` [USD/M tokens]) and the configuration that reaches it,
+        and their highest tok/s per chip.
     n_configs, n_chunks : int
     elapsed_s : float
         Wall time of the evaluation and writing [s].
@@ -645,6 +713,7 @@ def result_schema():
 
     d = pa.dictionary(pa.int8(), pa.string())
     types = {"config_id": pa.int64(), "batch": pa.int64(), "context_tok": pa.int64(), "fits": pa.bool_(),
+             "meets_slo": pa.bool_(),
              "tp": pa.int64(), "ep": pa.int64()}
     cat = {"hardware", "model", "execution", "workload", "cost_model", "weight_precision", "kv_precision", "bound",
            "system", "cost_basis"}
@@ -867,6 +936,8 @@ def evaluate_loop(grid: Grid, config_ids) -> Any:
             row.update({k: np.nan for k in _PRICE_FIELDS})
             row["bound"] = "memory"
         row["fits"] = bool(np.isfinite(row["tok_per_s_per_chip"]))
+        row["meets_slo"] = bool(meets_slo(row["fits"], row["tok_per_s_per_user"], row["ttft_s"],
+                                          grid.min_tok_per_s_per_user, grid.max_ttft_s))
         rows.append(row)
     return pd.DataFrame(rows)
 

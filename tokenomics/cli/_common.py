@@ -163,7 +163,8 @@ _HEADER_PIECES = (("_usd_per_used_h", " USD per used h"), ("usd_per_m_", "USD/M 
                   ("_per_s", "/s"), ("_frac", " (0-1)"))
 
 #: Headers written out whole.
-_HEADERS = {"context_tok": "context tok", "n_fit": "configs that fit", "n_configs": "configs",
+_HEADERS = {"context_tok": "context tok", "n_fit": "configs that fit", "n_meet_slo": "configs meeting SLO",
+            "n_configs": "configs",
             "best_batch": "best batch", "best_context_tok": "best context tok", "cost": "cost basis",
             "energy_j_per_tok": "J/tok", "board_power_w": "board W", "ttft_s": "TTFT s", "tpot_s": "TPOT s",
             "step_time_s": "step s"}

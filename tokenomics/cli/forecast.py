@@ -48,6 +48,7 @@ def forecast(
     target_tok_s_user: Annotated[Optional[float], typer.Option("--target-tok-s-user", help="--show infra: output tokens/s each user sees [default 35: InferenceX's DeepSeek-R1 quoting speed, as the watch's cost floor].")] = None,
     cost: Annotated[Optional[str], typer.Option("--cost", help="--show infra: cost basis, as for tokenomics price [default bottom-up].")] = None,
     serving: Annotated[Optional[str], typer.Option("--serving", help="--show infra: disaggregated (prefill and decode instances with KV transfer, the split serving the most tokens per chip; default) or colocated (one engine interleaving both: fewer users per chip at the target speed; every layout of the system tried).")] = None,
+    electricity: Annotated[Optional[float], typer.Option("--electricity", help="--show infra, capacity: electricity price [USD/kWh] of the bottom-up cost [default: datasets/tco_params.csv electricity_usd_per_kwh]; kept as the electricity_usd_per_kwh column.")] = None,
     cache_hit: Annotated[float, typer.Option("--cache-hit", help="--show infra: share of input tokens served from a prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")] = 0.0,
     execution: Annotated[Optional[str], typer.Option("--execution", "-e", help="--show infra: execution plan of the serving deployment: engine (default), graph, eager, super, megakernel, ... (tokenomics throughput --help).")] = None,
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
@@ -76,6 +77,13 @@ def forecast(
         raise unknown_name("system", system, system_names())
     if model is not None and model not in model_names():
         raise unknown_name("model", model, model_names())
+    if electricity is not None:  # checked before any work
+        from ..econ.tco import electricity_override
+        from ..errors import ValidationError
+
+        if show not in (Show.infra, Show.capacity):
+            raise ValidationError(f"--electricity prices the serving chips of --show infra or capacity, not --show {show.value}")
+        electricity_override(cost, electricity)
     dep = None
     if deployment is not None or execution is not None:  # checked even without --show infra
         from ..forecast.infrastructure import INFRA_MODEL, INFRA_SYSTEM
@@ -141,6 +149,8 @@ def forecast(
             stated = {"deployment": dep, **({"workload": workload} if workload is not None else {})}
         if serving is not None:
             stated["serving"] = serving
+        if electricity is not None:
+            stated["electricity_usd_per_kwh"] = electricity
     if show == Show.capacity:
         df, title, caption = _capacity_view(result, stated, target_tok_s_user, cost, cache_hit, fmt)
     elif show == Show.infra:
@@ -161,8 +171,10 @@ def forecast(
             caption += "; counted inside another, so not to be added to it: " + ", ".join(inside)
         if cache_hit:
             caption += f"; {cache_hit:.0%} of input tokens hit a prefix cache and skip prefill"
+        if _finite(df["electricity_usd_per_kwh"].iloc[0]):
+            caption += f"; electricity USD {df['electricity_usd_per_kwh'].iloc[0]:g}/kWh"
         constant = ["deployment", "workload", "cost_basis", "cache_hit_frac", "serving", "tok_per_s_per_chip",
-                    "cost_usd_per_chip_h", "tok_per_s_per_user"]  # one value a run: said in the caption
+                    "cost_usd_per_chip_h", "tok_per_s_per_user", "electricity_usd_per_kwh"]  # one value a run: said in the caption
         df = df.drop(columns=constant) if fmt == Format.table else df
     if out is not None:  # every file in one directory swap: an interrupted run leaves the old set or the new
         extra = {"references.csv": reference_comparison(result)}
@@ -213,6 +225,9 @@ def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Fo
                "list price path. Supply-bound (median above what chips or power allow; served is capped): "
                + said + ". A series that is part of its region is bounded by the whole region's supply, "
                "not sized by it; parameters in datasets/demand_scenarios.csv")
+    if _finite(df["electricity_usd_per_kwh"].iloc[0]):
+        caption += (f"; electricity USD {df['electricity_usd_per_kwh'].iloc[0]:g}/kWh (it moves the cost, not what "
+                    "chips and power serve)")
     no_chips = sorted(set(df.loc[df["chips_tokens_per_day"].isna(), "region"]))
     if no_chips:
         caption += "; no chip limit (no sourced share of the world's accelerators) for: " + ", ".join(no_chips)
@@ -324,3 +339,9 @@ def _show_replay(hist, series: str, fit_through, out, fmt: Format) -> None:
          caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)
+
+
+def _finite(x) -> bool:
+    import math
+
+    return math.isfinite(float(x))

@@ -39,6 +39,7 @@ def market(
     speeds: Annotated[Optional[str], typer.Option("--speeds", help="Also price every row at these speeds, tok/s per user, comma-separated (e.g. 20,35,50): the implied margin at each and the speed at which it is zero.")] = None,
     serving: Annotated[str, typer.Option("--serving", help="How the chips serve each row's requests: decode (default: the decode-only steady state at the cheapest batch meeting the speed), colocated (continuous batching, the model validate-serving scores: the most requests in flight meeting the speed) or disaggregated (prefill and decode instances with KV transfer).")] = "decode",
     spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
+    electricity: Annotated[Optional[float], typer.Option("--electricity", help="Electricity price [USD/kWh] of the bottom-up cost [default: datasets/tco_params.csv electricity_usd_per_kwh]; kept as the electricity_usd_per_kwh column.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
     """Each sourced API list price beside the modelled cost to serve at the provider's speed, and the implied gross margin.
@@ -54,7 +55,8 @@ def market(
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
-                   spec=spec, weight_precision=weight_precision, speeds=want, serving=serving)
+                   spec=spec, weight_precision=weight_precision, speeds=want, serving=serving,
+                   electricity_usd_per_kwh=electricity)
     if fmt != Format.table:
         emit(df, fmt)
         return
@@ -74,7 +76,8 @@ def market(
                 f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
                 f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
                 f"{output_convention} output, {workload} mix, "
-                f"{'disaggregated' if serving == 'disaggregated' else chain.serving_mode_label(serving)} serving"
+                + (f"electricity USD {electricity:g}/kWh, " if electricity is not None else "")
+                + f"{'disaggregated' if serving == 'disaggregated' else chain.serving_mode_label(serving)} serving"
                 + "".join(f"; median margin at {x:g} tok/s/user {s['median_' + c]:.0%}" for c, x in zip(curve, want or []))),
          caption=((f"precision: --weight-precision {weight_precision}; " if weight_precision else
                    "precision: the row's, else the one the model's providers serve (datasets/served_precision.csv); ")

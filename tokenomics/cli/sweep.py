@@ -79,7 +79,9 @@ def sweep(
 ) -> None:
     """Price every configuration of a grid (chips x models x plans x batch x context x prices).
 
-    Prints one summary row per categorical combination (cheapest output price and where);
+    Prints one summary row per categorical combination (cheapest output price and where).
+    An [slo] section (min_tok_per_s_per_user, max_ttft_s) marks each row meets_slo and picks the
+    cheapest only among rows that meet it;
     --out streams all rows in chunks. Example: tokenomics sweep examples/grid_example.toml --out results.parquet
     """
     from ..sweep import load_grid, run
@@ -96,11 +98,16 @@ def sweep(
     caption = (f"{r.n_configs:,} configurations in {r.n_chunks} chunks, {r.elapsed_s:.2f} s "
                f"({r.configs_per_s:,.0f} configs/s, engine {r.engine})"
                + (f"; rows in {r.out}" if r.out else ""))
+    bounds = [f"{label} {val:g}" for label, val in (("tok/s per user >=", g.min_tok_per_s_per_user),
+                                                     ("TTFT s <=", g.max_ttft_s)) if val is not None]
+    if bounds:
+        caption += f"; cheapest among rows meeting the SLO ({', '.join(bounds)})"
     if fmt == Format.table:
         layout = [c for c in ("system", "tp", "ep") if df[c].nunique() > 1 or set(df[c]) - {"none", "auto"}]
         price_col = "best_usd_per_m_output_tok" if per == "m" else "best_usd_per_k_output_tok"
         varied = [c for c in ("workload", "kv_precision") if df[c].nunique() > 1]  # rows stay distinct
-        show = df[["hardware", "model", *layout, "execution", "weight_precision", *varied, "cost", "n_fit", price_col,
+        slo = ["n_meet_slo"] if g.min_tok_per_s_per_user is not None or g.max_ttft_s is not None else []
+        show = df[["hardware", "model", *layout, "execution", "weight_precision", *varied, "cost", "n_fit", *slo, price_col,
                    "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
         emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
     else:

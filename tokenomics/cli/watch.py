@@ -20,6 +20,7 @@ def watch(
     seed: Annotated[int, typer.Option("--seed", help="Random seed of the supernode ramp's draws (the megakernel bootstrap is exact; it draws only beyond 2,000 resample classes).")] = 0,
     megakernel_events: Annotated[Optional[Path], typer.Option("--megakernel-events", help="Use this megakernel events CSV instead of the bundled one.")] = None,
     supernode_events: Annotated[Optional[Path], typer.Option("--supernode-events", help="Use this supernode events CSV instead of the bundled one.")] = None,
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Use this API price list (CSV, the columns of datasets/api_prices.csv) instead of the bundled one: declines, cut events, forecast and the constant-quality index are recomputed from it (summary, price-index, price-paths).")] = None,
     show: Annotated[str, typer.Option("--show", help="summary (the three metrics); price-index (the constant-quality price index by half-year, 95% intervals); price-paths (the same model at the same provider over time); cost-basis (bottom-up owning cost per chip-hour vs InferenceX tiers vs rentals, with the input that explains the gap); cost-drivers (each input's value that would match the tier).")] = "summary",
     measure: Annotated[str, typer.Option("--measure", help="Price of --show price-index/price-paths: blended (chat mix) or output (USD per M tokens).")] = "blended",
     force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
@@ -29,17 +30,22 @@ def watch(
 
     one_of(show, "--show", SHOWS)
     one_of(measure, "--measure", ("blended", "output"))
+    if prices is not None and show in ("cost-basis", "cost-drivers"):
+        from ..errors import ValidationError
+
+        raise ValidationError(f"--prices applies to --show summary, price-index and price-paths, not {show}")
     if show != "summary":
-        _show(show, measure, fmt)
+        _show(show, measure, fmt, prices)
         return
     from ..watch import watch as run
 
     d = run(n_boot=n_boot, n_draws=n_draws, seed=seed, megakernel_events=megakernel_events,
-            supernode_events=supernode_events)
+            supernode_events=supernode_events, prices=prices)
     df = d.to_frame()
     if fmt == Format.table:
+        price_src = "api_prices" if prices is None else f"prices from {prices.name}"
         emit(df[["metric", "latest", "trend", "forecast", "status", "as_of"]], fmt,
-             title="Watch metrics (datasets: api_prices, china_price_cuts, megakernel_events, supernode_events)")
+             title=f"Watch metrics (datasets: {price_src}, china_price_cuts, megakernel_events, supernode_events)")
     else:
         emit(df, fmt)
     if out is not None:
@@ -51,11 +57,20 @@ def watch(
 SHOWS = ("summary", "price-index", "price-paths", "cost-basis", "cost-drivers")
 
 
-def _show(show: str, measure: str, fmt: Format) -> None:
+def _show(show: str, measure: str, fmt: Format, prices: Optional[Path] = None) -> None:
     if show in ("price-index", "price-paths"):
         from ..watch import price_index as pi
 
-        sample = pi.hedonic_sample(measure=measure)
+        user = None
+        if prices is not None:
+            from ..watch.dashboard import indexable_prices
+            from ..watch.prices import read_prices
+
+            user, left_out = indexable_prices(read_prices(prices))
+            if left_out:
+                typer.echo(f"Warning: {left_out} price row(s) of {prices.name} name models without characteristics "
+                           "in model_traits.csv; left out of the index", err=True)
+        sample = pi.hedonic_sample(user, measure=measure)
         if show == "price-paths":
             emit(pi.like_for_like_paths(sample, measure=measure), fmt,
                  title=f"Like-for-like price paths, USD per M tokens ({measure}): the same model at the same provider")

@@ -335,6 +335,19 @@ def preset(hardware: Any, tier: str = "hyperscaler-owned", vintage: str = "2025-
                     host_power_w=_host_power_w(name), source=str(r["source"]))
 
 
+def electricity_override(cost: Any, electricity_usd_per_kwh: Any) -> dict[str, float]:
+    """``{"electricity_usd_per_kwh": x}`` to pass to :func:`cost_model` / :func:`tokenomics.chain.price`,
+    or ``{}`` when none is given; checked: a non-negative number [USD/kWh], and only with the
+    bottom-up cost (``cost`` None or ``"bottom-up"``: a tier or flat price has no electricity term)."""
+    if electricity_usd_per_kwh is None:
+        return {}
+    v.non_negative(electricity_usd_per_kwh, "electricity_usd_per_kwh")
+    if cost not in (None, "bottom-up"):
+        raise ValidationError(f"electricity_usd_per_kwh applies to the bottom-up cost; cost {cost!r} is a "
+                              "price per chip-hour with no electricity term (drop --cost or --electricity)")
+    return {"electricity_usd_per_kwh": float(electricity_usd_per_kwh)}
+
+
 def has_capex(hardware: Any) -> bool:
     """True when a bottom-up capex (server, system or chip price) is catalogued for the chip."""
     name = getattr(hardware, "name", hardware)

@@ -154,7 +154,9 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         ``n_chips``), ``chips_available`` (deployment-chip equivalents of the region's inference
         accelerators), ``h100e_installed``, ``twh`` (the served rate's electricity over a year
         [TWh]), ``dc_electricity_twh`` (all of the region's data centres [TWh]) and
-        ``usd_per_m_output_tok`` (the market's output list price that year, :func:`output_price_path`).
+        ``usd_per_m_output_tok`` (the market's output list price that year, :func:`output_price_path`),
+        ``deployment``, ``tok_per_s_per_chip`` and ``electricity_usd_per_kwh`` (the cost's electricity
+        price: it moves the cost, not what the chips and power serve).
     """
     from ..perf.parallel import system as system_of
     from .infrastructure import INFRA_SYSTEM, plan_infrastructure
@@ -192,6 +194,7 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         "h100e_installed": h100e, "twh": twh, "dc_electricity_twh": dc_twh,
         "usd_per_m_output_tok": output_price_path(years) * 1e3,  # per 1K -> per million
         "deployment": infra["deployment"], "tok_per_s_per_chip": infra["tok_per_s_per_chip"],
+        "electricity_usd_per_kwh": infra["electricity_usd_per_kwh"],
     })
     growth = parameter("ai_compute_growth_frac_per_year") if growth_frac_per_year is None else growth_frac_per_year
     frame.attrs.update(inference_compute_frac=float(comp), inference_power_frac=float(powf), growth=float(growth))

@@ -240,7 +240,7 @@ SERVING_MODES = ("disaggregated", "colocated")
 def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workload: str = INFRA_WORKLOAD,
                   target_tok_per_s_per_user: float | None = None, cost: Any = None,
                   deployment: Any = None, cache_hit_frac: float = 0.0,
-                  serving: str = "disaggregated") -> dict[str, Any]:
+                  serving: str = "disaggregated", electricity_usd_per_kwh: float | None = None) -> dict[str, Any]:
     """What one chip of a deployment serves and costs, as ``tokenomics price --serving`` prices it.
 
     The deployment is priced by :func:`tokenomics.chain.price` in the serving mode ``serving``
@@ -280,6 +280,8 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         ``tco_params.csv``); default 0 (disaggregated sizing only).
     serving : {"disaggregated", "colocated"}
         How prompts and generation share the chips (:data:`SERVING_MODES`).
+    electricity_usd_per_kwh : float, optional
+        Electricity price of the bottom-up cost [USD/kWh]; default ``datasets/tco_params.csv``.
 
     Returns
     -------
@@ -291,20 +293,22 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         (output tokens/s per chip-second decoding), ``prefill_tok_per_s_per_chip`` (cache-miss
         input tokens/s per chip-second on prompts), ``cost_basis``, ``cache_hit_frac``,
         ``facility_w_per_chip`` (grid power of a busy chip: (board + host) x PUE of the cost
-        model, prefill and decode weighted by their chip time [W]).
+        model, prefill and decode weighted by their chip time [W]), ``electricity_usd_per_kwh``
+        (of the cost; NaN for a tier or flat cost).
     """
     from ..chain import price
-    from ..econ.tco import cost_model, has_capex, param
+    from ..econ.tco import cost_model, electricity_override, has_capex, param
     from ..econ.disagg import chip_s_per_request
 
     one_of(serving, "serving", SERVING_MODES)
     if serving == "colocated" and cache_hit_frac:
         raise ValidationError("cache_hit_frac applies to disaggregated sizing only (a co-located engine's prefix cache "
                               "is not modelled); leave it 0 with serving='colocated'")
+    elec = electricity_override(cost, electricity_usd_per_kwh)
     target = REFERENCE_TOK_PER_S_PER_USER if target_tok_per_s_per_user is None else target_tok_per_s_per_user
     kw = dict(deployment=deployment) if deployment is not None else dict(model=model, system=system)
     p = price(**kw, workload=workload, serving=serving, target_tok_per_s_per_user=target, cost=cost,
-              utilization_frac=1.0, margin_frac=0.0, cache_hit_frac=cache_hit_frac)
+              utilization_frac=1.0, margin_frac=0.0, cache_hit_frac=cache_hit_frac, **elec)
     dep = p.deployment
     i, o = p.input_tok, p.output_tok
     rates = (p.prefill_tok_per_s_per_chip, p.decode_tok_per_s_per_chip)
@@ -314,7 +318,7 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
     cost_h = float(chip_h_usd_of_price(p.price_usd_per_1k_blended_tok, tps))
     hw = dep.hardware.name
     # grid power of a busy chip, prefill and decode each weighted by its share of the chip time
-    cm = cost_model(hw, cost)
+    cm = cost_model(hw, cost, **elec)
     fac_w = float((pre_s * cm.facility_power_w(p.prefill_board_power_w)
                    + dec_s * cm.facility_power_w(p.board_power_w)) / (pre_s + dec_s))
     bottom_up = cost_model(hw) if has_capex(hw) else None
@@ -327,20 +331,22 @@ def serving_basis(system: str = INFRA_SYSTEM, model: str = INFRA_MODEL, *, workl
         "capex_usd_per_chip": float(bottom_up.capex_usd) if bottom_up is not None else np.nan,
         "life_years": float(bottom_up.life_years) if bottom_up is not None else float(param("life_years")),
         "n_chips_per_node": int(dep.system.n_chips), "facility_w_per_chip": fac_w,
+        "electricity_usd_per_kwh": float(np.asarray(p.electricity_usd_per_kwh, float)),
     }
 
 
 def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFRA_MODEL,
                         workload: str = INFRA_WORKLOAD, target_tok_per_s_per_user: float | None = None,
                         cost: Any = None, deployment: Any = None, cache_hit_frac: float = 0.0,
-                        utilization_frac: float | None = None, serving: str = "disaggregated") -> InfraResult:
+                        utilization_frac: float | None = None, serving: str = "disaggregated",
+                        electricity_usd_per_kwh: float | None = None) -> InfraResult:
     """Yearly chips, nodes, cost, spend and capex to serve each series of a forecast.
 
     Parameters
     ----------
     result : ForecastResult
         Output of :func:`tokenomics.forecast.forecast`.
-    system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac, serving
+    system, model, workload, target_tok_per_s_per_user, cost, deployment, cache_hit_frac, serving, electricity_usd_per_kwh
         The deployment serving the demand and how it is priced (:func:`serving_basis`):
         by default DeepSeek-V3 on a GB200 NVL72 rack at 35 tokens/s per user, disaggregated
         (``serving_mode`` names the prefill:decode split).
@@ -367,7 +373,8 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
 
     regions = series_regions(result.history)
     basis = serving_basis(system, model, workload=workload, target_tok_per_s_per_user=target_tok_per_s_per_user,
-                          cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac, serving=serving)
+                          cost=cost, deployment=deployment, cache_hit_frac=cache_hit_frac, serving=serving,
+                          electricity_usd_per_kwh=electricity_usd_per_kwh)
     util = parameter("serving_utilization_frac") if utilization_frac is None else utilization_frac
     out = []
     m = result.monthly.copy()
@@ -390,7 +397,8 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
         r.insert(1, "system", basis["system"])
         r["tok_per_s_per_chip"] = float(basis["tok_per_s_per_chip"])
         r["cost_usd_per_chip_h"] = float(basis["cost_usd_per_chip_h"])
-        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac", "serving"):
+        for k in ("tok_per_s_per_user", "deployment", "workload", "cost_basis", "cache_hit_frac", "serving",
+                  "electricity_usd_per_kwh"):
             r[k] = basis[k]
         r.insert(4, "n_chips_lo_80", lo["n_chips"].to_numpy())
         r.insert(5, "n_chips_hi_80", hi["n_chips"].to_numpy())

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
+from ..errors import TokenomicsError
 from ._events import as_dates, day, iso
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,6 +52,8 @@ class Dashboard(Display):
     price_index: Any = None
     constant_quality: Any = None
     price_paths: Any = None
+    #: the price list the price metric was computed from (None: ``datasets/api_prices.csv``)
+    prices: Any = None
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per metric (price, megakernel, supernode)."""
@@ -71,9 +74,12 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
 
     ev = pw.events
     big = ev[(ev["region"] == "global") & ev["size_class"].astype(str).str.startswith("100b+")]
-    last_date = big["date"].max()
-    last = big[big["date"] == last_date]
-    latest = f"{day(last_date)}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
+    if len(big):
+        last_date = big["date"].max()
+        last = big[big["date"] == last_date]
+        latest = f"{day(last_date)}: " + ", ".join(f"{r.model_after} {_pct(r.change_frac)}" for r in last.itertuples())
+    else:  # a user's price list with no two successive prices of one 100B+ line
+        latest = "no 100B+ price change (a line with two dated prices)"
     recent = big.tail(10)
     latest += f"; last {len(recent)} 100B+ changes: {int((recent['direction'] == 'cut').sum())} cuts, " \
               f"{int((recent['direction'] == 'rise').sum())} rises"
@@ -97,12 +103,17 @@ def _price_row(pw, fc, cq: "dict | None" = None) -> dict[str, Any]:
     fr = pw.rates_by_tier.set_index("group")
     if "frontier" in fr.index:
         trend += f"; frontier tier {fr.loc['frontier', 'decline_factor_per_year']:.2f}x/yr"
+    if cq is not None and "unavailable" in cq:
+        trend += f"; constant-quality index not computed from this price list ({cq['unavailable']})"
+        cq = None
     if cq is not None:
         trend += (f"; at constant quality (hedonic: size, open weights, context, provider; all sizes, chat-mix "
                   f"price) {cq['decline_factor_per_year']:.2f}x/yr ({cq['ci'] * 100:.0f}% CI "
                   f"{cq['decline_factor_lo']:.2f}-{cq['decline_factor_hi']:.2f}, n={cq['n']}, {cq['n_models']} models"
                   + (f", dated by {cq['dates']}" if cq.get("dates") else "")
-                  + f"; same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr)")
+                  + f"; same prices pooled {cq['pooled_decline_factor_per_year']:.2f}x/yr"
+                  + (f"; {cq['left_out']} price rows of models without characteristics in model_traits.csv "
+                     "left out" if cq.get("left_out") else "") + ")")
     forecast = (f"pooled 100B+ blended price {iso(fc['t_year'])}: ${fc['usd_per_m_tok']:.2f}/Mtok "
                 f"(90% PI {fc['lo']:.2f}-{fc['hi']:.2f})")
     floor = pw.floor
@@ -275,8 +286,8 @@ def _human_s(s: float) -> str:
 
 
 def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
-          megakernel_events: Any = None, supernode_events: Any = None) -> Dashboard:
-    """Compute the three watch metrics from the bundled datasets.
+          megakernel_events: Any = None, supernode_events: Any = None, prices: Any = None) -> Dashboard:
+    """Compute the three watch metrics from the bundled datasets (or your own files).
 
     Parameters
     ----------
@@ -294,6 +305,13 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     megakernel_events, supernode_events : path or DataFrame, optional
         Replace the bundled event files (validated: an unknown kind or a missing date is a
         one-line :class:`~tokenomics.errors.DataError` naming the row).
+    prices : path or DataFrame, optional
+        Replace the bundled API price list (``datasets/api_prices.csv``, same columns; read by
+        :func:`~tokenomics.watch.prices.read_prices`, every bad row named in one error). The whole
+        price metric is recomputed from it: decline rates, cut events, headroom, the forecast and
+        the constant-quality index (from its rows whose model has characteristics in
+        ``model_traits.csv``, with the bundled third-party prices; the others are counted as
+        left out).
     """
     import pandas as pd
 
@@ -302,6 +320,11 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     from . import supernodes as sn
 
     check_sizes(n_boot, n_draws, seed, ci)
+    user_prices = None
+    if prices is not None:
+        user_prices = pr.read_prices(prices)
+        pr.check_price_metric(user_prices, "prices file" if isinstance(prices, pd.DataFrame) else
+                              f"prices file {str(prices)!r}")
     mke = mk.load_events(megakernel_events)  # the inputs first: a bad file fails before any work
     sne = sn.load_events(supernode_events)
     # the supernode figures next: too few yields, dated counts or benchmark rows in a user's file
@@ -310,14 +333,9 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     production = sn.production_ranges(sne)
     ramp = sn.delivery_ramp(sne, years=RAMP_YEARS, n_draws=n_draws, ci=ci, seed=seed)
     meas, mrow = sn.measured_tok_per_s_per_chip(sne)
-    pw = pr.price_watch(ci=ci)
-    fc = pr.forecast_price(ci=ci)
-    from .price_index import constant_quality_decline, hedonic_sample, like_for_like_paths, price_index
-
-    hs = hedonic_sample(measure="blended")
-    cq = constant_quality_decline(hs, measure="blended", ci=0.95)
-    pidx = price_index(hs, measure="blended", ci=0.95)
-    paths = like_for_like_paths(hs, measure="blended")
+    pw = pr.price_watch(user_prices, ci=ci)
+    fc = pr.forecast_price(user_prices, ci=ci)
+    cq, pidx, paths = _price_index(user_prices)
     index = mk.adoption_index(mke)
     import warnings
 
@@ -342,21 +360,60 @@ def watch(n_boot: int = 200, n_draws: int = 400, seed: int = 0, ci: float = 0.9,
     capacity = as_dates(pd.DataFrame(cap), ("date",))
     summary = as_dates(pd.DataFrame([_price_row(pw, fc, cq), _megakernel_row(index, fits, speedup),
                                      _supernode_row(yields, production, ramp, capacity)]), ("as_of",))
+    if user_prices is not None:  # the rows cited are the user's file's, not the bundled table's
+        name = "prices file" if isinstance(prices, pd.DataFrame) else f"{Path(prices).name}"
+        summary.loc[0, "sources"] = summary.loc[0, "sources"].replace("api_prices rows", f"{name} rows", 1)
     return Dashboard(price=pw, price_forecast=fc, adoption_index=index, adoption_fits=fits, speedup=speedup,
                      yields=yields, production=production, ramp=ramp, capacity=capacity, summary=summary,
-                     price_index=pidx, constant_quality=cq, price_paths=paths)
+                     price_index=pidx, constant_quality=None if cq is None or "unavailable" in cq else cq,
+                     price_paths=paths, prices=user_prices)
+
+
+def indexable_prices(prices: "pd.DataFrame") -> "tuple[pd.DataFrame, int]":
+    """The price rows the constant-quality index can take (list prices of a model with a row in
+    ``model_traits.csv``; other kinds pass through, the index skips them), and how many list
+    prices were left out."""
+    from .price_index import _traits
+    from .prices import TREND_KINDS
+
+    keep = prices["model"].isin(_traits(None).index) | ~prices["price_kind"].isin(TREND_KINDS)
+    return prices[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def _price_index(prices: "pd.DataFrame | None") -> tuple[Any, Any, Any]:
+    """The constant-quality decline, index and like-for-like paths (blended price); from a user's
+    price list, only over its rows with model characteristics (``left_out`` counts the others).
+    Where a user's list allows no fit: ``({"unavailable": reason, ...}, None, None)``."""
+    from .price_index import constant_quality_decline, hedonic_sample, like_for_like_paths, price_index
+
+    left_out = 0
+    if prices is not None:
+        prices, left_out = indexable_prices(prices)
+    try:
+        hs = hedonic_sample(prices, measure="blended")
+        cq = constant_quality_decline(hs, measure="blended", ci=0.95)
+        pidx = price_index(hs, measure="blended", ci=0.95)
+        paths = like_for_like_paths(hs, measure="blended")
+    except (TokenomicsError, ValueError, np.linalg.LinAlgError) as exc:
+        if prices is None:
+            raise  # the bundled data always fits: a failure there is a bug, not a user's file
+        return {"unavailable": " ".join(str(exc).split())[:200], "left_out": left_out}, None, None
+    if left_out:
+        cq = {**cq, "left_out": left_out}
+    return cq, pidx, paths
 
 
 # ----------------------------------------------------------------------------------------------
 # report
 
 
-def price_points() -> "pd.DataFrame":
-    """The list prices the price chart draws: the bundled API prices of the kinds the trend is
-    fitted on (:data:`~tokenomics.watch.prices.TREND_KINDS`), with a positive blended price."""
+def price_points(prices: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """The list prices the price chart draws: the API prices (``prices``, default the bundled
+    ones) of the kinds the trend is fitted on (:data:`~tokenomics.watch.prices.TREND_KINDS`),
+    with a positive blended price."""
     from . import prices as pr
 
-    p = pr.load_prices()
+    p = pr.load_prices(prices)
     col = "blended_usd_per_m_tok" if "blended_usd_per_m_tok" in p.columns else "blended_usd_per_1k_tok"
     return p[p["price_kind"].isin(pr.TREND_KINDS) & (p[col] > 0)]
 
@@ -370,7 +427,7 @@ def _plot(d: Dashboard, metrics: tuple[str, ...], path: Path, figsize: tuple[flo
     kw = {"gridspec_kw": {"width_ratios": list(width_ratios)}} if width_ratios else {}
     fig, axes = plot._pyplot().subplots(1, len(metrics), figsize=figsize, squeeze=False, **kw)
     for metric, ax in zip(metrics, axes[0]):
-        plot.watch(metric, d, ax=ax, prices=price_points() if metric == "price" else None)
+        plot.watch(metric, d, ax=ax, prices=price_points(d.prices) if metric == "price" else None)
     fig.tight_layout()
     save_png(fig, path, bbox_inches="tight")
 

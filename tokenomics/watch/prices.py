@@ -126,6 +126,101 @@ def load_prices(prices: "pd.DataFrame | None" = None) -> "pd.DataFrame":
     return _with_dates(df.reset_index(drop=True), "api_prices.csv")
 
 
+#: Price kinds a price row may carry (only :data:`TREND_KINDS` enter the trend fits).
+PRICE_KINDS = ("list", "listing", "promo", "off-peak")
+#: Size classes a price row may carry (:data:`SIZE_100B` enter the 100B+ figures).
+SIZE_CLASSES = ("100b+", "100b+ (assumed)", "<100b", "unknown")
+#: Most bad rows one error names.
+MAX_BAD_ROWS_NAMED = 5
+
+
+def read_prices(source: Any, what: str = "prices file") -> "pd.DataFrame":
+    """A user's API price list, read and checked row by row (for ``watch --prices``).
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        A CSV with the columns of ``datasets/api_prices.csv`` (read with the size-capped reader
+        :func:`tokenomics.io.read_csv`), or such a table.
+    what : str
+        How messages name it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows as given (prices as floats), ready for :func:`load_prices` and the dashboard.
+
+    Raises
+    ------
+    DataError
+        Missing columns, no rows, or bad rows: one message naming each bad row (row, file line,
+        column and what was expected), up to :data:`MAX_BAD_ROWS_NAMED` of them and a count of the
+        rest. A row is bad when its date cannot be read, its provider or model is empty, its
+        ``price_kind`` or ``size_class`` is not a known value, a price is not a number >= 0, or
+        ``blended_usd_per_m_tok`` is missing or zero.
+    """
+    import difflib
+
+    import pandas as pd
+
+    from .. import catalog
+    from ..io import blank_cells, numeric_cell_problems, read_csv
+
+    df = read_csv(source, what, required=catalog.REGISTRY["api_prices"].required)
+    label = what if isinstance(source, pd.DataFrame) else f"{what} {str(source)!r}"
+    df = df.reset_index(drop=True)
+    bad: dict[int, str] = {}
+
+    def flag(mask, msgs) -> None:
+        for i, msg in zip(np.flatnonzero(np.asarray(mask, bool)), msgs):
+            bad.setdefault(int(i), msg)
+
+    text, _ = price_date(df)
+    flag([parse_date(t) is None for t in text],
+         [f"date {t!r} cannot be read; expected YYYY-MM-DD (or YYYY-MM) in price_effective_date, date or as_of"
+          for t in text[[parse_date(t) is None for t in text]]])
+    for col in ("provider", "model", "tier"):
+        empty = blank_cells(df[col])
+        flag(empty, [f"{col} is empty"] * int(empty.sum()))
+    for col, choices in (("price_kind", PRICE_KINDS), ("size_class", SIZE_CLASSES)):
+        vals = df[col].where(~blank_cells(df[col]), "").astype(str).str.strip()
+        off = ~vals.isin(choices)
+        msgs = []
+        for x in vals[off]:
+            close = difflib.get_close_matches(x, choices, n=1)
+            msgs.append(f"{col} must be one of {', '.join(choices)}, got {x!r}"
+                        + (f". Did you mean {close[0]!r}?" if close else ""))
+        flag(off, msgs)
+    for col in ("input_usd_per_m_tok", "output_usd_per_m_tok", "blended_usd_per_m_tok"):
+        blended = col == "blended_usd_per_m_tok"
+        vals, probs = numeric_cell_problems(df, col, minimum=0.0, strict_minimum=blended, required=blended)
+        flag(probs != "", [(p.split(", got")[0] if "is missing" in p else p) + "; expected USD per million tokens"
+                           for p in probs[probs != ""]])
+        df[col] = vals
+    if bad:
+        rows = sorted(bad)
+        named = "; ".join(f"row {i + 1} (line {i + 2}): {bad[i]}" for i in rows[:MAX_BAD_ROWS_NAMED])
+        more = f"; and {len(rows) - MAX_BAD_ROWS_NAMED} more" if len(rows) > MAX_BAD_ROWS_NAMED else ""
+        raise DataError(f"{label}: {len(rows)} bad row{'s' if len(rows) > 1 else ''}: {named}{more}")
+    return df
+
+
+#: Fewest dated 100B+ list prices a price list needs for the price metric's decline and forecast.
+MIN_100B_PRICES = 3
+
+
+def check_price_metric(prices: "pd.DataFrame", label: str = "prices file") -> None:
+    """Raise a one-line :class:`DataError` unless ``prices`` holds what the price metric fits:
+    at least :data:`MIN_100B_PRICES` list prices of 100B+ models (``size_class`` in
+    :data:`SIZE_100B`, ``price_kind`` in :data:`TREND_KINDS`) on two or more dates."""
+    big = prices[prices["size_class"].isin(SIZE_100B) & prices["price_kind"].isin(TREND_KINDS)]
+    dates = set(price_date(big)[0])
+    if len(big) < MIN_100B_PRICES or len(dates) < 2:
+        raise DataError(f"{label}: the price metric follows 100B+ models and needs at least {MIN_100B_PRICES} "
+                        f"list prices (price_kind list or listing) with size_class {' or '.join(map(repr, SIZE_100B))} "
+                        f"on two or more dates; found {len(big)} on {len(dates)} date(s)")
+
+
 def load_china_cuts(cuts: "pd.DataFrame | None" = None) -> "pd.DataFrame":
     """China price cuts (CNY and USD per million tokens) with parsed dates."""
     from .. import catalog
