@@ -897,12 +897,6 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         expert_balance = "eplb"
         picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
                       f"deployments place redundant experts by load)")
-    if (ep is not None and m.is_moe and m.n_experts % ep_ and expert_balance is None):
-        spare = -(-m.n_experts // ep_) * ep_ - m.n_experts
-        raise ValidationError(
-            f"--ep {ep_} does not divide {m.name}'s {m.n_experts} experts, leaving {spare} spare expert slots; "
-            f"expected a divisor of {m.n_experts} ({_divisors_text(m.n_experts)}), or say what the spare "
-            "slots hold: --expert-balance eplb (redundant copies of the busiest experts) or none (plain copies)")
     dep = Deployment(
         model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
         engine_version=engine_version or "",
@@ -947,6 +941,25 @@ def _check_effect(m: ModelSpec, *, ep: int | None, dp_attention: bool | None, ex
             f"a divisor of it ({_divisors_text(m.expert_ffn_hidden)})")
 
 
+def check_expert_groups(dep: Deployment, *, ep_given: bool, balance_given: bool) -> None:
+    """Refuse a stated ``ep`` that does not divide the model's expert count when nothing says
+    what the spare expert slots hold (no expert balance stated or picked).
+
+    The layout search itself weighs such groups (nine or eighteen chips of a 72-chip rack, each
+    chip holding ``ceil(n_experts / ep)`` slots,
+    :func:`tokenomics.perf.memory.expert_slots_per_chip`), so
+    :func:`resolve` takes them; a command line that names ``--ep 7`` is asked to say so.
+    """
+    ep, m = dep.parallel.ep, dep.model
+    if not ep_given or not m.is_moe or m.n_experts % ep == 0 or balance_given or dep.expert_balance != "none":
+        return
+    spare = -(-m.n_experts // ep) * ep - m.n_experts
+    raise ValidationError(
+        f"--ep {ep} does not divide {m.name}'s {m.n_experts} experts, leaving {spare} spare expert slots; expected "
+        f"a divisor of {m.n_experts} ({_divisors_text(m.n_experts)}), or say what the spare slots hold: "
+        "--expert-balance eplb (redundant copies of the busiest experts) or none (plain copies)")
+
+
 def _check_engine_version(engine: str | None, engine_version: str) -> None:
     """Refuse a release that cannot change the deployment: no engine named, or a release outside
     the engine-release table's range (``datasets/engine_releases.csv``; one line listing the known
@@ -954,13 +967,13 @@ def _check_engine_version(engine: str | None, engine_version: str) -> None:
     :mod:`tokenomics.perf.kernel_versions`."""
     from .perf.engines import engines_with_releases, known_releases, version_key
 
+    key = version_key(engine_version)  # not a release number: said first
     name = ENGINE_ALIASES.get(str(engine or "default").strip().lower(), str(engine or "default").strip().lower())
     with_releases = engines_with_releases()
     if name not in with_releases:
         raise ValidationError(
             f"--engine-version {engine_version} has no effect with engine {name} (no release table); give an "
             f"engine whose releases are tabulated with it: {', '.join(with_releases)} (e.g. --engine trt)")
-    key = version_key(engine_version)
     known = known_releases(name)
     if known and not version_key(known[0]) <= key <= version_key(known[-1]):
         raise ValidationError(f"--engine-version {engine_version}: {name} release not known; known {name} releases: "
@@ -1015,4 +1028,6 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
     if "model" not in merged:
         raise DataError(f"{label} names no model; expected model = \"NAME\" (tokenomics models)")
     model = merged.pop("model")
-    return resolve(model, **merged)
+    dep = resolve(model, **merged)
+    check_expert_groups(dep, ep_given="ep" in merged, balance_given="expert_balance" in merged)
+    return dep
