@@ -598,7 +598,8 @@ def _user_settings(dep: Deployment) -> dict[str, Any]:
     keywords): plan, engine, precisions, speculative decoding, chunk, memory fraction, and the
     collectives (implementations, all-reduce algorithm) or overlap the user changed from the defaults."""
     kw: dict[str, Any] = dict(execution=dep.execution, engine=dep.engine, engine_version=dep.engine_version or None,
-                              weight_precision=dep.weight_precision, expert_precision=dep.expert_precision,
+                              weight_precision=dep.weight_precision,
+                              expert_precision=dep.expert_precision if dep.model.is_moe else None,
                               kv_precision=dep.kv_precision, spec=dep.spec, prefill_chunk_tok=dep.prefill_chunk_tok,
                               mem_frac=dep.mem_frac)
     for f, default in (("ar_impl", "auto"), ("a2a_impl", "auto"), ("ar_algo", ""), ("overlap", "none")):
@@ -732,6 +733,10 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     if mem_frac is not None:
         v.fraction(mem_frac, "mem_frac", allow_zero=False)
     dp_attention = v.flag(dp_attention, "dp_attention", optional=True)
+    _check_effect(m, ep=ep, dp_attention=dp_attention, expert_precision=expert_precision, overlap=overlap,
+                  expert_balance=expert_balance, moe_tp=moe_tp)
+    if engine_version is not None:
+        _check_engine_version(engine, engine_version)
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
     picked: list[str] = []
@@ -908,6 +913,73 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     return dep
 
 
+def _divisors_text(n: int) -> str:
+    d = [k for k in range(1, n + 1) if n % k == 0]
+    return ", ".join(map(str, d)) if len(d) <= 12 else ", ".join(map(str, d[:6])) + ", ..., " + str(n)
+
+
+def _check_effect(m: ModelSpec, *, ep: int | None, dp_attention: bool | None, expert_precision: str | None,
+                  overlap: str | None, expert_balance: str | None, moe_tp: int | None) -> None:
+    """Refuse settings that change nothing for ``m``: the expert settings of a dense model, a
+    ``moe_tp`` that does not split its experts' hidden size (one line naming the setting and why)."""
+    if not m.is_moe:
+        why = f"has no effect on {m.name}: a dense model has no routed experts"
+        given = [("expert_precision", expert_precision is not None, f"--expert-precision {expert_precision}"),
+                 ("expert_balance", expert_balance not in (None, "none"), f"--expert-balance {expert_balance}"),
+                 ("overlap", overlap == "two-batch",
+                  "--overlap two-batch (it hides the expert all-to-all)"),
+                 ("dp_attention", dp_attention is not None,
+                  f"--{'' if dp_attention else 'no-'}dp-attention (it chooses how attention spreads over an expert group)"),
+                 ("moe_tp", moe_tp is not None, f"--moe-tp {moe_tp}")]
+        for _, hit, text in given:
+            if hit:
+                raise ValidationError(f"{text} {why}; drop it")
+        return
+    if moe_tp is not None and int(moe_tp) > 0 and m.expert_ffn_hidden % int(moe_tp):
+        raise ValidationError(
+            f"--moe-tp {moe_tp} does not divide {m.name}'s expert hidden size {m.expert_ffn_hidden}; expected "
+            f"a divisor of it ({_divisors_text(m.expert_ffn_hidden)})")
+
+
+def check_expert_groups(dep: Deployment, *, ep_given: bool, balance_given: bool) -> None:
+    """Refuse a stated ``ep`` that does not divide the model's expert count when nothing says
+    what the spare expert slots hold (no expert balance stated or picked).
+
+    The layout search itself weighs such groups (nine or eighteen chips of a 72-chip rack, each
+    chip holding ``ceil(n_experts / ep)`` slots,
+    :func:`tokenomics.perf.memory.expert_slots_per_chip`), so
+    :func:`resolve` takes them; a command line that names ``--ep 7`` is asked to say so.
+    """
+    ep, m = dep.parallel.ep, dep.model
+    if not ep_given or not m.is_moe or m.n_experts % ep == 0 or balance_given or dep.expert_balance != "none":
+        return
+    spare = -(-m.n_experts // ep) * ep - m.n_experts
+    raise ValidationError(
+        f"--ep {ep} does not divide {m.name}'s {m.n_experts} experts, leaving {spare} spare expert slots; expected "
+        f"a divisor of {m.n_experts} ({_divisors_text(m.n_experts)}), or say what the spare slots hold: "
+        "--expert-balance eplb (redundant copies of the busiest experts) or none (plain copies)")
+
+
+def _check_engine_version(engine: str | None, engine_version: str) -> None:
+    """Refuse a release that cannot change the deployment: no engine named, or a release outside
+    the engine-release table's range (``datasets/engine_releases.csv``; one line listing the known
+    releases). A release between two known ones (a container build) is placed by
+    :mod:`tokenomics.perf.kernel_versions`."""
+    from .perf.engines import engines_with_releases, known_releases, version_key
+
+    key = version_key(engine_version)  # not a release number: said first
+    name = ENGINE_ALIASES.get(str(engine or "default").strip().lower(), str(engine or "default").strip().lower())
+    with_releases = engines_with_releases()
+    if name not in with_releases:
+        raise ValidationError(
+            f"--engine-version {engine_version} has no effect with engine {name} (no release table); give an "
+            f"engine whose releases are tabulated with it: {', '.join(with_releases)} (e.g. --engine trt)")
+    known = known_releases(name)
+    if known and not version_key(known[0]) <= key <= version_key(known[-1]):
+        raise ValidationError(f"--engine-version {engine_version}: {name} release not known; known {name} releases: "
+                              f"{', '.join(known)}")
+
+
 #: Keys a deployment TOML file may hold (``[deployment]`` table or top level) and their types
 #: (:func:`tokenomics.io.check_table`).
 FILE_SCHEMA: dict[str, Any] = {
@@ -956,4 +1028,6 @@ def from_file(path: str | Path, **overrides: Any) -> Deployment:
     if "model" not in merged:
         raise DataError(f"{label} names no model; expected model = \"NAME\" (tokenomics models)")
     model = merged.pop("model")
-    return resolve(model, **merged)
+    dep = resolve(model, **merged)
+    check_expert_groups(dep, ep_given="ep" in merged, balance_given="expert_balance" in merged)
+    return dep

@@ -42,7 +42,7 @@ import numpy as np
 
 from . import _validate as v
 from .econ.pricing import REFERENCE_TOK_PER_S_PER_USER
-from .errors import DataError, DoesNotFitError, TargetSpeedError, unknown_name
+from .errors import DataError, DoesNotFitError, TargetSpeedError, ValidationError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -59,6 +59,9 @@ FALLBACK_SYSTEM = "gb200-nvl72"
 #: Speed per user priced where a provider publishes none [tokens/s]: the interactivity at which
 #: InferenceX quotes DeepSeek-R1 serving costs (``tokenomics.econ.pricing.REFERENCE_TOK_PER_S_PER_USER``).
 DEFAULT_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
+#: Default speeds taken [tokens/s per user]: a reader's pace (a few tok/s) to well past any
+#: served decode speed (hundreds to a few thousand tok/s); outside it (1e-320, 1e308) is a slip.
+DEFAULT_SPEED_RANGE_TOK_PER_S_PER_USER = (0.1, 1e5)
 
 FLAG_BELOW_COST = "below modelled cost"
 FLAG_UNREACHABLE = "speed unreachable"
@@ -397,6 +400,10 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
 
     df = load_prices(prices)
     v.positive(default_tok_per_s_per_user, "default_tok_per_s_per_user")
+    lo, hi = DEFAULT_SPEED_RANGE_TOK_PER_S_PER_USER
+    if not lo <= float(default_tok_per_s_per_user) <= hi:
+        raise ValidationError(f"default speed {float(default_tok_per_s_per_user):.3g} tok/s per user is outside the "
+                              f"range taken, {lo:g} to {hi:g} tok/s per user")
     v.one_of(output_convention, "output_convention", chain.OUTPUT_CONVENTIONS)
     v.fraction(cache_hit_frac, "cache_hit_frac")
     v.one_of(serving, "serving", chain.SERVING_MODES)

@@ -114,6 +114,46 @@ def _check_empty_out(args: list[str]) -> None:
             raise ValidationError("--out is empty; expected a path")
 
 
+def _check_repeated(cmd, args: list[str]) -> None:
+    """A single-valued option given twice (``-b 8 -b 16``, ``--dp-attention --no-dp-attention``)
+    is an error, not "the last one wins": one line naming the option, before any work. Options
+    that take several values (``report --hardware``) may repeat."""
+    from ..errors import ValidationError
+
+    while args and args[0] in getattr(cmd, "commands", {}):  # walk down to the command named
+        cmd, args = cmd.commands[args[0]], args[1:]
+    if getattr(cmd, "commands", None) or args is None:
+        return
+    params = {}
+    for p in getattr(cmd, "params", []):
+        if getattr(p, "param_type_name", "") != "option":
+            continue
+        for o in list(p.opts) + list(p.secondary_opts):
+            params[o] = p
+    seen: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            break
+        name, has_value = (a.split("=", 1)[0], True) if a.startswith("--") and "=" in a else (a, False)
+        p = params.get(name)
+        if p is None and a.startswith("-") and not a.startswith("--") and len(a) > 2:
+            q = params.get(a[:2])  # -b16: a short option with its value attached
+            p, name, has_value = (q, a[:2], True) if q is not None and not q.is_flag else (None, name, False)
+        if p is not None:
+            if not (p.multiple or p.count):
+                if p.name in seen:
+                    if seen[p.name] == name:
+                        raise ValidationError(f"{name} given twice; it takes one value (the last would win silently): "
+                                              "give it once")
+                    raise ValidationError(f"{seen[p.name]} and {name} both given; they set the same option: give one")
+                seen[p.name] = name
+            if not p.is_flag and not p.count and not has_value:
+                i += 1  # its value, which may itself start with '-'
+        i += 1
+
+
 def _usage_line(exc) -> str:
     """A click usage error as one line: the message and where to get help."""
     msg = " ".join(exc.format_message().split())
@@ -151,6 +191,7 @@ def _main(argv: list[str] | None) -> None:
         argv = ["--help"]
     try:
         _check_empty_out(sys.argv[1:] if argv is None else list(argv))
+        _check_repeated(cmd, sys.argv[1:] if argv is None else list(argv))
         rc = cmd.main(args=argv, prog_name="tokenomics", standalone_mode=False)
         if _SIGNALLED or rc == 130:  # typer answers KeyboardInterrupt with a bare 130
             _stopped_by_signal()

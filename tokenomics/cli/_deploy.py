@@ -30,14 +30,16 @@ def resolve_deployment(*, model: Optional[str], hardware: Optional[str], system:
                        deployment_file: Optional[Path], default_model: str | None = None,
                        default_hardware: str | None = None, **layout: Any):
     """One Deployment from CLI flags (and an optional TOML file; flags win)."""
-    from ..deployment import from_file, resolve
+    from ..deployment import check_expert_groups, from_file, resolve
 
     kw = {k: val for k, val in layout.items() if val is not None}
     if deployment_file is not None:
         return from_file(deployment_file, model=model, hardware=hardware, system=system, **kw)
     if hardware is None and system is None:
         hardware = default_hardware
-    return resolve(model or default_model, hardware=hardware, system=system, **kw)
+    dep = resolve(model or default_model, hardware=hardware, system=system, **kw)
+    check_expert_groups(dep, ep_given="ep" in kw, balance_given="expert_balance" in kw)
+    return dep
 
 
 def describe(dep) -> str:

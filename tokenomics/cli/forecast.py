@@ -64,7 +64,7 @@ def forecast(
     from ..forecast.scenarios import reference_comparison, scenario_table
 
     from ..catalog import model_names
-    from ..errors import unknown_name
+    from ..errors import ValidationError, unknown_name
     from ..forecast.history import add_history as merge_history, load_history, part_of, read_history
     from ..perf.parallel import system_names
 
@@ -77,9 +77,21 @@ def forecast(
         raise unknown_name("system", system, system_names())
     if model is not None and model not in model_names():
         raise unknown_name("model", model, model_names())
+    # the serving options describe the deployment behind --show infra and --show capacity: any
+    # other view ignores them, so giving one there is refused rather than silently dropped
+    if show not in (Show.infra, Show.capacity):
+        serving_opts = (("--system", system), ("--model", model), ("--target-tok-s-user", target_tok_s_user),
+                        ("--cost", cost), ("--serving", serving), ("--cache-hit", cache_hit or None),
+                        ("--execution", execution), ("--deployment", deployment), ("--electricity", electricity))
+        if show != Show.elasticity:  # the elasticity view reads the workload's lengths
+            serving_opts += (("--workload", workload),)
+        given = [flag for flag, val in serving_opts if val is not None]
+        if given:
+            raise ValidationError(
+                f"{given[0]} has no effect with --show {show.value}: it describes the deployment serving the "
+                "demand; add --show infra or --show capacity, or drop it")
     if electricity is not None:  # checked before any work
         from ..econ.tco import electricity_override
-        from ..errors import ValidationError
 
         if show not in (Show.infra, Show.capacity):
             raise ValidationError(f"--electricity prices the serving chips of --show infra or capacity, not --show {show.value}")

@@ -39,9 +39,20 @@ def check_utilization(utilization_frac: Any) -> Any:
     return v.fraction(utilization_frac, "utilization_frac", allow_zero=False)
 
 
+#: Smallest non-zero gross margin taken [fraction]: below it the margin moves no price by a
+#: millionth (prices are shown to 3-4 significant figures), so such a value (1e-320) is a slip.
+MIN_MARGIN_FRAC = 1e-6
+
+
 def check_margin(margin_frac: Any) -> Any:
-    """Gross margin is a fraction in [0, 1)."""
-    return v.fraction(margin_frac, "margin_frac", allow_one=False)
+    """Gross margin is 0 or a fraction in [:data:`MIN_MARGIN_FRAC`, 1)."""
+    v.fraction(margin_frac, "margin_frac", allow_one=False)
+    a = np.asarray(margin_frac, float)
+    tiny = (a > 0) & (a < MIN_MARGIN_FRAC)
+    if np.any(tiny):
+        raise ValidationError(f"margin_frac {float(a[tiny].ravel()[0]):.3g} is too small to change any price; "
+                              f"expected 0 (cost to serve) or {MIN_MARGIN_FRAC:g} to below 1")
+    return margin_frac
 
 
 def price_usd_per_1k_tok(cost_usd_per_chip_h: Any, tok_per_s_per_chip: Any,

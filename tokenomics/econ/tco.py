@@ -372,6 +372,12 @@ def bases(hardware: Any) -> list[str]:
     return out + ["flat USD per chip-hour (e.g. --cost 2.0)"]
 
 
+#: Flat costs taken [USD per chip-hour]: three orders of magnitude either side of the catalogued
+#: bases (0.69 to 10.6 USD per chip-hour across the chips of ``cost_basis_table``, bottom-up to
+#: the rental median); a value outside (1e-320, 1e308) is a slip, not a cost.
+FLAT_COST_RANGE_USD_PER_CHIP_H = (1e-3, 1e4)
+
+
 def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
     """Resolve a cost specification into a cost model.
 
@@ -404,6 +410,10 @@ def cost_model(hardware: Any, cost: Any = None, **overrides: Any) -> CostModel:
                                    f"for {name}: {', '.join(bases(name))}") from None
     name = getattr(hardware, "name", hardware)
     v.positive(cost, "cost_usd_per_chip_h")
+    lo, hi = FLAT_COST_RANGE_USD_PER_CHIP_H
+    if not lo <= float(cost) <= hi:
+        raise ValidationError(f"flat cost {float(cost):.3g} USD per chip-hour is outside the range taken, {lo:g} to "
+                              f"{hi:g} (the catalogued cost bases run from about 0.7 to 11)")
     # a flat all-in rate still draws host power from the facility (energy per token)
     return TierCost(name, float(cost), "flat", pue=param("pue"), host_power_w=_host_power_w(name))
 

@@ -114,7 +114,11 @@ def parse_profile(text: str) -> tuple[np.ndarray, np.ndarray]:
             load.append(float(b))
         except ValueError:
             raise DataError(f"load profile segment {seg!r} is not hours:load (e.g. 8:278)") from None
-    return check_profile(hours, load)
+    h, ld = check_profile(hours, load)
+    if np.all(ld == ld[0]):  # 24:1, or 8:5,16:5: no peak above the mean
+        raise DataError(f"load profile {text!r} is flat (the same load all day): it gives utilization 1, as "
+                        "without it; give segments with different loads (e.g. 8:278,16:201.125) or --utilization")
+    return h, ld
 
 
 def deepseek_fleet_utilization() -> float:

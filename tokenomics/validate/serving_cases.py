@@ -615,14 +615,17 @@ def case_deployment(row: Any):
     # where the resolver would pick it for a production deployment: a benchmark states what it
     # ran; the resolver's all-to-all: NCCL or one-shot by message size), except where the named
     # engine overlaps or balances by default (datasets/engine_defaults.csv: DeepSeek's own stack)
-    from ..perf.engines import engine_default
+    from ..perf.engines import engine_default, engines_with_releases
 
+    # the run's release where its priced engine has a release table (a row of an engine priced
+    # as the default one records its release, which changes nothing)
+    version = _cell(row, "engine_version") if engine in engines_with_releases() else None
     dflt = {k: (engine_default(row["engine"], k, m.is_moe, ep) or ("none", ""))[0] for k in ("overlap", "expert_balance")}
     return resolve(m, hardware=hw, tp=tp, ep=ep, execution="engine", engine=engine,
                    kv_precision=kv, spec=spec,
                    overlap=_cell(row, "overlap") or dflt["overlap"],
                    expert_balance=_cell(row, "expert_balance") or dflt["expert_balance"],
-                   a2a_impl=_cell(row, "a2a_impl"), engine_version=_cell(row, "engine_version"),
+                   a2a_impl=_cell(row, "a2a_impl"), engine_version=version,
                    mem_frac=_frac_cell(row, "mem_frac"), moe_tp=moe_tp, **kw)
 
 
