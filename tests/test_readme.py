@@ -114,7 +114,8 @@ def _python_blocks():
 @pytest.mark.parametrize("code", _python_blocks())
 def test_readme_python_example_runs(code, tmp_path, monkeypatch):
     """Every ```python block of the README runs (in a scratch directory that sees examples/)."""
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    for d in ("examples", "tests", "docs"):  # the files the guides' examples name, from a scratch directory
+        (tmp_path / d).symlink_to(ROOT / d)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
 

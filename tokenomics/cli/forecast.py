@@ -82,7 +82,7 @@ def forecast(
     if show not in (Show.infra, Show.capacity):
         serving_opts = (("--system", system), ("--model", model), ("--target-tok-s-user", target_tok_s_user),
                         ("--cost", cost), ("--serving", serving), ("--cache-hit", cache_hit or None),
-                        ("--execution", execution), ("--deployment", deployment), ("--electricity", electricity))
+                        ("--execution", execution), ("--deployment", deployment))
         if show != Show.elasticity:  # the elasticity view reads the workload's lengths
             serving_opts += (("--workload", workload),)
         given = [flag for flag, val in serving_opts if val is not None]
