@@ -13,18 +13,13 @@ import pandas as pd
 import pytest
 
 from tokenomics import chain, market
-from tokenomics.cli import main
 from tokenomics.econ import power as pw
 from tokenomics.econ import tco, utilization
 from tokenomics.errors import DataError, TokenomicsError, UnknownNameError, ValidationError
+from cli_run import run_cli
 
 
-def _cli(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
+_cli = run_cli  # (exit code, stdout, stderr) of tokenomics ARGS
 
 
 # ---------------------------------------------------------------- 1. input tokens, cache hits

@@ -14,18 +14,13 @@ import pandas as pd
 import pytest
 
 from tokenomics import catalog, chain, market
-from tokenomics.cli import main
 from tokenomics.deployment import resolve
 from tokenomics.errors import TokenomicsError, TokenomicsWarning
 from tokenomics.specs import PRECISION_BYTES
+from cli_run import run_cli
 
 
-def _cli(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
+_cli = run_cli  # (exit code, stdout, stderr) of tokenomics ARGS
 
 
 def _row(provider: str, model: str, quantization: str = "", speed: float = np.nan, inp: float = 0.2,

@@ -14,15 +14,10 @@ import pandas as pd
 import pytest
 
 from tokenomics import market
-from tokenomics.cli import main
+from cli_run import run_cli
 
 
-def _cli(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
+_cli = run_cli  # (exit code, stdout, stderr) of tokenomics ARGS
 
 
 def test_margins_hand_calculation_deepseek_cache_hits():

@@ -408,6 +408,15 @@ def _size_text(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} B"
 
 
+def _unreadable(label: str, exc: OSError) -> DataError:
+    """One line for a file the system would not stat or open: missing, forbidden, or why not."""
+    if isinstance(exc, FileNotFoundError):
+        return DataError(f"{label} not found; expected an existing file")
+    if isinstance(exc, PermissionError):
+        return DataError(f"{label} is not readable (permission denied)")
+    return DataError(f"{label} cannot be read: {exc.strerror or exc}; expected a regular file")
+
+
 def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
     """Read an input file's bytes, checked like a flag before anything is read.
 
@@ -438,12 +447,8 @@ def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
     label = f"{what} {str(p)!r}"
     try:
         st = os.stat(p)
-    except FileNotFoundError:
-        raise DataError(f"{label} not found; expected an existing file") from None
-    except PermissionError:
-        raise DataError(f"{label} is not readable (permission denied)") from None
     except OSError as exc:
-        raise DataError(f"{label} cannot be read: {exc.strerror or exc}; expected a regular file") from None
+        raise _unreadable(label, exc) from None
     cap = max_input_bytes()
     mode = st.st_mode
     piped = bool(_OPEN_FD.match(str(path))) and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
@@ -459,12 +464,8 @@ def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
                         f"expected a smaller file (or raise ${MAX_INPUT_ENV})")
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise DataError(f"{label} not found; expected an existing file") from None
-    except PermissionError:
-        raise DataError(f"{label} is not readable (permission denied)") from None
     except OSError as exc:
-        raise DataError(f"{label} cannot be read: {exc.strerror or exc}") from None
+        raise _unreadable(label, exc) from None
     try:
         os.set_blocking(fd, True)  # opened without blocking (a FIFO swapped in after stat), read blocking
         st2 = os.fstat(fd)
