@@ -33,7 +33,7 @@ FILE_ARGS = [
     ["validate-serving", "--engines", "F"],
     ["fit-serving", "F"],
     ["throughput", "--profile", "F"],
-    ["frontier", "--serving", "F"],
+    ["frontier", "--measured", "F"],
     ["forecast", "--history", "F"],
     ["forecast", "--add-history", "F"],
     ["watch", "--megakernel-events", "F"],

@@ -1,4 +1,4 @@
-"""Bad serving-cases CSVs (``validate-serving``, ``frontier --serving``, :func:`read_cases`): one
+"""Bad serving-cases CSVs (``validate-serving``, ``frontier --measured``, :func:`read_cases`): one
 line naming the case, the column and what was expected, exit 2, no traceback, nothing written;
 the bundled sets still read and predict as before."""
 
@@ -127,7 +127,7 @@ def test_frontier_serving_is_validated_before_any_work(tmp_path, capsys, cells, 
     f = tmp_path / "cases.csv"
     f.write_text(_row_with(**cells))
     png = tmp_path / "f.png"
-    code, _, err = run_main(["frontier", "-m", "gpt-oss-120b", "-s", "dgx-b200", "--serving", f, "-o", png], capsys)
+    code, _, err = run_main(["frontier", "-m", "gpt-oss-120b", "-s", "dgx-b200", "--measured", f, "-o", png], capsys)
     line = _one_line_error(code, err)
     assert "P070" in line and column in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.csv"]  # no PNG, no temporary

@@ -211,10 +211,10 @@ def test_k3_cost_per_token_table():
 def test_cli_frontier_draws_a_bundled_serving_set_by_name():
     # --serving takes validate-serving's set names: 'aic' holds one Qwen3-32B TensorRT-LLM run on
     # one H100 (N021: 32 users, ISL 1024 / OSL 128, TPOT 36.15 ms -> 27.66 tok/s per user, 1 / TPOT)
-    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic",
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--measured", "aic",
                             "--format", "csv"])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic"])
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--measured", "aic"])
     assert r.exit_code == 0, r.output
     assert "N021" in r.output and "27.66" in r.output
 
@@ -227,7 +227,7 @@ def test_cli_frontier_predicts_each_measured_point_as_validate_serving_does(tmp_
 
     expect = predict_cases(data_dir() / "serving_aic_silicon.csv").set_index("case_id")
     png = tmp_path / "f.png"
-    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--serving", "aic",
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h100", "--model", "qwen3-32b", "--measured", "aic",
                             "-o", str(png)])
     assert r.exit_code == 0, r.output
     assert png.stat().st_size > 0
@@ -240,7 +240,7 @@ def test_cli_frontier_predicts_each_measured_point_as_validate_serving_does(tmp_
 def test_cli_frontier_says_when_a_serving_set_has_no_point_of_the_chip():
     # 'aic' has Qwen3-32B on H100 and GB200 but not on H200: one line naming where it has them,
     # not an empty table
-    r = runner.invoke(app, ["frontier", "--system", "dgx-h200", "--model", "qwen3-32b", "--serving", "aic"])
+    r = runner.invoke(app, ["frontier", "--system", "dgx-h200", "--model", "qwen3-32b", "--measured", "aic"])
     assert r.exit_code == 0, r.output
     assert "no measured point of qwen3-32b on h200" in r.output and "h100-sxm" in r.output
     assert "Measured points of" not in r.output
@@ -250,7 +250,7 @@ def test_cli_frontier_says_why_offline_rows_are_not_drawn():
     # TensorRT-LLM's tables hold Qwen3-30B-A3B on B200, but as offline rows without a per-user rate:
     # one line saying so, not "no measured point" next to a list that names the chip
     r = runner.invoke(app, ["frontier", "--hardware", "b200", "--model", "qwen3-30b-a3b", "--tp", "1",
-                            "--serving", "trtllm-perf"])
+                            "--measured", "trtllm-perf"])
     assert r.exit_code == 0, r.output
     assert "16 row(s) of qwen3-30b-a3b on b200, none with a measured tokens/s per user" in r.output
     assert "no measured point" not in r.output and "Measured points of" not in r.output

@@ -118,7 +118,7 @@ def frontier(
     dp_attention: DpAttnOpt = None,
     spec: SpecOpt = None,
     deployment: DeploymentOpt = None,
-    serving: Annotated[Optional[str], typer.Option("--serving", help="Serving CSV (schema of serving_public.csv) or a bundled set of validate-serving (public, holdout, blind, mlperf, mlperf-server, mlperf-v61, trtllm-perf, lmsys, ascend, atom, aic, aic-sample): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
+    serving: Annotated[Optional[str], typer.Option("--measured", help="Measured serving results: a CSV (schema of serving_public.csv) or a bundled set of validate-serving (public, holdout, blind, mlperf, mlperf-server, mlperf-v61, trtllm-perf, lmsys, ascend, atom, aic, aic-sample): its measured points for this model and chip are listed and drawn over the frontier.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Pareto frontier of tokens/s per user vs tokens/s per chip (batch x parallelism sweep).
@@ -141,7 +141,7 @@ def frontier(
         given = [f for f, val in (("--model", model), ("--hardware", hardware), ("--system", system),
                                   ("--execution", plan), ("--weight-precision", precision), ("--tp", tp), ("--ep", ep),
                                   ("--dp-attention", dp_attention), ("--spec", spec),
-                                  ("--deployment", deployment), ("--serving", serving)) if val is not None]
+                                  ("--deployment", deployment), ("--measured", serving)) if val is not None]
         if given:
             raise ValidationError(f"--mlperf checks the bundled MLPerf rows and takes no deployment: drop "
                                   f"{', '.join(given)} (or drop --mlperf to draw a deployment's frontier)")
@@ -160,7 +160,7 @@ def frontier(
         serving = serving_source(serving)
         cases = read_cases(serving)
         check_columns(cases, ("measured_tok_per_s_per_user", "measured_output_tok_per_s_per_gpu"),
-                      what=f"--serving file {str(serving)!r} (the measured points to draw)")
+                      what=f"--measured file {str(serving)!r} (the measured points to draw)")
     if mlperf:
         from ..validate.mlperf import mlperf_check
 
