@@ -51,6 +51,8 @@ FIGURES = [
     ("within the world's chips and power", f"{G('forecast.capacity.google.2030.power_bound') + G('forecast.capacity.google.2030.chips_bound'):.0f}", "0"),
     ("China's national trend median: 161 quadrillion, power-bound",
      f"{G('forecast.china.2030-12.tokens_per_day') / 1e15:.0f} {G('forecast.capacity.china.2030.power_bound'):.0f}", "161 1"),
+    ("30 % of China's projected data-centre electricity",
+     f"{_dataset_value('demand_scenarios', 'inference_share_of_dc_electricity_frac') * 100:.0f}", "30"),
     ("serves 4.5 quadrillion", f"{G('forecast.capacity.china.2030.served_tokens_per_day') / 1e15:.1f}", "4.5"),
     ("Goldman Sachs projects 3.9 quadrillion a day", f"{_dataset_value('demand_scenarios', 'goldman_2030') / 1e15:.1f}", "3.9"),
     ("4,171 published runs", f"{G('serving.unfitted.n_cases'):,.0f}", "4,171"),
