@@ -380,13 +380,11 @@ def per_million_view(df):
     """
     if not hasattr(df, "columns"):
         raise ValidationError(f"per_million_view needs a DataFrame, got {type(df).__name__}")
-    v = df.copy()
-    tornado = {"price_at_low": "usd_per_m_output_tok_at_low", "price_at_high": "usd_per_m_output_tok_at_high"}
-    names = {c: tornado.get(c, c.replace("usd_per_1k_", "usd_per_m_")) for c in v.columns
-             if c in tornado or "usd_per_1k_" in c}
-    for c in names:
-        v[c] = v[c].astype(float) * 1e3
-    return v.rename(columns=names)
+    from .units import per_million
+
+    # a tornado's bounds are per-1K output-token prices under short names: name them so first
+    tornado = {"price_at_low": "usd_per_1k_output_tok_at_low", "price_at_high": "usd_per_1k_output_tok_at_high"}
+    return per_million(df.rename(columns=tornado))
 
 
 def _figures(rep: Report, out: Path) -> dict[str, Path]:
