@@ -46,7 +46,7 @@ def main():
     from tokenomics.deployment import layout_candidates
 
     n_layouts = len(layout_candidates(resolve("deepseek-v3", system="gb200-nvl72")))
-    target = statistics.median(times_s(lambda: chain.price(model="deepseek-v3", system="gb200-nvl72",
+    target = statistics.median(times_s(lambda: chain.price(model="deepseek-v3", system="gb200-nvl72", serving="decode",
                                                            target_tok_per_s_per_user=35), n=3, repeat=5))
     from tokenomics.perf import serving
 
@@ -84,8 +84,8 @@ def main():
     n = b.size * c.size
     print(f"scalar decode_step: {scalar * 1e3:.3f} ms median, {scalar_min * 1e3:.3f} ms best of 7 loops "
           f"(target <= 0.3 ms; a peer needs ~0.4 ms)")
-    print(f"scalar chain.price on dgx-h200 tp8 (decode + prefill + cost): {price * 1e3:.2f} ms median")
-    print(f"chain.price at 35 tok/s per user, deepseek-v3 on gb200-nvl72 ({n_layouts} layouts searched): "
+    print(f"scalar decode-only chain.price on dgx-h200 tp8 (decode + prefill + cost): {price * 1e3:.2f} ms median")
+    print(f"decode-only chain.price at 35 tok/s per user, deepseek-v3 on gb200-nvl72 ({n_layouts} layouts searched): "
           f"{target * 1e3:.0f} ms median ({target / price:.0f}x one fixed-layout price)")
     print(f"co-located chain.price, llama-3.1-8b on h200 at 64 requests: {co_cold * 1e3:.2f} ms cold, "
           f"{co_warm * 1e3:.2f} ms warm ({co_cold / scalar:.0f}x / {co_warm / scalar:.0f}x a scalar decode_step; "

@@ -36,14 +36,24 @@ def _prices() -> dict[str, float]:
     r = chain.price(system="gb200-nvl72", model="deepseek-v3", batch=32 * 72)
     out["price.gb200-nvl72.deepseek-v3.b2304.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
     out["price.gb200-nvl72.deepseek-v3.b2304.tok_per_s_per_chip"] = _f(r.tok_per_s_per_chip)
-    r = chain.price(system="dgx-h200", model="llama-3.1-70b", target_tok_per_s_per_user=40.0)
+    r = chain.price(system="dgx-h200", model="llama-3.1-70b", target_tok_per_s_per_user=40.0, serving="decode")
     out["price.dgx-h200.llama-3.1-70b.target40.batch"] = _f(r.batch)
     out["price.dgx-h200.llama-3.1-70b.target40.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    # ---- the default serving mode (co-located, the model validate-serving scores): what
+    # `tokenomics price` prints with no operating point, and at a target speed
+    r = chain.price("h200", "llama-3.1-8b")
+    out["price.h200.llama-3.1-8b.colocated.c32.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
+    out["price.h200.llama-3.1-8b.colocated.c32.tok_per_s_per_chip"] = _f(r.tok_per_s_per_chip)
+    out["price.h200.llama-3.1-8b.colocated.c32.energy_j_per_tok"] = _f(r.energy_j_per_tok)
+    r = chain.price(system="dgx-h200", model="llama-3.1-70b", target_tok_per_s_per_user=40.0)
+    out["price.dgx-h200.llama-3.1-70b.colocated.target40.concurrency"] = _f(r.concurrency)
+    out["price.dgx-h200.llama-3.1-70b.colocated.target40.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
     r = chain.price(system="dgx-h200", model="deepseek-v3", tp=8, ep=8, batch=32)
     out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_output_tok"] = _f(r.usd_per_m_output_tok)
     out["price.dgx-h200.deepseek-v3.tp8ep8.b32.usd_per_m_input_tok"] = _f(r.usd_per_m_input_tok)
     # a speed only a smaller expert group reaches (nine tp8-ep8 replicas on the rack)
-    fast = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    fast = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0,
+                       serving="decode")
     out["target_speed.deepseek-v3.gb200-nvl72.100_tok_s.usd_per_m_output_tok"] = _f(fast.usd_per_m_output_tok)
     # ---- money at non-default inputs: a share of hours sold, a margin, a long-prompt mix with
     # cache hits, and the all-in convention (each input a mutant of the cost arithmetic would move)

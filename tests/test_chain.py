@@ -102,9 +102,9 @@ def test_price_at_interactivity_monotone():
 def test_price_at_interactivity_is_the_target_price():
     """A speed per user is priced one way: price_at_interactivity gives what
     ``price(target_tok_per_s_per_user=...)`` (``tokenomics price --target-tok-s-user``) gives, the
-    cheapest batch and layout that serve every user at least that fast. Llama-3.1-70B FP8 on the
-    H200: the resolver's one-chip layout tops out below 50 tok/s per user (its batch sweep gave NaN
-    there before), a TP2 replica of a DGX H200 reaches it."""
+    most requests in flight and the layout that serve every user at least that fast (co-located by
+    default, as price). Llama-3.1-70B FP8 on the H200: the resolver's one-chip layout tops out
+    below 50 tok/s per user (its batch sweep gave NaN there before); a layout of a DGX H200 reaches it."""
     df = chain.price_at_interactivity("h200", "llama-3.1-70b", "engine", tok_per_s_per_user=[50.0, 1e5],
                                       weight_precision="fp8")
     one = chain.frontier("h200", "llama-3.1-70b", "engine", weight_precision="fp8")
@@ -112,7 +112,7 @@ def test_price_at_interactivity_is_the_target_price():
     want = chain.price("h200", "llama-3.1-70b", "engine", target_tok_per_s_per_user=50.0, weight_precision="fp8")
     got = df.iloc[0]
     assert got.usd_per_m_output_tok == pytest.approx(float(np.ravel(want.usd_per_m_output_tok)[0]))
-    assert got.deployment == want.deployment.layout_label() and "tp2" in got.deployment
+    assert got.deployment == want.deployment.layout_label() and got.deployment.startswith("dgx-h200 ")
     assert got.served_tok_per_s_per_user >= 50
     far = df.iloc[1]  # no layout serves 100,000 tok/s per user: NaN, not an error
     assert np.isnan(far.usd_per_m_output_tok) and far.deployment == ""
@@ -184,12 +184,12 @@ def test_moe_target_speed_considers_attention_tensor_parallel_over_the_expert_gr
     assert any("attention tensor-parallel in groups of 4, data-parallel over 2" in p for p in cands[2].picked)
     nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))
     assert [(c.parallel.tp, c.parallel.ep) for c in nvl][:4] == [(1, 72), (2, 72), (4, 72), (8, 72)]
-    fast = chain.price(deployment=h200, target_tok_per_s_per_user=35, margin_frac=0.0)
-    slow = chain.price(deployment=h200, target_tok_per_s_per_user=21, margin_frac=0.0)
+    fast = chain.price(deployment=h200, target_tok_per_s_per_user=35, margin_frac=0.0, serving="decode")
+    slow = chain.price(deployment=h200, target_tok_per_s_per_user=21, margin_frac=0.0, serving="decode")
     assert (fast.deployment.parallel.tp, fast.deployment.parallel.ep) == (8, 8)
     assert (slow.deployment.parallel.tp, slow.deployment.parallel.ep) == (1, 8)
     stated = resolve("deepseek-v3", system="dgx-h200", tp=1, ep=8)  # a layout the user chose is kept
-    kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0)
+    kept = chain.price(deployment=stated, target_tok_per_s_per_user=35, margin_frac=0.0, serving="decode")
     assert (kept.deployment.parallel.tp, kept.deployment.parallel.ep) == (1, 8)
     assert float(np.ravel(kept.usd_per_m_output_tok)[0]) > float(np.ravel(fast.usd_per_m_output_tok)[0])
 
@@ -207,7 +207,7 @@ def test_smaller_expert_groups_serve_a_speed_the_whole_rack_cannot():
     nvl = layout_candidates(resolve("deepseek-v3", system="gb200-nvl72"))
     groups = sorted({int(c.parallel.ep) for c in nvl}, reverse=True)
     assert groups == [72, 36, 24, 18, 12, 9, 8, 6, 4] and all(72 % g == 0 for g in groups)
-    r = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    r = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0, serving="decode")
     assert (r.deployment.parallel.tp, r.deployment.parallel.ep) == (8, 8)
     assert float(np.ravel(r.tok_per_s_per_user)[0]) >= 100
     assert "tp8-ep8 (9 replicas)" in r.deployment.picked[-1]
@@ -215,7 +215,7 @@ def test_smaller_expert_groups_serve_a_speed_the_whole_rack_cannot():
     assert eight.expert_balance == "none"  # re-derived for EP8 (< 32), not the rack's EPLB
     with pytest.raises(TargetSpeedError, match=r"any of the 13 layouts tried \(gb200-nvl72\); the fastest is "
                                                r"49\.3 tok/s per user at batch 1 \(kimi-k3 on gb200-nvl72 tp8-ep72"):
-        chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=50, margin_frac=0.0)
+        chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=50, margin_frac=0.0, serving="decode")
 
 
 def test_an_all_reduce_algorithm_the_user_set_travels_to_every_candidate_layout():
@@ -238,7 +238,8 @@ def test_layout_options_lists_what_the_target_search_weighs():
     --layouts prints the same table."""
     opts = chain.layout_options(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100,
                                 margin_frac=0.0)
-    picked = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0)
+    picked = chain.price(model="deepseek-v3", system="gb200-nvl72", target_tok_per_s_per_user=100, margin_frac=0.0,
+                         serving="decode")
     assert len(opts) == 25 and opts["status"].iloc[0] == "cheapest"
     top = opts.iloc[0]
     assert top["deployment"] == picked.deployment.layout_label() and top["batch"] == 2
@@ -272,13 +273,13 @@ def test_a_speed_only_attention_groups_reach_is_priced_not_refused():
     TensorRT-LLM's attention TP inside EP run. Llama 4 Maverick on a DGX H200 at 35 tok/s: groups
     of 4 beat the full-TP layout the market priced before (1.27 USD per M output tokens)."""
     k3 = chain.price(model="kimi-k3", system="gb200-nvl72", target_tok_per_s_per_user=40, workload="chat",
-                     margin_frac=0.0)
+                     margin_frac=0.0, serving="decode")
     assert (k3.deployment.parallel.tp, k3.deployment.parallel.ep, int(k3.deployment.parallel.attn_dp)) == (8, 72, 9)
     assert float(np.ravel(k3.tok_per_s_per_user)[0]) >= 40
     assert float(np.ravel(k3.usd_per_m_output_tok)[0]) == pytest.approx(4.78, rel=0.01)
     assert "groups of 8, data-parallel over 9" in k3.deployment.picked[-1]
     mav = chain.price(model="llama-4-maverick", system="dgx-h200", target_tok_per_s_per_user=35, workload="chat",
-                      margin_frac=0.0)
+                      margin_frac=0.0, serving="decode")
     assert (mav.deployment.parallel.tp, mav.deployment.parallel.ep) == (4, 8)
     assert float(np.ravel(mav.usd_per_m_output_tok)[0]) == pytest.approx(1.27, rel=0.01)
 
@@ -291,13 +292,13 @@ def test_a_fast_target_looks_beyond_the_smallest_system_the_resolver_picked():
     from tokenomics.chain import price
     from tokenomics.errors import ValidationError
 
-    r = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=300)
+    r = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=300, serving="decode")
     dep = r.deployment
     assert dep.system.name == "dgx-h200" and dep.parallel.tp >= 4
     assert float(np.min(r.tok_per_s_per_user)) >= 300
     assert any(p.startswith("system dgx-h200") for p in dep.picked)
     with pytest.raises(ValidationError, match="the fastest is 43"):
-        price("h200", "llama-3.1-8b", target_tok_per_s_per_user=1000)
+        price("h200", "llama-3.1-8b", target_tok_per_s_per_user=1000, serving="decode")
     # a slower target that the single chip meets is still priced at the cheapest layout per chip
-    slow = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=50)
+    slow = price("h200", "llama-3.1-8b", target_tok_per_s_per_user=50, serving="decode")
     assert float(np.min(slow.tok_per_s_per_user)) >= 50

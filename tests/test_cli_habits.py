@@ -32,11 +32,12 @@ def _json(args: list[str]) -> list[dict]:
 
 def test_cli_and_library_share_the_default_batch():
     """`tokenomics price -H h200 -m llama-3.1-8b` and `tk.price("h200", "llama-3.1-8b")` price the
-    same operating point (32 sequences per attention group): before, the library priced batch 1,
-    24x dearer per output token."""
+    same operating point: co-located serving, 32 requests in flight per attention group."""
     cli = _json(["price", "-H", "h200", "-m", "llama-3.1-8b"])[0]
     lib = tk.price("h200", "llama-3.1-8b")
-    assert cli["batch"] == int(np.ravel(lib.batch)[0]) == chain.DEFAULT_BATCH_PER_ATTN_GROUP
+    assert cli["serving"] == lib.serving == "colocated"
+    assert cli["concurrency"] == float(lib.concurrency) == chain.DEFAULT_BATCH_PER_ATTN_GROUP
+    assert cli["batch"] == pytest.approx(float(np.ravel(lib.batch)[0]), rel=1e-12)
     for k in ("usd_per_m_output_tok", "usd_per_m_input_tok", "tok_per_s_per_chip", "energy_j_per_tok"):
         assert cli[k] == pytest.approx(float(np.ravel(getattr(lib, k))[0]), rel=1e-12), k
 
@@ -52,7 +53,7 @@ def test_price_commands_equal_their_python_twins(args, kwargs):
     cli = _json(["price", *args])[0]
     lib = tk.price(**kwargs)
     assert cli["deployment"] == lib.deployment.label()
-    assert cli["batch"] == int(np.ravel(lib.batch)[0])
+    assert cli["serving"] == lib.serving and cli["batch"] == pytest.approx(float(np.ravel(lib.batch)[0]), rel=1e-12)
     assert cli["usd_per_m_output_tok"] == pytest.approx(float(np.ravel(lib.usd_per_m_output_tok)[0]), rel=1e-12)
 
 

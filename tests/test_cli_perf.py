@@ -266,12 +266,14 @@ def test_throughput_of_a_moe_model_under_a_reference_plan_says_so():
 
 
 def test_price_mem_frac_buys_a_larger_batch_at_a_target_speed():
-    """--mem-frac 0.97 leaves more KV room than the default 0.9 on the same chips (weights fixed),
-    so the cheapest batch that still gives each user 15 tok/s is at least as large and no dearer."""
+    """--mem-frac 0.97 leaves more KV room than the default 0.9 on the same chips (weights fixed).
+    At 10 tok/s per user the KV cache, not the speed, caps the requests in flight (co-located:
+    258 at 0.9, 300 at 0.97 on a TP2 replica, measured), so the larger share serves more
+    requests at once and is no dearer."""
     out = {}
     for mf in ("0.9", "0.97"):
         r = runner.invoke(app, ["price", "--system", "dgx-h200", "-m", "llama-3.1-70b", "--target-tok-s-user",
-                                "15", "--mem-frac", mf, "--format", "json"])
+                                "10", "--mem-frac", mf, "--format", "json"])
         assert r.exit_code == 0, r.output
         d = json.loads(r.output)
         out[mf] = d[0]

@@ -94,18 +94,19 @@ def test_showdown_costs_equal_price_of_the_same_deployment():
 
 
 def test_watch_floor_equals_price_of_the_resolved_deployment():
-    """The floor is what pricing the resolved deployment at the floor's target speed gives: the
-    cheapest batch that still serves 35 tok/s per user (not a coarse grid of batches), and the
-    next batch up no longer does."""
-    from tokenomics.watch.prices import FLOOR_MIN_TOK_PER_S_PER_USER, cost_floor
+    """The floor is what pricing the resolved deployment at the floor's target speed gives, served
+    as the floor serves it (disaggregated, bottom-up cost): the most requests in flight that still
+    serve 35 tok/s per user (a bisection, not a coarse grid: the speed lands within 1 % above it)."""
+    from tokenomics.watch.prices import FLOOR_COST_BASIS, FLOOR_MIN_TOK_PER_S_PER_USER, FLOOR_SERVING, cost_floor
 
     f = cost_floor(systems=(("gb200-class", "gb200-nvl72"),)).iloc[0]
     dep = resolve("deepseek-v3", system="gb200-nvl72", execution="engine")
-    r = chain.price(deployment=dep, batch=int(f["batch"]), margin_frac=0.0)
+    r = chain.price(deployment=dep, target_tok_per_s_per_user=FLOOR_MIN_TOK_PER_S_PER_USER, serving=FLOOR_SERVING,
+                    cost=FLOOR_COST_BASIS, margin_frac=0.0)
+    assert r.serving == "disaggregated" and r.serving_mode.startswith("disaggregated ")
     assert float(r.usd_per_m_output_tok) == pytest.approx(float(f["cost_usd_per_m_tok"]), rel=1e-12)
-    assert float(r.tok_per_s_per_user) >= FLOOR_MIN_TOK_PER_S_PER_USER
-    nxt = chain.price(deployment=dep, batch=int(f["batch"]) + 1, margin_frac=0.0)
-    assert float(nxt.tok_per_s_per_user) < FLOOR_MIN_TOK_PER_S_PER_USER
+    assert f["parallel"] in r.deployment.layout_label()
+    assert FLOOR_MIN_TOK_PER_S_PER_USER <= float(r.tok_per_s_per_user) < 1.01 * FLOOR_MIN_TOK_PER_S_PER_USER
 
 
 def test_one_chip_deployment_equals_the_core():

@@ -170,7 +170,7 @@ def test_price_json_and_csv_carry_the_band(capsys):
     for c in chain.BAND_COLUMNS:
         assert c in rec
     assert rec["usd_per_m_output_tok_lo"] < rec["usd_per_m_output_tok"] < rec["usd_per_m_output_tok_hi"]
-    assert rec["error_regime"] == eb.band_of(eb.error_regime(resolve("llama-3.1-8b", hardware="h200")))[0]
+    assert rec["error_regime"] == eb.band_of(eb.error_regime(resolve("llama-3.1-8b", hardware="h200"), "colocated"))[0]
     with pytest.raises(SystemExit):
         main(["price", "--format", "csv"])
         raise SystemExit(0)

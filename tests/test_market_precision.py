@@ -119,7 +119,7 @@ def test_qwen3_is_priced_fp8_as_served(qwen):
     assert r["speed_source"] == market.SPEED_FROM_DEFAULT and r["tok_per_s_per_user"] == 35.0
     # the same cost as pricing the FP8 deployment directly at 35 tok/s/user
     dep = resolve("qwen3-235b-a22b", system="dgx-h200", weight_precision="fp8")
-    direct = chain.price(deployment=dep, target_tok_per_s_per_user=35.0, margin_frac=0.0)
+    direct = chain.price(deployment=dep, target_tok_per_s_per_user=35.0, margin_frac=0.0, serving="decode")
     assert r["cost_usd_per_m_output_tok"] == pytest.approx(float(direct.usd_per_m_output_tok))
     # BF16 (what was priced before the precision was read) costs more than FP8: twice the weight
     # bytes read per decode step

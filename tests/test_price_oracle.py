@@ -139,7 +139,8 @@ def test_disaggregated_split_search_keeps_the_best_split():
     (dict(serving="disaggregated", cache_hit_frac=1.0), "one cache_hit_frac below 1"),
     (dict(serving="colocated", concurrency=8, target_tok_per_s_per_user=30), "either concurrency or"),
     (dict(serving="colocated", pd=(1, 2)), "pd .* applies to serving='disaggregated'"),
-    (dict(concurrency=8), "decode-only steady state takes batch"),
+    (dict(serving="decode", concurrency=8), "decode-only steady state takes batch"),
+    (dict(batch=8, concurrency=8), "decode-only steady state takes batch"),
     (dict(serving="colo"), "serving must be one of"),
 ])
 def test_bad_serving_arguments_are_one_line(kwargs, match):

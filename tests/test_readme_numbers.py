@@ -22,10 +22,18 @@ def _dataset_value(name: str, parameter: str) -> float:
     df = catalog.load(name)
     return float(df.loc[df["parameter"] == parameter, "value"].iloc[0])
 
+def _default_concurrency() -> int:
+    """Requests in flight the default price assumes (one attention group: the library's constant)."""
+    from tokenomics.chain import DEFAULT_BATCH_PER_ATTN_GROUP
+
+    return int(DEFAULT_BATCH_PER_ATTN_GROUP)
+
+
 #: (text as the README writes it, the value it must equal) - each value from a pinned figure
 FIGURES = [
-    ("USD 0.142 per million at 32 sequences", f"{G('price.h200.llama-3.1-8b.b32.usd_per_m_output_tok'):.3f}", "0.142"),
-    ("0.115 J per token", f"{G('price.h200.llama-3.1-8b.b32.energy_j_per_tok'):.3f}", "0.115"),
+    ("USD 0.143 per million, served co-located at 32 requests in flight",
+     f"{G('price.h200.llama-3.1-8b.colocated.c32.usd_per_m_output_tok'):.3f} {_default_concurrency()}", "0.143 32"),
+    ("0.116 J per token", f"{G('price.h200.llama-3.1-8b.colocated.c32.energy_j_per_tok'):.3f}", "0.116"),
     ("USD 0.097 per million output tokens on a GB200 NVL72",
      f"{G('floor.gb200-nvl72.usd_per_1k_output_tok') * 1e3:.3f}", "0.097"),
     ("0.148 on a CloudMatrix 384", f"{G('floor.cloudmatrix-384.usd_per_1k_output_tok') * 1e3:.3f}", "0.148"),

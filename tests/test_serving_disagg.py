@@ -202,7 +202,7 @@ def test_colocated_wide_ep_serves_a_prefill_heavy_mix_far_below_the_disaggregate
     from tokenomics.forecast.infrastructure import serving_basis
 
     dep = price(model="deepseek-v3", system="gb200-nvl72", workload="openrouter-2025",
-                target_tok_per_s_per_user=35).deployment
+                target_tok_per_s_per_user=35, serving="decode").deployment
     r = serve(dep, isl_tok=6000, osl_tok=400, concurrency=41.9)
     assert float(r.tok_per_s_per_user) == pytest.approx(35.0, rel=0.01)
     assert float(r.total_tok_per_s_per_gpu) == pytest.approx(324, rel=0.02)

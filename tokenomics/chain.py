@@ -375,6 +375,20 @@ SERVING_MODES = ("decode", "colocated", "disaggregated")
 PD_SPLITS = tuple((p, d) for p in range(1, 9) for d in range(1, 9) if math.gcd(p, d) == 1)
 
 
+def default_serving(batch: Any = None, context_tok: Any = None, prefill_batch: Any = None,
+                    cache_hit_frac: Any = 0.0) -> str:
+    """The serving mode a price assumes where none is named: ``colocated`` (the model
+    ``validate-serving`` scores), unless the operating point given is the decode-only steady
+    state's (a ``batch``, a ``context_tok``, a ``prefill_batch`` or prefix-cache hits), then ``decode``.
+
+    >>> default_serving(), default_serving(batch=64)
+    ('colocated', 'decode')
+    """
+    decode_point = (batch is not None or context_tok is not None or prefill_batch is not None
+                    or bool(np.any(np.asarray(cache_hit_frac, dtype=float) != 0)))
+    return "decode" if decode_point else "colocated"
+
+
 def serving_mode_label(serving: str, pd: tuple[int, int] | None = None) -> str:
     """What a price output calls its serving mode: ``decode-only steady state``, ``co-located``
     or ``disaggregated 1P:3D`` (prefill:decode instances)."""
@@ -424,7 +438,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           engine: str | None = None, spec: Any = None, prefill_chunk_tok: int | None = None,
           ar_impl: str | None = None, a2a_impl: str | None = None, overlap: str | None = None,
           target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
-          cache_hit_frac: Any = 0.0, serving: str = "decode", concurrency: float | None = None,
+          cache_hit_frac: Any = 0.0, serving: str | None = None, concurrency: float | None = None,
           isl_tok: int | None = None, osl_tok: int | None = None, pd: tuple[int, int] | None = None,
           **cost_overrides: Any) -> PriceResult:
     """Price per million input and output tokens, cost per chip-hour and energy per token of a deployment.
@@ -441,12 +455,14 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         ``engine`` plan, a layout that fits, chunked prefill; see :mod:`tokenomics.deployment`).
     deployment : Deployment, optional
         Price exactly this deployment.
-    serving : {"decode", "colocated", "disaggregated"}
-        How the chips serve requests (:data:`SERVING_MODES`): the decode-only steady state at
-        ``batch`` (default), co-located continuous batching at ``concurrency``
-        (:func:`tokenomics.perf.serving.serve`, the model ``validate-serving`` scores) or
-        prefill and decode instances with KV transfer at ``concurrency`` per decode instance
-        (:func:`tokenomics.perf.serving.serve_disaggregated`).
+    serving : {"colocated", "disaggregated", "decode"}, optional
+        How the chips serve requests (:data:`SERVING_MODES`): co-located continuous batching at
+        ``concurrency`` (:func:`tokenomics.perf.serving.serve`, the model ``validate-serving``
+        scores), prefill and decode instances with KV transfer at ``concurrency`` per decode
+        instance (:func:`tokenomics.perf.serving.serve_disaggregated`) or the decode-only steady
+        state at ``batch``. Default (:func:`default_serving`): ``colocated``, or ``decode`` where
+        the decode steady state's operating point is given (``batch``, ``context_tok``,
+        ``prefill_batch`` or a ``cache_hit_frac``).
     concurrency : float, optional
         ``colocated``: requests in flight per instance; ``disaggregated``: per decode instance
         [requests]. Default 32 per attention group, or the most that still serve each user
@@ -511,6 +527,9 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
                         weight_precision=weight_precision, expert_precision=expert_precision,
                         kv_precision=kv_precision, prefill_chunk_tok=prefill_chunk_tok, ar_impl=ar_impl,
                         a2a_impl=a2a_impl, overlap=overlap)
+    if serving is None:
+        serving = default_serving(batch=batch, context_tok=context_tok, prefill_batch=prefill_batch,
+                                  cache_hit_frac=cache_hit_frac)
     v.one_of(serving, "serving", SERVING_MODES)
     v.one_of(output_convention, "output_convention", OUTPUT_CONVENTIONS)
     in_tok, out_tok = _lengths(workload, isl_tok, osl_tok)
@@ -518,23 +537,27 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
     v.fraction(cache_hit_frac, "cache_hit_frac")
     v.one_of(on_oom, "on_oom", ("raise", "mask"))
     bases = _target_bases(dep, parallel, tp, ep) if target_tok_per_s_per_user is not None else []
+    st = _served(dep, bases, serving, in_tok, out_tok, batch=batch, context_tok=context_tok,
+                 prefill_batch=prefill_batch, cache_hit_frac=cache_hit_frac, concurrency=concurrency, pd=pd,
+                 target=target_tok_per_s_per_user, on_oom=on_oom)
+    return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, cache_hit_frac,
+                   output_convention, workload, in_tok, out_tok)
+
+
+def _served(dep, bases: list, serving: str, in_tok: int, out_tok: int, *, batch: Any, context_tok: Any,
+            prefill_batch: Any, cache_hit_frac: Any, concurrency: Any, pd: Any, target: Any, on_oom: str) -> "_Steady":
+    """The serving steady state :func:`price` prices: ``serving``'s throughput at its operating point
+    (``bases``: the layouts a target-speed search weighs)."""
     if serving == "decode":
         if concurrency is not None or pd is not None:
             raise ValidationError("concurrency and pd set a co-located or disaggregated operating point; the "
                                   "decode-only steady state takes batch (or give serving='colocated')")
         context_tok = in_tok + out_tok // 2 if context_tok is None else context_tok
-        st = _decode_steady(dep, bases, batch, context_tok, in_tok, prefill_batch, target_tok_per_s_per_user,
-                            on_oom)
-    else:
-        _check_oracle_args(serving, batch, context_tok, prefill_batch, cache_hit_frac, concurrency,
-                           target_tok_per_s_per_user, pd)
-        if serving == "colocated":
-            st = _colocated_steady(dep, bases, in_tok, out_tok, concurrency, target_tok_per_s_per_user)
-        else:
-            st = _disaggregated_steady(dep, in_tok, out_tok, concurrency, pd, target_tok_per_s_per_user,
-                                      float(cache_hit_frac))
-    return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, cache_hit_frac,
-                   output_convention, workload, in_tok, out_tok)
+        return _decode_steady(dep, bases, batch, context_tok, in_tok, prefill_batch, target, on_oom)
+    _check_oracle_args(serving, batch, context_tok, prefill_batch, cache_hit_frac, concurrency, target, pd)
+    if serving == "colocated":
+        return _colocated_steady(dep, bases, in_tok, out_tok, concurrency, target)
+    return _disaggregated_steady(dep, in_tok, out_tok, concurrency, pd, target, float(cache_hit_frac))
 
 
 def _sold_and_margin(utilization_frac: Any, margin_frac: Any) -> tuple[Any, Any]:
@@ -647,17 +670,27 @@ def _holds_request(dep, in_tok: int, out_tok: int) -> bool:
     return bool(np.min(dep.max_batch(in_tok + out_tok)) >= 1)
 
 
+def _require_request(dep, in_tok: int, out_tok: int) -> None:
+    """Raise :class:`~tokenomics.errors.DoesNotFitError` unless one request of ``in_tok + out_tok``
+    tokens fits: naming the weights against the usable memory where the weights alone do not fit."""
+    if _holds_request(dep, in_tok, out_tok):
+        return
+    from .errors import DoesNotFitError
+    from .perf.parallel import check_fit
+
+    check_fit(dep.model, dep.system, dep.parallel, 1, in_tok + out_tok, dep.weight_precision, dep.kv_precision,
+              dep.expert_precision, mem_frac=dep.mem_frac)
+    raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the weights")
+
+
 def _colocated_result(dep, bases: list, in_tok: int, out_tok: int, concurrency: Any, target: Any):
     """(deployment, :class:`~tokenomics.perf.serving.ServingResult`) of co-located serving: at the
     stated concurrency, or at the most requests that keep each user at ``target`` on the layout of
     ``bases`` (every candidate of the chip's systems) serving the most output tokens per chip."""
-    from .errors import DoesNotFitError
     from .perf.serving import serve, serve_at_target
 
     if target is None:
-        if not _holds_request(dep, in_tok, out_tok):
-            raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the "
-                                  "weights")
+        _require_request(dep, in_tok, out_tok)
         c = float(32 * int(dep.parallel.attn_dp) if concurrency is None else concurrency)
         return dep, dataclasses.replace(serve(dep, isl_tok=in_tok, osl_tok=out_tok, concurrency=c), concurrency=c)
     cands = [c for c in (_layouts_of(bases) if bases else [dep]) if _holds_request(c, in_tok, out_tok)]
@@ -766,10 +799,7 @@ def _disaggregated_steady(dep, in_tok: int, out_tok: int, concurrency: Any, pd: 
     """Prefill and decode instances of ``dep`` with KV transfer
     (:func:`tokenomics.perf.serving.serve_disaggregated`) at ``concurrency`` per decode instance or
     at the target speed; cache hits skip prefill (input prices are per cache-miss token)."""
-    from .errors import DoesNotFitError
-
-    if not _holds_request(dep, in_tok, out_tok):
-        raise DoesNotFitError(f"{dep.label()}: not one request of {in_tok}+{out_tok} tokens fits next to the weights")
+    _require_request(dep, in_tok, out_tok)
     if target is None:
         (p, d), r = _disaggregated_split(dep, in_tok, out_tok, concurrency, pd, hit)
     else:
@@ -1087,10 +1117,12 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
                            tok_per_s_per_user: Any, **kwargs: Any):
     """Price per million output tokens at each required per-user speed (tokens/s per user).
 
-    Each speed is priced by :func:`price` with ``target_tok_per_s_per_user``: the cheapest batch
-    that serves every user at least that fast and, where no layout is given, the cheapest layout
-    of the chip's systems (the answer of ``tokenomics price --target-tok-s-user``). ``kwargs`` are
-    :func:`price`'s (``workload``, ``context_tok``, layout keywords, ...).
+    Each speed is priced by :func:`price` with ``target_tok_per_s_per_user``: the most requests in
+    flight (or the largest batch) that serve every user at least that fast and, where no layout is
+    given, the cheapest layout of the chip's systems (the answer of ``tokenomics price
+    --target-tok-s-user``), in :func:`price`'s serving mode (``serving``, default
+    :func:`default_serving`). ``kwargs`` are :func:`price`'s (``workload``, ``serving``, layout
+    keywords, ...).
 
     Returns
     -------
@@ -1099,12 +1131,17 @@ def price_at_interactivity(hardware: Any = None, model: Any = None, execution: A
         batch, served_tok_per_s_per_user [tokens/s], usd_per_m_output_tok [USD/M tokens]
         (NaN, with an empty deployment, where nothing is fast enough), and
         frontier_min_usd_per_m_output_tok / frontier_max_usd_per_m_output_tok: the cheapest and
-        dearest points of the batch sweep of the resolver's own layout (:func:`frontier`) [USD/M tokens].
+        dearest points of the resolver's own layout swept in the same serving mode
+        (:func:`frontier`) [USD/M tokens].
     """
     import pandas as pd
 
     t = np.atleast_1d(np.asarray(tok_per_s_per_user, float))
     v.positive(t, "tok_per_s_per_user")
+    if kwargs.get("serving") is None:
+        kwargs["serving"] = default_serving(batch=kwargs.get("batches"), context_tok=kwargs.get("context_tok"),
+                                            prefill_batch=kwargs.get("prefill_batch"),
+                                            cache_hit_frac=kwargs.get("cache_hit_frac", 0.0))
     f = frontier(hardware, model, execution, **kwargs)
     ok = np.isfinite(f.usd_per_m_output_tok)
     p = f.usd_per_m_output_tok[ok]

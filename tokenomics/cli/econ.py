@@ -18,7 +18,7 @@ UtilProfileOpt = Annotated[Optional[str], typer.Option("--utilization-profile", 
 AutoscaleOpt = Annotated[bool, typer.Option("--autoscale/--no-autoscale", help="With --utilization-profile: capacity follows the load (released chips are not charged).")]
 CacheHitOpt = Annotated[float, typer.Option("--cache-hit", help="Share of input tokens served from the prefix cache, 0-1 (they skip prefill; DeepSeek reports 0.563) [default 0].")]
 OutputConventionOpt = Annotated[str, typer.Option("--output-convention", help="decode-only (input tokens pay prefill) or all-in (InferenceX: prefill charged to output tokens).")]
-ServingOpt = Annotated[str, typer.Option("--serving", help="How the chips serve requests: decode (decode-only steady state at --batch, prefill priced apart; default), colocated (one engine interleaving prompts and decoding at --concurrency: the model validate-serving scores) or disaggregated (prefill and decode instances with KV transfer, split --pd).")]
+ServingOpt = Annotated[Optional[str], typer.Option("--serving", help="How the chips serve requests: colocated (one engine interleaving prompts and decoding at --concurrency: the model validate-serving scores; default), disaggregated (prefill and decode instances with KV transfer, split --pd) or decode (decode-only steady state at --batch, prefill priced apart; the default where --batch, --context, --prefill-batch, --cache-hit or --layouts is given).")]
 ConcurrencyOpt = Annotated[Optional[float], typer.Option("--concurrency", help="colocated: requests in flight per instance; disaggregated: per decode instance [default: 32 per attention group, or the most that meet --target-tok-s-user].")]
 IslOpt = Annotated[Optional[int], typer.Option("--isl", help="Prompt tokens per request [default: the workload's].")]
 OslOpt = Annotated[Optional[int], typer.Option("--osl", help="Output tokens per request [default: the workload's].")]
@@ -122,7 +122,7 @@ def price(
     overlap: OverlapOpt = None,
     expert_balance: BalanceOpt = None,
     output_convention: OutputConventionOpt = "decode-only",
-    serving: ServingOpt = "decode",
+    serving: ServingOpt = None,
     concurrency: ConcurrencyOpt = None,
     isl: IslOpt = None,
     osl: OslOpt = None,
@@ -150,7 +150,7 @@ def price(
     if layouts:  # checked before any work
         from ..errors import ValidationError
 
-        if serving != "decode":
+        if serving not in (None, "decode"):
             raise ValidationError("--layouts compares the layouts of the decode-only steady state; drop --serving")
         if target is None:
             raise ValidationError("--layouts compares the layouts at a target speed; give --target-tok-s-user too")
@@ -218,7 +218,8 @@ def price(
         point = (f"batch {int(row['batch'])}" if r.serving == "decode" else
                  f"{row['concurrency']:g} requests in flight, {r.input_tok}/{r.output_tok} tokens")
         emit(show, fmt, title=f"{dep.label()}: {r.serving_mode}, {point}, {workload}, "
-                              f"{row['cost_basis']} cost, {row['output_convention']}",
+                              f"{row['cost_basis']} cost, output tokens pay "
+                              + ("their decode time" if row['output_convention'] == "decode-only" else "all chip time"),
              caption=describe(dep) + "; tokenomics/datasets/tco_params.csv, power_model.csv"
                      + ("" if show_all else "; --all for every field"))
 

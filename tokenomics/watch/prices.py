@@ -392,6 +392,11 @@ FLOOR_MIN_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
 #: floor system's chip has a sourced capex in ``datasets/tco_params.csv``), so a decline factor
 #: compares throughput and capex, not survey tiers against bottom-up estimates.
 FLOOR_COST_BASIS = "bottom-up"
+#: Every floor, the lag base and the cost trend are served disaggregated (prefill and decode
+#: instances with KV transfer, :func:`tokenomics.perf.serving.serve_disaggregated`): how the
+#: cheapest large MoE fleets run (DeepSeek's own, Dynamo, SGLang PD), through the serving model
+#: ``validate-serving`` scores.
+FLOOR_SERVING = "disaggregated"
 #: Speeds per user at which the modelled cost trend is also reported [tokens/s]: DeepSeek's published
 #: fleet average (20-22 tok/s, day-6 post; ``datasets/market_prices.csv`` ``speed_source``),
 #: InferenceX's DeepSeek-R1 cost point (:data:`FLOOR_MIN_TOK_PER_S_PER_USER`) and InferenceX's B200
@@ -453,7 +458,7 @@ def _system_cost_once(label: str, system: str, model: str, execution: str, tok_p
         # the production layout the resolver picks (wide EP with attention DP for MoE models),
         # or another of its layouts where that one is cheaper at the target speed
         dep = resolve(model, system=system, execution=execution, spec=spec)
-        r = chain.price(deployment=dep, target_tok_per_s_per_user=tok_per_s_per_user,
+        r = chain.price(deployment=dep, target_tok_per_s_per_user=tok_per_s_per_user, serving=FLOOR_SERVING,
                         margin_frac=0.0, on_oom="mask", cost=FLOOR_COST_BASIS)
         rec["cost_basis"] = r.cost_basis
     except TokenomicsError as exc:
