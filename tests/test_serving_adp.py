@@ -1,6 +1,6 @@
 """Attention data parallelism in lockstep (issue 11): a prompt prefilled on one attention-DP rank holds
 every rank at each MoE barrier, and the expert all-to-all runs the engines' measured NVLink kernels.
-Hand calculations of :func:`serving.expected_max_poisson` and :func:`serving.adp_prefill_s`, the
+Hand calculations of :func:`queueing.expected_max_poisson` and :func:`queueing.adp_prefill_s`, the
 identity behind :func:`serving.adp_prefill_parts_s`, and the measured DeepEP rows."""
 
 import math
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tokenomics.deployment import resolve
-from tokenomics.perf import comm, serving
+from tokenomics.perf import comm, queueing, serving
 from tokenomics.perf.parallel import system
 
 
@@ -18,13 +18,13 @@ def test_expected_max_poisson_hand():
     0.981012, 0.996340, 0.999406, 0.999917, 0.999990: 0.864665 + 0.458659 + 0.154154 + 0.037616 +
     0.007307 + 0.001188 + 0.000166 + 0.000020 + 0.000002 = 1.523778 (hand sum). One count: its mean;
     nothing arriving: 0."""
-    assert float(serving.expected_max_poisson(1.0, 2)) == pytest.approx(1.523778, abs=2e-6)
-    assert np.allclose(serving.expected_max_poisson(np.array([0.0, 0.3, 7.0]), 1), [0.0, 0.3, 7.0])
-    assert float(serving.expected_max_poisson(0.0, 8)) == 0.0
+    assert float(queueing.expected_max_poisson(1.0, 2)) == pytest.approx(1.523778, abs=2e-6)
+    assert np.allclose(queueing.expected_max_poisson(np.array([0.0, 0.3, 7.0]), 1), [0.0, 0.3, 7.0])
+    assert float(queueing.expected_max_poisson(0.0, 8)) == 0.0
     # rare arrivals: the largest of n is one whenever any arrived, 1 - e^(-n q) ~ n q
-    assert float(serving.expected_max_poisson(1e-4, 8)) == pytest.approx(8e-4, rel=1e-3)
+    assert float(queueing.expected_max_poisson(1e-4, 8)) == pytest.approx(8e-4, rel=1e-3)
     # many arrivals: the largest is near the mean (spread evenly)
-    assert float(serving.expected_max_poisson(400.0, 8)) / 400.0 == pytest.approx(1.0, abs=0.08)
+    assert float(queueing.expected_max_poisson(400.0, 8)) / 400.0 == pytest.approx(1.0, abs=0.08)
 
 
 def test_adp_prefill_rare_prompts_hold_every_rank_frequent_ones_spread():
@@ -33,12 +33,12 @@ def test_adp_prefill_rare_prompts_hold_every_rank_frequent_ones_spread():
     1 ms = 8.8 us an iteration, 8x the spread local part (q x 10 ms). A balance gate holding prompts
     for 10^5 iterations releases ~10 a rank together: back to ~the spread cost (hand calculation)."""
     q, n, loc, sh = 1e-4, 8, 0.010, 0.001
-    assert float(serving.adp_prefill_s(q, n, loc, sh)) == pytest.approx(8 * q * loc + n * q * sh, rel=1e-3)
+    assert float(queueing.adp_prefill_s(q, n, loc, sh)) == pytest.approx(8 * q * loc + n * q * sh, rel=1e-3)
     spread = q * loc + n * q * sh
-    gated = float(serving.adp_prefill_s(q, n, loc, sh, window_iters=1e5))
+    gated = float(queueing.adp_prefill_s(q, n, loc, sh, window_iters=1e5))
     assert spread < gated < 1.8 * spread
-    assert float(serving.adp_prefill_s(q, 1, loc, sh)) == pytest.approx(q * (loc + sh), rel=1e-12)
-    many = float(serving.adp_prefill_s(200.0, n, loc, sh))
+    assert float(queueing.adp_prefill_s(q, 1, loc, sh)) == pytest.approx(q * (loc + sh), rel=1e-12)
+    many = float(queueing.adp_prefill_s(200.0, n, loc, sh))
     assert many == pytest.approx(200.0 * loc + n * 200.0 * sh, rel=0.1)
 
 
@@ -48,12 +48,12 @@ def test_expected_max_pass_hand():
     grows by 1/4 for each chunk past the fourth: + 0.25 (1 - F(4)^2) + 0.25 (1 - F(5)^2) + ... with
     F(4..7) = 0.996340, 0.999406, 0.999917, 0.999990: 0.25 x (0.007307 + 0.001188 + 0.000166 +
     0.000020 + 0.000002) = 0.002171; total 0.866836 (hand sum). Equal costs give expected_max_poisson."""
-    assert float(serving.expected_max_pass_s(1.0, 2, 1.0, 0.25)) == pytest.approx(0.866836, abs=2e-6)
+    assert float(queueing.expected_max_pass_s(1.0, 2, 1.0, 0.25)) == pytest.approx(0.866836, abs=2e-6)
     q = np.array([0.0, 0.2, 5.0, 50.0])
-    assert np.allclose(serving.expected_max_pass_s(q, 8, 0.01, 0.01), 0.01 * serving.expected_max_poisson(q, 8))
+    assert np.allclose(queueing.expected_max_pass_s(q, 8, 0.01, 0.01), 0.01 * queueing.expected_max_poisson(q, 8))
     # many chunks: each pays its share; rare ones: a whole pass each
-    assert float(serving.expected_max_pass_s(400.0, 1, 1.0, 0.25)) == pytest.approx(100.0, rel=1e-6)
-    assert float(serving.expected_max_pass_s(1e-4, 8, 1.0, 0.25)) == pytest.approx(8e-4, rel=1e-3)
+    assert float(queueing.expected_max_pass_s(400.0, 1, 1.0, 0.25)) == pytest.approx(100.0, rel=1e-6)
+    assert float(queueing.expected_max_pass_s(1e-4, 8, 1.0, 0.25)) == pytest.approx(8e-4, rel=1e-3)
 
 
 def test_adp_prefill_batched_passes_share_a_pass():
@@ -62,11 +62,11 @@ def test_adp_prefill_batched_passes_share_a_pass():
     40 x 2.5 ms (busiest rank, + its Poisson excess) + 320 x 0.25 ms, far below the unbatched 40 x 10 ms."""
     n, loc, sh = 8, 0.010, 0.001
     rare = 1e-4
-    assert float(serving.adp_prefill_s(rare, n, loc, sh, batched_s=(0.0025, 0.00025))) == pytest.approx(
-        float(serving.adp_prefill_s(rare, n, loc, sh)), rel=2e-3)
-    busy = float(serving.adp_prefill_s(40.0, n, loc, sh, batched_s=(0.0025, 0.00025)))
+    assert float(queueing.adp_prefill_s(rare, n, loc, sh, batched_s=(0.0025, 0.00025))) == pytest.approx(
+        float(queueing.adp_prefill_s(rare, n, loc, sh)), rel=2e-3)
+    busy = float(queueing.adp_prefill_s(40.0, n, loc, sh, batched_s=(0.0025, 0.00025)))
     assert 40 * 0.0025 + 320 * 0.00025 < busy < 1.25 * (40 * 0.0025) + 320 * 0.00025
-    assert busy < 0.3 * float(serving.adp_prefill_s(40.0, n, loc, sh))
+    assert busy < 0.3 * float(queueing.adp_prefill_s(40.0, n, loc, sh))
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_dep_iteration_carries_the_lockstep_prefill(dep8):
     loc, sh = serving.adp_prefill_parts_s(dep8, 1024)
     q = b / 8 * (isl / osl) / 1024
     batched = serving.adp_prefill_batched_parts_s(dep8, 1024)
-    assert t_it - d == pytest.approx(float(serving.adp_prefill_s(q, 8, loc, sh, batched_s=batched)), rel=1e-9)
+    assert t_it - d == pytest.approx(float(queueing.adp_prefill_s(q, 8, loc, sh, batched_s=batched)), rel=1e-9)
     assert t_it - d > 2 * q * (loc + 8 * sh)  # > twice the evenly spread prefill
     gated = serving.serve(dep8, isl_tok=isl, osl_tok=osl, concurrency=256, adp_timeout_iters=60)
     assert float(gated.iteration_s) < t_it

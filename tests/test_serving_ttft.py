@@ -1,5 +1,5 @@
 """Time to first token of a closed-loop benchmark client (issue 11): hand-calculated steady states of
-``serving.ttft_s`` and its pieces, monotonicity in concurrency and prompt length, held-out accuracy."""
+``queueing.ttft_s`` and its pieces, monotonicity in concurrency and prompt length, held-out accuracy."""
 
 import math
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tokenomics import catalog
 from tokenomics.deployment import resolve
-from tokenomics.perf import serving
+from tokenomics.perf import queueing, serving
 
 from tokenomics.validate import serving_cases
 D_S, PRE_TOK_S = 0.010, 1e-6  # decode iteration [s], compute per prompt token [s/token]
@@ -34,9 +34,9 @@ def flat(monkeypatch):
 def test_queue_wait_is_pollaczek_khinchine():
     """M/D/1 with rho = 0.5 and a 1 s service: residual R = rho * S / 2 = 0.25 s, W = R / (1 - rho)
     = 0.5 s = rho / (2 (1 - rho)) * S; saturated (rho >= 1): infinite."""
-    assert float(serving.queue_wait_s(0.5, 0.25)) == pytest.approx(0.5, rel=1e-12)
-    assert np.isinf(serving.queue_wait_s(1.0, 0.25))
-    assert np.allclose(serving.queue_wait_s(np.array([0.0, 0.9]), 0.1), [0.1, 1.0], rtol=1e-12)
+    assert float(queueing.queue_wait_s(0.5, 0.25)) == pytest.approx(0.5, rel=1e-12)
+    assert np.isinf(queueing.queue_wait_s(1.0, 0.25))
+    assert np.allclose(queueing.queue_wait_s(np.array([0.0, 0.9]), 0.1), [0.1, 1.0], rtol=1e-12)
 
 
 def test_adp_gate_hand_calc():
@@ -47,12 +47,12 @@ def test_adp_gate_hand_calc():
     ranks fill in 0.207 s (n = 1 + 12.5 x 0.207 = 3.59): 0.207 x 4.59 / 7.18 = 0.133 s.
     One rank: no gate."""
     t_o = 60 * 0.0278
-    assert float(serving.adp_gate_s(2.4, 8, t_o)) == pytest.approx(t_o * 2.5004 / 3.0008, rel=1e-9)
-    assert float(serving.adp_gate_s(2.4, 8, t_o)) == pytest.approx(1.390, rel=1e-3)
+    assert float(queueing.adp_gate_s(2.4, 8, t_o)) == pytest.approx(t_o * 2.5004 / 3.0008, rel=1e-9)
+    assert float(queueing.adp_gate_s(2.4, 8, t_o)) == pytest.approx(1.390, rel=1e-3)
     fill = 8 * sum(1 / k for k in range(1, 8)) / 100.0
     n = 1 + 100.0 / 8 * fill
-    assert float(serving.adp_gate_s(100.0, 8, t_o)) == pytest.approx(fill * (n + 1) / (2 * n), rel=1e-12)
-    assert float(serving.adp_gate_s(2.4, 1, t_o)) == 0.0
+    assert float(queueing.adp_gate_s(100.0, 8, t_o)) == pytest.approx(fill * (n + 1) / (2 * n), rel=1e-12)
+    assert float(queueing.adp_gate_s(2.4, 1, t_o)) == 0.0
 
 
 def test_ttft_hand_calc_closed_loop(dep, flat):

@@ -722,8 +722,67 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     ValidationError, DoesNotFitError, UnknownNameError
         One line naming what was wrong and what would work.
     """
-    from .catalog import accelerator as _acc, model as _model
-    from .perf.parallel import ParallelPlan, System, system as _system
+    # in steps, each choice made for the user recorded in ``picked`` in this order: settings, chips,
+    # precisions, layout (given or searched), replicas on the system, the engine's own choices
+    m, engine, engine_version, dp_attention = _resolve_settings(
+        model, engine=engine, engine_version=engine_version, mem_frac=mem_frac, dp_attention=dp_attention, ep=ep,
+        expert_precision=expert_precision, overlap=overlap, expert_balance=expert_balance, moe_tp=moe_tp)
+    hw, sys_ = _resolve_chips(hardware, system)
+    picked: list[str] = []
+    wprec, eprec, kvprec = _resolve_precisions(m, hw, weight_precision, expert_precision, kv_precision, picked)
+    _check_layout_numbers(m, tp=tp, ep=ep, pp=pp, moe_tp=moe_tp)
+    if tp is not None or ep is not None:
+        sys_, layout = _given_layout(hw, sys_, tp=tp, ep=ep, pp=pp, moe_tp=moe_tp, picked=picked)
+    else:
+        sys_, layout = _search_layout(m, hw, sys_, wprec=wprec, eprec=eprec, mem_frac=mem_frac,
+                                      dp_attention=dp_attention, picked=picked)
+    par = _parallel_plan(sys_, layout, pp=pp, moe_tp=moe_tp, picked=picked)
+    exe, overlap, expert_balance = _engine_choices(m, engine, execution=execution, overlap=overlap,
+                                                   expert_balance=expert_balance, ep=layout[1], picked=picked)
+    dep = Deployment(
+        model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
+        engine_version=engine_version or "",
+        weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
+        ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
+        prefill_chunk_tok=(default_prefill_chunk_tok(engine or "default", hw) if prefill_chunk_tok is None
+                           else prefill_chunk_tok),
+        expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
+    if dep.engine_version:  # what the release changes, read off the validated deployment
+        from .perf.kernel_versions import release_note
+
+        note = release_note(hw.name, dep.engine, dep.engine_version, runs_engine=dep.runs_engine)
+        dep = dep.replace(picked=dep.picked + (note,))
+    return dep
+
+
+def _resolve_settings(model: Any, *, engine: str | None, engine_version: str | None, mem_frac: float | None,
+                      dp_attention: bool | None, ep: int | None, expert_precision: str | None,
+                      overlap: str | None, expert_balance: str | None,
+                      moe_tp: int | None) -> tuple[ModelSpec, str | None, str | None, bool | None]:
+    """:func:`resolve`'s first step: the model, and the settings that need no chips checked.
+
+    Parameters
+    ----------
+    model : str or ModelSpec
+    engine, engine_version : str, optional
+        ``engine`` may carry its release (``sglang@0.4.3``), split off here.
+    mem_frac : float, optional
+        Share of device memory the engine may use (0, 1].
+    dp_attention : bool, optional
+    ep, expert_precision, overlap, expert_balance, moe_tp : optional
+        As :func:`resolve`; refused where they change nothing for the model (:func:`_check_effect`).
+
+    Returns
+    -------
+    (ModelSpec, str or None, str or None, bool or None)
+        The model, the engine and its release, ``dp_attention`` as a flag.
+
+    Raises
+    ------
+    ValidationError, UnknownNameError
+        One line naming the setting and what was expected.
+    """
+    from .catalog import model as _model
 
     m = model if isinstance(model, ModelSpec) else _model(str(model))
     if engine is not None and "@" in str(engine):  # sglang@0.4.3: the engine at one release
@@ -737,9 +796,32 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
                   expert_balance=expert_balance, moe_tp=moe_tp)
     if engine_version is not None:
         _check_engine_version(engine, engine_version)
+    return m, engine, engine_version, dp_attention
+
+
+def _resolve_chips(hardware: Any, system: Any) -> tuple[Accelerator, Any]:
+    """:func:`resolve`'s accelerator and named system (None where none was named).
+
+    Parameters
+    ----------
+    hardware : str or Accelerator, optional
+    system : str or System, optional
+        At least one of the two; with both, the system must be of that accelerator.
+
+    Returns
+    -------
+    (Accelerator, System or None)
+
+    Raises
+    ------
+    ValidationError, UnknownNameError
+        Neither given, an unknown name, or a system of another accelerator.
+    """
+    from .catalog import accelerator as _acc
+    from .perf.parallel import System, system as _system
+
     if system is None and hardware is None:
         raise ValidationError("give the hardware (e.g. h200) or a system (e.g. dgx-h200) to deploy on")
-    picked: list[str] = []
     hw = None
     if hardware is not None:
         hw = hardware if isinstance(hardware, Accelerator) else _acc(str(hardware))
@@ -751,6 +833,25 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
                 f"--hardware {hw.name} conflicts with --system {sys_.name} (a system of "
                 f"{sys_.accelerator.name}); give one of them, or the matching pair")
         hw = sys_.accelerator
+    return hw, sys_
+
+
+def _resolve_precisions(m: ModelSpec, hw: Accelerator, weight_precision: str | None, expert_precision: str | None,
+                        kv_precision: str | None, picked: list[str]) -> tuple[str, str, str]:
+    """Weight, expert and KV precisions of :func:`resolve`: the given ones, else the model's native
+    weights and a bf16 KV cache; an FP8 checkpoint on a chip whose INT8 path outruns its FP8 one
+    is served W8A8 INT8 (noted in ``picked``).
+
+    Returns
+    -------
+    (str, str, str)
+        Weight, expert and KV precision.
+
+    Raises
+    ------
+    UnknownNameError
+        A precision not in :data:`tokenomics.specs.PRECISION_BYTES`.
+    """
     kvprec = kv_precision or "bf16"
     for name, val in (("weight precision", weight_precision), ("expert precision", expert_precision),
                       ("KV precision", kvprec)):
@@ -767,106 +868,163 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
             wprec, eprec = w8, e8
             picked.append(f"weights int8 (W8A8: {hw.name} has no FP8 tensor path; its engines serve FP8 "
                           "checkpoints quantized to INT8)")
+    return wprec, eprec, kvprec
+
+
+def _check_layout_numbers(m: ModelSpec, *, tp: int | None, ep: int | None, pp: int, moe_tp: int | None) -> None:
+    """Refuse layout numbers that are not counts, expert parallelism on a dense model, and a
+    ``moe_tp`` without the layout it splits (one line each)."""
     v.count(pp, "pp")
     for name, val in (("tp", tp), ("ep", ep)):
         if val is not None:
             v.count(val, name)
     if ep is not None and ep > 1 and not m.is_moe:
         raise ValidationError(f"ep={ep} needs a mixture-of-experts model; {m.name} is dense (use ep 1)")
-
-    # ---- chips and layout ---------------------------------------------------------------
     if moe_tp is not None and tp is None and ep is None:
         raise ValidationError("moe_tp splits the experts of a given layout; give tp and ep with it")
 
-    def need_chips(tp_: int, ep_: int) -> int:
-        return ParallelPlan(tp=tp_, ep=ep_, moe_tp=moe_tp).stage_chips * pp
 
-    if tp is not None or ep is not None:
-        tp_ = tp if tp is not None else 1
-        ep_ = ep if ep is not None else 1
-        chips = need_chips(tp_, ep_)
-        if sys_ is None:
-            cands = sorted([s for s in _systems_of(hw.name) if s.n_chips >= chips],
-                           key=lambda s: (s.n_chips % chips != 0, s.n_chips))
-            if chips == 1:
-                sys_ = _one_chip_system(hw)
-            elif cands:
-                sys_ = cands[0]
-                picked.append(f"system {sys_.name} (smallest catalogued {hw.name} system for {chips} chips)")
-            else:
-                have = [f"{s.name} ({s.n_chips})" for s in _systems_of(hw.name)] or ["none"]
-                raise ValidationError(
-                    f"a {chips}-chip layout needs a system of {hw.name}; catalogued: {', '.join(have)}")
-        layout = (tp_, ep_)
-    else:
-        layout = None
-        systems = [sys_] if sys_ is not None else [_one_chip_system(hw)] + _systems_of(hw.name)
-        wide_ep = m.is_moe and dp_attention is not False
+def _layout_chips(tp: int, ep: int, pp: int, moe_tp: int | None) -> int:
+    """Chips one replica of a ``tp``-``ep``-``pp`` layout takes (its stage's chips times ``pp``)."""
+    from .perf.parallel import ParallelPlan
 
-        def layouts(s, attn_tp: bool):
-            """Candidate (tp, ep) layouts on system ``s``, preferred first."""
-            n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
-            if wide_ep and n > m.n_experts:
-                n = _widest_layout(m, s.n_chips)[1]  # at most one chip per expert
-            if not wide_ep:
-                return [(t, 1) for t in _tp_candidates(m, n) if s.n_chips % t == 0]
-            if attn_tp:
-                # attention too large to replicate on every chip (Kimi K3: ~110 GB of BF16
-                # attention and shared experts): tensor-parallel attention inside the expert
-                # group, the smallest tp that fits, data-parallel over the rest
-                return [(t, n) for t in _tp_candidates(m, n) if t > 1 and n % t == 0 and s.n_chips % n == 0]
-            # wide EP, attention data-parallel (tp 1); on a named system, over n chips
-            sizes = [n] if sys_ is not None else sorted({c for c in (1, 2, 4, 8, 16, 32, 64, n) if c <= n})
-            return [(1, c) for c in sizes if s.n_chips % c == 0]
+    return ParallelPlan(tp=tp, ep=ep, moe_tp=moe_tp).stage_chips * pp
 
-        # first a layout that leaves MIN_KV_FRAC of memory for KV, else one where the weights fit;
-        # wide EP tries attention tensor parallelism only when no data-parallel layout fits
-        # systems within one scale-up domain first: a cluster of nodes joined by NICs only when
-        # no single domain holds the weights (operators serve a model on one node where it fits)
-        tiers = [t for t in ([s for s in systems if s.n_chips <= s.domain_chips],
-                             [s for s in systems if s.n_chips > s.domain_chips]) if t]
-        for attn_tp in ((False, True) if wide_ep else (False,)):
-            for tier in tiers:
-                for kv_frac in (MIN_KV_FRAC, 0.02):
-                    for s in tier:
-                        layout = next((lt for lt in layouts(s, attn_tp)
-                                       if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
-                        if layout is not None:
-                            if sys_ is None and s.n_chips > 1:
-                                picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
-                            sys_ = s
-                            break
-                    if layout is not None:
-                        break
-                if layout is not None:
-                    break
-            if layout is not None:
-                break
-        if layout is None:
-            from .perf.memory import usable_hbm_bytes, weight_bytes_per_chip
 
-            s = systems[-1]
-            n = s.n_chips
-            tp_w, ep_w = _widest_layout(m, n)
-            w = weight_bytes_per_chip(m, tp=tp_w, ep=ep_w, weight_precision=wprec, expert_precision=eprec)
-            hold = _systems_that_hold(m, wprec, eprec, mem_frac)
-            from .units import fmt_bytes
+def _given_layout(hw: Accelerator, sys_: Any, *, tp: int | None, ep: int | None, pp: int, moe_tp: int | None,
+                  picked: list[str]) -> tuple[Any, tuple[int, int]]:
+    """The system and ``(tp, ep)`` of a layout the user gave (an unset one of the two is 1).
 
-            from .perf.parallel import WEIGHT_OFFLOAD
+    Without a named system: one chip where the layout needs one, else the smallest catalogued
+    system of ``hw`` with enough chips, preferring one whose chip count the layout divides
+    (noted in ``picked``).
 
-            raise DoesNotFitError(
-                f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
-                f"does not fit on {s.name}: {fmt_bytes(w)} of weights per chip "
-                f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable "
-                f"({WEIGHT_OFFLOAD}); use a larger "
-                + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
-                   "system (tokenomics systems)") + " or a smaller precision")
-        picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
-                      + (" with attention data parallelism" if layout[1] > layout[0] else "")
-                      + (" (smallest tp that fits, leaving KV room)" if not wide_ep else
-                         " (wide expert parallelism)"))
+    Raises
+    ------
+    ValidationError
+        No catalogued system of ``hw`` has enough chips (the catalogued ones listed).
+    """
+    tp_ = tp if tp is not None else 1
+    ep_ = ep if ep is not None else 1
+    chips = _layout_chips(tp_, ep_, pp, moe_tp)
+    if sys_ is None:
+        cands = sorted([s for s in _systems_of(hw.name) if s.n_chips >= chips],
+                       key=lambda s: (s.n_chips % chips != 0, s.n_chips))
+        if chips == 1:
+            sys_ = _one_chip_system(hw)
+        elif cands:
+            sys_ = cands[0]
+            picked.append(f"system {sys_.name} (smallest catalogued {hw.name} system for {chips} chips)")
+        else:
+            have = [f"{s.name} ({s.n_chips})" for s in _systems_of(hw.name)] or ["none"]
+            raise ValidationError(
+                f"a {chips}-chip layout needs a system of {hw.name}; catalogued: {', '.join(have)}")
+    return sys_, (tp_, ep_)
+
+
+def _layout_options(m: ModelSpec, s: Any, *, wide_ep: bool, attn_tp: bool, named: bool) -> list[tuple[int, int]]:
+    """Candidate ``(tp, ep)`` layouts of :func:`_search_layout` on system ``s``, preferred first.
+
+    Parameters
+    ----------
+    m : ModelSpec
+    s : System
+    wide_ep : bool
+        Expert parallelism over the system with attention data parallelism (MoE models); else
+        tensor parallelism inside one scale-up domain.
+    attn_tp : bool
+        Wide EP with tensor-parallel attention inside the expert group.
+    named : bool
+        The user named the system: wide EP spans all of it (else every power of two up to it).
+    """
+    n = s.n_chips if wide_ep else min(s.domain_chips, s.n_chips)
+    if wide_ep and n > m.n_experts:
+        n = _widest_layout(m, s.n_chips)[1]  # at most one chip per expert
+    if not wide_ep:
+        return [(t, 1) for t in _tp_candidates(m, n) if s.n_chips % t == 0]
+    if attn_tp:
+        # attention too large to replicate on every chip (Kimi K3: ~110 GB of BF16
+        # attention and shared experts): tensor-parallel attention inside the expert
+        # group, the smallest tp that fits, data-parallel over the rest
+        return [(t, n) for t in _tp_candidates(m, n) if t > 1 and n % t == 0 and s.n_chips % n == 0]
+    # wide EP, attention data-parallel (tp 1); on a named system, over n chips
+    sizes = [n] if named else sorted({c for c in (1, 2, 4, 8, 16, 32, 64, n) if c <= n})
+    return [(1, c) for c in sizes if s.n_chips % c == 0]
+
+
+def _search_layout(m: ModelSpec, hw: Accelerator, sys_: Any, *, wprec: str, eprec: str, mem_frac: float | None,
+                   dp_attention: bool | None, picked: list[str]) -> tuple[Any, tuple[int, int]]:
+    """The system and ``(tp, ep)`` :func:`resolve` picks when the user gave no layout (module
+    docstring: **chips**, **layout**); the system and layout it picked are noted in ``picked``.
+
+    First a layout that leaves :data:`MIN_KV_FRAC` of memory for KV, else one where the weights
+    fit; wide EP tries attention tensor parallelism only when no data-parallel layout fits.
+    Systems within one scale-up domain come first: a cluster of nodes joined by NICs only when no
+    single domain holds the weights (operators serve a model on one node where it fits).
+
+    Raises
+    ------
+    DoesNotFitError
+        No layout holds the weights (the weights per chip at the widest layout, the usable memory
+        and the smallest catalogued systems that would hold them).
+    """
+    systems = [sys_] if sys_ is not None else [_one_chip_system(hw)] + _systems_of(hw.name)
+    wide_ep = m.is_moe and dp_attention is not False
+    tiers = [t for t in ([s for s in systems if s.n_chips <= s.domain_chips],
+                         [s for s in systems if s.n_chips > s.domain_chips]) if t]
+    for attn_tp in ((False, True) if wide_ep else (False,)):
+        for tier in tiers:
+            for kv_frac in (MIN_KV_FRAC, 0.02):
+                for s in tier:
+                    layout = next((lt for lt in _layout_options(m, s, wide_ep=wide_ep, attn_tp=attn_tp,
+                                                                named=sys_ is not None)
+                                   if _weights_fit(m, hw, lt[0], lt[1], wprec, eprec, kv_frac, mem_frac)), None)
+                    if layout is None:
+                        continue
+                    if sys_ is None and s.n_chips > 1:
+                        picked.append(f"system {s.name} (smallest catalogued {hw.name} system that holds the model)")
+                    picked.append(f"layout tp{layout[0]}-ep{layout[1]}"
+                                  + (" with attention data parallelism" if layout[1] > layout[0] else "")
+                                  + (" (smallest tp that fits, leaving KV room)" if not wide_ep else
+                                     " (wide expert parallelism)"))
+                    return s, layout
+    raise _does_not_fit(m, hw, systems[-1], wprec, eprec, mem_frac)
+
+
+def _does_not_fit(m: ModelSpec, hw: Accelerator, s: Any, wprec: str, eprec: str,
+                  mem_frac: float | None) -> DoesNotFitError:
+    """The error of a model whose weights no layout on ``s`` holds: the weights per chip at the
+    widest layout against the usable memory, and the catalogued systems that would hold them."""
+    from .perf.memory import usable_hbm_bytes, weight_bytes_per_chip
+    from .perf.parallel import WEIGHT_OFFLOAD
+    from .units import fmt_bytes
+
+    tp_w, ep_w = _widest_layout(m, s.n_chips)
+    w = weight_bytes_per_chip(m, tp=tp_w, ep=ep_w, weight_precision=wprec, expert_precision=eprec)
+    hold = _systems_that_hold(m, wprec, eprec, mem_frac)
+    return DoesNotFitError(
+        f"{m.name} at {wprec}{'' if eprec == wprec or not m.is_moe else f' (experts {eprec})'} "
+        f"does not fit on {s.name}: {fmt_bytes(w)} of weights per chip "
+        f"at the widest layout vs {fmt_bytes(usable_hbm_bytes(hw, mem_frac=mem_frac))} usable "
+        f"({WEIGHT_OFFLOAD}); use a larger "
+        + (f"system (catalogued ones that hold it: {', '.join(hold)})" if hold else
+           "system (tokenomics systems)") + " or a smaller precision")
+
+
+def _parallel_plan(sys_: Any, layout: tuple[int, int], *, pp: int, moe_tp: int | None,
+                   picked: list[str]) -> Any:
+    """The :class:`~tokenomics.perf.parallel.ParallelPlan` of ``layout`` on ``sys_``: replicas
+    over the system's chips (chips left over noted in ``picked``).
+
+    Raises
+    ------
+    ValidationError
+        The layout needs more chips than the system has, or ``tp`` and ``ep`` do not nest.
+    """
+    from .perf.parallel import ParallelPlan
+
     tp_, ep_ = layout
-    chips = need_chips(tp_, ep_)
+    chips = _layout_chips(tp_, ep_, pp, moe_tp)
     if chips > sys_.n_chips:
         raise ValidationError(
             f"layout tp{tp_}-ep{ep_}-pp{pp} uses {chips} chips, more than {sys_.name}'s {sys_.n_chips}; "
@@ -878,39 +1036,39 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
         raise ValidationError(
             f"tp={tp_} and ep={ep_} must nest (one a multiple of the other); e.g. tp {tp_} with ep "
             f"{tp_ * max(1, ep_ // tp_)}")
-    par = ParallelPlan(tp=tp_, ep=ep_, pp=pp, dp=sys_.n_chips // chips, moe_tp=moe_tp)
+    return ParallelPlan(tp=tp_, ep=ep_, pp=pp, dp=sys_.n_chips // chips, moe_tp=moe_tp)
+
+
+def _engine_choices(m: ModelSpec, engine: str | None, *, execution: Any, overlap: str | None,
+                    expert_balance: str | None, ep: int, picked: list[str]) -> tuple[ExecutionPlan, Any, Any]:
+    """The execution plan, overlap and expert balance of :func:`resolve`: the given ones, else
+    the engine's plan, what the engine does unasked (``datasets/engine_defaults.csv``) and EPLB
+    from expert parallelism :data:`WIDE_EP_BALANCE_MIN` up (each choice noted in ``picked``).
+
+    Returns
+    -------
+    (ExecutionPlan, str or None, str or None)
+        The plan, the overlap and the expert balance (None: the :class:`Deployment` default).
+    """
+    from .perf.engines import engine_default
+
     if execution is None:
         execution = "engine"
         picked.append("plan engine (serving-engine kernels, CUDA graphs)")
     exe = _plan(execution)
-    from .perf.engines import engine_default
-
     for setting, given in (("overlap", overlap), ("expert_balance", expert_balance)):
-        dflt = engine_default(engine or "default", setting, m.is_moe, ep_) if given is None else None
+        dflt = engine_default(engine or "default", setting, m.is_moe, ep) if given is None else None
         if dflt is not None and dflt[0] != "none":  # what the engine does unasked (engine_defaults.csv)
             if setting == "overlap":
                 overlap = dflt[0]
             else:
                 expert_balance = dflt[0]
             picked.append(f"{setting.replace('_', ' ')} {dflt[0]} ({engine}'s default: {dflt[1]})")
-    if expert_balance is None and m.is_moe and ep_ >= WIDE_EP_BALANCE_MIN:
+    if expert_balance is None and m.is_moe and ep >= WIDE_EP_BALANCE_MIN:
         expert_balance = "eplb"
-        picked.append(f"expert balance eplb (EP{ep_} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
+        picked.append(f"expert balance eplb (EP{ep} >= {WIDE_EP_BALANCE_MIN}: wide-EP production "
                       f"deployments place redundant experts by load)")
-    dep = Deployment(
-        model=m, system=sys_, parallel=par, execution=exe, engine=engine or "default",
-        engine_version=engine_version or "",
-        weight_precision=wprec, expert_precision=eprec, kv_precision=kvprec, spec=_spec(spec),
-        ar_impl=ar_impl or "auto", a2a_impl=a2a_impl or "auto", ar_algo=ar_algo or "", overlap=overlap or "none",
-        prefill_chunk_tok=(default_prefill_chunk_tok(engine or "default", hw) if prefill_chunk_tok is None
-                           else prefill_chunk_tok),
-        expert_balance=expert_balance or "none", mem_frac=mem_frac, picked=tuple(picked))
-    if dep.engine_version:  # what the release changes, read off the validated deployment
-        from .perf.kernel_versions import release_note
-
-        note = release_note(hw.name, dep.engine, dep.engine_version, runs_engine=dep.runs_engine)
-        dep = dep.replace(picked=dep.picked + (note,))
-    return dep
+    return exe, overlap, expert_balance
 
 
 def _divisors_text(n: int) -> str:

@@ -12,18 +12,19 @@ decoding, each emitting ``tokens_per_step`` tokens an iteration, an iteration ta
 and a request lives ``TTFT + osl * t_it``. A closed-loop benchmark client (InferenceMAX, vLLM
 ``benchmark_serving``: ``concurrency`` users, each sending a new request when its last one ends)
 sends ``X = B * tokens_per_step / (osl * t_it)`` requests/s in steady state, and a new request's
-TTFT (:func:`ttft_s`) is
+TTFT (:func:`~tokenomics.perf.queueing.ttft_s`) is
 
     TTFT = overhead + 0.5 * recv_interval * t_it + gate + R / (1 - rho) + ceil(isl / chunk) * t_chunk
 
 the engine's fitted per-request overhead outside the iterations (API server, tokenization,
-streaming the first token; :func:`~tokenomics.perf.engines.engine_params`); the wait for the scheduler to admit it (half an
-iteration, or half its polling interval: SGLang ``--scheduler-recv-interval``); TensorRT-LLM's
-attention-DP balance gate where the run enabled it (:func:`adp_gate_s`); the queue for the prefill
-budget, each iteration (each attention-DP rank) admitting up to a chunk of prompt tokens, loaded
-``rho = B / ranks * tokens_per_step * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
-:func:`queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``); and the iterations its own
-prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
+streaming the first token; :func:`~tokenomics.perf.engines.engine_params`); the wait for the
+scheduler to admit it (half an iteration, or half its polling interval: SGLang
+``--scheduler-recv-interval``); TensorRT-LLM's attention-DP balance gate where the run enabled it
+(:func:`~tokenomics.perf.queueing.adp_gate_s`); the queue for the prefill budget, each iteration
+(each attention-DP rank) admitting up to a chunk of prompt tokens, loaded ``rho = B / ranks *
+tokens_per_step * isl / osl / chunk`` by the arriving prompts (M/D/1, Pollaczek-Khinchine,
+:func:`~tokenomics.perf.queueing.queue_wait_s`: residual ``R = rho * (isl / chunk) * t_it / 2``);
+and the iterations its own prompt rides. Little's law closes the loop, ``C = X * (TTFT + osl * t_it / tokens_per_step) =
 B + X * TTFT``, solved for ``B``: the smallest batch at which the requests in flight reach ``C``,
 bracketed between two whole batches (the decode step is timed at whole batches, so ``B + X * TTFT``
 may step down where the rounded batch steps up), then regula falsi (:meth:`_Colocated.solve`,
@@ -38,11 +39,13 @@ is that cap and ``TTFT = (C - B) / X``. Then
 
 With attention data-parallel ranks (wide expert parallelism, ``attn_dp > 1``) the prompt term is
 not spread evenly: every MoE layer is a barrier across the ranks, so an iteration lasts as long as
-its busiest rank, and a prompt prefilled on one rank holds the others (:func:`adp_prefill_s`: the
-busiest rank's pass over its chunks, Poisson arrivals per rank, plus the experts' pass over every
-rank's chunks; a chunk alone pays a whole pass, chunks batched up to the rank's prompt budget their
-share of one, :func:`adp_prefill_batched_parts_s`; TensorRT-LLM's balance gate, where a run enabled
-it, releases a window's prompts together, :func:`adp_gate_window`).
+its busiest rank, and a prompt prefilled on one rank holds the others
+(:func:`~tokenomics.perf.queueing.adp_prefill_s`: the busiest rank's pass over its chunks, Poisson
+arrivals per rank, plus the experts' pass over every rank's chunks; a chunk alone pays a whole
+pass, chunks batched up to the rank's prompt budget their share of one,
+:func:`adp_prefill_batched_parts_s`; TensorRT-LLM's balance gate, where a run enabled it, releases
+a window's prompts together, :func:`~tokenomics.perf.queueing.adp_gate_window`). These waits are
+closed forms on plain numbers and live in :mod:`tokenomics.perf.queueing`.
 
 ``offline`` runs every request at once: ``B`` is the largest batch that fits (capped by the
 engine's maximum number of sequences and, when the benchmark states it, by the number of
@@ -68,10 +71,10 @@ instance runs ``B`` sequences with no prompt tokens in its iterations (``t_it(B)
 instance prefills batches of the prompts arriving while the previous batch ran (``prefill``
 phase above); each prompt's KV cache (:func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip`)
 then crosses the fabric to a decode GPU (scale-up link inside one NVLink/UB domain, scale-out NIC
-across domains). ``TTFT`` is the same :func:`ttft_s`: the residual of the prefill batch running
-on arrival, inflated by ``1 / (1 - X / X_cap)`` as the rate nears the prefill capacity
-``X_cap = n_prefill * n_max / t_prefill(n_max)`` (the queue in front of prefill), plus the prompt's
-own batch and the KV transfer; Little's law closes the loop, ``C = X * TTFT + n_decode * B``. The
+across domains). ``TTFT`` is the same :func:`~tokenomics.perf.queueing.ttft_s`: the residual of
+the prefill batch running on arrival, inflated by ``1 / (1 - X / X_cap)`` as the rate nears the
+prefill capacity ``X_cap = n_prefill * n_max / t_prefill(n_max)`` (the queue in front of prefill),
+plus the prompt's own batch and the KV transfer; Little's law closes the loop, ``C = X * TTFT + n_decode * B``. The
 decode batch ``B`` is at most a decode instance's slots (:func:`_slot_cap`); once that binds the
 surplus requests wait and ``TTFT = (C - n_decode * B) / X``. Output tokens/s are reported
 per decode GPU (the InferenceMAX convention for disaggregated runs) and per GPU of the whole
@@ -91,6 +94,7 @@ import numpy as np
 from .. import _validate as v
 from ..errors import ValidationError
 from .engines import engine_params
+from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, ttft_s
 
 PHASES = ("serve", "offline", "decode", "prefill")
 
@@ -193,27 +197,6 @@ def _prefill_memo_cached(dep, prompt_tok: int, _dir: str) -> dict:
     return {}
 
 
-def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
-    """Mean of the largest of ``n`` independent Poisson counts of the same ``mean`` (array).
-
-    ``E[max] = sum_{m >= 0} (1 - F(m)^n)``, ``F`` the Poisson CDF; ``mean`` for ``n = 1``.
-
-    Examples
-    --------
-    >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
-    0.5888
-    """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
-    q = np.asarray(mean, dtype=float)
-    if int(n) <= 1:
-        return q.copy()
-    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
-    m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
-    return np.sum(1.0 - pdtr(m, q) ** int(n), axis=0)
-
-
 def adp_prefill_parts_s(dep, chunk_tok: float, profile=None) -> tuple[float, float]:
     """A prefill chunk's time on an attention-data-parallel deployment, split into what one rank
     runs alone and what every rank shares [s]: ``(local_s, shared_s)``.
@@ -252,172 +235,6 @@ def adp_prefill_batched_parts_s(dep, chunk_tok: float, profile=None,
     t = _prefill_steps_s(dep, c, [n, n * k], profile)
     share = min(float(t[1]) / (k * float(t[0])), 1.0)
     return loc * share, sh * share
-
-
-def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.ndarray:
-    """Mean time of the longest of ``n`` prefill passes whose chunk counts are independent Poisson of
-    the same ``mean`` [s] (array): a pass of ``m >= 1`` chunks takes ``max(first_s, m each_s)``
-    (one chunk alone pays a whole pass, batched chunks their share), none takes 0.
-
-    ``E[L(M_max)] = sum_{m >= 1} (L(m) - L(m - 1)) (1 - F(m - 1)^n)``, ``F`` the Poisson CDF; with
-    ``each_s = first_s`` it is :func:`expected_max_poisson` x ``first_s``.
-
-    Examples
-    --------
-    >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
-    (0.5888, 0.5507)
-    """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
-    q = np.asarray(mean, dtype=float)
-    first, each = float(first_s), min(float(each_s), float(first_s))
-    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
-    m = np.arange(1, top + 1).reshape((-1,) + (1,) * q.ndim)
-    step = np.maximum(first, m * each) - np.where(m > 1, np.maximum(first, (m - 1) * each), 0.0)
-    return np.sum(step * (1.0 - pdtr(m - 1, q) ** max(int(n), 1)), axis=0)
-
-
-def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,
-                  window_iters: Any = 1.0, batched_s: tuple[float, float] | None = None) -> np.ndarray:
-    """Prefill time per lockstep iteration of ``n_ranks`` attention-DP ranks [s] (array).
-
-    Every MoE layer is a barrier across the ranks, so an iteration lasts as long as its busiest
-    rank (TensorRT-LLM tech blog 10, "ADP Balance Strategy": ``time_i = max_m time_{i,m}``; ranks
-    prefilling while the others only decode dominate the iteration). With prompts reaching ranks
-    at random, each rank gets a Poisson number of chunks (mean ``chunks_per_rank`` an iteration):
-    the busiest rank's local work is ``E[max] * local_s`` (:func:`expected_max_poisson`), the
-    experts' ``n_ranks * chunks_per_rank * shared_s``. Rare prompts cost a whole chunk on one
-    rank while the others wait; frequent ones spread evenly (``E[max] -> chunks_per_rank``).
-    A balance gate that holds prompts for ``window_iters`` iterations and releases them together
-    (:func:`adp_gate_window`) pays the busiest rank's share of a window's chunks once a window.
-
-    Parameters
-    ----------
-    chunks_per_rank : array_like
-        Prefill chunks reaching one rank per iteration (mean) [chunks].
-    n_ranks : int
-        Attention data-parallel ranks.
-    local_s, shared_s : float
-        A chunk's rank-local and expert-parallel time (:func:`adp_prefill_parts_s`) [s].
-    window_iters : array_like
-        Iterations prompts are held before they run (1: no gate) [iterations].
-    batched_s : (float, float), optional
-        What each chunk adds to a pass that batches several, ``(local, shared)``
-        (:func:`adp_prefill_batched_parts_s`): a rank's pass of ``m`` chunks then takes ``max(local_s,
-        m local)`` and the experts' pass over all ranks' chunks ``max(shared_s, m shared)``
-        (:func:`expected_max_pass_s`; the experts' chunk count Poisson over the ranks). None: every
-        chunk pays a whole pass.
-    """
-    q = np.asarray(chunks_per_rank, dtype=float)
-    w = np.maximum(np.asarray(window_iters, dtype=float), 1.0)
-    if batched_s is None:
-        return expected_max_poisson(q * w, n_ranks) / w * float(local_s) + int(n_ranks) * q * float(shared_s)
-    loc_each, sh_each = batched_s
-    return (expected_max_pass_s(q * w, n_ranks, local_s, loc_each)
-            + expected_max_pass_s(int(n_ranks) * q * w, 1, shared_s, sh_each)) / w
-
-
-def queue_wait_s(utilization_frac: Any, residual_s: Any) -> np.ndarray:
-    """Mean wait before service in a single-server queue with Poisson arrivals [s] (array).
-
-    Pollaczek-Khinchine: ``W = R / (1 - rho)``, ``R`` the mean residual work an arrival finds
-    (M/D/1, one request's service ``S``: ``R = rho S / 2``); infinite once ``rho >= 1``.
-
-    Parameters
-    ----------
-    utilization_frac : array_like
-        Offered load over capacity ``rho`` [fraction].
-    residual_s : array_like
-        Mean residual work found on arrival [s].
-    """
-    rho = np.asarray(utilization_frac, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rho < 1.0, np.asarray(residual_s, float) / (1.0 - np.minimum(rho, 1.0)), np.inf)
-
-
-def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
-    """Mean wait of a new request at TensorRT-LLM's attention-DP balance gate [s] (array).
-
-    With ``attention_dp_config.enable_balance`` a rank holding a new prompt waits until every
-    attention-DP rank holds one, at most ``timeout_iters`` iterations (TensorRT-LLM tech blog 10,
-    "ADP Balance Strategy": "when a rank becomes available for context processing while others
-    remain in generation phases, it waits up to timeout_iters iterations until all other ranks
-    have context tasks"). A rank's first waiting prompt opens its window, which closes when all
-    ``n_ranks`` ranks hold a prompt -- new requests go to the rank a request just left, i.e. a
-    random rank, so that takes ``n_ranks * H(n_ranks - 1)`` arrivals (coupon collector) -- or at
-    the timeout. The ``n = 1 + (X / n_ranks) * window`` prompts that reach that rank in its window
-    wait from the whole window (the first) down to nothing (the last): ``window * (n + 1) / (2 n)``
-    on average (the whole timeout when prompts reach a rank more rarely than once per window).
-
-    Parameters
-    ----------
-    rate_req_s : array_like
-        Requests/s reaching the instance [requests/s].
-    n_ranks : int
-        Attention data-parallel ranks (1: no gate).
-    timeout_s : array_like
-        ``timeout_iters`` x the iteration time [s].
-    """
-    x = np.asarray(rate_req_s, dtype=float)
-    if int(n_ranks) <= 1:
-        return np.zeros(np.broadcast(x, np.asarray(timeout_s)).shape)
-    window = adp_gate_window(x, n_ranks, timeout_s)
-    n = 1.0 + x / n_ranks * window
-    return window * (n + 1.0) / (2.0 * n)
-
-
-def adp_gate_window(rate: Any, n_ranks: int, timeout: Any) -> np.ndarray:
-    """How long TensorRT-LLM's attention-DP balance gate holds prompts (:func:`adp_gate_s`): until
-    all ``n_ranks`` ranks hold one, ``n_ranks * H(n_ranks - 1)`` random arrivals (coupon collector)
-    at ``rate``, or the ``timeout``, whichever comes first (array; in the units of ``timeout``,
-    ``rate`` per that unit)."""
-    arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
-    with np.errstate(divide="ignore"):
-        return np.minimum(np.asarray(timeout, float), arrivals / np.asarray(rate, dtype=float))
-
-
-def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_frac: Any, residual_s: Any,
-           busy_frac: Any = 1.0, recv_interval_iters: float = 1.0, gate_s: Any = 0.0,
-           transfer_s: float = 0.0) -> np.ndarray:
-    """Time to first token of a request reaching a running engine [s] (arrays broadcast).
-
-    The one TTFT of :func:`serve` and :func:`serve_disaggregated`, the sum of what a closed-loop
-    benchmark client waits for:
-
-    * the engine's per-request overhead outside the iterations (API server, tokenization,
-      streaming the first token; fitted, :func:`~tokenomics.perf.engines.engine_params`);
-    * the next admission point: half an iteration if the engine is busy (``busy_frac``), times
-      the scheduler's polling interval (SGLang ``--scheduler-recv-interval``; 1 = every iteration);
-    * an admission gate (:func:`adp_gate_s`; 0 without one);
-    * the queue for prefill (:func:`queue_wait_s`): co-located, each iteration admits up to a
-      budget of prompt tokens, ``utilization_frac`` of which the arriving prompts use, one prompt
-      holding it for ``isl / budget`` iterations (M/D/1 residual); disaggregated, the prefill
-      instance's load and the residual of the batch running on arrival;
-    * its own prefill iterations (``prefill_s``) and, disaggregated, the KV transfer.
-
-    Parameters
-    ----------
-    overhead_s : float
-        Per-request engine overhead [s].
-    iteration_s : array_like
-        The iteration the request arrives during [s].
-    prefill_s : array_like
-        The iterations that carry its prompt [s].
-    utilization_frac, residual_s : array_like
-        Load on the prefill server [fraction] and the residual work an arrival finds there [s].
-    busy_frac : array_like
-        Share of time the engine runs an iteration [fraction] (1 for a co-located engine).
-    recv_interval_iters : float
-        Iterations between the scheduler's polls for new requests [iterations].
-    gate_s : array_like
-        Admission gate wait [s].
-    transfer_s : float
-        KV-cache transfer to the decode GPUs (disaggregated) [s].
-    """
-    admit_s = 0.5 * np.asarray(busy_frac, float) * float(recv_interval_iters) * np.asarray(iteration_s, float)
-    return (float(overhead_s) + admit_s + np.asarray(gate_s, float) + queue_wait_s(utilization_frac, residual_s)
-            + np.asarray(prefill_s, float) + float(transfer_s))
 
 
 def _decode_iteration_s(dep, batch: Any, context_tok: float, t_eng: float, profile=None) -> np.ndarray:
@@ -558,7 +375,7 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
         ``--scheduler-recv-interval``; default 1: every iteration) [iterations].
     adp_timeout_iters : float, optional
         TensorRT-LLM attention-DP balance ``timeout_iters`` where the run enabled it
-        (:func:`adp_gate_s`); default no gate [iterations].
+        (:func:`~tokenomics.perf.queueing.adp_gate_s`); default no gate [iterations].
     max_batch_per_rank : float, optional
         The engine's batch cap per attention-DP rank where the run set one: ``serve``
         (:func:`_slot_cap`; default memory only) and ``offline`` (in place of the engine's
@@ -1094,7 +911,7 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
 
     def prefill_ttft(x: float) -> float:
         """TTFT at a request rate ``x``: a prefill batch holds the prompts that arrive while one
-        runs; they queue for the instance's capacity (:func:`ttft_s`) as the rate nears it."""
+        runs; they queue for the instance's capacity (:func:`~tokenomics.perf.queueing.ttft_s`) as the rate nears it."""
         lam = x / n_pi
         ok = n_arr >= lam * t_arr
         i = int(np.argmax(ok)) if ok.any() else len(n_arr) - 1

@@ -1,0 +1,209 @@
+"""The waits of a request at a running engine: queueing and attention-DP lockstep arithmetic.
+
+Closed forms on plain numbers (arrays broadcast), no deployment in sight; the serving models
+(:func:`tokenomics.perf.serving.serve`, :func:`tokenomics.perf.serving.serve_disaggregated`)
+feed them iteration times and loads and sum what they return:
+
+* the time to first token (:func:`ttft_s`): overhead, admission, gate, prefill queue, own prefill
+  and KV transfer;
+* the queue for the prefill budget (:func:`queue_wait_s`: M/D/1, Pollaczek-Khinchine);
+* TensorRT-LLM's attention-DP balance gate (:func:`adp_gate_s`, :func:`adp_gate_window`);
+* the busiest of ``n`` attention-DP ranks, each receiving a Poisson number of prompt chunks, that
+  every MoE layer's barrier makes the whole iteration wait for (:func:`adp_prefill_s`,
+  :func:`expected_max_poisson`, :func:`expected_max_pass_s`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
+    """Mean of the largest of ``n`` independent Poisson counts of the same ``mean`` (array).
+
+    ``E[max] = sum_{m >= 0} (1 - F(m)^n)``, ``F`` the Poisson CDF; ``mean`` for ``n = 1``.
+
+    Examples
+    --------
+    >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
+    0.5888
+    """
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
+
+    q = np.asarray(mean, dtype=float)
+    if int(n) <= 1:
+        return q.copy()
+    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
+    m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
+    return np.sum(1.0 - pdtr(m, q) ** int(n), axis=0)
+
+
+def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.ndarray:
+    """Mean time of the longest of ``n`` prefill passes whose chunk counts are independent Poisson of
+    the same ``mean`` [s] (array): a pass of ``m >= 1`` chunks takes ``max(first_s, m each_s)``
+    (one chunk alone pays a whole pass, batched chunks their share), none takes 0.
+
+    ``E[L(M_max)] = sum_{m >= 1} (L(m) - L(m - 1)) (1 - F(m - 1)^n)``, ``F`` the Poisson CDF; with
+    ``each_s = first_s`` it is :func:`expected_max_poisson` x ``first_s``.
+
+    Examples
+    --------
+    >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
+    (0.5888, 0.5507)
+    """
+    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
+    from scipy.special import pdtr
+
+    q = np.asarray(mean, dtype=float)
+    first, each = float(first_s), min(float(each_s), float(first_s))
+    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
+    m = np.arange(1, top + 1).reshape((-1,) + (1,) * q.ndim)
+    step = np.maximum(first, m * each) - np.where(m > 1, np.maximum(first, (m - 1) * each), 0.0)
+    return np.sum(step * (1.0 - pdtr(m - 1, q) ** max(int(n), 1)), axis=0)
+
+
+def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,
+                  window_iters: Any = 1.0, batched_s: tuple[float, float] | None = None) -> np.ndarray:
+    """Prefill time per lockstep iteration of ``n_ranks`` attention-DP ranks [s] (array).
+
+    Every MoE layer is a barrier across the ranks, so an iteration lasts as long as its busiest
+    rank (TensorRT-LLM tech blog 10, "ADP Balance Strategy": ``time_i = max_m time_{i,m}``; ranks
+    prefilling while the others only decode dominate the iteration). With prompts reaching ranks
+    at random, each rank gets a Poisson number of chunks (mean ``chunks_per_rank`` an iteration):
+    the busiest rank's local work is ``E[max] * local_s`` (:func:`expected_max_poisson`), the
+    experts' ``n_ranks * chunks_per_rank * shared_s``. Rare prompts cost a whole chunk on one
+    rank while the others wait; frequent ones spread evenly (``E[max] -> chunks_per_rank``).
+    A balance gate that holds prompts for ``window_iters`` iterations and releases them together
+    (:func:`adp_gate_window`) pays the busiest rank's share of a window's chunks once a window.
+
+    Parameters
+    ----------
+    chunks_per_rank : array_like
+        Prefill chunks reaching one rank per iteration (mean) [chunks].
+    n_ranks : int
+        Attention data-parallel ranks.
+    local_s, shared_s : float
+        A chunk's rank-local and expert-parallel time
+        (:func:`~tokenomics.perf.serving.adp_prefill_parts_s`) [s].
+    window_iters : array_like
+        Iterations prompts are held before they run (1: no gate) [iterations].
+    batched_s : (float, float), optional
+        What each chunk adds to a pass that batches several, ``(local, shared)``
+        (:func:`~tokenomics.perf.serving.adp_prefill_batched_parts_s`): a rank's pass of ``m`` chunks
+        then takes ``max(local_s, m local)`` and the experts' pass over all ranks' chunks
+        ``max(shared_s, m shared)`` (:func:`expected_max_pass_s`; the experts' chunk count Poisson
+        over the ranks). None: every chunk pays a whole pass.
+    """
+    q = np.asarray(chunks_per_rank, dtype=float)
+    w = np.maximum(np.asarray(window_iters, dtype=float), 1.0)
+    if batched_s is None:
+        return expected_max_poisson(q * w, n_ranks) / w * float(local_s) + int(n_ranks) * q * float(shared_s)
+    loc_each, sh_each = batched_s
+    return (expected_max_pass_s(q * w, n_ranks, local_s, loc_each)
+            + expected_max_pass_s(int(n_ranks) * q * w, 1, shared_s, sh_each)) / w
+
+
+def queue_wait_s(utilization_frac: Any, residual_s: Any) -> np.ndarray:
+    """Mean wait before service in a single-server queue with Poisson arrivals [s] (array).
+
+    Pollaczek-Khinchine: ``W = R / (1 - rho)``, ``R`` the mean residual work an arrival finds
+    (M/D/1, one request's service ``S``: ``R = rho S / 2``); infinite once ``rho >= 1``.
+
+    Parameters
+    ----------
+    utilization_frac : array_like
+        Offered load over capacity ``rho`` [fraction].
+    residual_s : array_like
+        Mean residual work found on arrival [s].
+    """
+    rho = np.asarray(utilization_frac, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1.0, np.asarray(residual_s, float) / (1.0 - np.minimum(rho, 1.0)), np.inf)
+
+
+def adp_gate_s(rate_req_s: Any, n_ranks: int, timeout_s: Any) -> np.ndarray:
+    """Mean wait of a new request at TensorRT-LLM's attention-DP balance gate [s] (array).
+
+    With ``attention_dp_config.enable_balance`` a rank holding a new prompt waits until every
+    attention-DP rank holds one, at most ``timeout_iters`` iterations (TensorRT-LLM tech blog 10,
+    "ADP Balance Strategy": "when a rank becomes available for context processing while others
+    remain in generation phases, it waits up to timeout_iters iterations until all other ranks
+    have context tasks"). A rank's first waiting prompt opens its window, which closes when all
+    ``n_ranks`` ranks hold a prompt -- new requests go to the rank a request just left, i.e. a
+    random rank, so that takes ``n_ranks * H(n_ranks - 1)`` arrivals (coupon collector) -- or at
+    the timeout. The ``n = 1 + (X / n_ranks) * window`` prompts that reach that rank in its window
+    wait from the whole window (the first) down to nothing (the last): ``window * (n + 1) / (2 n)``
+    on average (the whole timeout when prompts reach a rank more rarely than once per window).
+
+    Parameters
+    ----------
+    rate_req_s : array_like
+        Requests/s reaching the instance [requests/s].
+    n_ranks : int
+        Attention data-parallel ranks (1: no gate).
+    timeout_s : array_like
+        ``timeout_iters`` x the iteration time [s].
+    """
+    x = np.asarray(rate_req_s, dtype=float)
+    if int(n_ranks) <= 1:
+        return np.zeros(np.broadcast(x, np.asarray(timeout_s)).shape)
+    window = adp_gate_window(x, n_ranks, timeout_s)
+    n = 1.0 + x / n_ranks * window
+    return window * (n + 1.0) / (2.0 * n)
+
+
+def adp_gate_window(rate: Any, n_ranks: int, timeout: Any) -> np.ndarray:
+    """How long TensorRT-LLM's attention-DP balance gate holds prompts (:func:`adp_gate_s`): until
+    all ``n_ranks`` ranks hold one, ``n_ranks * H(n_ranks - 1)`` random arrivals (coupon collector)
+    at ``rate``, or the ``timeout``, whichever comes first (array; in the units of ``timeout``,
+    ``rate`` per that unit)."""
+    arrivals = n_ranks * float(np.sum(1.0 / np.arange(1, int(n_ranks))))
+    with np.errstate(divide="ignore"):
+        return np.minimum(np.asarray(timeout, float), arrivals / np.asarray(rate, dtype=float))
+
+
+def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_frac: Any, residual_s: Any,
+           busy_frac: Any = 1.0, recv_interval_iters: float = 1.0, gate_s: Any = 0.0,
+           transfer_s: float = 0.0) -> np.ndarray:
+    """Time to first token of a request reaching a running engine [s] (arrays broadcast).
+
+    The one TTFT of :func:`~tokenomics.perf.serving.serve` and
+    :func:`~tokenomics.perf.serving.serve_disaggregated`, the sum of what a closed-loop benchmark
+    client waits for:
+
+    * the engine's per-request overhead outside the iterations (API server, tokenization,
+      streaming the first token; fitted, :func:`~tokenomics.perf.engines.engine_params`);
+    * the next admission point: half an iteration if the engine is busy (``busy_frac``), times
+      the scheduler's polling interval (SGLang ``--scheduler-recv-interval``; 1 = every iteration);
+    * an admission gate (:func:`adp_gate_s`; 0 without one);
+    * the queue for prefill (:func:`queue_wait_s`): co-located, each iteration admits up to a
+      budget of prompt tokens, ``utilization_frac`` of which the arriving prompts use, one prompt
+      holding it for ``isl / budget`` iterations (M/D/1 residual); disaggregated, the prefill
+      instance's load and the residual of the batch running on arrival;
+    * its own prefill iterations (``prefill_s``) and, disaggregated, the KV transfer.
+
+    Parameters
+    ----------
+    overhead_s : float
+        Per-request engine overhead [s].
+    iteration_s : array_like
+        The iteration the request arrives during [s].
+    prefill_s : array_like
+        The iterations that carry its prompt [s].
+    utilization_frac, residual_s : array_like
+        Load on the prefill server [fraction] and the residual work an arrival finds there [s].
+    busy_frac : array_like
+        Share of time the engine runs an iteration [fraction] (1 for a co-located engine).
+    recv_interval_iters : float
+        Iterations between the scheduler's polls for new requests [iterations].
+    gate_s : array_like
+        Admission gate wait [s].
+    transfer_s : float
+        KV-cache transfer to the decode GPUs (disaggregated) [s].
+    """
+    admit_s = 0.5 * np.asarray(busy_frac, float) * float(recv_interval_iters) * np.asarray(iteration_s, float)
+    return (float(overhead_s) + admit_s + np.asarray(gate_s, float) + queue_wait_s(utilization_frac, residual_s)
+            + np.asarray(prefill_s, float) + float(transfer_s))
