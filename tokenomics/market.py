@@ -182,7 +182,8 @@ def check_share_frac(value: Any, name: str) -> float:
         raise ValidationError(f"{name}: expected a fraction 0-1, got {value!r:.40}") from None
     if isinstance(value, (bool, np.bool_, str, bytes)) or not (np.isfinite(x) and 0.0 <= x <= 1.0):
         hint = v.percent_hint(x) if np.isfinite(x) else ""
-        raise ValidationError(f"{name}: expected a fraction 0-1, got {value!r:.40}"
+        shown = f"{value!r:.40}" if isinstance(value, (bool, np.bool_, str, bytes)) else f"{x:g}"
+        raise ValidationError(f"{name}: expected a fraction 0-1, got {shown}"
                               + (f" (a percent?{hint})" if hint else ""))
     return x
 
