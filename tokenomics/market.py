@@ -173,17 +173,17 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     return df.reset_index(drop=True)
 
 
-def check_share_frac(value: Any, name: str) -> float:
-    """``value`` as a share of tokens [fraction 0-1]; else a one-line :class:`ValidationError`
+def check_share_frac(value: Any, name: str, error: type = ValidationError) -> float:
+    """``value`` as a share of tokens [fraction 0-1]; else a one-line ``error``
     (``"off_peak_share_frac: expected a fraction 0-1, got 79 (a percent? did you mean 0.79?)"``)."""
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValidationError(f"{name}: expected a fraction 0-1, got {value!r:.40}") from None
+        raise error(f"{name}: expected a fraction 0-1, got {value!r:.40}") from None
     if isinstance(value, (bool, np.bool_, str, bytes)) or not (np.isfinite(x) and 0.0 <= x <= 1.0):
         hint = v.percent_hint(x) if np.isfinite(x) else ""
         shown = f"{value!r:.40}" if isinstance(value, (bool, np.bool_, str, bytes)) else f"{x:g}"
-        raise ValidationError(f"{name}: expected a fraction 0-1, got {shown}"
+        raise error(f"{name}: expected a fraction 0-1, got {shown}"
                               + (f" (a percent?{hint})" if hint else ""))
     return x
 
@@ -206,7 +206,7 @@ def _check_off_peak(df: "pd.DataFrame", what: str) -> None:
     bad = np.flatnonzero(np.isfinite(share) & ((share < 0) | (share > 1)))
     if bad.size:
         i = int(bad[0])
-        check_share_frac(share[i], f"{row(i)}: off_peak_share_frac")
+        check_share_frac(share[i], f"{row(i)}: off_peak_share_frac", DataError)
     off = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS.values()])
     listed = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS])
     has_off = off.any(axis=1)
