@@ -183,8 +183,7 @@ def check_share_frac(value: Any, name: str, error: type = ValidationError) -> fl
     if isinstance(value, (bool, np.bool_, str, bytes)) or not (np.isfinite(x) and 0.0 <= x <= 1.0):
         hint = v.percent_hint(x) if np.isfinite(x) else ""
         shown = f"{value!r:.40}" if isinstance(value, (bool, np.bool_, str, bytes)) else f"{x:g}"
-        raise error(f"{name}: expected a fraction 0-1, got {shown}"
-                              + (f" (a percent?{hint})" if hint else ""))
+        raise error(f"{name}: expected a fraction 0-1, got {shown}" + (f" (a percent?{hint})" if hint else ""))
     return x
 
 
@@ -225,9 +224,9 @@ def _check_off_peak(df: "pd.DataFrame", what: str) -> None:
     dearer = np.flatnonzero((df["off_peak_cached_input_usd_per_m_tok"] > df["off_peak_input_usd_per_m_tok"]).to_numpy())
     if dearer.size:
         i = int(dearer[0])
+        hit, miss = df["off_peak_cached_input_usd_per_m_tok"].iloc[i], df["off_peak_input_usd_per_m_tok"].iloc[i]
         raise DataError(f"{row(i)}: off_peak_cached_input_usd_per_m_tok must not exceed off_peak_input_usd_per_m_tok "
-                        f"(a cache hit is not dearer than a miss), got {df['off_peak_cached_input_usd_per_m_tok'].iloc[i]:g}"
-                        f" > {df['off_peak_input_usd_per_m_tok'].iloc[i]:g}")
+                        f"(a cache hit is not dearer than a miss), got {hit:g} > {miss:g}")
     window = np.isfinite(share) | np.isfinite(df["off_peak_hours_per_week"].to_numpy(float))
     unsaid = np.flatnonzero(has_off & ~window)
     if unsaid.size:
