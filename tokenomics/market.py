@@ -15,6 +15,14 @@ the revenue side and at the modelled prefix-cache cost on the cost side (the sam
 both sides; :func:`tokenomics.econ.pricing.gross_margin_frac`); ``output_margin_frac`` compares
 output tokens alone.
 
+Revenue is what the provider bills: a row with off-peak prices (``off_peak_*_usd_per_m_tok``, e.g.
+DeepSeek's own API, 50-75 % off at UTC 16:30-00:30 from 2025-02-26 to 2025-09-05, and peak /
+off-peak prices from 2026-08-16) bills each token type at the blend of its off-peak and standard
+(peak) price weighted by the share of tokens billed off-peak (:func:`blended_price_usd_per_m_tok`);
+that share is the row's ``off_peak_share_frac``, else its off-peak hours per week / 168 (a flat
+hourly load: :func:`flat_load_off_peak_share_frac`), else ``market(off_peak_share_frac=...)`` for
+every such row. ``billing`` says which (``flat`` or ``peak/off-peak, 33 % off-peak``).
+
 What is priced is what the provider serves: the row's ``quantization`` where it names a precision,
 else the precision that model's providers serve (``datasets/served_precision.csv``: the published
 checkpoint they deploy, e.g. FP8 for Qwen3-235B), or ``weight_precision`` for every row
@@ -51,7 +59,16 @@ if TYPE_CHECKING:  # pragma: no cover
 REQUIRED_COLUMNS = ("provider", "model", "input_usd_per_m_tok", "output_usd_per_m_tok", "source", "as_of")
 #: Columns read when present.
 OPTIONAL_COLUMNS = ("cached_input_usd_per_m_tok", "tok_per_s_per_user", "speed_source", "quantization",
-                    "also_in", "note")
+                    "also_in", "note", "off_peak_input_usd_per_m_tok", "off_peak_cached_input_usd_per_m_tok",
+                    "off_peak_output_usd_per_m_tok", "off_peak_hours_per_week", "off_peak_share_frac")
+#: Each list price column and the column of its off-peak price (a row billed at off-peak / peak prices).
+OFF_PEAK_PRICE_COLUMNS = {"input_usd_per_m_tok": "off_peak_input_usd_per_m_tok",
+                          "cached_input_usd_per_m_tok": "off_peak_cached_input_usd_per_m_tok",
+                          "output_usd_per_m_tok": "off_peak_output_usd_per_m_tok"}
+#: Hours in a week [h]: the off-peak share under a flat hourly load is off-peak hours / this.
+HOURS_PER_WEEK = 168.0
+#: ``billing`` of a row billed at one price around the clock.
+BILLING_FLAT = "flat"
 #: Reference system for every row (the resolver picks layout, plan, precisions on it).
 REFERENCE_SYSTEM = "dgx-h200"
 #: Where a model does not fit the reference system.
@@ -126,6 +143,7 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         raise DataError(f"{what} row {i + 1} (line {i + 2}): cached_input_usd_per_m_tok must not exceed "
                         f"input_usd_per_m_tok (a cache hit is not dearer than a miss), got "
                         f"{df['cached_input_usd_per_m_tok'].iloc[i]:g} > {df['input_usd_per_m_tok'].iloc[i]:g}")
+    _check_off_peak(df, what)
     for c in ("as_of", "date"):  # as_of is required; an empty effective date means 'not given'
         blank = blank_cells(df[c]).to_numpy() if c in df.columns else ()
         for i, (d, empty) in enumerate(zip(df.get(c, ()), blank)):
@@ -153,6 +171,119 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
         if m not in known:
             raise unknown_name("model (in the market price table)", m, known)
     return df.reset_index(drop=True)
+
+
+def check_share_frac(value: Any, name: str, error: type = ValidationError) -> float:
+    """``value`` as a share of tokens [fraction 0-1]; else a one-line ``error``
+    (``"off_peak_share_frac: expected a fraction 0-1, got 79 (a percent? did you mean 0.79?)"``)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise error(f"{name}: expected a fraction 0-1, got {value!r:.40}") from None
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not (np.isfinite(x) and 0.0 <= x <= 1.0):
+        hint = v.percent_hint(x) if np.isfinite(x) else ""
+        shown = f"{value!r:.40}" if isinstance(value, (bool, np.bool_, str, bytes)) else f"{x:g}"
+        raise error(f"{name}: expected a fraction 0-1, got {shown}" + (f" (a percent?{hint})" if hint else ""))
+    return x
+
+
+def _check_off_peak(df: "pd.DataFrame", what: str) -> None:
+    """The off-peak columns of a price table (:func:`load_prices`), made numeric in place; one line
+    naming the first bad row otherwise."""
+    from .io import numeric_column
+
+    for c in OFF_PEAK_PRICE_COLUMNS.values():
+        df[c] = numeric_column(df, c, what, minimum=0.0, strict_minimum=True, required=False).to_numpy()
+    df["off_peak_hours_per_week"] = numeric_column(df, "off_peak_hours_per_week", what, minimum=0.0,
+                                                   maximum=HOURS_PER_WEEK, required=False).to_numpy()
+    df["off_peak_share_frac"] = numeric_column(df, "off_peak_share_frac", what, required=False).to_numpy()
+
+    def row(i: int) -> str:
+        return f"{what} row {i + 1} (line {i + 2})"
+
+    share = df["off_peak_share_frac"].to_numpy(float)
+    bad = np.flatnonzero(np.isfinite(share) & ((share < 0) | (share > 1)))
+    if bad.size:
+        i = int(bad[0])
+        check_share_frac(share[i], f"{row(i)}: off_peak_share_frac", DataError)
+    off = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS.values()])
+    listed = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS])
+    has_off = off.any(axis=1)
+    for j, (c, oc) in enumerate(OFF_PEAK_PRICE_COLUMNS.items()):
+        lone = np.flatnonzero(has_off & (off[:, j] != listed[:, j]))
+        if lone.size:
+            i = int(lone[0])
+            given, empty = (oc, c) if off[i, j] else (c, oc)
+            raise DataError(f"{row(i)}: {given} is given but {empty} is empty; expected an off-peak price for "
+                            "every token type the row prices (or none: billed flat)")
+        dearer = np.flatnonzero(df[oc].to_numpy(float) > df[c].to_numpy(float))
+        if dearer.size:
+            i = int(dearer[0])
+            raise DataError(f"{row(i)}: {oc} must not exceed {c} (the off-peak price is the lower one), got "
+                            f"{df[oc].iloc[i]:g} > {df[c].iloc[i]:g}")
+    dearer = np.flatnonzero((df["off_peak_cached_input_usd_per_m_tok"] > df["off_peak_input_usd_per_m_tok"]).to_numpy())
+    if dearer.size:
+        i = int(dearer[0])
+        hit, miss = df["off_peak_cached_input_usd_per_m_tok"].iloc[i], df["off_peak_input_usd_per_m_tok"].iloc[i]
+        raise DataError(f"{row(i)}: off_peak_cached_input_usd_per_m_tok must not exceed off_peak_input_usd_per_m_tok "
+                        f"(a cache hit is not dearer than a miss), got {hit:g} > {miss:g}")
+    window = np.isfinite(share) | np.isfinite(df["off_peak_hours_per_week"].to_numpy(float))
+    unsaid = np.flatnonzero(has_off & ~window)
+    if unsaid.size:
+        i = int(unsaid[0])
+        raise DataError(f"{row(i)}: off-peak prices without off_peak_hours_per_week or off_peak_share_frac; expected "
+                        "the hours a week billed off-peak (0-168, e.g. 56 for UTC 16:30-00:30 daily) or the share "
+                        "of tokens billed off-peak (0-1)")
+    stray = np.flatnonzero(window & ~has_off)
+    if stray.size:
+        i = int(stray[0])
+        raise DataError(f"{row(i)}: an off-peak window (off_peak_hours_per_week or off_peak_share_frac) without an "
+                        "off-peak price; expected off_peak_output_usd_per_m_tok (and the other off-peak prices)")
+
+
+def flat_load_off_peak_share_frac(off_peak_hours_per_week: Any) -> Any:
+    """Share of a week's tokens billed off-peak when the load is the same every hour [fraction].
+
+    ``off_peak_hours_per_week / 168``: DeepSeek's 2025 discount, UTC 16:30-00:30 every day, is
+    8 x 7 = 56 h -> 1/3; its V4 peak hours, weekdays 09:00-12:00 and 14:00-18:00 Beijing, are
+    5 x 7 = 35 h, so 133 h off-peak -> 0.7917.
+
+    Parameters
+    ----------
+    off_peak_hours_per_week : float or array
+        Hours of the week billed at the off-peak price [h, 0-168].
+    """
+    return np.asarray(off_peak_hours_per_week, float) / HOURS_PER_WEEK
+
+
+def blended_price_usd_per_m_tok(price_usd_per_m_tok: Any, off_peak_usd_per_m_tok: Any,
+                                off_peak_share_frac: Any) -> Any:
+    """The price billed per token over a week of peak and off-peak hours [USD/M tokens].
+
+    ``off_peak_share_frac x off-peak price + (1 - off_peak_share_frac) x price``; where there is no
+    off-peak price (NaN) the price itself (billed flat).
+
+    Parameters
+    ----------
+    price_usd_per_m_tok : float or array
+        The standard (peak) list price [USD/M tokens].
+    off_peak_usd_per_m_tok : float or array
+        The off-peak list price [USD/M tokens]; NaN: none.
+    off_peak_share_frac : float or array
+        Share of the tokens billed off-peak [fraction 0-1].
+    """
+    p = np.asarray(price_usd_per_m_tok, float)
+    off = np.asarray(off_peak_usd_per_m_tok, float)
+    s = np.asarray(off_peak_share_frac, float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(off), s * off + (1.0 - s) * p, p)
+
+
+def billing_label(off_peak_share_frac: float) -> str:
+    """``"flat"`` (NaN: no off-peak price) or ``"peak/off-peak, 79 % off-peak"``."""
+    if not np.isfinite(off_peak_share_frac):
+        return BILLING_FLAT
+    return f"peak/off-peak, {off_peak_share_frac * 100:.0f} % off-peak"
 
 
 #: Precision words a price list's ``quantization`` cell may use, and the catalogued precision each
@@ -326,7 +457,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
            cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
            speeds: Any = None, serving: str = "decode",
-           electricity_usd_per_kwh: float | None = None) -> "pd.DataFrame":
+           electricity_usd_per_kwh: float | None = None,
+           off_peak_share_frac: float | None = None) -> "pd.DataFrame":
     """Each list price beside the modelled cost to serve what the provider serves, and the margin.
 
     Parameters
@@ -374,13 +506,23 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         Electricity price of the bottom-up cost [USD/kWh] (default ``datasets/tco_params.csv``);
         kept as the ``electricity_usd_per_kwh`` column. Refused with a tier or flat ``cost``
         (those prices have no electricity term).
+    off_peak_share_frac : float, optional
+        Share of the tokens billed off-peak [fraction 0-1] on every row with off-peak prices
+        (a load shape of your own); default the row's ``off_peak_share_frac``, else its
+        ``off_peak_hours_per_week`` / 168 (:func:`flat_load_off_peak_share_frac`). Rows billed flat
+        are not touched.
 
     Returns
     -------
     pandas.DataFrame
         One row per list price: ``provider``, ``model``, ``list_usd_per_m_input_tok``,
         ``list_usd_per_m_cached_input_tok``, ``list_usd_per_m_output_tok``,
-        ``list_usd_per_m_billed_input_tok`` (input billed over hits and misses),
+        ``list_usd_per_m_billed_input_tok`` (input billed over hits and misses, at the blended
+        prices), ``billing`` (``flat`` or ``peak/off-peak, 33 % off-peak``), ``off_peak_share_frac``
+        (NaN where flat), ``list_usd_per_m_blended_input_tok``,
+        ``list_usd_per_m_blended_cached_input_tok``, ``list_usd_per_m_blended_output_tok`` (the
+        prices the revenue is billed at: :func:`blended_price_usd_per_m_tok`; the list prices where
+        flat),
         ``weight_precision``, ``precision_source``, ``tok_per_s_per_user`` (the speed priced),
         ``speed_source``, ``speed_basis``, ``modelled_tok_per_s_per_user``, ``batch``,
         ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``, ``implied_margin_frac``,
@@ -406,6 +548,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
                               f"range taken, {lo:g} to {hi:g} tok/s per user")
     v.one_of(output_convention, "output_convention", chain.OUTPUT_CONVENTIONS)
     v.fraction(cache_hit_frac, "cache_hit_frac")
+    if off_peak_share_frac is not None:
+        off_peak_share_frac = check_share_frac(off_peak_share_frac, "off_peak_share_frac")
     v.one_of(serving, "serving", chain.SERVING_MODES)
     if serving != "decode":  # what the serving mode takes, checked before any row is priced
         chain._check_oracle_args(serving, None, None, None, cache_hit_frac, None, default_tok_per_s_per_user, None)
@@ -470,12 +614,22 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             else:
                 speed, ssrc = float(default_tok_per_s_per_user), SPEED_FROM_DEFAULT
                 basis = f"default {default_tok_per_s_per_user:g} tok/s/user (not published)"
-        lin, lcached, lout = r.input_usd_per_m_tok, r.cached_input_usd_per_m_tok, r.output_usd_per_m_tok
+        share = float("nan")
+        if np.isfinite(r.off_peak_output_usd_per_m_tok):  # billed at off-peak / peak prices
+            share = (off_peak_share_frac if off_peak_share_frac is not None
+                     else r.off_peak_share_frac if np.isfinite(r.off_peak_share_frac)
+                     else float(flat_load_off_peak_share_frac(r.off_peak_hours_per_week)))
+        lin, lcached, lout = (float(blended_price_usd_per_m_tok(getattr(r, c), getattr(r, oc), share))
+                              for c, oc in OFF_PEAK_PRICE_COLUMNS.items())
         hit_price = lcached if np.isfinite(lcached) else lin
         rec: dict[str, Any] = {
-            "provider": r.provider, "model": model, "list_usd_per_m_input_tok": lin,
-            "list_usd_per_m_cached_input_tok": lcached, "list_usd_per_m_output_tok": lout,
+            "provider": r.provider, "model": model, "list_usd_per_m_input_tok": r.input_usd_per_m_tok,
+            "list_usd_per_m_cached_input_tok": r.cached_input_usd_per_m_tok,
+            "list_usd_per_m_output_tok": r.output_usd_per_m_tok,
             "list_usd_per_m_billed_input_tok": (1 - cache_hit_frac) * lin + cache_hit_frac * hit_price,
+            "billing": billing_label(share), "off_peak_share_frac": share,
+            "list_usd_per_m_blended_input_tok": lin, "list_usd_per_m_blended_cached_input_tok": lcached,
+            "list_usd_per_m_blended_output_tok": lout,
             "weight_precision": prec, "precision_source": psrc,
             "tok_per_s_per_user": speed, "speed_source": ssrc, "speed_basis": basis,
         }
@@ -504,7 +658,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         rows.append(rec)
     curve_cols = ([speed_column(float(s)) for s in want] + ["zero_margin_tok_per_s_per_user"]) if grid else []
     cols = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_cached_input_tok",
-            "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "weight_precision",
+            "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "billing", "off_peak_share_frac",
+            "list_usd_per_m_blended_input_tok", "list_usd_per_m_blended_cached_input_tok",
+            "list_usd_per_m_blended_output_tok", "weight_precision",
             "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis",
             "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
             "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
@@ -575,6 +731,7 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
     return out
 
 
-__all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "REFERENCE_SYSTEM", "REQUIRED_COLUMNS",
-           "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
+__all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "HOURS_PER_WEEK", "OFF_PEAK_PRICE_COLUMNS",
+           "REFERENCE_SYSTEM", "REQUIRED_COLUMNS", "billing_label", "blended_price_usd_per_m_tok",
+           "check_share_frac", "flat_load_off_peak_share_frac", "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
            "served_speed", "speed_column", "summary", "zero_margin_speed"]

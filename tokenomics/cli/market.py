@@ -25,7 +25,7 @@ TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok
 
 @app.command()
 def market(
-    prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user) [default: the bundled datasets/market_prices.csv].")] = None,
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user, off_peak_input/cached_input/output_usd_per_m_tok with off_peak_hours_per_week or off_peak_share_frac) [default: the bundled datasets/market_prices.csv].")] = None,
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Price every row on this system [default: dgx-h200, or gb200-nvl72 for a model that does not fit].")] = None,
     default_speed: Annotated[Optional[float], typer.Option("--default-speed", help="Tokens/s per user priced where a provider publishes no speed [default 35: InferenceX's DeepSeek-R1 cost point].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the margin: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k), openrouter-2025 (6k/400: OpenRouter's mean request, late 2025).")] = "chat",
@@ -40,6 +40,7 @@ def market(
     serving: Annotated[str, typer.Option("--serving", help="How the chips serve each row's requests: decode (default: the decode-only steady state at the cheapest batch meeting the speed), colocated (continuous batching, the model validate-serving scores: the most requests in flight meeting the speed) or disaggregated (prefill and decode instances with KV transfer).")] = "decode",
     spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
     electricity: Annotated[Optional[float], typer.Option("--electricity", help="Electricity price [USD/kWh] of the bottom-up cost [default: datasets/tco_params.csv electricity_usd_per_kwh]; kept as the electricity_usd_per_kwh column.")] = None,
+    off_peak_share: Annotated[Optional[float], typer.Option("--off-peak-share", help="Share of tokens billed off-peak, 0-1, on every row with off-peak prices (off_peak_*_usd_per_m_tok: DeepSeek's own API) [default: the row's off_peak_share_frac, else its off_peak_hours_per_week / 168, a flat hourly load]. Rows billed flat are not touched.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
 ) -> None:
     """Each sourced API list price beside the modelled cost to serve at the provider's speed, and the implied gross margin.
@@ -51,16 +52,21 @@ def market(
 
     u = utilization_of(utilization, utilization_profile, autoscale)
     want = None if speeds is None else _speeds(speeds)
+    if off_peak_share is not None:
+        off_peak_share = mk.check_share_frac(off_peak_share, "--off-peak-share")
     if default_speed is None:
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
                    spec=spec, weight_precision=weight_precision, speeds=want, serving=serving,
-                   electricity_usd_per_kwh=electricity)
+                   electricity_usd_per_kwh=electricity, off_peak_share_frac=off_peak_share)
     if fmt != Format.table:
         emit(df, fmt)
         return
     s = mk.summary(df)
+    n_off = int((df["billing"] != mk.BILLING_FLAT).sum())
+    how_share = ("--off-peak-share" if off_peak_share is not None
+                 else "the row's share, else off-peak hours / 168: a flat load")
     deps = "; ".join(sorted(d for d in df["deployment"].unique() if d))
     basis = ", ".join(sorted(b for b in df["cost_basis"].unique() if b))
     curve = [mk.speed_column(x) for x in (want or [])]
@@ -84,7 +90,11 @@ def market(
                   + 
                   f"speed: the row's, else the provider's measured one (datasets/served_speed.csv: "
                   f"{(df['speed_source'] == mk.SPEED_FROM_TABLE).sum()} rows), else {default_speed:g} tok/s/user "
-                  f"({s['n_default_speed']} rows); deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
+                  f"({s['n_default_speed']} rows); "
+                  + (f"revenue: {n_off} rows billed at peak / off-peak prices, blended by the share billed off-peak "
+                     f"({how_share}; "
+                     "list in / out are the peak, standard-hours, prices); " if n_off else "")
+                  + f"deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
 
 
 def _speeds(text: str) -> list[float]:
