@@ -178,3 +178,22 @@ def test_disaggregated_cache_hits_make_prefill_cheaper():
     warm = chain.price("h200", "llama-3.1-8b", cache_hit_frac=0.5, **kw)
     assert float(warm.usd_per_m_effective_input_tok) < float(cold.usd_per_m_effective_input_tok)
     assert float(warm.ttft_s) < float(cold.ttft_s)
+
+
+def test_an_operating_point_object_prices_what_its_keywords_price():
+    """``price(deployment=dep, point=OperatingPoint(...))`` is ``price`` with the same keywords (same
+    number to the last bit: one code path), and a field set both ways is one line naming it."""
+    import tokenomics as tk
+    from tokenomics.deployment import resolve
+
+    dep = resolve("llama-3.1-8b", hardware="h200")
+    for kw in (dict(serving="colocated", concurrency=64), dict(batch=16, workload="reasoning"),
+               dict(serving="disaggregated", concurrency=32, pd=(1, 2))):
+        a = chain.price(deployment=dep, point=tk.OperatingPoint(**kw), margin_frac=0.2)
+        b = chain.price(deployment=dep, margin_frac=0.2, **kw)
+        assert a.serving_mode == b.serving_mode
+        assert np.array_equal(np.ravel(a.usd_per_m_output_tok), np.ravel(b.usd_per_m_output_tok))
+    with pytest.raises(ValidationError, match="batch given both as a keyword and in point"):
+        chain.price(deployment=dep, batch=8, point=tk.OperatingPoint(batch=16))
+    with pytest.raises(ValidationError, match="point must be an OperatingPoint, got dict"):
+        chain.price(deployment=dep, point={"batch": 16})

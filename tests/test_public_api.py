@@ -10,7 +10,8 @@ import tokenomics as tk
 PUBLIC = sorted([
     "Accelerator", "DataError", "Deployment", "DoesNotFitError", "ExecutionPlan", "ModelSpec", "PLANS",
     "ParallelPlan", "Profile", "SpecDecode", "TokenomicsError", "TokenomicsWarning", "UnknownNameError",
-    "ValidationError", "__version__", "accelerator", "catalog", "chain", "decode_step", "econ", "forecast",
+    "OperatingPoint", "ValidationError", "__version__", "accelerator", "catalog", "chain", "decode_step", "econ",
+    "forecast",
     "load", "max_batch", "model", "model_from_hf_config", "perf", "plot", "plotdata", "prefill", "price", "resolve", "showdown", "sweep",
     "system_step", "watch",
 ])

@@ -56,6 +56,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "resolve": ("tokenomics.deployment", "resolve"),
     # perf -> econ
     "price": ("tokenomics.chain", "price"),
+    "OperatingPoint": ("tokenomics.chain", "OperatingPoint"),
     "chain": ("tokenomics.chain", None),
     "econ": ("tokenomics.econ", None),
     # forecast, watch, showdown, sweeps

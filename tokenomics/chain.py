@@ -375,6 +375,75 @@ SERVING_MODES = ("decode", "colocated", "disaggregated")
 PD_SPLITS = tuple((p, d) for p in range(1, 9) for d in range(1, 9) if math.gcd(p, d) == 1)
 
 
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where a deployment is priced: how its chips serve requests and at what load (every field
+    a keyword of :func:`price`; ``price(deployment=dep, point=OperatingPoint(...))``).
+
+    Attributes
+    ----------
+    serving : {"colocated", "disaggregated", "decode"}, optional
+        Serving mode (:data:`SERVING_MODES`); default :func:`default_serving`.
+    concurrency : float, optional
+        Requests in flight per instance (per decode instance when disaggregated) [requests].
+    target_tok_per_s_per_user : float, optional
+        Serve each user at least this fast [tokens/s] (the most requests that still do).
+    batch : int or array, optional
+        Decode-only steady state: sequences per replica [sequences].
+    context_tok : int or array, optional
+        Decode-only steady state: cached tokens per sequence [tokens].
+    prefill_batch : int, optional
+        Decode-only steady state: prompts prefilled together.
+    workload : str
+        Request mix of ``datasets/workloads.csv``.
+    isl_tok, osl_tok : int, optional
+        Prompt and output tokens per request [tokens] (default the workload's).
+    pd : (int, int), optional
+        Disaggregated: prefill and decode instances.
+    cache_hit_frac : float
+        Share of input tokens served from a prefix cache [0-1].
+
+    >>> OperatingPoint(serving="colocated", concurrency=64).kwargs()
+    {'serving': 'colocated', 'concurrency': 64, 'workload': 'chat', 'cache_hit_frac': 0.0}
+    """
+
+    serving: str | None = None
+    concurrency: float | None = None
+    target_tok_per_s_per_user: float | None = None
+    batch: Any = None
+    context_tok: Any = None
+    prefill_batch: Any = None
+    workload: str = "chat"
+    isl_tok: int | None = None
+    osl_tok: int | None = None
+    pd: tuple[int, int] | None = None
+    cache_hit_frac: float = 0.0
+
+    def kwargs(self) -> dict[str, Any]:
+        """The :func:`price` keywords this point sets (fields left at None omitted)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+
+
+def _with_point(point: "OperatingPoint | None", given: OperatingPoint) -> OperatingPoint:
+    """The operating point :func:`price` prices: ``given`` (its keywords as called), or ``point``
+    where one is given; a field set both ways is one line naming it."""
+    if point is None:
+        return given
+    if not isinstance(point, OperatingPoint):
+        raise ValidationError(f"point must be an OperatingPoint, got {type(point).__name__}")
+    both = [f.name for f in dataclasses.fields(OperatingPoint)
+            if not _unset(getattr(given, f.name), f.default) and not _unset(getattr(point, f.name), f.default)]
+    if both:
+        raise ValidationError(f"{', '.join(both)} given both as a keyword and in point; give each once")
+    return dataclasses.replace(point, **{f.name: getattr(given, f.name) for f in dataclasses.fields(OperatingPoint)
+                                         if not _unset(getattr(given, f.name), f.default)})
+
+
+def _unset(x: Any, default: Any) -> bool:
+    """Whether an operating-point field holds its default (None, or the scalar default)."""
+    return x is default or (isinstance(x, (int, float, str)) and not isinstance(x, bool) and x == default)
+
+
 def default_serving(batch: Any = None, context_tok: Any = None, prefill_batch: Any = None,
                     cache_hit_frac: Any = 0.0) -> str:
     """The serving mode a price assumes where none is named: ``colocated`` (the model
@@ -440,7 +509,7 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
           target_tok_per_s_per_user: float | None = None, output_convention: str = "decode-only",
           cache_hit_frac: Any = 0.0, serving: str | None = None, concurrency: float | None = None,
           isl_tok: int | None = None, osl_tok: int | None = None, pd: tuple[int, int] | None = None,
-          **cost_overrides: Any) -> PriceResult:
+          point: OperatingPoint | None = None, **cost_overrides: Any) -> PriceResult:
     """Price per million input and output tokens, cost per chip-hour and energy per token of a deployment.
 
     Every price goes through here: the deployment's throughput in the chosen serving mode
@@ -455,6 +524,8 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
         ``engine`` plan, a layout that fits, chunked prefill; see :mod:`tokenomics.deployment`).
     deployment : Deployment, optional
         Price exactly this deployment.
+    point : OperatingPoint, optional
+        The operating point as one object (its fields are the keywords below; give each once).
     serving : {"colocated", "disaggregated", "decode"}, optional
         How the chips serve requests (:data:`SERVING_MODES`): co-located continuous batching at
         ``concurrency`` (:func:`tokenomics.perf.serving.serve`, the model ``validate-serving``
@@ -527,21 +598,24 @@ def price(hardware: Any = None, model: Any = None, execution: Any = None, *, bat
                         weight_precision=weight_precision, expert_precision=expert_precision,
                         kv_precision=kv_precision, prefill_chunk_tok=prefill_chunk_tok, ar_impl=ar_impl,
                         a2a_impl=a2a_impl, overlap=overlap)
-    if serving is None:
-        serving = default_serving(batch=batch, context_tok=context_tok, prefill_batch=prefill_batch,
-                                  cache_hit_frac=cache_hit_frac)
+    op = _with_point(point, OperatingPoint(
+        serving=serving, concurrency=concurrency, target_tok_per_s_per_user=target_tok_per_s_per_user, batch=batch,
+        context_tok=context_tok, prefill_batch=prefill_batch, workload=workload, isl_tok=isl_tok, osl_tok=osl_tok,
+        pd=pd, cache_hit_frac=cache_hit_frac))
+    serving = op.serving or default_serving(op.batch, op.context_tok, op.prefill_batch, op.cache_hit_frac)
     v.one_of(serving, "serving", SERVING_MODES)
     v.one_of(output_convention, "output_convention", OUTPUT_CONVENTIONS)
-    in_tok, out_tok = _lengths(workload, isl_tok, osl_tok)
+    in_tok, out_tok = _lengths(op.workload, op.isl_tok, op.osl_tok)
     utilization_frac, margin_frac = _sold_and_margin(utilization_frac, margin_frac)
-    v.fraction(cache_hit_frac, "cache_hit_frac")
+    v.fraction(op.cache_hit_frac, "cache_hit_frac")
     v.one_of(on_oom, "on_oom", ("raise", "mask"))
-    bases = _target_bases(dep, parallel, tp, ep) if target_tok_per_s_per_user is not None else []
-    st = _served(dep, bases, serving, in_tok, out_tok, batch=batch, context_tok=context_tok,
-                 prefill_batch=prefill_batch, cache_hit_frac=cache_hit_frac, concurrency=concurrency, pd=pd,
-                 target=target_tok_per_s_per_user, on_oom=on_oom)
-    return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, cache_hit_frac,
-                   output_convention, workload, in_tok, out_tok)
+    target = op.target_tok_per_s_per_user
+    bases = _target_bases(dep, parallel, tp, ep) if target is not None else []
+    st = _served(dep, bases, serving, in_tok, out_tok, batch=op.batch, context_tok=op.context_tok,
+                 prefill_batch=op.prefill_batch, cache_hit_frac=op.cache_hit_frac, concurrency=op.concurrency,
+                 pd=op.pd, target=target, on_oom=on_oom)
+    return _priced(st, cost, cost_overrides, power, utilization_frac, margin_frac, op.cache_hit_frac,
+                   output_convention, op.workload, in_tok, out_tok)
 
 
 def _served(dep, bases: list, serving: str, in_tok: int, out_tok: int, *, batch: Any, context_tok: Any,
