@@ -1,6 +1,6 @@
 """The headline numbers the README and the guides quote, computed in one place, by group.
 
-``tests/test_golden.py`` compares each group of :data:`GROUPS` with ``tests/golden/headline.json``,
+``tests/house/test_golden.py`` compares each group of :data:`GROUPS` with ``tests/golden/headline.json``,
 so any change to the model that moves a headline figure fails a test until the file is regenerated
 (``python tools/golden.py``) and the diff reviewed. The cheap groups (prices, the showdown, the
 watch) run in the default test tier; the groups that rescore thousands of published runs or refit
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-#: Relative tolerance of ``tests/test_golden.py``; ``tools/golden.py`` keeps a pinned figure that
+#: Relative tolerance of ``tests/house/test_golden.py``; ``tools/golden.py`` keeps a pinned figure that
 #: moved by less than half of it (floating-point noise across numpy, scipy and statsmodels builds).
 REL_TOL = 1e-6
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FAST_MONEY = ["tests/test_money_by_hand.py", "tests/test_golden.py", "tests/test_econ.py", "tests/test_chain.py"]
+FAST_MONEY = ["tests/econ/test_money_by_hand.py", "tests/house/test_golden.py", "tests/econ/test_econ.py", "tests/chain/test_chain.py"]
 
 #: (name, file, snippet, replacement, tests)
 MUTANTS = [
@@ -30,7 +30,7 @@ MUTANTS = [
     ("implied margin with input and output weights swapped", "tokenomics/market.py",
      "cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, input_tok, output_tok)",
      "cost = usd_per_request(cost_input / 1e3, cost_output / 1e3, output_tok, input_tok)",
-     ["tests/test_market_revenue.py", "tests/test_market.py"]),
+     ["tests/market/test_market_revenue.py", "tests/market/test_market.py"]),
     # ---- headline computations ---------------------------------------------------------------------
     ("margin multiplies instead of divides", "tokenomics/econ/pricing.py",
      "* 1e3 / (\n        1 - np.asarray(margin_frac, float))", "* 1e3 * (\n        1 + np.asarray(margin_frac, float))",
@@ -39,28 +39,28 @@ MUTANTS = [
      "out = cost / (tps * S_PER_H * np.asarray(utilization_frac, float))", "out = cost / (tps * S_PER_H)",
      FAST_MONEY),
     ("capital recovery factor without discounting", "tokenomics/econ/finance.py",
-     "out[~zero] = rz / -np.expm1(-nz * np.log1p(rz))", "out[~zero] = 1.0 / nz", ["tests/test_econ.py", "tests/test_golden.py"]),
+     "out[~zero] = rz / -np.expm1(-nz * np.log1p(rz))", "out[~zero] = 1.0 / nz", ["tests/econ/test_econ.py", "tests/house/test_golden.py"]),
     ("PUE not applied to host power", "tokenomics/econ/tco.py",
      "return (np.asarray(board_power_w, float) + np.asarray(host_power_w, float)) * np.asarray(pue, float)",
      "return np.asarray(board_power_w, float) * np.asarray(pue, float) + np.asarray(host_power_w, float)",
-     ["tests/test_econ.py", "tests/test_golden.py"]),
+     ["tests/econ/test_econ.py", "tests/house/test_golden.py"]),
     ("blended price weights swapped", "tokenomics/econ/pricing.py",
      "return (np.asarray(price_input, float) * i + np.asarray(price_output, float) * o) / (i + o)",
      "return (np.asarray(price_input, float) * o + np.asarray(price_output, float) * i) / (i + o)",
-     ["tests/test_econ.py", "tests/test_chain.py"]),
+     ["tests/econ/test_econ.py", "tests/chain/test_chain.py"]),
     ("KV read at full bandwidth", "tokenomics/perf/roofline.py",
      "mem = op.kv_bytes / (bw * kv_read_efficiency(op.kv_bytes, profile) * kv_read_frac) + op.act_bytes / w_bw",
-     "mem = op.kv_bytes / bw + op.act_bytes / w_bw", ["tests/test_perf.py", "tests/test_golden.py"]),
+     "mem = op.kv_bytes / bw + op.act_bytes / w_bw", ["tests/perf/test_perf.py", "tests/house/test_golden.py"]),
     ("prefill attention ignores its cache bytes", "tokenomics/perf/roofline.py",
      "mem = (op.kv_bytes + op.act_bytes) / w_bw", "mem = op.act_bytes / w_bw",
-     ["tests/test_perf.py", "tests/test_golden.py"]),
+     ["tests/perf/test_perf.py", "tests/house/test_golden.py"]),
     ("Wh per 1K tokens off by the hour", "tokenomics/econ/pricing.py",
      "return np.asarray(energy_j_per_token, float) * 1e3 / 3600.0",
-     "return np.asarray(energy_j_per_token, float) * 1e3 / 60.0", ["tests/test_econ.py", "tests/test_chain.py"]),
+     "return np.asarray(energy_j_per_token, float) * 1e3 / 60.0", ["tests/econ/test_econ.py", "tests/chain/test_chain.py"]),
     ("gross margin inverted", "tokenomics/econ/pricing.py",
      "return 1 - np.asarray(cost, float) / np.asarray(price, float)",
      "return 1 - np.asarray(price, float) / np.asarray(cost, float)",
-     ["tests/test_econ.py", "tests/test_market_revenue.py", "tests/test_market.py"]),
+     ["tests/econ/test_econ.py", "tests/market/test_market_revenue.py", "tests/market/test_market.py"]),
 ]
 
 

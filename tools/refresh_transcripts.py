@@ -5,7 +5,7 @@
 A transcript that shows a whole table (its ``┏`` top border) is replaced by the command's whole
 output, printed as wide as the table shown; a transcript that shows chosen rows (or a ``| grep``) keeps those rows,
 each replaced by today's row of the same first cell. The prose around them is not touched: read
-the diff, and fix any sentence that quotes a number that moved (``tests/test_readme.py`` checks the
+the diff, and fix any sentence that quotes a number that moved (``tests/docs/test_readme.py`` checks the
 rows, not the prose).
 """
 

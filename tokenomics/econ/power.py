@@ -13,7 +13,7 @@ Host-bound steps: the utilizations are averages over the whole step (bytes and F
 over step time x datasheet rate), so a step that is busy on the GPU for ``gpu_s`` of ``step_s``
 (an eager decode waiting on kernel launches) draws, by linearity,
 ``(gpu_s * P_active + (step_s - gpu_s) * idle_w) / step_s``: idle power in the host-bound gap,
-not busy power (tests/test_market.py checks the identity on an H200 eager step, which lands at
+not busy power (tests/market/test_market.py checks the identity on an H200 eager step, which lands at
 ~200 W against the 395 W measured for a CUDA-graph batch-1 decode). In a multi-chip step,
 exposed communication scales both utilizations by the compute share as well (``chain.price``).
 Chip-hours not sold draw idle power (``chain.price`` with ``utilization_frac`` < 1).

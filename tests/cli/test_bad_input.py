@@ -24,7 +24,7 @@ from tokenomics import catalog, sweep
 from tokenomics.cli import main
 from tokenomics.errors import TokenomicsError, TokenomicsWarning
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CASES = catalog.data_dir() / "h200_cases.csv"
 HEADER = CASES.read_text().splitlines()[0]
 ROW0 = CASES.read_text().splitlines()[1]

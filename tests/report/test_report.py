@@ -16,7 +16,7 @@ from tokenomics import chain
 from tokenomics.cli import app, main
 from tokenomics.report import write_report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 PRICE = ["price", "-H", "h200", "-m", "llama-3.1-8b", "-b", "32", "-c", "1024", "-e", "graph"]
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from tokenomics.cli import app, main
 from tokenomics.forecast import forecast
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

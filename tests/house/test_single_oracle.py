@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "tokenomics"
+PKG = Path(__file__).resolve().parents[2] / "tokenomics"
 
 
 def _ident(n) -> str:

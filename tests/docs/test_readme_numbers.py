@@ -1,6 +1,6 @@
 """Every number of the README's answers and accuracy tables is a pinned golden figure, rounded as
 shown: a model change that moves a figure fails here until the README says the new number.
-(tests/test_golden.py checks the pinned figures against the model; tests/test_readme.py runs the
+(tests/house/test_golden.py checks the pinned figures against the model; tests/docs/test_readme.py runs the
 README's transcripts.)"""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 GOLDEN = json.loads((ROOT / "tests" / "golden" / "headline.json").read_text())
 G = GOLDEN.get

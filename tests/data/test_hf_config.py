@@ -14,7 +14,7 @@ from tokenomics.errors import DataError, TokenomicsError, TokenomicsWarning, Val
 from tokenomics.hf_config import model_from_hf_config, spec_from_hf_config
 from tokenomics.specs import ModelSpec
 
-FIX = Path(__file__).parent / "fixtures" / "hf_configs"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hf_configs"
 
 #: Fields that are metadata, not architecture.
 META = {"name", "display_name", "source", "as_of", "note", "claimed_total_params", "claimed_active_params"}
@@ -45,7 +45,7 @@ def _arch(spec: ModelSpec) -> dict:
 ])
 def test_published_parameter_counts(fixture, total, active):
     spec, _ = _spec(fixture)
-    # the same tolerances the bundled catalog is held to (tests/test_catalog.py): 3 % total, 5 % active
+    # the same tolerances the bundled catalog is held to (tests/data/test_catalog.py): 3 % total, 5 % active
     assert spec.total_params() == pytest.approx(total, rel=0.03)
     assert spec.active_params() == pytest.approx(active, rel=0.05)
 

@@ -10,7 +10,7 @@ import pytest
 from tokenomics import catalog, chain
 from tokenomics.deployment import resolve
 
-PKG = Path(__file__).resolve().parent.parent / "tokenomics"
+PKG = Path(__file__).resolve().parents[2] / "tokenomics"
 
 
 def _sources():

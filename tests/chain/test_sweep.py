@@ -45,7 +45,7 @@ def test_n_configs_hand_count():
 
 def test_load_example_grid():
     """examples/grid_example.toml: 2 x 2 x 2 combos x 22 batches x 12 contexts x 5 x 3 = 31,680."""
-    g = sweep.load_grid(os.path.join(os.path.dirname(__file__), "..", "examples", "grid_example.toml"))
+    g = sweep.load_grid(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "grid_example.toml"))
     assert g.n_configs == 8 * 22 * 12 * 5 * 3
 
 

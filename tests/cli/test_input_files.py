@@ -21,7 +21,7 @@ from tokenomics.cli import main
 from tokenomics.errors import DataError, TokenomicsError
 from tokenomics.io import max_input_bytes, read_bytes, read_text
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # every command-line option or argument that names an input file; F is replaced by the file
 FILE_ARGS = [

@@ -15,7 +15,7 @@ import pytest
 
 from tokenomics.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 #: Every document whose transcripts are checked: {name: text}; the README first.
 DOCS = {"README.md": README, **{f"docs/guide/{p.name}": p.read_text()

@@ -185,7 +185,7 @@ def test_each_run_counts_once(name):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     from curate_mlperf import RUN_COLUMNS, drop_repeated_runs
 
     d = load(name)
@@ -269,7 +269,7 @@ def test_v61_curation_rules_on_a_plain_tree(tmp_path):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     from curate_mlperf import build_v61
 
     summary = ("Scenario : Offline\nSamples per second: 2\nTokens per second: 8000\nResult is : VALID\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("script, needle", [
@@ -22,6 +22,6 @@ def test_example_runs(script, needle):
 
 
 def test_every_example_is_run_by_some_test():
-    tests = "".join(f.read_text() for f in (ROOT / "tests").glob("test_*.py"))
+    tests = "".join(f.read_text() for f in (ROOT / "tests").rglob("test_*.py"))
     for ex in (ROOT / "examples").glob("*.py"):
         assert ex.name in tests, f"{ex.name} is not run by any test"

@@ -238,7 +238,7 @@ def test_notebook_example_runs(tmp_path):
     """examples/notebook_analysis.py answers its three questions and writes four figures."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     p = subprocess.run([sys.executable, str(root / "examples" / "notebook_analysis.py"), "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from tokenomics.cli import app, main
 from tokenomics.watch import watch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--n-boot", "20", "--n-draws", "20"]
 REQUIRED = ["metric", "latest", "trend", "forecast", "status", "as_of"]
 

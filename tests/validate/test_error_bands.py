@@ -214,7 +214,7 @@ def test_regenerating_gives_the_stored_table():
     from tokenomics.validate.serving_cases import predict_unfitted
 
     spec = importlib.util.spec_from_file_location(
-        "build_error_bands", Path(__file__).resolve().parent.parent / "tools" / "build_error_bands.py")
+        "build_error_bands", Path(__file__).resolve().parents[2] / "tools" / "build_error_bands.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     got = mod.table_of(eb.split_and_build(predict_unfitted()), "x").drop(columns="as_of")

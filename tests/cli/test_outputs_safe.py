@@ -23,7 +23,7 @@ from tokenomics import catalog
 from tokenomics.cli import main
 from tokenomics.io import spreadsheet_safe, write_frame
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CASES = catalog.data_dir() / "h200_cases.csv"
 HOSTILE = ['=HYPERLINK("http://x","c")', "=cmd|' /C calc'!A0", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"]
 

@@ -16,7 +16,7 @@ import pytest
 
 from golden_figures import GROUPS, REL_TOL, SLOW_GROUPS, group_of
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "headline.json").read_text())
+GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "golden" / "headline.json").read_text())
 _CACHE: dict[str, dict[str, float]] = {}
 
 

@@ -14,7 +14,7 @@ from tokenomics import catalog
 from tokenomics.catalog import load
 from tokenomics.cli import app
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
 @pytest.fixture(scope="module")

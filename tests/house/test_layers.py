@@ -10,7 +10,7 @@ import fails this test."""
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parent.parent / "tokenomics"
+PKG = Path(__file__).resolve().parents[2] / "tokenomics"
 
 #: Layer of each module (by dotted name prefix; the longest prefix wins).
 LAYERS = {

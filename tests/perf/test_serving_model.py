@@ -360,7 +360,7 @@ def test_blind_miss_classes_follow_their_rules():
 
     import pandas as pd
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     from blind_misses import CLASSES, classify
 
     def row(ttft_ratio, tpot_ratio, spec="none", hw="b200", conc=64.0, err=0.5):
@@ -381,7 +381,7 @@ def test_harness_simulation_replays_one_user_by_hand():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     from simulate_harness import simulate
 
     cases = serving_cases.read_cases(catalog.data_dir() / "serving_public.csv")
