@@ -977,14 +977,9 @@ def _column_problems(df: "pd.DataFrame", col: Column, today: Any) -> "list[tuple
         if col.values:
             off = vals.notna() & ~vals.isin(list(col.values)) & (probs == "")
             for i in np.flatnonzero(off.to_numpy()):
-                probs.iloc[i] = f"{col.name} must be {col.expectation()}, got {raw.iloc[i]!r}"
+                probs.iloc[i] = f"{col.name} is not one of the values allowed, got {raw.iloc[i]!r}"
         for i in np.flatnonzero((probs != "").to_numpy()):
-            detail = probs.iloc[i]
-            if " must be " not in detail:
-                detail += f"; expected {col.expectation()}"
-            elif col.unit:
-                detail += f" [{col.unit}]"
-            out.append((int(i), detail))
+            out.append((int(i), f"{probs.iloc[i]}; expected {col.expectation()}"))
         df[col.name] = vals
         return out
     blank = blank_cells(raw).to_numpy()
@@ -1021,8 +1016,9 @@ def _column_problems(df: "pd.DataFrame", col: Column, today: Any) -> "list[tuple
             continue
         year = int(str(parsed[0])[:4])
         if (col.minimum is not None and year < col.minimum) or (col.maximum is not None and year > col.maximum):
-            out.append((i, f"{col.name} {year} is outside {col.minimum:g} to {col.maximum:g}; expected the "
-                           "year it happened"))
+            span = (f"outside {col.minimum:g} to {col.maximum:g}" if None not in (col.minimum, col.maximum)
+                    else f"before {col.minimum:g}" if col.minimum is not None else f"after {col.maximum:g}")
+            out.append((i, f"{col.name} {year} is {span}; expected the year it happened"))
         elif col.not_after_today and _future(parsed[0], parsed[1], today):
             out.append((i, f"{col.name} {str(cell).strip()!r} is after today ({today}); expected a date on or "
                            "before it"))
