@@ -1058,12 +1058,13 @@ def problem_lines(problems: "Iterable[tuple[int, str]]", line_offset: int = 2) -
     return [f"row {i + 1} (line {i + line_offset}): {detail}" for i, detail in sorted(problems, key=lambda p: p[0])]
 
 
-def raise_problems(label: str, problems: "Iterable[tuple[int, str]]", line_offset: int = 2) -> None:
+def raise_problems(label: str, problems: "Iterable[tuple[int, str]]", line_offset: int = 2,
+                   noun: str = "bad cells") -> None:
     """Raise one :class:`DataError` line naming every problem (the first :data:`MAX_PROBLEMS_NAMED`
     and how many more), or return where there is none.
 
     One problem reads ``LABEL row N (line M): detail``; several
-    ``LABEL: K bad cells: row N (line M): detail; ...; and J more``.
+    ``LABEL: K bad cells: row N (line M): detail; ...; and J more`` (``noun`` for "bad cells").
     """
     lines = problem_lines(problems, line_offset)
     if not lines:
@@ -1071,7 +1072,7 @@ def raise_problems(label: str, problems: "Iterable[tuple[int, str]]", line_offse
     if len(lines) == 1:
         raise DataError(f"{label} {lines[0]}")
     more = f"; and {len(lines) - MAX_PROBLEMS_NAMED} more" if len(lines) > MAX_PROBLEMS_NAMED else ""
-    raise DataError(f"{label}: {len(lines)} bad cells: {'; '.join(lines[:MAX_PROBLEMS_NAMED])}{more}")
+    raise DataError(f"{label}: {len(lines)} {noun}: {'; '.join(lines[:MAX_PROBLEMS_NAMED])}{more}")
 
 
 def check_frame(df: "pd.DataFrame", schema: Iterable[Column], label: str, *,
