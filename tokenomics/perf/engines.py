@@ -220,8 +220,8 @@ def read_engines(source: Any) -> "pd.DataFrame":  # noqa: F821
 
     Engine names are those of :data:`ENGINES` (and the names published rows
     use for them), vendors the catalogued accelerators' or ``any``; costs are non-negative
-    seconds, ``max_seqs`` at least 1. Anything else is one :class:`~tokenomics.errors.DataError`
-    naming the row.
+    seconds, ``max_seqs`` at least 1 (:func:`engine_schema`). Anything else is one
+    :class:`~tokenomics.errors.DataError` naming every bad cell (row, line, column).
     """
     import pandas as pd
 

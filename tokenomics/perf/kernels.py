@@ -72,7 +72,7 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
     Raises
     ------
     DataError
-        One line naming the row and value.
+        One line naming every bad cell (row, line, column, value) of :data:`KERNEL_BENCH_SCHEMA`.
     """
     from ..catalog import load
     from ..errors import UnknownNameError
@@ -86,12 +86,19 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
         label = "kernel microbench" if not isinstance(source, (str, os.PathLike)) else \
             f"kernel microbench {str(source)!r}"
     problems = frame_problems(df, KERNEL_BENCH_SCHEMA)
-    for i, hw in enumerate(df["hardware"].astype(str)):
+    chips = df["hardware"].astype(str)
+    unknown = []
+    for hw in dict.fromkeys(chips):
         try:
             accelerator(hw)
-        except UnknownNameError as exc:  # unknown chips: named with suggestions
-            problems.append((i, f"hardware: {exc}"))
-    return check_frame(df, (), label, extra=problems)
+        except UnknownNameError as exc:  # an unknown chip: named once, at its first row, with suggestions
+            unknown.append((int(np.flatnonzero((chips == hw).to_numpy())[0]), f"hardware: {exc}"))
+    try:
+        return check_frame(df, (), label, extra=problems + unknown)
+    except DataError as exc:
+        if problems:
+            raise
+        raise UnknownNameError(str(exc)) from None  # only unknown chips: the error a lookup gives
 
 
 def int_cell(x: Any, default: int = 0) -> int:
