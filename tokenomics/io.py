@@ -27,6 +27,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -853,3 +854,252 @@ def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[
                         f"{', '.join(choices)}, got {got if len(got) <= 60 else got[:57] + '...'}.{hint}")
     return vals
 
+
+
+# --- declared schemas of user CSV files ----------------------------------------------------------
+
+#: Bad cells one :class:`DataError` names before ``and N more``.
+MAX_PROBLEMS_NAMED = 10
+
+#: Kinds of :class:`Column`.
+COLUMN_KINDS = ("number", "integer", "choice", "text", "date")
+
+_DATE_WORDS = "YYYY-MM-DD, YYYY-MM or YYYY"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a user CSV file: what each cell must hold.
+
+    Parameters
+    ----------
+    name : str
+        Header name.
+    kind : {"number", "integer", "choice", "text", "date"}
+        ``number``: a finite number (stored back as float); ``integer``: a whole number (float);
+        ``choice``: one of ``choices`` (stored back stripped); ``text``: any text, not blank where
+        ``required``; ``date``: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (kept as text).
+    minimum, maximum : float, optional
+        Physical range (inclusive; ``strict_minimum`` makes the minimum exclusive); for a ``date``,
+        the first and last year.
+    strict_minimum : bool
+        The minimum is excluded (a price or time must be > 0).
+    choices : tuple of str
+        Words a ``choice`` cell may hold.
+    values : tuple of float
+        Numbers a ``number`` cell may hold (bytes per parameter: 4, 2, 1, 0.5), where only some are.
+    required : bool
+        A blank cell is a problem (else it stays NaN / blank).
+    optional : bool
+        The column may be absent from the header (checked where present).
+    unit : str
+        Unit of a number, for the message (``"s"``, ``"USD per million tokens"``).
+    expected : str
+        What a cell should hold, in words, where the kind's own words are not enough.
+    not_after_today : bool
+        A ``date`` later than today (``datetime.date.today()``; a month or year from its first
+        day) is a problem: a file records what was observed.
+    fold_case : bool
+        A ``choice`` cell is compared lower-cased (and stored back lower-cased).
+    """
+
+    name: str
+    kind: str = "number"
+    minimum: float | None = None
+    maximum: float | None = None
+    strict_minimum: bool = False
+    choices: tuple[str, ...] = ()
+    values: tuple[float, ...] = ()
+    required: bool = True
+    optional: bool = False
+    unit: str = ""
+    expected: str = ""
+    not_after_today: bool = False
+    fold_case: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in COLUMN_KINDS:
+            raise ValidationError(f"Column {self.name!r}: kind must be one of {', '.join(COLUMN_KINDS)}, "
+                                  f"got {self.kind!r}")
+
+    def expectation(self) -> str:
+        """What a cell of this column should hold, in words (``"a whole number >= 1"``)."""
+        if self.expected:
+            return self.expected
+        if self.kind == "choice":
+            return f"one of {', '.join(self.choices)}"
+        if self.kind == "date":
+            return f"a date {_DATE_WORDS}"
+        if self.kind == "text":
+            return f"text in {self.name}"
+        if self.values:
+            return f"one of {', '.join(f'{x:g}' for x in self.values)}"
+        word = "a whole number" if self.kind == "integer" else "a number"
+        rng = []
+        if self.minimum is not None:
+            rng.append(f"{'>' if self.strict_minimum else '>='} {self.minimum:g}")
+        if self.maximum is not None:
+            rng.append(f"<= {self.maximum:g}")
+        unit = f" [{self.unit}]" if self.unit else ""
+        return f"{word}{' ' + ' and '.join(rng) if rng else ''}{unit}"
+
+
+def schema_columns(schema: Iterable[Column]) -> tuple[str, ...]:
+    """Columns of ``schema`` a file must have in its header (those not ``optional``)."""
+    return tuple(c.name for c in schema if not c.optional)
+
+
+def _future(parsed: Any, precision: str, today: Any) -> bool:
+    """Whether a parsed date (a month or year from its first day) lies after ``today``."""
+    import numpy as np
+
+    d = parsed
+    if precision == "month":
+        d = d.astype("datetime64[M]").astype("datetime64[D]")
+    elif precision == "year":
+        d = d.astype("datetime64[Y]").astype("datetime64[D]")
+    return bool(d > np.datetime64(today, "D"))
+
+
+def _column_problems(df: "pd.DataFrame", col: Column, today: Any) -> "list[tuple[int, str]]":
+    """Problems of one column's cells, ``(row position, detail)``; the column is stored back
+    converted (numbers as float, words stripped)."""
+    import difflib
+
+    import numpy as np
+
+    out: list[tuple[int, str]] = []
+    raw = df[col.name]
+    if col.kind in ("number", "integer"):
+        vals, probs = numeric_cell_problems(df, col.name, minimum=col.minimum, maximum=col.maximum,
+                                            strict_minimum=col.strict_minimum, integer=col.kind == "integer",
+                                            required=col.required)
+        if col.values:
+            off = vals.notna() & ~vals.isin(list(col.values)) & (probs == "")
+            for i in np.flatnonzero(off.to_numpy()):
+                probs.iloc[i] = f"{col.name} is not one of the values allowed, got {raw.iloc[i]!r}"
+        for i in np.flatnonzero((probs != "").to_numpy()):
+            out.append((int(i), f"{probs.iloc[i]}; expected {col.expectation()}"))
+        df[col.name] = vals
+        return out
+    blank = blank_cells(raw).to_numpy()
+    text = raw.where(~blank, "").astype(object).map(str).str.strip()
+    if col.kind == "choice":
+        if col.fold_case:
+            text = text.str.lower()
+        for i in np.flatnonzero(~text.isin(col.choices).to_numpy()):
+            if blank[i]:
+                if col.required:
+                    out.append((int(i), f"{col.name} is empty; expected {col.expectation()}"))
+                continue
+            close = difflib.get_close_matches(text.iloc[i], list(col.choices), n=1)
+            got = repr(raw.iloc[i])
+            got = got if len(got) <= 60 else got[:57] + "..."
+            out.append((int(i), f"{col.name} must be {col.expectation()}, got {got}"
+                        + (f". Did you mean {close[0]!r}?" if close else "")))
+        df[col.name] = text
+        return out
+    if col.kind == "text":
+        if col.required:
+            out.extend((int(i), f"{col.name} is empty; expected {col.expectation()}") for i in np.flatnonzero(blank))
+        return out
+    from .dates import parse_date  # date
+
+    for i, (cell, empty) in enumerate(zip(raw, blank)):
+        if empty:
+            if col.required:
+                out.append((i, f"missing {col.name}; expected {col.expectation()}"))
+            continue
+        parsed = parse_date(cell)
+        if parsed is None:
+            out.append((i, f"bad {col.name} {str(cell).strip()!r}; expected {col.expectation()}"))
+            continue
+        year = int(str(parsed[0])[:4])
+        if (col.minimum is not None and year < col.minimum) or (col.maximum is not None and year > col.maximum):
+            span = (f"outside {col.minimum:g} to {col.maximum:g}" if None not in (col.minimum, col.maximum)
+                    else f"before {col.minimum:g}" if col.minimum is not None else f"after {col.maximum:g}")
+            out.append((i, f"{col.name} {year} is {span}; expected the year it happened"))
+        elif col.not_after_today and _future(parsed[0], parsed[1], today):
+            out.append((i, f"{col.name} {str(cell).strip()!r} is after today ({today}); expected a date on or "
+                           "before it"))
+    return out
+
+
+def frame_problems(df: "pd.DataFrame", schema: Iterable[Column]) -> "list[tuple[int, str]]":
+    """Every bad cell of ``df`` against ``schema``, ``(row position, detail)``, in row order (then
+    the schema's column order); the checked columns are stored back converted (numbers as float,
+    words stripped), so a reader can go on with the good rows.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows as read; a column ``optional`` in ``schema`` may be absent (it is skipped).
+    schema : iterable of Column
+        The file kind's declared columns.
+
+    Returns
+    -------
+    list of (int, str)
+        ``(row, "batch is not a number, got 'x'; expected a whole number >= 1")``; empty where
+        every cell is good.
+    """
+    import datetime as _dt
+
+    today = _dt.date.today()
+    out: list[tuple[int, str]] = []
+    for col in schema:
+        if col.name in df.columns:
+            out.extend(_column_problems(df, col, today))
+    return sorted(out, key=lambda p: p[0])  # stable: a row's cells in the schema's order
+
+
+def problem_lines(problems: "Iterable[tuple[int, str]]", line_offset: int = 2) -> list[str]:
+    """``row N (line M): detail`` for each problem (row position ``i`` on file line ``i + line_offset``)."""
+    return [f"row {i + 1} (line {i + line_offset}): {detail}" for i, detail in sorted(problems, key=lambda p: p[0])]
+
+
+def raise_problems(label: str, problems: "Iterable[tuple[int, str]]", line_offset: int = 2,
+                   noun: str = "bad cells") -> None:
+    """Raise one :class:`DataError` line naming every problem (the first :data:`MAX_PROBLEMS_NAMED`
+    and how many more), or return where there is none.
+
+    One problem reads ``LABEL row N (line M): detail``; several
+    ``LABEL: K bad cells: row N (line M): detail; ...; and J more`` (``noun`` for "bad cells").
+    """
+    lines = problem_lines(problems, line_offset)
+    if not lines:
+        return
+    if len(lines) == 1:
+        raise DataError(f"{label} {lines[0]}")
+    more = f"; and {len(lines) - MAX_PROBLEMS_NAMED} more" if len(lines) > MAX_PROBLEMS_NAMED else ""
+    raise DataError(f"{label}: {len(lines)} {noun}: {'; '.join(lines[:MAX_PROBLEMS_NAMED])}{more}")
+
+
+def check_frame(df: "pd.DataFrame", schema: Iterable[Column], label: str, *,
+                extra: "Iterable[tuple[int, str]]" = (), line_offset: int = 2) -> "pd.DataFrame":
+    """Check every cell of ``df`` against ``schema`` and refuse the table with all its problems.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows as read (file row ``i`` on line ``i + line_offset``); converted in place.
+    schema : iterable of Column
+        The file kind's declared columns.
+    label : str
+        How the message names the table (``"cases file 'x.csv'"``).
+    extra : iterable of (int, str)
+        Problems the reader found itself (rules across cells), listed with the schema's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df``, its checked columns converted.
+
+    Raises
+    ------
+    DataError
+        One line naming each bad cell (row, line, column, what was expected), up to
+        :data:`MAX_PROBLEMS_NAMED` of them and a count of the rest.
+    """
+    raise_problems(label, [*frame_problems(df, schema), *extra], line_offset)
+    return df

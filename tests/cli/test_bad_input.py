@@ -279,7 +279,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--megakernel-events", "empty.csv"], "is empty"),
     (["watch", "--megakernel-events", "latin1.csv"], "not UTF-8"),
     (["watch", "--megakernel-events", "mk_header.csv"], "no rows"),
-    (["watch", "--megakernel-events", "mk_words.csv"], "level must be 0-4"),
+    (["watch", "--megakernel-events", "mk_words.csv"], "level is not a number, got 'high'; expected a whole number 0-4"),
     (["watch", "--megakernel-events", "mk_baddate.csv"], "bad date"),
     (["watch", "--megakernel-events", "missing.csv"], "not found"),
     (["watch", "--supernode-events", "sn_words.csv"], "units_low is not a number"),

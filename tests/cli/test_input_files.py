@@ -396,7 +396,9 @@ def test_a_history_date_outside_the_forecast_span_is_refused(date, tmp_path, cap
     f = tmp_path / "h.csv"
     f.write_text(f"series,date,tokens_per_day,source\nzz,{date},1e9,x\n")
     code, err = _run(["forecast", "--add-history", str(f)], capsys)
-    _one_line_exit_2(code, err, f"date '{date}' of series 'zz' is outside 2000-01")
+    # a date after today is no observation (said first); an earlier one outside the span is named as such
+    _one_line_exit_2(code, err, f"row 1 (line 2): date '{date}' is after today" if date > "2030" else
+                     f"date '{date}' of series 'zz' is outside 2000-01")
 
 
 def _with_empty(dataset: str, col: str, tmp_path) -> Path:

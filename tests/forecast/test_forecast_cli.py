@@ -259,8 +259,8 @@ def test_add_history_adds_a_series_to_the_bundled_ones(tmp_path):
 
 @pytest.mark.parametrize("text,needle", [
     ("series,date,tokens_per_day\nacme,2024-03,1e11\n", "missing columns ['source']"),
-    ("series,date,tokens_per_day,source\nacme,2024/03/01,1e11,x\n", "not YYYY-MM or YYYY-MM-DD"),
-    ("series,date,tokens_per_day,source\nacme,2024-13,1e11,x\n", "month must be 01-12"),
+    ("series,date,tokens_per_day,source\nacme,2024/03/01,1e11,x\n", "row 1 (line 2): bad date '2024/03/01'; expected an observation date YYYY-MM or YYYY-MM-DD"),
+    ("series,date,tokens_per_day,source\nacme,2024-13,1e11,x\n", "row 1 (line 2): bad date '2024-13'"),
     ("series,date,tokens_per_day,source\nacme,2024-03,-1,x\n", "positive"),
     ("series,date,tokens_per_day,source\nacme,2024-03,1e11,x\nacme,2024-03,2e11,y\n",
      "2 observations dated 2024-03-15"),

@@ -343,6 +343,30 @@ MAX_SERIES_NAME = 80
 FIRST_DATE, LAST_DATE = "2000-01", "2030-12"
 
 
+def history_schema(require_source: bool = False) -> "tuple[tuple, tuple]":
+    """The declared columns of a history file (:class:`tokenomics.io.Column`): of every row (a
+    series name; a ``source`` where ``require_source``; ``in_fit`` 0 or 1; an ``as_of`` not after
+    today), and of the rows fitted (a ``date`` not after today, :func:`check_history` holding it
+    in :data:`FIRST_DATE` to :data:`LAST_DATE`; ``tokens_per_day`` > 0 and at most :data:`MAX_TOKENS_PER_DAY` [tokens/day])."""
+    from ..io import Column
+
+    every = (
+        Column("series", "text", expected="a series name on every observation"),
+        *((Column("source", "text", expected="where the observation was published (cite it)"),)
+          if require_source else ()),
+        Column("in_fit", "integer", minimum=0, maximum=1, optional=True),
+        Column("as_of", "date", required=False, optional=True, not_after_today=True),
+    )
+    fitted = (
+        Column("date", "date", not_after_today=True,  # the forecast's span: check_history
+               expected="an observation date YYYY-MM or YYYY-MM-DD"),
+        Column("tokens_per_day", "number", minimum=0.0, strict_minimum=True, maximum=MAX_TOKENS_PER_DAY,
+               expected=f"tokens per day positive and finite (volumes are fitted on a log scale), below "
+                        f"{MAX_TOKENS_PER_DAY:g}, far above any plausible volume (check the units and the exponent)"),
+    )
+    return every, fitted
+
+
 def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     """Read a long CSV (``series, date, tokens_per_day``, extra columns kept) and validate it.
 
@@ -361,36 +385,33 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
         ``in_fit`` flag, a duplicated observation (the message names the file line) or a
         ``region`` that ``datasets/dc_electricity.csv`` does not hold.
     """
-    from ..io import blank_cells, numeric_column, read_csv
+    from ..io import blank_cells, frame_problems, raise_problems, read_csv
 
     what = f"history file {str(path)!r}"
     df = read_csv(path, "history file", required=REQUIRED_ADDED if require_source else REQUIRED,
-                  dtype={"date": str})
-    checks = [("series", "has no series name; name the series of every observation")]
-    if require_source:
-        checks.append(("source", "has no source; cite where each observation comes from"))
-    for col, msg in checks:
-        missing = blank_cells(df[col]).to_numpy()
-        if missing.any():
-            i = int(np.flatnonzero(missing)[0])
-            raise DataError(f"{what} row {i + 1} (line {i + 2}) {msg}")
+                  dtype={"date": str}).reset_index(drop=True)
     if len(df) > MAX_HISTORY_ROWS:
         raise DataError(f"{what} has {len(df):,} rows; expected at most {MAX_HISTORY_ROWS:,} (monthly observations "
                         "of the series to forecast)")
-    names = df["series"].astype(str)
-    odd = np.flatnonzero(((names.str.len() > MAX_SERIES_NAME) | ~names.map(str.isprintable)).to_numpy())
-    if odd.size:
-        i = int(odd[0])
-        raise DataError(f"{what} row {i + 1} (line {i + 2}): series name must be printable text of at most "
-                        f"{MAX_SERIES_NAME} characters, got {len(names.iloc[i]):,} characters {names.iloc[i][:30]!r}")
+    rows, observed = history_schema(require_source)
+    as_read = df.copy()
+    problems = frame_problems(df, rows)
+    names = df["series"].where(~blank_cells(df["series"]), "").astype(object).map(str)
+    odd = ((names.str.len() > MAX_SERIES_NAME) | ~names.map(str.isprintable)).to_numpy()
+    problems += [(int(i), f"series name must be printable text of at most {MAX_SERIES_NAME} characters, got "
+                          f"{len(names.iloc[i]):,} characters {names.iloc[i][:30]!r}") for i in np.flatnonzero(odd)]
+    # the rows fitted: their dates and volumes are checked (check_history reads them again)
+    fitted = df["in_fit"].eq(1).to_numpy() if "in_fit" in df.columns else np.ones(len(df), bool)
+    kept = df[fitted].copy()
+    problems += [(int(kept.index[i]), d) for i, d in frame_problems(kept, observed)]
+    raise_problems(what, problems)
+    df = as_read  # the cells as read: the checks above changed nothing of a good file
     if names.str.strip().nunique() > MAX_HISTORY_SERIES:
         raise DataError(f"{what} has {names.str.strip().nunique():,} series; expected at most {MAX_HISTORY_SERIES} "
                         "(each is fitted and backtested on its own)")
-    if "in_fit" in df.columns:
-        flag = numeric_column(df, "in_fit", what, minimum=0, maximum=1, integer=True)
-        df = df[flag == 1]
-        if df.empty:
-            raise DataError(f"{what} has no row with in_fit = 1; nothing to fit")
+    df = df[fitted]
+    if df.empty:
+        raise DataError(f"{what} has no row with in_fit = 1; nothing to fit")
     try:
         out = check_history(df)
         series_regions(out)  # a region the electricity table lacks is named here, not when sizing

@@ -194,6 +194,25 @@ def _engine_params_in_force(engine: str, vendor: str, _dir: str, own: str, _stam
     return tuple(_engine_params(engine, vendor, table).items())
 
 
+def engine_schema(bundled: Any = None) -> tuple:
+    """The declared columns of an engines file (:class:`tokenomics.io.Column`): ``engine`` one of
+    :data:`ENGINES` or their aliases, ``vendor`` a catalogued accelerator's (or one of the bundled
+    table's: ``any``), both read lower-cased; non-negative per-kernel and per-request costs [s];
+    ``max_seqs`` >= 1."""
+    from ..catalog import load
+    from ..io import Column
+
+    bundled = load("engines") if bundled is None else bundled
+    vendors = tuple(sorted(set(bundled["vendor"].astype(str)) | _vendors()))
+    return (
+        Column("engine", "choice", choices=tuple(ENGINES) + tuple(ENGINE_ALIASES), fold_case=True),
+        Column("vendor", "choice", choices=vendors, fold_case=True),
+        Column("kernel_overhead_s", "number", minimum=0.0, unit="s per kernel per iteration"),
+        Column("ttft_overhead_s", "number", minimum=0.0, unit="s per request"),
+        Column("max_seqs", "number", minimum=1.0, unit="sequences"),
+    )
+
+
 def read_engines(source: Any) -> "pd.DataFrame":  # noqa: F821
     """An engines table of one's own (a CSV path or DataFrame in the schema of
     ``datasets/engines.csv``, as ``tokenomics fit-serving --out`` writes it) above the bundled
@@ -201,26 +220,20 @@ def read_engines(source: Any) -> "pd.DataFrame":  # noqa: F821
 
     Engine names are those of :data:`ENGINES` (and the names published rows
     use for them), vendors the catalogued accelerators' or ``any``; costs are non-negative
-    seconds, ``max_seqs`` at least 1. Anything else is one :class:`~tokenomics.errors.DataError`
-    naming the row.
+    seconds, ``max_seqs`` at least 1 (:func:`engine_schema`). Anything else is one
+    :class:`~tokenomics.errors.DataError` naming every bad cell (row, line, column).
     """
     import pandas as pd
 
     from ..catalog import load
-    from ..io import choice_column, numeric_column, read_csv
+    from ..io import check_frame, read_csv
 
     what = "engines table"
     df = read_csv(source, what, required=ENGINE_COLUMNS).reset_index(drop=True)
-    for col in ("kernel_overhead_s", "ttft_overhead_s"):
-        df[col] = numeric_column(df, col, what, minimum=0.0)
-    df["max_seqs"] = numeric_column(df, "max_seqs", what, minimum=1.0)
-    names = tuple(ENGINES) + tuple(ENGINE_ALIASES)  # an unfitted engine's rows price as `default`
-    df["engine"] = choice_column(df.assign(engine=df["engine"].astype(str).str.strip().str.lower()), "engine",
-                                 what, names).map(priced_engine)
+    label = what if isinstance(source, pd.DataFrame) else f"{what} {str(source)!r}"
     bundled = load("engines")
-    vendors = tuple(sorted(set(bundled["vendor"].astype(str)) | _vendors()))
-    df["vendor"] = choice_column(df.assign(vendor=df["vendor"].astype(str).str.strip().str.lower()), "vendor",
-                                 what, vendors)
+    check_frame(df, engine_schema(bundled), label)
+    df["engine"] = df["engine"].map(priced_engine)
     if "source" not in df:
         df["source"] = str(source) if not isinstance(source, pd.DataFrame) else "engines table"
     return pd.concat([df, bundled], ignore_index=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from .. import _validate as v
 from ..catalog import accelerator
 from ..errors import DataError
+from ..io import Column
 from ..specs import ModelSpec, precision_bytes
 from ..specs import plan as _plan
 from .ops import ENGINE_MOE, build_ops
@@ -37,6 +39,21 @@ METRICS = ("latency_s", "kv_bandwidth_bytes_per_s")
 #: A benchmark whose bytes and FLOPs take less than this at datasheet peaks is launch-latency
 #: sized: its kernel's fixed start-up, tail and the graph launch dominate what was timed [s].
 SMALL_WORK_S = 10e-6
+
+
+#: Declared columns of a kernel microbenchmark file (:class:`tokenomics.io.Column`); ``hardware``
+#: is a catalogued accelerator.
+KERNEL_BENCH_SCHEMA = (
+    Column("bench_id", "text", required=False),
+    Column("hardware", "text"),
+    Column("op", "choice", choices=OPS),
+    Column("batch", "integer", minimum=1),
+    Column("kv_len_tok", "integer", minimum=0),
+    Column("metric", "choice", choices=METRICS),
+    Column("value", "number", minimum=0.0, strict_minimum=True, unit="s or B/s, as metric says"),
+    Column("kind", "text", required=False),
+    Column("source", "text", required=False),
+)
 
 
 def read_kernel_microbench(source=None) -> "pd.DataFrame":
@@ -55,26 +72,33 @@ def read_kernel_microbench(source=None) -> "pd.DataFrame":
     Raises
     ------
     DataError
-        One line naming the row and value.
+        One line naming every bad cell (row, line, column, value) of :data:`KERNEL_BENCH_SCHEMA`.
     """
     from ..catalog import load
-    from ..io import choice_column, numeric_column, read_csv
+    from ..errors import UnknownNameError
+    from ..io import check_frame, frame_problems, read_csv, schema_columns
 
     if source is None:
         df = load("kernel_microbench")
         label = "kernel_microbench.csv"
     else:
-        req = ("bench_id", "hardware", "op", "batch", "kv_len_tok", "metric", "value", "kind", "source")
-        df = read_csv(source, "kernel microbench", required=req)
-        label = "kernel microbench"
-    for col, choices in (("op", OPS), ("metric", METRICS)):
-        df[col] = choice_column(df, col, label, choices)
-    df["value"] = numeric_column(df, "value", label, minimum=0.0, strict_minimum=True)
-    df["batch"] = numeric_column(df, "batch", label, minimum=1, integer=True)
-    df["kv_len_tok"] = numeric_column(df, "kv_len_tok", label, minimum=0, integer=True)
-    for hw in sorted(set(df["hardware"].astype(str))):
-        accelerator(hw)  # unknown chips: one line with suggestions
-    return df
+        df = read_csv(source, "kernel microbench", required=schema_columns(KERNEL_BENCH_SCHEMA))
+        label = "kernel microbench" if not isinstance(source, (str, os.PathLike)) else \
+            f"kernel microbench {str(source)!r}"
+    problems = frame_problems(df, KERNEL_BENCH_SCHEMA)
+    chips = df["hardware"].astype(str)
+    unknown = []
+    for hw in dict.fromkeys(chips):
+        try:
+            accelerator(hw)
+        except UnknownNameError as exc:  # an unknown chip: named once, at its first row, with suggestions
+            unknown.append((int(np.flatnonzero((chips == hw).to_numpy())[0]), f"hardware: {exc}"))
+    try:
+        return check_frame(df, (), label, extra=problems + unknown)
+    except DataError as exc:
+        if problems:
+            raise
+        raise UnknownNameError(str(exc)) from None  # only unknown chips: the error a lookup gives
 
 
 def int_cell(x: Any, default: int = 0) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..catalog import accelerator
 from ..errors import DataError
+from ..io import Column
 from ..perf.kernels import int_cell
 from ..perf.profile import FIT_BOUNDS, Profile, load_profile
 from ..specs import ExecutionPlan, ModelSpec
@@ -46,14 +47,33 @@ _CHOICES = {"phase": ("decode", "prefill"), "execution": ("eager", "graph", "meg
             "fusion": ("unfused", "fused_qkv_gateup", "engine", "super")}
 
 
+def case_schema(need_measured: bool = False) -> "tuple":
+    """The declared columns of a cases file (:class:`tokenomics.io.Column`): counts as whole
+    numbers in range, bytes per parameter and per KV element 4, 2, 1 or 0.5, ``phase``,
+    ``execution`` and ``fusion`` known words, ``kernels_per_step`` >= 1 and ``measured_step_s``
+    > 0 [s] where given (every row with ``need_measured``), ``expert_compute`` touched or all."""
+    precision = "4, 2, 1 or 0.5 (fp32, bf16, fp8, int4)"
+    return (
+        Column("phase", "choice", choices=_CHOICES["phase"]),
+        *(Column(c, "integer", minimum=lo, required=req, optional=c not in CASE_COLUMNS)
+          for c, (lo, req) in _INT_COLUMNS.items()),
+        *(Column(c, "number", minimum=0.0, strict_minimum=True, values=tuple(_PREC), expected=precision)
+          for c in ("weight_bytes_per_param", "kv_bytes_per_elem")),
+        Column("execution", "choice", choices=_CHOICES["execution"]),
+        Column("fusion", "choice", choices=_CHOICES["fusion"]),
+        Column("kernels_per_step", "number", minimum=1.0, required=False, optional=True),
+        Column("measured_step_s", "number", minimum=0.0, strict_minimum=True, unit="s", required=need_measured,
+               optional=not need_measured),
+        Column("expert_compute", "choice", choices=("touched", "all"), required=False, optional=True,
+               expected="touched, all or empty"),
+    )
+
+
 def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
     """Read a cases CSV (or check a DataFrame) in the schema of ``datasets/h200_cases.csv``.
 
-    Every column is checked with the row of the first bad value in the message: the required
-    columns are present; counts are whole numbers in range; ``weight_bytes_per_param`` and
-    ``kv_bytes_per_elem`` are 4, 2, 1 or 0.5; ``phase``, ``execution`` and ``fusion`` are known
-    words; ``kernels_per_step`` (optional) is positive; ``measured_step_s`` is positive and
-    finite where given (every row with ``need_measured``, as a fit needs).
+    Every cell is checked against :func:`case_schema` and a prefill needs ``context_tok`` >= 1;
+    a file with bad cells is refused whole (a fit needs every row), with each bad cell named.
 
     Parameters
     ----------
@@ -70,47 +90,23 @@ def read_cases(source, *, need_measured: bool = False) -> "pd.DataFrame":
     Raises
     ------
     DataError
-        One line naming the file, row and value.
+        One line naming the file and each bad cell (row, line, column, what was expected).
     """
 
     import numpy as np
 
-    from ..io import choice_column, numeric_column, read_csv
+    from ..io import check_frame, frame_problems, read_csv, schema_columns
 
     what = "cases" if not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__") else "cases file"
-    req = CASE_COLUMNS + (("measured_step_s",) if need_measured else ())
+    schema = case_schema(need_measured)
+    req = tuple(dict.fromkeys(CASE_COLUMNS + schema_columns(schema)))
     df = read_csv(source, what, required=req)
     label = what if what == "cases" else f"cases file {str(source)!r}"
-    for col, (lo, required) in _INT_COLUMNS.items():
-        if col in df.columns:
-            df[col] = numeric_column(df, col, label, minimum=lo, integer=True, required=required)
-    for col in ("weight_bytes_per_param", "kv_bytes_per_elem"):
-        vals = numeric_column(df, col, label, minimum=0.0, strict_minimum=True)
-        bad = np.flatnonzero(~vals.isin(list(_PREC)).to_numpy())
-        if bad.size:
-            i = int(bad[0])
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} must be one of 4, 2, 1, 0.5 "
-                            f"(fp32, bf16, fp8, int4), got {df[col].iloc[i]!r}")
-        df[col] = vals
-    for col, choices in _CHOICES.items():
-        df[col] = choice_column(df, col, label, choices)
-    pre = np.flatnonzero(((df["phase"] == "prefill") & (df["context_tok"] < 1)).to_numpy())
-    if pre.size:
-        i = int(pre[0])
-        raise DataError(f"{label} row {i + 1} (line {i + 2}): a prefill needs context_tok (the prompt) >= 1, got 0")
-    if "kernels_per_step" in df.columns:
-        df["kernels_per_step"] = numeric_column(df, "kernels_per_step", label, minimum=1.0, required=False)
-    if "measured_step_s" in df.columns:
-        df["measured_step_s"] = numeric_column(df, "measured_step_s", label, minimum=0.0, strict_minimum=True,
-                                               required=need_measured)
-    if "expert_compute" in df.columns:
-        ec = df["expert_compute"]
-        bad = np.flatnonzero((ec.notna() & ~ec.astype(str).str.strip().isin(("touched", "all", ""))).to_numpy())
-        if bad.size:
-            i = int(bad[0])
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): expert_compute must be touched, all or "
-                            f"empty, got {ec.iloc[i]!r}")
-    return df
+    problems = frame_problems(df, schema)
+    bad_rows = {i for i, _ in problems}
+    pre = [(int(i), "a prefill needs context_tok (the prompt) >= 1, got 0") for i in
+           np.flatnonzero(((df["phase"] == "prefill") & (df["context_tok"] < 1)).to_numpy()) if int(i) not in bad_rows]
+    return check_frame(df, (), label, extra=[*problems, *pre])
 
 
 def case_model(row) -> ModelSpec:
@@ -219,6 +215,16 @@ def summarize(pred: "pd.DataFrame", by: tuple[str, ...] = ()) -> "pd.DataFrame":
     return pd.DataFrame(out)
 
 
+#: Declared columns of a microbenchmark file (:class:`tokenomics.io.Column`); the rows the fit
+#: uses also need ``value`` and ``seconds`` (:func:`read_microbench`).
+MICROBENCH_SCHEMA = (
+    Column("experiment", "text", required=False),
+    Column("value", "number", minimum=0.0, strict_minimum=True, required=False),
+    Column("seconds", "number", minimum=0.0, strict_minimum=True, required=False, unit="s"),
+    Column("note", "text", required=False),
+)
+
+
 def read_microbench(source) -> "pd.DataFrame":
     """Read a microbenchmark CSV (or check a DataFrame) in the schema of
     ``datasets/h200_microbench.csv``: ``experiment``, ``value``, ``seconds``, ``note``; the rows
@@ -226,19 +232,18 @@ def read_microbench(source) -> "pd.DataFrame":
     finite numbers, and ``gemm`` rows a note starting ``m=<rows>``."""
     import numpy as np
 
-    from ..io import numeric_column, read_csv
+    from ..io import check_frame, frame_problems, read_csv, schema_columns
 
     what = "microbench" if not isinstance(source, (str, bytes)) and not hasattr(source, "__fspath__") else "microbench file"
-    df = read_csv(source, what, required=("experiment", "value", "seconds", "note"))
+    df = read_csv(source, what, required=schema_columns(MICROBENCH_SCHEMA))
     label = what if what == "microbench" else f"microbench file {str(source)!r}"
     used = df["experiment"].astype(str).isin(("gemm", "gemm_peak", "hbm_read_reduce", "launch_graph")).to_numpy()
+    problems = frame_problems(df, MICROBENCH_SCHEMA)
+    bad = {(i, d.split(" ")[0]) for i, d in problems}
     for col in ("value", "seconds"):
-        df[col] = numeric_column(df, col, label, minimum=0.0, strict_minimum=True, required=False)
-        gap = np.flatnonzero(used & df[col].isna().to_numpy())
-        if gap.size:
-            i = int(gap[0])
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): {col} is missing in a "
-                            f"{df['experiment'].iloc[i]} row")
+        problems += [(int(i), f"{col} is missing in a {df['experiment'].iloc[i]} row; expected "
+                              f"{MICROBENCH_SCHEMA[1 if col == 'value' else 2].expectation()}")
+                     for i in np.flatnonzero(used & df[col].isna().to_numpy()) if (int(i), col) not in bad]
     for i in np.flatnonzero((df["experiment"].astype(str) == "gemm").to_numpy()):
         note = str(df["note"].iloc[i])
         try:
@@ -247,8 +252,8 @@ def read_microbench(source) -> "pd.DataFrame":
         except (IndexError, ValueError):
             ok = False
         if not ok:
-            raise DataError(f"{label} row {i + 1} (line {i + 2}): a gemm row needs a note 'm=<rows>;...', got {note!r}")
-    return df
+            problems.append((int(i), f"note: a gemm row needs a note 'm=<rows>;...', got {note!r}"))
+    return check_frame(df, (), label, extra=problems)
 
 
 def _gemm_points(microbench: "pd.DataFrame | None"):

@@ -97,15 +97,21 @@ def read_cases(path: Any) -> "pd.DataFrame":  # noqa: F821
     Raises
     ------
     DataError
-        One line naming the case, the column, the value and what was expected (the first refused
-        row).
+        One line naming the case, the column, the value and what was expected, for every refused
+        row (the first :data:`tokenomics.io.MAX_PROBLEMS_NAMED` and how many more).
     """
+    import pandas as pd
+
     from ..errors import DataError
+    from ..io import raise_problems
 
     df, refused = check_cases(path)
-    if len(refused):
+    if len(refused) == 1:
         r = refused.iloc[0]
         raise DataError(f"serving case {r['case_id']}: {r['reason']} ({r['where']})")
+    label = "serving cases" if isinstance(path, pd.DataFrame) else f"serving cases file {str(path)!r}"
+    raise_problems(label, [(int(i), f"serving case {r['case_id']}: {r['reason']}") for i, r in refused.iterrows()],
+                   noun="refused rows")
     return df
 
 

@@ -64,6 +64,25 @@ def iso(t: float) -> str:
 FIRST_YEAR, LAST_YEAR = 2000, 2035
 
 
+def event_schema(kind_column: str, known_kinds: tuple[str, ...], numeric: tuple[str, ...] = (),
+                 limits: "dict[str, dict[str, Any]] | None" = None, extra: tuple = (),
+                 not_after_today: bool = False) -> tuple:
+    """The declared columns of an events file (:class:`tokenomics.io.Column`): ``date`` and
+    ``as_of`` dates in :data:`FIRST_YEAR` to :data:`LAST_YEAR` (with ``not_after_today``, none
+    later than today), the kind one of ``known_kinds``, ``numeric`` columns non-negative where
+    given (or in the range ``limits`` gives), then ``extra``."""
+    from ..io import Column
+
+    nums = []
+    for col in numeric:
+        kw = {"minimum": 0.0, **(limits or {}).get(col, {})}
+        nums.append(Column(col, "integer" if kw.pop("integer", False) else "number", required=False, optional=True,
+                           **kw))
+    dated = {"minimum": FIRST_YEAR, "maximum": LAST_YEAR, "not_after_today": not_after_today}
+    return (Column("date", "date", **dated), Column(kind_column, "choice", choices=tuple(known_kinds)),
+            Column("as_of", "date", optional=True, **dated), *nums, *extra)
+
+
 def read_events(
     source: "str | os.PathLike | pd.DataFrame | None",
     dataset: str,
@@ -72,8 +91,10 @@ def read_events(
     required: tuple[str, ...],
     numeric: tuple[str, ...] = (),
     limits: "dict[str, dict[str, Any]] | None" = None,
+    extra: tuple = (),
 ) -> "pd.DataFrame":
-    """Read and validate an events table.
+    """Read and validate an events table (its cells against :func:`event_schema`, every bad cell
+    named in one message).
 
     Parameters
     ----------
@@ -92,9 +113,11 @@ def read_events(
     limits : dict, optional
         Column -> keywords of :func:`tokenomics.io.numeric_column` that replace the default
         (non-negative) for that column: a physical range, whole numbers.
+    extra : tuple of tokenomics.io.Column
+        The file kind's other declared columns (``track``, ``level``, ...).
 
     Every ``date`` and ``as_of`` lies in :data:`FIRST_YEAR` to :data:`LAST_YEAR` (events of the
-    accelerator market; 1900 or 2099 is a typo).
+    accelerator market; 1900 or 2099 is a typo); in a file, none is after today.
 
     Returns
     -------
@@ -107,8 +130,8 @@ def read_events(
     Raises
     ------
     DataError
-        Missing columns, no rows, a bad number, a missing or bad ``date``, a bad ``as_of`` or
-        an unknown kind; the message names the row.
+        Missing columns, no rows, a bad number, a missing or bad ``date``, a bad ``as_of``, a
+        date after today or an unknown kind; the message names each bad cell (row, line, column).
     """
     import pandas as pd
 
@@ -132,46 +155,16 @@ def read_events(
     catalog.check_columns(df, required, what=what)
     if df.empty:
         raise DataError(f"{what} has no rows")
-    if numeric:
-        from ..io import numeric_column
+    from ..io import check_frame
 
-        for col in numeric:
-            if col in df.columns:
-                kw = {"minimum": 0.0, **(limits or {}).get(col, {})}
-                df[col] = numeric_column(df, col, what, required=False, **kw)
+    if "date_text" in df.columns:  # a table this function returned: its dates as the file gave them
+        df["date"] = df["date_text"]
+    in_file = source is not None and not isinstance(source, pd.DataFrame)  # a file records what was seen
+    check_frame(df, event_schema(kind_column, known_kinds, numeric, limits, extra, not_after_today=in_file), what)
     dates, precs = [], []
     text = df["date_text"] if "date_text" in df.columns else df["date"]
-    for i, (d, k) in enumerate(zip(text, df[kind_column])):
-        row = i + 1
-        if d is None or (isinstance(d, float) and np.isnan(d)) or str(d).strip() == "":
-            raise DataError(
-                f"{what} row {row} (line {row + 1}): missing date; expected YYYY-MM-DD, YYYY-MM or YYYY"
-            )
+    for d in text:
         parsed = parse_date(d)
-        if parsed is None:
-            raise DataError(
-                f"{what} row {row} (line {row + 1}): bad date {str(d)!r}; expected YYYY-MM-DD, YYYY-MM or YYYY"
-            )
-        if str(k) not in known_kinds:
-            import difflib
-
-            close = difflib.get_close_matches(str(k), known_kinds, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise DataError(
-                f"{what} row {row} (line {row + 1}): unknown {kind_column} {str(k)!r}.{hint} "
-                f"Known: {', '.join(known_kinds)}"
-            )
-        if "as_of" in df.columns and parse_date(df["as_of"].iloc[i]) is None:
-            raise DataError(
-                f"{what} row {row} (line {row + 1}): bad as_of {str(df['as_of'].iloc[i])!r}; "
-                "expected YYYY-MM-DD, YYYY-MM or YYYY"
-            )
-        for name, val in (("date", parsed[0]), ("as_of", parse_date(df["as_of"].iloc[i])[0] if "as_of" in df.columns
-                                                 else None)):
-            year = None if val is None else int(str(np.datetime64(val, "D"))[:4])
-            if year is not None and not FIRST_YEAR <= year <= LAST_YEAR:
-                raise DataError(f"{what} row {row} (line {row + 1}): {name} {year} is outside {FIRST_YEAR} to "
-                                f"{LAST_YEAR}; expected the date of the event")
         dates.append(parsed[0])
         precs.append(parsed[1])
     with_dates(df, text, dates)

@@ -37,6 +37,7 @@ import numpy as np
 from .. import _validate as v
 from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
+from ..io import Column
 from ._events import as_dates, day, iso, read_events
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +68,16 @@ REQUIRED = ("date", "project", "hardware_family", "kind", "track", "level", "sou
 MAX_EXACT_CLASSES = 2000
 
 
+#: Declared columns of a megakernel events file besides its dates and kind
+#: (:func:`tokenomics.watch._events.event_schema`).
+SCHEMA = (
+    Column("hardware_family", "choice", choices=FAMILIES),
+    Column("track", "choice", choices=TRACKS),
+    Column("level", "integer", minimum=0, maximum=MAX_LEVEL, expected="a whole number 0-4"),
+    Column("major_engine", "choice", choices=MAJOR_ENGINE, optional=True),
+)
+
+
 def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
     """Read and validate megakernel events (default ``datasets/megakernel_events.csv``).
 
@@ -75,25 +86,9 @@ def load_events(events: "str | pd.DataFrame | None" = None) -> "pd.DataFrame":
     DataError
         A row with a missing or bad date or ``as_of``, an unknown ``kind``, a level outside 0-4,
         an unknown track or ``hardware_family``, or a ``major_engine`` other than yes/no; the
-        message names the row (and the closest known name).
+        message names every bad cell (row, line, column, and the closest known name).
     """
-    from ..errors import DataError
-    from ..io import choice_column
-
-    df = read_events(events, "megakernel_events", "kind", KINDS, REQUIRED)
-    df["hardware_family"] = choice_column(df, "hardware_family", "megakernel events", FAMILIES)
-    if "major_engine" in df.columns:
-        choice_column(df, "major_engine", "megakernel events", MAJOR_ENGINE)
-    for r in df.itertuples(index=False):
-        try:
-            lv = float(r.level) if str(r.level).strip() not in ("", "nan") else np.nan
-        except ValueError:
-            lv = np.nan
-        if not (np.isfinite(lv) and lv in (0, 1, 2, 3, 4)):
-            raise DataError(f"megakernel events row {r.row} (line {r.row + 1}): level must be 0-4, got {r.level!r}")
-        if r.track not in TRACKS:
-            raise DataError(f"megakernel events row {r.row} (line {r.row + 1}): unknown track {r.track!r}; "
-                            f"known: {', '.join(TRACKS)}")
+    df = read_events(events, "megakernel_events", "kind", KINDS, REQUIRED, extra=SCHEMA)
     df["level"] = df["level"].astype(int)
     return df
 
