@@ -105,9 +105,9 @@ def test_precision_kwargs(model, prec, want):
 
 @pytest.fixture(scope="module")
 def qwen():
-    """One Qwen3-235B price (Nebius via HF: $0.20 / $0.60 per M, no precision, no speed), priced
-    as served (FP8) and at BF16."""
-    t = pd.DataFrame([_row("Nebius (via HF Inference Providers)", "qwen3-235b-a22b")])
+    """One Qwen3-235B price ($0.20 / $0.60 per M, no precision, no speed) from a provider
+    datasets/served_speed.csv has no speed for (Nscale via HF), priced as served (FP8) and at BF16."""
+    t = pd.DataFrame([_row("Nscale (via HF Inference Providers)", "qwen3-235b-a22b")])
     return market.market(t), market.market(t, weight_precision="bf16")
 
 
