@@ -147,8 +147,9 @@ def build_report(hardware=None, models=None, execution: str = "engine", workload
                 ref.insert(0, "config", key)
                 ref.insert(1, "deployment", r.deployment.layout_label())  # where the speed per user comes from
                 prices.append(ref)
+                # the same decode-only steady state as the frontier and the price row above
                 pai = chain.price_at_interactivity(hw, m, execution, tok_per_s_per_user=list(INTERACTIVITY_TARGETS),
-                                                   workload=workload, weight_precision=wp, **lay)
+                                                   workload=workload, weight_precision=wp, serving="decode", **lay)
                 row = {"config": key}
                 for t, p in zip(INTERACTIVITY_TARGETS, pai["usd_per_m_output_tok"]):
                     row[f"usd_per_m_out_at_{t:g}_tok_s_user"] = p

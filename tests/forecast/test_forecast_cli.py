@@ -317,3 +317,29 @@ def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_pa
         main(["forecast", "--show", "added"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "--add-history" in err and len(err.splitlines()) == 1
+
+
+def test_the_default_table_shows_what_supply_serves_beside_each_median():
+    """`tokenomics forecast` puts the served rate and its binding constraint beside each annual
+    median (issue: a median may never be read as servable when chips or power cap it): the served
+    rate is supply_capacity's at the library's defaults, never above the median, and the caption
+    names the supply-bound series."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tokenomics.cli import app
+    from tokenomics.forecast import forecast
+    from tokenomics.forecast.capacity import supply_capacity
+
+    r = CliRunner().invoke(app, ["forecast", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert all(x["served_tokens_per_day"] <= x["tokens_per_day"] * (1 + 1e-12) for x in rows)
+    assert {x["binding"] for x in rows} <= {"demand", "chips", "power"}
+    cap = supply_capacity(forecast()).to_frame().set_index(["series", "year"])
+    china = next(x for x in rows if x["series"] == "china" and x["date"].startswith("2030"))
+    assert china["served_tokens_per_day"] == cap.loc[("china", 2030), "served_tokens_per_day"]
+    assert china["binding"] == "power"
+    table = CliRunner().invoke(app, ["forecast"], env={"COLUMNS": "200"})
+    assert "supply-bound: china from 2026" in " ".join(table.output.split())

@@ -134,6 +134,10 @@ def forecast(
             by_weights.setdefault(m, []).append(s)
         caption = "model weights from the backtest: " + "; ".join(
             f"{m} ({', '.join(ss)})" for m, ss in by_weights.items())
+        if freq == Freq.annual:
+            df, supply = _with_supply(result, df)
+            title += "; served = min(demand, chips, power)"
+            caption = supply + "; " + caption
     elif show == Show.backtest:
         bt = result.backtest
         cal = bt.calibration
@@ -207,6 +211,8 @@ def forecast(
                 "tokens_per_day_lo_95": "lo 95%", "tokens_per_day_hi_95": "hi 95%"}
         if result.scenario:
             keep.update({"agentic_share_frac": "agentic share", "agentic_uplift": "uplift"})
+        if "served_tokens_per_day" in df.columns:
+            keep.update({"served_tokens_per_day": "served", "binding": "binding"})
         df = df[list(keep)].rename(columns=keep)
     emit(df, fmt, title=title, caption=caption)
     if show == Show.backtest and fmt == Format.table:
@@ -214,6 +220,29 @@ def forecast(
              title="The same intervals by series (each series' rolling-origin points)",
              caption="each series one vote: the mean of the series' rows, so a long series (the held-out "
                      "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
+
+
+def _with_supply(result, df):
+    """The annual demand table with what its region's chips and power serve beside each median
+    (``served_tokens_per_day``, ``binding``: :func:`tokenomics.forecast.capacity.supply_capacity` at
+    the library's defaults) and a caption naming the supply-bound series."""
+    from ..errors import TokenomicsError
+    from ..forecast.capacity import supply_capacity
+
+    try:
+        cap = supply_capacity(result).to_frame()
+    except TokenomicsError as exc:  # a user's history the supply view cannot size: the trend alone, said so
+        return df, f"medians are the demand trend; supply not sized ({exc})"
+    year = df["date"].dt.year
+    key = cap.set_index(["series", "year"])
+    idx = list(zip(df["series"], year))
+    df = df.assign(served_tokens_per_day=key["served_tokens_per_day"].reindex(idx).to_numpy(),
+                   binding=key["binding"].reindex(idx).fillna("").to_numpy())
+    bound = cap[cap["supply_bound"]]
+    said = (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
+                      for s, g in bound.groupby("series", sort=False)) or "none")
+    return df, ("medians are the demand trend; served_tokens_per_day is what the region's chips and power serve "
+                f"(--show capacity); supply-bound: {said}")
 
 
 def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format):
