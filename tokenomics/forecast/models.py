@@ -196,24 +196,29 @@ def _mixture_quantiles(loc: np.ndarray, scale: np.ndarray, df: float, w: np.ndar
     """Quantiles of a weighted mixture of Student-t components, by vectorised bisection.
 
     ``loc`` and ``scale`` have shape (n_components, n_points); ``w`` (n_components,) sums to 1.
+    Every probability and point bisects at once (arrays of shape (n_probs, n_components,
+    n_points)), 56 halvings of a bracket 2,000 scales wide: the quantile to 3e-14 scales.
     """
     from scipy.special import stdtr
 
     keep = w > 1e-12
     loc, scale, w = loc[keep], scale[keep], w[keep] / w[keep].sum()
-    lo0 = np.min(loc - 1e3 * scale, axis=0)
-    hi0 = np.max(loc + 1e3 * scale, axis=0)
-    out = []
-    for p in probs:
-        lo, hi = lo0.copy(), hi0.copy()
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            cdf = np.sum(w[:, None] * stdtr(df, (mid[None, :] - loc) / scale), axis=0)
-            below = cdf < p
-            lo = np.where(below, mid, lo)
-            hi = np.where(below, hi, mid)
-        out.append(0.5 * (lo + hi))
-    return out
+    p = np.asarray(list(probs), dtype=float)[:, None]
+    lo = np.broadcast_to(np.min(loc - 1e3 * scale, axis=0), (len(p), loc.shape[1])).copy()
+    hi = np.broadcast_to(np.max(loc + 1e3 * scale, axis=0), lo.shape).copy()
+    wk = w[None, :, None]
+    for _ in range(MIXTURE_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        cdf = np.sum(wk * stdtr(df, (mid[:, None, :] - loc[None]) / scale[None]), axis=1)
+        below = cdf < p
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return list(0.5 * (lo + hi))
+
+
+#: Halvings of :func:`_mixture_quantiles`' bracket (2,000 component scales wide): 2e3 / 2**56 =
+#: 3e-14 scales, far below any figure's tolerance.
+MIXTURE_BISECTIONS = 56
 
 
 def fit_damped(t_year, log_y, damping_per_year: float = DEFAULT_DAMPING_PER_YEAR,
