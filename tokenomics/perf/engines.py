@@ -334,14 +334,20 @@ def known_releases(engine: str) -> list[str]:
     """The releases of ``engine`` a user may name, oldest first: the published ones and those
     whose kernels were measured (``datasets/engine_kernel_versions.csv``: release candidates
     timed by NVIDIA's aiconfigurator that never reached PyPI); empty if none are tabulated."""
+    return list(_known_releases(engine))
+
+
+@functools.lru_cache(maxsize=64)
+def _known_releases(engine: str) -> tuple[str, ...]:
+    """:func:`known_releases`, read once per engine (bundled tables only)."""
     from ..catalog import load
 
     if engine not in _releases_table():
-        return []
+        return ()
     k = load("engine_kernel_versions")
     k = k[k["engine"] == engine]
     names = {v for _, v, _ in _releases_table()[engine]} | set(k["engine_version"].astype(str)) | set(k["reference_version"].astype(str))
-    return sorted(names, key=version_key)
+    return tuple(sorted(names, key=version_key))
 
 
 def split_engine(engine: str | None, engine_version: str | None = None) -> tuple[str | None, str | None]:
