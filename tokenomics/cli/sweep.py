@@ -109,7 +109,7 @@ def sweep(
         slo = ["n_meet_slo"] if g.min_tok_per_s_per_user is not None or g.max_ttft_s is not None else []
         show = df[["hardware", "model", *layout, "execution", "weight_precision", *varied, "cost", "n_fit", *slo, price_col,
                    "best_batch", "best_context_tok", "max_tok_per_s_per_chip"]]
-        emit(show, fmt, title=f"Sweep of {grid.name}", caption=caption)
+        emit(show, fmt, title=f"Sweep of {grid.name} (decode-only steady state)", caption=caption)
     else:
         emit(df, fmt)
         typer.echo(caption, err=True)
