@@ -321,7 +321,7 @@ def test_show_added_scores_added_rows_with_the_method_fitted_without_them(tmp_pa
 
 def test_the_default_table_shows_what_supply_serves_beside_each_median():
     """`tokenomics forecast` puts the served rate and its binding constraint beside each annual
-    median (issue: a median may never be read as servable when chips or power cap it): the served
+    median (a median must not read as servable where chips or power cap it): the served
     rate is supply_capacity's at the library's defaults, never above the median, and the caption
     names the supply-bound series."""
     import json

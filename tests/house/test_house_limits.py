@@ -1,7 +1,7 @@
-"""House limits of issue 61: the serving and step modules stay readable in one sitting, and no
+"""House limits: the serving and step modules stay readable in one sitting, and no
 function of the deployment resolver or of the price chain runs past what a reader holds at once.
 
-Limits from issue 61 ("the house"): at most 1,000 lines a module, 120 lines a function (measured
+Limits: at most 1,000 lines a module, 120 lines a function (measured
 as ``tools/function_lengths.py`` does: ``def`` to last line, docstring included)."""
 
 import sys
