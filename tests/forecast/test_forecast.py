@@ -1317,3 +1317,31 @@ def test_added_rows_may_name_a_bundled_whole(tmp_path, capsys):
             main(["forecast", "--add-history", str(f), "--format", "csv"])
         err = capsys.readouterr().err.strip()
         assert exc.value.code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_summary_frame_and_conf_int_lay_out_one_series_as_statsmodels_does():
+    """``summary_frame(alpha)`` / ``conf_int(alpha)``: the point forecast and the calibrated 80 %
+    (alpha 0.2) or 95 % (alpha 0.05) interval of one series by month; ``per="month"`` multiplies
+    the mid-month daily rate by the month's days (February 2028: 29, a leap year), and
+    ``period_index`` indexes by monthly period. Other alphas and ambiguous series are one line."""
+    from tokenomics.forecast import forecast
+
+    r = forecast("google")
+    m = r.monthly
+    f = r.summary_frame(alpha=0.2)
+    assert list(f.columns) == ["median", "ci_lower", "ci_upper"] and f.index.name == "date"
+    assert np.array_equal(f["median"].to_numpy(), m["tokens_per_day"].to_numpy())
+    assert np.array_equal(f["ci_lower"].to_numpy(), m["tokens_per_day_lo_80"].to_numpy())
+    ci = r.conf_int(0.05)
+    assert np.array_equal(ci["upper"].to_numpy(), m["tokens_per_day_hi_95"].to_numpy())
+    month = r.summary_frame(0.05, per="month", period_index=True)
+    feb = m[m["date"] == pd.Timestamp("2028-02-15")].iloc[0]
+    assert month.loc[pd.Period("2028-02", "M"), "median"] == pytest.approx(29 * feb["tokens_per_day"], rel=1e-15)
+    assert month.attrs["unit"] == "tokens/month"
+    with pytest.raises(ValidationError, match=r"alpha must be 0.2 .* got 20 \(a percent"):
+        r.summary_frame(alpha=20)
+    both = forecast(["google", "openrouter"])
+    with pytest.raises(ValidationError, match="holds 2 series; name one"):
+        both.summary_frame()
+    with pytest.raises(UnknownNameError, match="Did you mean 'google'"):
+        both.summary_frame(series="gogle")

@@ -98,6 +98,68 @@ class ForecastResult(Display):
     def series_names(self) -> list[str]:
         return list(dict.fromkeys(self.monthly["series"]))
 
+    def summary_frame(self, alpha: float = 0.05, series: str | None = None, *, per: str = "day",
+                      period_index: bool = False) -> "pd.DataFrame":
+        """One series' monthly forecast as statsmodels' ``get_forecast(...).summary_frame(alpha)``
+        lays it out: the point forecast and one interval, indexed by date.
+
+        Parameters
+        ----------
+        alpha : {0.2, 0.05}
+            One minus the interval's coverage: 0.2 the 80 % interval, 0.05 the 95 % one (the two
+            the backtest calibrates).
+        series : str, optional
+            The series; needed where the result holds several.
+        per : {"day", "month"}
+            ``day``: tokens per day (the rate at mid-month) [tokens/day]; ``month``: that rate times
+            the month's days, the month's total [tokens/month].
+        period_index : bool
+            Index by monthly ``pandas.Period`` instead of the mid-month date.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``median``, ``ci_lower``, ``ci_upper`` (columns ``tokens_per_day`` or
+            ``tokens_per_month`` in the unit of ``per``; the point forecast is the median of the
+            log-space forecast, not a mean).
+        """
+        import pandas as pd
+
+        from .._validate import one_of
+
+        one_of(per, "per", ("day", "month"))
+        level = {0.2: 80, 0.05: 95}.get(round(float(alpha), 10))
+        if level is None:
+            hint = " (a percent? alpha is a fraction)" if isinstance(alpha, (int, float)) and alpha > 1 else ""
+            raise ValidationError(f"alpha must be 0.2 (80 % interval) or 0.05 (95 %), the intervals the backtest "
+                                  f"calibrates; got {alpha!r}{hint}")
+        names = self.series_names()
+        if series is None:
+            if len(names) != 1:
+                raise ValidationError(f"the forecast holds {len(names)} series; name one with series= "
+                                      f"({', '.join(names)})")
+            series = names[0]
+        elif series not in names:
+            from ..errors import unknown_name
+
+            raise unknown_name("series", series, names)
+        m = self.monthly[self.monthly["series"] == series]
+        days = m["date"].dt.days_in_month.to_numpy(float) if per == "month" else 1.0
+        out = pd.DataFrame({"median": m["tokens_per_day"].to_numpy(float) * days,
+                            "ci_lower": m[f"tokens_per_day_lo_{level}"].to_numpy(float) * days,
+                            "ci_upper": m[f"tokens_per_day_hi_{level}"].to_numpy(float) * days},
+                           index=(pd.PeriodIndex(m["date"], freq="M") if period_index
+                                  else pd.DatetimeIndex(m["date"])))
+        out.index.name = "month" if period_index else "date"
+        out.attrs.update(series=series, unit=f"tokens/{per}", alpha=float(alpha))
+        return out
+
+    def conf_int(self, alpha: float = 0.05, series: str | None = None, **kwargs) -> "pd.DataFrame":
+        """``lower`` and ``upper`` of the ``1 - alpha`` interval, as statsmodels' ``conf_int``
+        (:meth:`summary_frame`'s bounds; ``per`` and ``period_index`` as there)."""
+        f = self.summary_frame(alpha, series, **kwargs)
+        return f[["ci_lower", "ci_upper"]].rename(columns={"ci_lower": "lower", "ci_upper": "upper"})
+
     def fan_chart(self, path) -> "object":
         """Save a log-scale fan chart (80 % and 95 % bands, observations) as PNG; return the path."""
         return fan_chart(self, path)
