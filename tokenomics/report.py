@@ -488,8 +488,10 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
          "(capex + power + colocation + maintenance, `datasets/tco_params.csv`) unless a tier is named (the "
          "cost basis column); prices are the cost to serve at full utilization and zero margin (the InferenceX "
          "convention); output tokens are charged decode time only and input tokens the prefill (output "
-         "convention decode-only). Throughput comes from the performance core; board power from the "
-         "H200-fitted power model (TDP-scaled elsewhere).", ""]
+         "convention decode-only). Throughput is the decode-only steady state: a batch decoding while prompts "
+         "are prefilled apart (`tokenomics price --serving decode --batch 32`); `tokenomics price` serves "
+         "co-located by default, prompts sharing the decode iterations, so its figures differ. Board power "
+         "comes from the H200-fitted power model (TDP-scaled elsewhere).", ""]
     head, same = _headline_view(price_view(rep.prices))
     s += [f"## Prices at batch {REFERENCE_BATCH} (or the largest that fits)", "",
           *([f"Every row: {same}.", ""] if same else []), _md_table(head), ""]
