@@ -816,46 +816,6 @@ def numeric_cell_problems(df: "pd.DataFrame", column: str, *, minimum: float | N
     return vals, problems
 
 
-def choice_column(df: "pd.DataFrame", column: str, what: str, choices: Iterable[str],
-                  line_offset: int = 2) -> "pd.Series":
-    """``df[column]`` as stripped text, every cell one of ``choices``; the message names the first
-    bad row and suggests the closest choice.
-
-    Parameters
-    ----------
-    df, column, what, line_offset
-        As :func:`numeric_column`.
-    choices : iterable of str
-        Allowed values.
-
-    Returns
-    -------
-    pandas.Series
-        The column, stripped.
-    """
-    import difflib
-
-    import numpy as np
-
-    choices = list(choices)
-    blank = blank_cells(df[column]).to_numpy()
-    # an empty cell is NaN (a float, kept so by pandas' string dtype): text it as '' before comparing
-    vals = df[column].where(~blank, "").astype(object).map(str).str.strip()
-    bad = np.flatnonzero(~vals.isin(choices).to_numpy())
-    if bad.size:
-        i = int(bad[0])
-        if blank[i]:
-            raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} is empty; expected one of "
-                            f"{', '.join(choices)}")
-        close = difflib.get_close_matches(vals.iloc[i], choices, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        got = repr(df[column].iloc[i])
-        raise DataError(f"{what} row {i + 1} (line {i + line_offset}): {column} must be one of "
-                        f"{', '.join(choices)}, got {got if len(got) <= 60 else got[:57] + '...'}.{hint}")
-    return vals
-
-
-
 # --- declared schemas of user CSV files ----------------------------------------------------------
 
 #: Bad cells one :class:`DataError` names before ``and N more``.
