@@ -553,6 +553,70 @@ MODEL_ALIASES = {"deepseek-r1": "deepseek-v3", "deepseek-r1-0528": "deepseek-v3"
                  "kimi-k2-thinking": "kimi-k2.5"}
 
 
+#: Words a provider or hub adds to a model's name that do not change its architecture: the tuning
+#: (instruct, chat), a serving tier (turbo, tput, instant, versatile), the stored precision (fp8, ...),
+#: a hub suffix (hf) and a release tag (latest, preview); dated and versioned releases are matched
+#: by pattern (:data:`_RELEASE_TOKEN`).
+_LISTING_WORDS = frozenset({"instruct", "chat", "it", "hf", "turbo", "tput", "instant", "versatile", "latest",
+                            "preview", "fp8", "bf16", "fp16", "fp4", "nvfp4", "mxfp4", "int4", "int8", "awq",
+                            "gptq", "w4a16", "w8a8", "dynamic", "fast", "free"})
+_RELEASE_TOKEN = r"(?:\d{4}|\d{6}|\d{8}|v\d+(?:\.\d+)*)"
+#: Size words after a name that already fixes the size (``llama-4-maverick-17b-128e``).
+_SIZE_TOKEN = r"(?:\d+(?:\.\d+)?[bme]|a\d+(?:\.\d+)?b|\d+x\d+b)"
+
+
+def _listing_candidates(name: str) -> list[str]:
+    """Normalised spellings of a listed model name, most literal first."""
+    import re
+
+    s = str(name).strip().lower().replace("_", "-").replace(" ", "-")
+    s = s.rsplit("/", 1)[-1]  # hub organisation or provider path (meta-llama/..., accounts/x/models/...)
+    s = re.sub(r"^meta-(?=llama)", "", s)
+    s = re.sub(r"^llama(\d)", r"llama-\1", s)                      # llama3.1-8b
+    s = re.sub(r"^llama-v(\d+)p(\d+)", r"llama-\1.\2", s)            # llama-v3p1-405b (Fireworks)
+    s = re.sub(r"^qwen-?(\d)", r"qwen\1", s)
+    out = [s]
+    while True:  # drop listing words and release tags from the end
+        parts = s.rsplit("-", 1)
+        if len(parts) < 2 or not (parts[1] in _LISTING_WORDS or re.fullmatch(_RELEASE_TOKEN, parts[1])):
+            break
+        s = parts[0]
+        out.append(s)
+    return out
+
+
+def match_model_name(name: str) -> str | None:
+    """The catalog name (or alias) a provider's or hub's model name stands for; None where none does.
+
+    A price list names models as its provider does (``meta-llama/Meta-Llama-3.1-70B-Instruct``,
+    ``accounts/fireworks/models/deepseek-v3-0324``, ``Qwen3-235B-A22B-Instruct-2507-tput``,
+    ``llama3.1-8b``). The organisation, the tuning, serving-tier and precision words and dated or
+    versioned release tags are dropped, and a size repeated after a name that fixes it
+    (``llama-4-maverick-17b-128e``); what is left must be a catalog name or alias. Nothing else
+    is guessed: ``glm-4.5-air`` or ``deepseek-v3.2-exp`` (other architectures) match nothing.
+
+    >>> match_model_name("meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo")
+    'llama-3.1-70b'
+    >>> match_model_name("Qwen/Qwen3-235B-A22B-Instruct-2507-tput")
+    'qwen3-235b-a22b'
+    >>> match_model_name("glm-4.5-air") is None
+    True
+    """
+    import re
+
+    known = {canonical_name(k): k for k in (*model_names(), *user_model_names(), *MODEL_ALIASES)}
+    cands = _listing_candidates(name)
+    for c in cands:
+        if c in known:
+            return known[c]
+    tail = rf"(?:-(?:{_SIZE_TOKEN}|{_RELEASE_TOKEN}|{'|'.join(sorted(_LISTING_WORDS))}))+"
+    for c in cands:
+        hits = [k for k in known if re.fullmatch(re.escape(k) + tail, c)]
+        if hits:
+            return known[max(hits, key=len)]
+    return None
+
+
 def model(name: str) -> "ModelSpec":
     """Look up a model architecture by name (``"llama-3.1-8b"``, ``"kimi-k3"``, ...); cached.
 

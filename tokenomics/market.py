@@ -83,32 +83,39 @@ DEFAULT_SPEED_RANGE_TOK_PER_S_PER_USER = (0.1, 1e5)
 FLAG_BELOW_COST = "below modelled cost"
 FLAG_UNREACHABLE = "speed unreachable"
 FLAG_NO_FIT = "does not fit"
+#: ``flag`` of a row that cannot be priced (a bad cell, a model the catalog lacks), with its reason.
+FLAG_REFUSED = "refused"
 
 
-def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFrame":
+def load_prices(prices: "pd.DataFrame | str | Path | None" = None, *,
+                keep_bad_rows: bool = False) -> "pd.DataFrame":
     """The market price table, validated (bundled ``datasets/market_prices.csv`` by default).
+
+    A model named as its provider or hub names it (``meta-llama/Meta-Llama-3.1-70B-Instruct``)
+    is read as the catalog model it stands for (:func:`tokenomics.catalog.match_model_name`; an
+    alias as the architecture it shares), and the row's ``note`` says how it was listed.
 
     Parameters
     ----------
     prices : DataFrame or path, optional
         Your own table with :data:`REQUIRED_COLUMNS` (and any of :data:`OPTIONAL_COLUMNS`).
+    keep_bad_rows : bool
+        Keep rows with a bad cell or an unknown model, each with its problems in a
+        ``refused_reason`` column (``""`` on good rows), rather than refusing the table.
 
     Raises
     ------
     DataError
-        Missing columns; a missing output price; a price or speed that is text, non-finite or
-        not positive (an empty input, cached input or speed cell means 'not given'); a cached
-        input price above the input price; a missing or unreadable ``as_of`` or ``date``
-        (``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``); an unreadable file (one line naming the first
-        bad row).
-    UnknownNameError
-        A model not in ``datasets/models.csv``.
+        Missing columns or no rows; unless ``keep_bad_rows``, every bad row in one line: a missing
+        output price; a price or speed that is text, non-finite or not positive (an empty input,
+        cached input or speed cell means 'not given'); a cached input price above the input price;
+        a missing or unreadable ``as_of`` or ``date`` (``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``); a
+        model the catalog lacks (with suggestions); an unreadable file.
     """
     import pandas as pd
 
     from . import catalog
-    from .dates import parse_date
-    from .io import blank_cells, exact_floats, numeric_column
+    from .io import exact_floats, raise_problems
 
     where = "datasets/market_prices.csv"
     if prices is None:
@@ -131,46 +138,94 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None) -> "pd.DataFr
     catalog.check_columns(df, REQUIRED_COLUMNS, what)
     if df.empty:
         raise DataError(f"{what} has no rows")
+    df = df.reset_index(drop=True)
     for c in OPTIONAL_COLUMNS:
         if c not in df.columns:
             df[c] = np.nan
-    for c in ("input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user"):
-        df[c] = numeric_column(df, c, what, minimum=0.0, strict_minimum=True,
-                               required=c == "output_usd_per_m_tok").to_numpy()
-    dearer = np.flatnonzero((df["cached_input_usd_per_m_tok"] > df["input_usd_per_m_tok"]).to_numpy())
-    if dearer.size:
-        i = int(dearer[0])
-        raise DataError(f"{what} row {i + 1} (line {i + 2}): cached_input_usd_per_m_tok must not exceed "
-                        f"input_usd_per_m_tok (a cache hit is not dearer than a miss), got "
-                        f"{df['cached_input_usd_per_m_tok'].iloc[i]:g} > {df['input_usd_per_m_tok'].iloc[i]:g}")
-    _check_off_peak(df, what)
-    for c in ("as_of", "date"):  # as_of is required; an empty effective date means 'not given'
-        blank = blank_cells(df[c]).to_numpy() if c in df.columns else ()
-        for i, (d, empty) in enumerate(zip(df.get(c, ()), blank)):
-            if (c == "as_of" or not empty) and parse_date(d) is None:
-                bad = f"missing {c}" if empty else f"bad {c} {str(d)!r}"
-                raise DataError(f"{what} row {i + 1} (line {i + 2}): {bad}; expected YYYY-MM-DD, YYYY-MM or YYYY")
-    for c in ("provider", "source"):  # who sells it, and where the price was read: both required
-        empty = np.flatnonzero(blank_cells(df[c]).to_numpy())
-        if empty.size:
-            i = int(empty[0])
-            raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} is empty; expected "
-                            + ("the provider's name" if c == "provider" else "where the price was published (a URL)"))
-    if where != "datasets/market_prices.csv":  # a price list of yours: not dated after today
-        import datetime as _dt
+    problems = (_price_problems(df) + _off_peak_problems(df)
+                + _date_problems(df, user_file=where != "datasets/market_prices.csv") + _model_problems(df))
+    if not keep_bad_rows:
+        raise_problems(what, problems, noun="problems")
+        return df
+    from .io import problem_lines
 
-        today = np.datetime64(_dt.datetime.now(_dt.timezone.utc).date(), "D")
-        for c in ("as_of", "date"):
-            for i, d in enumerate(df.get(c, ())):
-                parsed = parse_date(d)
-                if parsed is not None and parsed[0] > today:
-                    raise DataError(f"{what} row {i + 1} (line {i + 2}): {c} {str(d)!r} is after today ({today}); "
-                                    "expected the date the price was read")
-    known = set(catalog.model_names())
-    for m in df["model"].astype(str):
-        if m not in known:
-            raise unknown_name("model (in the market price table)", m, known)
-    return df.reset_index(drop=True)
+    reasons: dict[int, list[str]] = {}
+    for i, detail in problems:
+        reasons.setdefault(i, []).append(detail)
+    df.attrs["what"] = what
+    df["refused_reason"] = [problem_lines([(i, "; ".join(reasons[i]))])[0] if i in reasons else ""
+                            for i in range(len(df))]
+    return df
+
+
+def _price_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
+    """Bad price and speed cells of a price table, ``(row, detail)``; the columns made numeric."""
+    from .io import blank_cells, numeric_cell_problems
+
+    out: list[tuple[int, str]] = []
+    for c in ("input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok", "tok_per_s_per_user"):
+        vals, probs = numeric_cell_problems(df, c, minimum=0.0, strict_minimum=True,
+                                            required=c == "output_usd_per_m_tok")
+        out += [(int(i), str(probs.iloc[i])) for i in np.flatnonzero((probs != "").to_numpy())]
+        df[c] = vals.to_numpy()
+    for i in np.flatnonzero((df["cached_input_usd_per_m_tok"] > df["input_usd_per_m_tok"]).to_numpy()):
+        out.append((int(i), "cached_input_usd_per_m_tok must not exceed input_usd_per_m_tok (a cache hit is not "
+                            f"dearer than a miss), got {df['cached_input_usd_per_m_tok'].iloc[i]:g} > "
+                            f"{df['input_usd_per_m_tok'].iloc[i]:g}"))
+    for c in ("provider", "source"):  # who sells it, and where the price was read: both required
+        for i in np.flatnonzero(blank_cells(df[c]).to_numpy()):
+            out.append((int(i), f"{c} is empty; expected " + ("the provider's name" if c == "provider"
+                                                              else "where the price was published (a URL)")))
+    return out
+
+
+def _date_problems(df: "pd.DataFrame", user_file: bool) -> "list[tuple[int, str]]":
+    """Bad ``as_of`` (required) and ``date`` (effective date, optional) cells; in a user's file,
+    dates after today too."""
+    import datetime as _dt
+
+    from .dates import parse_date
+    from .io import blank_cells
+
+    out: list[tuple[int, str]] = []
+    today = np.datetime64(_dt.datetime.now(_dt.timezone.utc).date(), "D")
+    for c in ("as_of", "date"):
+        if c not in df.columns:
+            continue
+        for i, (d, empty) in enumerate(zip(df[c], blank_cells(df[c]).to_numpy())):
+            parsed = None if empty else parse_date(d)
+            if (c == "as_of" or not empty) and parsed is None:
+                bad = f"missing {c}" if empty else f"bad {c} {str(d)!r}"
+                out.append((i, f"{bad}; expected YYYY-MM-DD, YYYY-MM or YYYY"))
+            elif user_file and parsed is not None and parsed[0] > today:
+                out.append((i, f"{c} {str(d)!r} is after today ({today}); expected the date the price was read"))
+    return out
+
+
+def _model_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
+    """Rows naming a model the catalog lacks; the others' ``model`` set to the catalog name they
+    stand for (:func:`tokenomics.catalog.match_model_name`), the listed name kept in ``note``."""
+    from . import catalog
+
+    out: list[tuple[int, str]] = []
+    models, notes = [], []
+    for i, (m, note) in enumerate(zip(df["model"].astype(str), df["note"])):
+        name = catalog.match_model_name(m)
+        name = catalog.MODEL_ALIASES.get(name, name) if name not in catalog.model_names() else name
+        note = note if isinstance(note, str) else ""
+        if name is None:
+            hint = str(unknown_name("model", m, catalog.model_names())).split(" Known:")[0]
+            close = hint.split(" Did you mean ")[1].rstrip("?") if " Did you mean " in hint else ""
+            out.append((i, f"model {m!r} is not in the catalog ("
+                           + (f"did you mean {close}? " if close else "")
+                           + "an open model can be added: tokenomics models add CONFIG.json --name NAME)"))
+            name = m
+        elif name != m:
+            note = f"listed as {m!r}" + (f"; {note}" if note else "")
+        models.append(name)
+        notes.append(note)
+    df["model"], df["note"] = models, notes
+    return out
 
 
 def check_share_frac(value: Any, name: str, error: type = ValidationError) -> float:
@@ -187,58 +242,52 @@ def check_share_frac(value: Any, name: str, error: type = ValidationError) -> fl
     return x
 
 
-def _check_off_peak(df: "pd.DataFrame", what: str) -> None:
-    """The off-peak columns of a price table (:func:`load_prices`), made numeric in place; one line
-    naming the first bad row otherwise."""
-    from .io import numeric_column
+def _off_peak_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
+    """Bad off-peak cells of a price table (:func:`load_prices`), ``(row, detail)``; the columns
+    made numeric in place."""
+    from .io import numeric_cell_problems
+
+    out: list[tuple[int, str]] = []
+
+    def numeric(c: str, **kw: Any) -> None:
+        vals, probs = numeric_cell_problems(df, c, required=False, **kw)
+        out.extend((int(i), str(probs.iloc[i])) for i in np.flatnonzero((probs != "").to_numpy()))
+        df[c] = vals.to_numpy()
 
     for c in OFF_PEAK_PRICE_COLUMNS.values():
-        df[c] = numeric_column(df, c, what, minimum=0.0, strict_minimum=True, required=False).to_numpy()
-    df["off_peak_hours_per_week"] = numeric_column(df, "off_peak_hours_per_week", what, minimum=0.0,
-                                                   maximum=HOURS_PER_WEEK, required=False).to_numpy()
-    df["off_peak_share_frac"] = numeric_column(df, "off_peak_share_frac", what, required=False).to_numpy()
-
-    def row(i: int) -> str:
-        return f"{what} row {i + 1} (line {i + 2})"
-
+        numeric(c, minimum=0.0, strict_minimum=True)
+    numeric("off_peak_hours_per_week", minimum=0.0, maximum=HOURS_PER_WEEK)
+    numeric("off_peak_share_frac")
     share = df["off_peak_share_frac"].to_numpy(float)
-    bad = np.flatnonzero(np.isfinite(share) & ((share < 0) | (share > 1)))
-    if bad.size:
-        i = int(bad[0])
-        check_share_frac(share[i], f"{row(i)}: off_peak_share_frac", DataError)
+    for i in np.flatnonzero(np.isfinite(share) & ((share < 0) | (share > 1))):
+        try:
+            check_share_frac(share[i], "off_peak_share_frac", DataError)
+        except DataError as exc:
+            out.append((int(i), str(exc)))
     off = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS.values()])
     listed = np.column_stack([np.isfinite(df[c].to_numpy(float)) for c in OFF_PEAK_PRICE_COLUMNS])
     has_off = off.any(axis=1)
     for j, (c, oc) in enumerate(OFF_PEAK_PRICE_COLUMNS.items()):
-        lone = np.flatnonzero(has_off & (off[:, j] != listed[:, j]))
-        if lone.size:
-            i = int(lone[0])
+        for i in np.flatnonzero(has_off & (off[:, j] != listed[:, j])):
             given, empty = (oc, c) if off[i, j] else (c, oc)
-            raise DataError(f"{row(i)}: {given} is given but {empty} is empty; expected an off-peak price for "
-                            "every token type the row prices (or none: billed flat)")
-        dearer = np.flatnonzero(df[oc].to_numpy(float) > df[c].to_numpy(float))
-        if dearer.size:
-            i = int(dearer[0])
-            raise DataError(f"{row(i)}: {oc} must not exceed {c} (the off-peak price is the lower one), got "
-                            f"{df[oc].iloc[i]:g} > {df[c].iloc[i]:g}")
-    dearer = np.flatnonzero((df["off_peak_cached_input_usd_per_m_tok"] > df["off_peak_input_usd_per_m_tok"]).to_numpy())
-    if dearer.size:
-        i = int(dearer[0])
-        hit, miss = df["off_peak_cached_input_usd_per_m_tok"].iloc[i], df["off_peak_input_usd_per_m_tok"].iloc[i]
-        raise DataError(f"{row(i)}: off_peak_cached_input_usd_per_m_tok must not exceed off_peak_input_usd_per_m_tok "
-                        f"(a cache hit is not dearer than a miss), got {hit:g} > {miss:g}")
+            out.append((int(i), f"{given} is given but {empty} is empty; expected an off-peak price for every "
+                                "token type the row prices (or none: billed flat)"))
+        for i in np.flatnonzero(df[oc].to_numpy(float) > df[c].to_numpy(float)):
+            out.append((int(i), f"{oc} must not exceed {c} (the off-peak price is the lower one), got "
+                                f"{df[oc].iloc[i]:g} > {df[c].iloc[i]:g}"))
+    hit, miss = df["off_peak_cached_input_usd_per_m_tok"], df["off_peak_input_usd_per_m_tok"]
+    for i in np.flatnonzero((hit > miss).to_numpy()):
+        out.append((int(i), "off_peak_cached_input_usd_per_m_tok must not exceed off_peak_input_usd_per_m_tok "
+                            f"(a cache hit is not dearer than a miss), got {hit.iloc[i]:g} > {miss.iloc[i]:g}"))
     window = np.isfinite(share) | np.isfinite(df["off_peak_hours_per_week"].to_numpy(float))
-    unsaid = np.flatnonzero(has_off & ~window)
-    if unsaid.size:
-        i = int(unsaid[0])
-        raise DataError(f"{row(i)}: off-peak prices without off_peak_hours_per_week or off_peak_share_frac; expected "
-                        "the hours a week billed off-peak (0-168, e.g. 56 for UTC 16:30-00:30 daily) or the share "
-                        "of tokens billed off-peak (0-1)")
-    stray = np.flatnonzero(window & ~has_off)
-    if stray.size:
-        i = int(stray[0])
-        raise DataError(f"{row(i)}: an off-peak window (off_peak_hours_per_week or off_peak_share_frac) without an "
-                        "off-peak price; expected off_peak_output_usd_per_m_tok (and the other off-peak prices)")
+    for i in np.flatnonzero(has_off & ~window):
+        out.append((int(i), "off-peak prices without off_peak_hours_per_week or off_peak_share_frac; expected the "
+                            "hours a week billed off-peak (0-168, e.g. 56 for UTC 16:30-00:30 daily) or the share "
+                            "of tokens billed off-peak (0-1)"))
+    for i in np.flatnonzero(window & ~has_off):
+        out.append((int(i), "an off-peak window (off_peak_hours_per_week or off_peak_share_frac) without an "
+                            "off-peak price; expected off_peak_output_usd_per_m_tok (and the other off-peak prices)"))
+    return out
 
 
 def flat_load_off_peak_share_frac(off_peak_hours_per_week: Any) -> Any:
@@ -540,7 +589,15 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     from .econ import pricing
     from .specs import precision_bytes
 
-    df = load_prices(prices)
+    df = load_prices(prices, keep_bad_rows=True)
+    if (df["refused_reason"] != "").all():  # nothing to price: the table is refused, every row named
+        from .io import MAX_PROBLEMS_NAMED
+
+        lines = list(df["refused_reason"])
+        more = f"; and {len(lines) - MAX_PROBLEMS_NAMED} more" if len(lines) > MAX_PROBLEMS_NAMED else ""
+        raise DataError(f"{df.attrs['what']} {lines[0]}" if len(lines) == 1 else
+                        f"{df.attrs['what']}: nothing can be priced, {len(lines)} rows refused: "
+                        f"{'; '.join(lines[:MAX_PROBLEMS_NAMED])}{more}")
     v.positive(default_tok_per_s_per_user, "default_tok_per_s_per_user")
     lo, hi = DEFAULT_SPEED_RANGE_TOK_PER_S_PER_USER
     if not lo <= float(default_tok_per_s_per_user) <= hi:
@@ -589,6 +646,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     rows = []
     for i, r in enumerate(df.itertuples(index=False)):
         model = str(r.model)
+        if r.refused_reason:
+            rows.append(_refused_record(r))
+            continue
         if weight_precision is not None:
             prec, psrc = weight_precision, PRECISION_FROM_OPTION
         else:
@@ -674,6 +734,16 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     return out[cols]
 
 
+def _refused_record(r: Any) -> dict[str, Any]:
+    """The output row of a price row that cannot be priced: its listing, and why in ``flag``."""
+    return {"provider": r.provider, "model": r.model, "list_usd_per_m_input_tok": r.input_usd_per_m_tok,
+            "list_usd_per_m_cached_input_tok": r.cached_input_usd_per_m_tok,
+            "list_usd_per_m_output_tok": r.output_usd_per_m_tok, "flag": f"{FLAG_REFUSED}: {r.refused_reason}",
+            "source": r.source, "as_of": str(r.as_of), "also_in": r.also_in if isinstance(r.also_in, str) else "",
+            "note": r.note if isinstance(r.note, str) else "", "billing": "", "precision_source": "",
+            "speed_source": "", "speed_basis": "", "deployment": "", "cost_basis": "", "serving_mode": ""}
+
+
 def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any = None,
              precision: str | None = None, **kw: Any) -> dict[str, Any]:
     """Modelled cost of ``model`` at ``precision`` and ``speed`` tokens/s per user (one chain call)."""
@@ -723,7 +793,8 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
            "median_implied_margin_frac": float(df.loc[ok, "implied_margin_frac"].median()) if ok.any() else np.nan,
            "n_below_cost": int(df["flag"].str.startswith(FLAG_BELOW_COST).sum()),
            "n_unreachable": int(df["flag"].str.startswith(FLAG_UNREACHABLE).sum()),
-           "n_default_speed": int(df["speed_basis"].str.startswith("default").sum())}
+           "n_default_speed": int(df["speed_basis"].str.startswith("default", na=False).sum()),
+           "n_refused": int(df["flag"].str.startswith(FLAG_REFUSED).sum())}
     for c in df.columns:
         if c.startswith("implied_margin_frac_at_"):
             col = df[c].astype(float)

@@ -467,5 +467,15 @@ def test_a_market_price_list_names_its_bad_cell(cells, needle, tmp_path, capsys)
         df.loc[0, k] = v
     f = tmp_path / "prices.csv"
     df.to_csv(f, index=False)
+    try:
+        main(["market", "--prices", str(f), "--format", "json"])
+        code = 0
+    except SystemExit as ex:
+        code = ex.code
+    err = capsys.readouterr().err
+    assert code in (0, None), err  # the bad row is refused, the other two priced
+    assert err.strip().splitlines() == [l for l in err.strip().splitlines() if l.startswith("refused: row 1 (line 2)")]
+    assert needle in err and len(err.strip().splitlines()) == 1
+    df.head(1).to_csv(f, index=False)  # nothing left to price: exit 2, one line
     code, err = _run(["market", "--prices", str(f)], capsys)
     _one_line_exit_2(code, err, "row 1 (line 2)", needle)

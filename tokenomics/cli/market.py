@@ -25,7 +25,7 @@ TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok
 
 @app.command()
 def market(
-    prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user, off_peak_input/cached_input/output_usd_per_m_tok with off_peak_hours_per_week or off_peak_share_frac) [default: the bundled datasets/market_prices.csv].")] = None,
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Your own market price CSV (columns provider, model, input_usd_per_m_tok, output_usd_per_m_tok, source, as_of; optional cached_input_usd_per_m_tok, tok_per_s_per_user, off_peak_input/cached_input/output_usd_per_m_tok with off_peak_hours_per_week or off_peak_share_frac). Models may be named as the provider or Hugging Face names them (meta-llama/Meta-Llama-3.1-70B-Instruct); a row that cannot be priced (a bad cell, a model the catalog lacks) is listed with its reason and the rest are priced; exit 2 only when none can be [default: the bundled datasets/market_prices.csv].")] = None,
     system: Annotated[Optional[str], typer.Option("--system", "-s", help="Price every row on this system [default: dgx-h200, or gb200-nvl72 for a model that does not fit].")] = None,
     default_speed: Annotated[Optional[float], typer.Option("--default-speed", help="Tokens/s per user priced where a provider publishes no speed [default 35: InferenceX's DeepSeek-R1 cost point].")] = None,
     workload: Annotated[str, typer.Option("--workload", "-w", help="Request mix for the margin: chat (1k/1k), reasoning (1k/8k), summarization (8k/1k), openrouter-2025 (6k/400: OpenRouter's mean request, late 2025).")] = "chat",
@@ -60,11 +60,14 @@ def market(
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
                    spec=spec, weight_precision=weight_precision, speeds=want, serving=serving,
                    electricity_usd_per_kwh=electricity, off_peak_share_frac=off_peak_share)
+    refused = df["flag"].str.startswith(mk.FLAG_REFUSED)
     if fmt != Format.table:
         emit(df, fmt)
+        for line in df.loc[refused, "flag"]:  # one line each on stderr; stdout stays the frame
+            typer.echo(line, err=True)
         return
     s = mk.summary(df)
-    n_off = int((df["billing"] != mk.BILLING_FLAT).sum())
+    n_off = int((~df["billing"].isin([mk.BILLING_FLAT, ""])).sum())
     how_share = ("--off-peak-share" if off_peak_share is not None
                  else "the row's share, else off-peak hours / 168: a flat load")
     deps = "; ".join(sorted(d for d in df["deployment"].unique() if d))
@@ -76,9 +79,11 @@ def market(
     view["flag"] = (df["flag"].str.replace(mk.FLAG_BELOW_COST, "BELOW COST", regex=False)
                     .str.replace(r"speed unreachable: the fastest on this deployment is ([\d.]+) tok/s per user.*",
                                  r"unreachable (max \1 tok/s/user)", regex=True)
-                    .str.replace(r"does not fit:.*", "does not fit", regex=True))
+                    .str.replace(r"does not fit:.*", "does not fit", regex=True)
+                    .str.replace(r"^refused: .*", "refused (below)", regex=True))
     emit(view, fmt,
-         title=(f"{s['n_prices']} list prices, {s['n_models']} models (USD per M tokens): median implied margin "
+         title=(f"{s['n_prices']} list prices, {s['n_models']} models (USD per M tokens"
+                + (f"; {s['n_refused']} refused" if s["n_refused"] else "") + "): median implied margin "
                 f"{s['median_implied_margin_frac']:.0%}, {s['n_below_cost']} below modelled cost, "
                 f"{s['n_unreachable']} at speeds the deployment cannot reach; cost basis {basis}, "
                 f"{output_convention} output, {workload} mix, "
@@ -95,6 +100,11 @@ def market(
                      f"({how_share}; "
                      "list in / out are the peak, standard-hours, prices); " if n_off else "")
                   + f"deployments: {deps}; datasets/market_prices.csv, tco_params.csv"))
+    if refused.any():
+        why = df.loc[refused, ["provider", "model", "flag"]].rename(columns={"flag": "reason"})
+        why["reason"] = why["reason"].str.replace(rf"^{mk.FLAG_REFUSED}: ", "", regex=True)
+        emit(why, fmt, title=f"Refused rows: {int(refused.sum())} of {len(df)} not priced",
+             caption="fix a row (or add its model: tokenomics models add CONFIG.json --name NAME) to price it")
 
 
 def _speeds(text: str) -> list[float]:
