@@ -135,6 +135,7 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None, *,
         except Exception as exc:  # noqa: BLE001 -- any parse failure is bad input
             raise DataError(f"market price file {p} is not a readable CSV: {str(exc).splitlines()[0]}") from None
     what = f"market price table {where}"
+    df = _in_usd_per_m_tok(df)
     catalog.check_columns(df, REQUIRED_COLUMNS, what)
     if df.empty:
         raise DataError(f"{what} has no rows")
@@ -156,6 +157,29 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None, *,
     df["refused_reason"] = [problem_lines([(i, "; ".join(reasons[i]))])[0] if i in reasons else ""
                             for i in range(len(df))]
     return df
+
+
+def _in_usd_per_m_tok(df: "pd.DataFrame") -> "pd.DataFrame":
+    """A price list's prices in USD per million tokens: a ``*_usd_per_1k_*`` column becomes its
+    ``*_usd_per_m_*`` twin (x 1,000) where the twin is absent, and a leading ``$`` is dropped
+    from price cells (``"$0.50"``); other text is left for the checks to name."""
+    import pandas as pd
+
+    out = df.copy()
+    for col in list(out.columns):
+        c = str(col)
+        if "usd_per_" not in c:
+            continue
+        cells = out[col]
+        if not pd.api.types.is_numeric_dtype(cells):
+            cells = cells.astype(object).map(lambda x: x.strip().removeprefix("$").strip() if isinstance(x, str) else x)
+        if "usd_per_1k_" in c and c.replace("usd_per_1k_", "usd_per_m_") not in out.columns:
+            num = pd.to_numeric(cells, errors="coerce")
+            cells = cells.where(num.isna(), num * 1e3)
+            out = out.rename(columns={col: c.replace("usd_per_1k_", "usd_per_m_")})
+            col = c.replace("usd_per_1k_", "usd_per_m_")
+        out[col] = cells
+    return out
 
 
 def _price_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":

@@ -99,3 +99,14 @@ def test_a_data_frame_with_only_bad_rows_is_refused():
                        "output_usd_per_m_tok": [0.2], "source": ["s"], "as_of": ["2026"]})
     with pytest.raises(DataError, match=r"row 1 \(line 2\): model 'gpt-9' is not in the catalog"):
         market.market(df)
+
+
+def test_per_thousand_columns_and_dollar_signs_are_read_as_usd_per_million(tmp_path):
+    f = tmp_path / "k.csv"
+    f.write_text("provider,model,input_usd_per_1k_tok,output_usd_per_1k_tok,source,as_of\n"
+                 "x,llama-3.1-70b,$0.0002,$0.0004,s,2025\n")
+    per_k = market.market(f)
+    per_m = market.market(_file(tmp_path, ROWS[:1]))
+    # 0.0002 USD per 1K = 0.2 USD per million (hand conversion): the same margin as the per-M row
+    assert per_k.loc[0, "list_usd_per_m_output_tok"] == pytest.approx(0.4)
+    assert per_k.loc[0, "implied_margin_frac"] == pytest.approx(per_m.loc[0, "implied_margin_frac"])
