@@ -947,6 +947,25 @@ def test_add_history_merges_new_series_and_points_with_the_bundled_ones():
     assert g["date"].max() == pd.Timestamp("2026-08-15") and g["date"].is_monotonic_increasing
 
 
+def test_an_added_observation_replaces_the_bundled_one_of_its_series_and_date():
+    import warnings
+
+    from tokenomics.errors import TokenomicsWarning
+    from tokenomics.forecast.history import add_history
+
+    base = load_history()
+    # Google's May 2025 figure is bundled; the user's own value for that month is the one kept
+    extra = pd.DataFrame({"series": ["google"], "date": ["2025-05"], "tokens_per_day": [1e13], "source": ["mine"]})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        h = add_history(base, extra)
+    msgs = [str(x.message) for x in w if issubclass(x.category, TokenomicsWarning)]
+    assert len(msgs) == 1 and "google 2025-05-15" in msgs[0] and "yours are kept" in msgs[0]
+    assert len(h) == len(base)
+    row = h[(h["series"] == "google") & (h["date"] == pd.Timestamp("2025-05-15"))]
+    assert len(row) == 1 and row["tokens_per_day"].iloc[0] == 1e13 and row["source"].iloc[0] == "mine"
+
+
 def test_duplicated_observation_is_a_data_error():
     h = pd.DataFrame({"series": ["x"] * 3, "date": ["2024-01", "2024-01", "2025-01"],
                       "tokens_per_day": [1e12, 2e12, 3e12]})

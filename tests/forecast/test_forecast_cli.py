@@ -264,8 +264,6 @@ def test_add_history_adds_a_series_to_the_bundled_ones(tmp_path):
     ("series,date,tokens_per_day,source\nacme,2024-03,-1,x\n", "positive"),
     ("series,date,tokens_per_day,source\nacme,2024-03,1e11,x\nacme,2024-03,2e11,y\n",
      "2 observations dated 2024-03-15"),
-    # Google's May 2025 figure is already bundled: adding it again is a duplicate
-    ("series,date,tokens_per_day,source\ngoogle,2025-05,1e13,x\n", "use --history to replace"),
 ])
 def test_bad_added_history_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, needle):
     p = _write(tmp_path, "bad.csv", text)

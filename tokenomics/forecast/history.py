@@ -431,16 +431,31 @@ def add_history(base: "pd.DataFrame", extra: "pd.DataFrame") -> "pd.DataFrame":
     Returns
     -------
     pandas.DataFrame
-        The validated union, sorted by series and date.
+        The validated union, sorted by series and date. Where an added observation has the
+        series and date of one in ``base``, the added one is kept and the other dropped (a
+        :class:`~tokenomics.errors.TokenomicsWarning` names them in one line).
 
     Raises
     ------
     DataError
-        An added observation duplicates one already there (same series and date).
+        Two added observations share a series and date.
     """
+    import warnings
+
     import pandas as pd
 
-    return check_history(pd.concat([check_history(base), check_history(extra)], ignore_index=True))
+    from ..errors import TokenomicsWarning
+
+    base, extra = check_history(base), check_history(extra)
+    key = pd.MultiIndex.from_frame(base[["series", "date"]])
+    same = key.isin(pd.MultiIndex.from_frame(extra[["series", "date"]]))
+    if same.any():
+        named = [f"{s} {d:%Y-%m-%d}" for s, d in zip(base.loc[same, "series"], base.loc[same, "date"])]
+        more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+        warnings.warn(TokenomicsWarning(
+            f"{len(named)} added observation(s) share a series and date with one already there "
+            f"({', '.join(named[:5])}{more}): yours are kept, the others dropped"), stacklevel=2)
+    return check_history(pd.concat([base.loc[~same], extra], ignore_index=True))
 
 
 def dc_regions() -> list[str]:
