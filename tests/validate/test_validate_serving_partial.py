@@ -288,3 +288,18 @@ def test_mtp_acceptance_as_an_acceptance_length_is_refused_with_the_fraction():
     alpha = alpha_for_acceptance_length(2.5, 3)
     assert alpha == pytest.approx(0.69, abs=0.005) and expected_tokens_per_step(alpha, 3) == pytest.approx(2.5)
     assert refused["reason"].iloc[0].endswith(f"3 draft tokens is a per-token acceptance of {alpha:.3g}")
+
+
+def test_a_hub_model_name_is_scored_as_the_catalog_model_it_stands_for(tmp_path):
+    # the same two serve rows, the model written as its Hugging Face id: the same predictions
+    hub = GOOD.head(2).copy()
+    hub["model"] = "openai/gpt-oss-120b"
+    hub["case_id"] = hub["case_id"] + "-hub"
+    both = pd.concat([GOOD.head(2), hub], ignore_index=True)
+    f = tmp_path / "cases.csv"
+    both.to_csv(f, index=False)
+    pred = serving_cases.predict_cases(f)
+    assert (pred["status"] == "predicted").all()
+    col = "predicted_output_tok_per_s_per_gpu"
+    assert list(pred[col].iloc[2:]) == list(pred[col].iloc[:2])
+    assert set(pred["model"]) == {"gpt-oss-120b"}

@@ -372,6 +372,21 @@ def release_problem(engine: str, version: str) -> str | None:
     return None
 
 
+def _catalog_model_names(df: "pd.DataFrame") -> None:  # noqa: F821
+    """Models named as a hub or provider names them (``deepseek-ai/DeepSeek-R1-0528``,
+    ``meta-llama/Llama-3.1-70B-Instruct``) set, in place, to the catalog model they stand for
+    (:func:`tokenomics.catalog.match_model_name`); any other name is left for the checks to refuse."""
+    from ..catalog import canonical_name, match_model_name, model_names, user_model_names, MODEL_ALIASES
+
+    known = {canonical_name(k) for k in (*model_names(), *user_model_names(), *MODEL_ALIASES)}
+    names = df["model"].astype(str)
+    for name in names.unique():
+        if canonical_name(name) not in known:
+            hit = match_model_name(name)
+            if hit is not None:
+                df.loc[(names == name).to_numpy(), "model"] = hit
+
+
 def _name_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
     """Every row's hardware, model, engine, precisions and the optional words are ones the library
     knows (the catalog's own lookups, aliases included; a close-match hint otherwise): position ->
@@ -537,6 +552,7 @@ def check_cases(path: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":  # noqa: F821
         lines = [int(j) + 2 for j in (ids == ids.iloc[i]).to_numpy().nonzero()[0][:3]]
         problems[int(i)] = ("case_id", f"case_id {ids.iloc[i]!r} appears more than once (lines "
                                        f"{', '.join(map(str, lines))}); every case needs its own id")
+    _catalog_model_names(df)
     for found in (_name_problems(df), _na_word_problems(path, df), _cell_problems(df)):
         for i, p in found.items():
             problems.setdefault(i, p)
