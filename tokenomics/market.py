@@ -69,6 +69,10 @@ OFF_PEAK_PRICE_COLUMNS = {"input_usd_per_m_tok": "off_peak_input_usd_per_m_tok",
 HOURS_PER_WEEK = 168.0
 #: ``billing`` of a row billed at one price around the clock.
 BILLING_FLAT = "flat"
+#: Speculative decoding priced by default: MTP on the models whose checkpoint ships MTP heads
+#: (DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5: ``mtp_modules`` in ``datasets/models.csv``), as the
+#: labs' own serving stacks and the engines' recipes for them run it; the others without.
+DEFAULT_SPEC = "mtp"
 #: Reference system for every row (the resolver picks layout, plan, precisions on it).
 REFERENCE_SYSTEM = "dgx-h200"
 #: Where a model does not fit the reference system.
@@ -454,8 +458,8 @@ def _deployment(model: str, system: str | None, spec: Any = None, precision: str
     from .catalog import model as _model
     from .deployment import resolve
 
-    if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules:
-        spec = None  # MTP where the checkpoint ships the heads; the others are priced without
+    if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules >= 1:
+        spec = None  # MTP where the checkpoint ships the heads (not where unknown: NaN); the others without
     kw = precision_kwargs(model, precision)
     if system is not None:
         return resolve(model, system=system, spec=spec, **kw)
@@ -528,7 +532,7 @@ def zero_margin_speed(speeds: Any, margin: Any) -> float:
 def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | None = None,
            default_tok_per_s_per_user: float = DEFAULT_TOK_PER_S_PER_USER, workload: str = "chat",
            output_convention: str = "decode-only", cost: Any = None, utilization_frac: Any = None,
-           cache_hit_frac: float = 0.0, spec: str | None = None, weight_precision: str | None = None,
+           cache_hit_frac: float = 0.0, spec: str | None = DEFAULT_SPEC, weight_precision: str | None = None,
            speeds: Any = None, serving: str = "decode",
            electricity_usd_per_kwh: float | None = None,
            off_peak_share_frac: float | None = None) -> "pd.DataFrame":
@@ -560,7 +564,9 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
         :func:`tokenomics.deployment.resolve` takes it); an MTP method applies to the models whose
         checkpoint ships multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``),
-        the others are priced without. Default none.
+        the others are priced without. Default :data:`DEFAULT_SPEC` (``mtp``: what the provider
+        serves, where the checkpoint ships the heads); ``None`` or ``"none"`` prices every row
+        without speculative decoding.
     weight_precision : str, optional
         Price every row at this weight precision (``tokenomics.specs.PRECISION_BYTES``: ``bf16``,
         ``fp8``, ``nvfp4``, ...) instead of the row's or the served one (:func:`precision_kwargs`).
@@ -826,7 +832,7 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
     return out
 
 
-__all__ = ["DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "HOURS_PER_WEEK", "OFF_PEAK_PRICE_COLUMNS",
+__all__ = ["DEFAULT_SPEC", "DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "HOURS_PER_WEEK", "OFF_PEAK_PRICE_COLUMNS",
            "REFERENCE_SYSTEM", "REQUIRED_COLUMNS", "billing_label", "blended_price_usd_per_m_tok",
            "check_share_frac", "flat_load_off_peak_share_frac", "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
            "served_speed", "speed_column", "summary", "zero_margin_speed"]

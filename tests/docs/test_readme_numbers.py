@@ -66,9 +66,10 @@ FIGURES = [
      f"{G('showdown_costs.tpu-v7-16.b64.usd_per_m_output_tok'):.2f}", "1.87"),
     ("3.64 on 16 x GB200", f"{G('showdown_costs.gb200-16.b64.usd_per_m_output_tok'):.2f}", "3.64"),
     ("17.7 on the SD200 supernode", f"{G('showdown_costs.sd200-ultra.b64.usd_per_m_output_tok'):.1f}", "17.7"),
-    ("142 list prices", f"{G('market.n_priced'):.0f}", "142"),
-    ("(16 more at speeds no modelled H200 system reaches)", f"{G('market.n_unreachable'):.0f}", "16"),
-    ("median implied gross margin -5 %", f"{G('market.median_implied_margin_frac') * 100:.0f}", "-5"),
+    ("147 list prices", f"{G('market.mtp.n_priced'):.0f}", "147"),
+    ("(11 more at speeds no modelled H200 system reaches)", f"{G('market.mtp.n_unreachable'):.0f}", "11"),
+    ("median implied gross margin 34 %", f"{G('market.mtp.median_implied_margin_frac') * 100:.0f}", "34"),
+    ("(-5 % without MTP)", f"{G('market.median_implied_margin_frac') * 100:.0f}", "-5"),
     ("0.90x a year (95 % interval 0.54-1.48, 194 prices",
      f"{G('watch.price_index.decline_factor_per_year'):.2f} {G('watch.price_index.decline_factor_lo'):.2f} "
      f"{G('watch.price_index.decline_factor_hi'):.2f} {G('watch.price_index.n_prices'):.0f}", "0.90 0.54 1.48 194"),

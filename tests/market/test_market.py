@@ -291,19 +291,20 @@ def test_market_all_in_convention_named():
 
 
 def test_market_with_mtp_where_the_checkpoint_ships_it(capsys):
-    """--spec mtp prices DeepSeek-V3 (one MTP module) with it and Kimi-K2 (none) without; at 35
-    tok/s per user on 8 x H200 the MTP deployment reaches the speed at a larger batch, so it costs
+    """MTP (the default) prices DeepSeek-V3 (one MTP module) with it and Kimi-K2 (none) without; at
+    35 tok/s per user on 8 x H200 the MTP deployment reaches the speed at a larger batch, so it costs
     less (measured 2026-12-05: $4.31 -> $0.40 per M output tokens, a wide-EP layout instead of
-    attention tensor-parallel at batch 34)."""
+    attention tensor-parallel at batch 34); ``spec="none"`` prices without."""
     df = pd.DataFrame({"provider": ["a", "b"], "model": ["deepseek-v3", "kimi-k2"], "input_usd_per_m_tok": [0.5, 0.6],
                        "output_usd_per_m_tok": [1.5, 3.0], "source": ["s"] * 2, "as_of": ["2026"] * 2})
-    plain = market.market(df).set_index("model")
+    plain = market.market(df, spec="none").set_index("model")
     mtp = market.market(df, spec="MTP").set_index("model")
+    assert market.market(df).equals(market.market(df, spec="mtp"))  # the default
     assert mtp.loc["deepseek-v3", "deployment"].endswith(", spec mtp")
     assert "spec" not in mtp.loc["kimi-k2", "deployment"]
     assert mtp.loc["kimi-k2", "cost_usd_per_m_output_tok"] == pytest.approx(plain.loc["kimi-k2", "cost_usd_per_m_output_tok"])
     assert mtp.loc["deepseek-v3", "cost_usd_per_m_output_tok"] < 0.2 * plain.loc["deepseek-v3", "cost_usd_per_m_output_tok"]
-    assert market.market(df, spec="none").equals(market.market(df))
+    assert market.market(df, spec="none").equals(market.market(df, spec=None))
     with pytest.raises(TokenomicsError):
         market.market(df, spec="mtp:x")
     rc, out, err = _cli(["market", "--spec", "warp", "--format", "json"], capsys)
@@ -331,7 +332,7 @@ def test_kimi_k3_list_prices_are_priced_on_an_nvl72_at_35_tok_s(mkt):
     2026-12-05). The api_prices row opens its own line, so it is not read as a K2 price rise."""
     from tokenomics import catalog
 
-    k3 = mkt[mkt["model"] == "kimi-k3"]
+    k3 = mkt[mkt["model"] == "kimi-k3"]  # no MTP: models.csv does not say the checkpoint ships heads
     assert len(k3) == 6 and (k3["speed_basis"] != "published").all()
     assert k3["deployment"].str.startswith("kimi-k3 on gb200-nvl72 tp4-ep72").all()
     moon = k3[k3["provider"] == "Moonshot AI"].iloc[0]

@@ -54,7 +54,7 @@ def test_margins_use_the_workload_mix_on_both_sides():
 def deepseek_rows():
     """DeepSeek's own list price (first bundled row) at cache hits 0 and 0.563, chat and openrouter-2025."""
     t = market.load_prices().iloc[[0]]
-    return {(w, h): market.market(t, workload=w, cache_hit_frac=h).iloc[0]
+    return {(w, h): market.market(t, workload=w, cache_hit_frac=h, spec="none").iloc[0]
             for w in ("chat", "openrouter-2025") for h in (0.0, 0.563)}
 
 

@@ -34,7 +34,7 @@ def test_zero_margin_speed_interpolates_the_first_crossing():
 def deepseek():
     """DeepSeek's own list price ($0.56 / $1.68 per M, published 21 tok/s/user) at 35 and 20."""
     t = market.load_prices().iloc[[0]]
-    return t, market.market(t, speeds=[35, 20])
+    return t, market.market(t, speeds=[35, 20], spec="none")  # the cliff without MTP
 
 
 def test_margins_at_each_speed(deepseek):
@@ -44,10 +44,10 @@ def test_margins_at_each_speed(deepseek):
     assert cols == ["implied_margin_frac_at_20_tok_per_s", "implied_margin_frac_at_35_tok_per_s"]
     assert [c for c in df.columns if c.startswith("implied_margin_frac_at_")] == cols  # sorted, one per speed
     # the point priced at the row's speed is unchanged by asking for the curve
-    assert r["implied_margin_frac"] == pytest.approx(market.market(t).iloc[0]["implied_margin_frac"])
+    assert r["implied_margin_frac"] == pytest.approx(market.market(t, spec="none").iloc[0]["implied_margin_frac"])
     # each point is the margin of pricing the row at that speed (the same row with that published speed)
     at35 = t.assign(tok_per_s_per_user=35.0)
-    assert r[cols[1]] == pytest.approx(market.market(at35).iloc[0]["implied_margin_frac"])
+    assert r[cols[1]] == pytest.approx(market.market(at35, spec="none").iloc[0]["implied_margin_frac"])
 
 
 def test_margin_falls_with_speed():

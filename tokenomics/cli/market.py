@@ -38,7 +38,7 @@ def market(
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Price every row at this weight precision (bf16, fp8, nvfp4, mxfp4, int4, ...) [default: the row's quantization, else the precision the model's providers serve: datasets/served_precision.csv].")] = None,
     speeds: Annotated[Optional[str], typer.Option("--speeds", help="Also price every row at these speeds, tok/s per user, comma-separated (e.g. 20,35,50): the implied margin at each and the speed at which it is zero.")] = None,
     serving: Annotated[str, typer.Option("--serving", help="How the chips serve each row's requests: decode (default: the decode-only steady state at the cheapest batch meeting the speed), colocated (continuous batching, the model validate-serving scores: the most requests in flight meeting the speed) or disaggregated (prefill and decode instances with KV transfer).")] = "decode",
-    spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: none (default), mtp (the models whose checkpoint ships MTP heads: DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; the others priced without) or METHOD:GAMMA:ALPHA.")] = None,
+    spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: mtp (default: the models whose checkpoint ships MTP heads, DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5, as their providers serve them; the others priced without), none, or METHOD:GAMMA:ALPHA.")] = None,
     electricity: Annotated[Optional[float], typer.Option("--electricity", help="Electricity price [USD/kWh] of the bottom-up cost [default: datasets/tco_params.csv electricity_usd_per_kwh]; kept as the electricity_usd_per_kwh column.")] = None,
     off_peak_share: Annotated[Optional[float], typer.Option("--off-peak-share", help="Share of tokens billed off-peak, 0-1, on every row with off-peak prices (off_peak_*_usd_per_m_tok: DeepSeek's own API) [default: the row's off_peak_share_frac, else its off_peak_hours_per_week / 168, a flat hourly load]. Rows billed flat are not touched.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
@@ -58,7 +58,7 @@ def market(
         default_speed = mk.DEFAULT_TOK_PER_S_PER_USER
     df = mk.market(prices, system=system, default_tok_per_s_per_user=default_speed, workload=workload,
                    output_convention=output_convention, cost=cost, utilization_frac=u, cache_hit_frac=cache_hit,
-                   spec=spec, weight_precision=weight_precision, speeds=want, serving=serving,
+                   spec=mk.DEFAULT_SPEC if spec is None else spec, weight_precision=weight_precision, speeds=want, serving=serving,
                    electricity_usd_per_kwh=electricity, off_peak_share_frac=off_peak_share)
     refused = df["flag"].str.startswith(mk.FLAG_REFUSED)
     if fmt != Format.table:
@@ -89,6 +89,7 @@ def market(
                 f"{output_convention} output, {workload} mix, "
                 + (f"electricity USD {electricity:g}/kWh, " if electricity is not None else "")
                 + f"{'disaggregated' if serving == 'disaggregated' else chain.serving_mode_label(serving)} serving"
+                + _spec_words(mk.DEFAULT_SPEC if spec is None else spec)
                 + "".join(f"; median margin at {x:g} tok/s/user {s['median_' + c]:.0%}" for c, x in zip(curve, want or []))),
          caption=((f"precision: --weight-precision {weight_precision}; " if weight_precision else
                    "precision: the row's, else the one the model's providers serve (datasets/served_precision.csv); ")
@@ -105,6 +106,16 @@ def market(
         why["reason"] = why["reason"].str.replace(rf"^{mk.FLAG_REFUSED}: ", "", regex=True)
         emit(why, fmt, title=f"Refused rows: {int(refused.sum())} of {len(df)} not priced",
              caption="fix a row (or add its model: tokenomics models add CONFIG.json --name NAME) to price it")
+
+
+def _spec_words(spec: str) -> str:
+    """How the title names the speculative decoding priced."""
+    text = str(spec).strip().lower()
+    if text in ("", "none", "off"):
+        return ", no speculative decoding"
+    if text == "mtp":
+        return ", MTP speculative decoding where the checkpoint ships the heads (--spec none: without)"
+    return f", speculative decoding {spec}"
 
 
 def _speeds(text: str) -> list[float]:
