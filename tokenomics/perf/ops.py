@@ -231,9 +231,10 @@ def build_ops(
     def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)
         n = float(n)
-        kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
+        extra = None if ref_kernels is not None else _splitk_extra(rows, k, n)
+        kern = ref_kernels if ref_kernels is not None else n_gemm + extra
         # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
-        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - _splitk_extra(rows, k, n)
+        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
                       one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped, gemm_size=math.sqrt(k * n)))
