@@ -98,6 +98,9 @@ def count(value: Any, name: str, *, minimum: int = 1, maximum: float | None = No
     """Check that ``value`` (scalar or array) is an integer >= ``minimum`` (and <= ``maximum``)."""
     if type(value) is int and value >= minimum and (maximum is None or value <= maximum):  # fast path
         return value
+    if (type(value) in (float, np.float64) and math.isfinite(value) and value >= minimum and value.is_integer()
+            and (maximum is None or value <= maximum)):  # fast path for a whole float
+        return value
     a = _arr(value, name)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))

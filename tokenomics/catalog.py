@@ -645,9 +645,16 @@ def _model_cached(name: str, _dir: str, user_key: tuple[str, int, int] = ("", 0,
 
 def accelerator_names() -> list[str]:
     """Names of catalogued accelerators."""
-    return list(load("accelerators").index)
+    return list(_load_cached("accelerators", str(data_dir() / REGISTRY["accelerators"].file)).index)
 
 
 def model_names() -> list[str]:
-    """Names of catalogued models."""
-    return list(load("models").index)
+    """Names of catalogued models (read from the kept table: no copy of it)."""
+    return list(_models_frame(str(data_dir() / REGISTRY["models"].file), _user_models_key()).index)
+
+
+def accelerator_vendor(name: str) -> str:
+    """Vendor of a catalogued accelerator (``datasets/accelerators.csv``), ``""`` for a name it
+    does not hold (read from the kept table: no copy of it)."""
+    acc = _load_cached("accelerators", str(data_dir() / REGISTRY["accelerators"].file))
+    return str(acc.loc[name, "vendor"]) if name in acc.index else ""

@@ -105,8 +105,7 @@ def chip_family(hardware: str, vendor: str | None = None) -> str:
     if vendor is None:
         from . import catalog
 
-        acc = catalog.load("accelerators")
-        vendor = str(acc.loc[name, "vendor"]) if name in acc.index else ""
+        vendor = catalog.accelerator_vendor(name)
     if name.startswith("tpu"):
         return "tpu"
     if name.startswith("ascend"):

@@ -14,7 +14,7 @@ per chip.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -136,8 +136,9 @@ def _splitk_extra(m, k: float, n: float):
     """Extra split-K reduction kernels cuBLAS launches for skinny GEMMs (heuristic fitted to the
     counted kernels of the H200 runs: 8B has 2 extra per layer at batch <= 8, 1 at 32, 0 at 128;
     separate k/v projections (n <= 1024, k >= 4096) always add one)."""
-    m = np.asarray(m, dtype=float)
-    if m.ndim == 0:  # scalar fast path, same rules
+    if not isinstance(m, float):  # a Python or numpy float goes straight to the scalar rules
+        m = np.asarray(m, dtype=float)
+    if isinstance(m, float) or m.ndim == 0:  # scalar fast path, same rules
         x = float(m)
         e = 1.0 if (x <= 8 and k >= 4096 and n <= k) else 0.0
         e += 1.0 if (8 < x <= 32 and k > 8192 and n <= k / 2) else 0.0
@@ -230,9 +231,10 @@ def build_ops(
     def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)
         n = float(n)
-        kern = ref_kernels if ref_kernels is not None else n_gemm + _splitk_extra(rows, k, n)
+        extra = None if ref_kernels is not None else _splitk_extra(rows, k, n)
+        kern = ref_kernels if ref_kernels is not None else n_gemm + extra
         # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
-        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - _splitk_extra(rows, k, n)
+        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
                       one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped, gemm_size=math.sqrt(k * n)))
@@ -451,8 +453,18 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
             kern = np.full_like(m, 0.0 if fused_away else float(op.n_gemm.max()))
         elif engine and op.kind.startswith("attention"):
             kern = 0.0 * m + (ENGINE_LINEAR_ATTN if op.name == "linear attention" else 1.0)
-        out.append(replace(op, kernels=kern, timing_extra_kernels=dropped))
+        out.append(_with_kernels(op, kern, dropped))
     return out
+
+
+def _with_kernels(op: Op, kernels: Any, timing_extra_kernels: Any) -> Op:
+    """``dataclasses.replace(op, kernels=..., timing_extra_kernels=...)`` without its per-field
+    ``__init__`` round trip (an :class:`Op` has no ``__post_init__``): a step builds ~30 of them."""
+    new = object.__new__(Op)
+    fields = dict(op.__dict__)
+    fields["kernels"], fields["timing_extra_kernels"] = kernels, timing_extra_kernels
+    new.__dict__.update(fields)
+    return new
 
 
 def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):

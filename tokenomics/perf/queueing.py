@@ -15,6 +15,7 @@ feed them iteration times and loads and sum what they return:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -59,10 +60,23 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
 
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
-    top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
-    m = np.arange(1, top + 1).reshape((-1,) + (1,) * q.ndim)
+    q_max = np.max(q, initial=0.0)
+    top = int(np.ceil(q_max + 12.0 * np.sqrt(q_max) + 20.0))
+    before, step = _pass_steps(top, q.ndim, first, each)
+    return np.sum(step * (1.0 - pdtr(before, q) ** max(int(n), 1)), axis=0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _pass_steps(top: int, ndim: int, first: float, each: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(m - 1, L(m) - L(m - 1))`` for ``m = 1 .. top`` of :func:`expected_max_pass_s`, a pass of
+    ``m`` chunks taking ``L(m) = max(first, m each)`` [s] (read-only column arrays over ``ndim``
+    further axes; kept: a serving solve asks for the same passes many times)."""
+    m = np.arange(1, top + 1).reshape((-1,) + (1,) * ndim)
     step = np.maximum(first, m * each) - np.where(m > 1, np.maximum(first, (m - 1) * each), 0.0)
-    return np.sum(step * (1.0 - pdtr(m - 1, q) ** max(int(n), 1)), axis=0)
+    before = m - 1
+    before.flags.writeable = False
+    step.flags.writeable = False
+    return before, step
 
 
 def adp_prefill_s(chunks_per_rank: Any, n_ranks: int, local_s: float, shared_s: float,

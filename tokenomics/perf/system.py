@@ -327,6 +327,7 @@ def _skew_reference(balancing: str, model_name: str, _dir: str) -> tuple[float, 
     return float(r["imbalance_ratio"]), float(r["ep_ref"]), float(r["slots_per_rank_ref"]), float(n_ref)
 
 
+@functools.lru_cache(maxsize=256)
 def _expected_max_normal(n: float) -> float:
     """Expected maximum of ``n`` standard normal draws (Blom's approximation)."""
     from scipy.stats import norm

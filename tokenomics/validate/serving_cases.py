@@ -918,7 +918,9 @@ def predict_cases(cases: Any, profile: Any = None, engines: Any = None) -> "pd.D
 
     df, refused = check_cases(cases)
     rows = []
-    for i, row in df.iterrows():
+    columns = list(df.columns)
+    for i, values in zip(df.index, df.values):  # each row's cells as iterrows gives them, in a dict
+        row = dict(zip(columns, values))
         if i in refused.index:
             r = refused.loc[i]
             rec = {"status": "refused", "refused_column": r["column"], "refused_reason": r["reason"]}
