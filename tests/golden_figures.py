@@ -125,6 +125,15 @@ def _watch() -> dict[str, float]:
     return out
 
 
+def _cost_trend() -> dict[str, float]:
+    from tokenomics.watch.prices import cost_trend
+
+    # the watch's modelled cost decline a year at three speeds, without and with MTP (the README
+    # quotes the range): twelve layout searches, ~20 s
+    return {f"cost_trend.{row['spec']}.{row['tok_per_s_per_user']:g}": float(row["modelled_cost_decline_factor_per_year"])
+            for _, row in cost_trend().iterrows()}
+
+
 def _serving() -> dict[str, float]:
     from tokenomics.catalog import load
 
@@ -271,14 +280,14 @@ def _forecast() -> dict[str, float]:
 
 #: The pinned figures by group: ``{group: function returning {name: value}}`` (names say the unit).
 GROUPS = {"prices": _prices, "showdown": _showdown, "watch": _watch, "serving": _serving,
-          "calibration": _calibration, "market": _market, "forecast": _forecast}
+          "calibration": _calibration, "market": _market, "forecast": _forecast, "cost_trend": _cost_trend}
 
 #: The names each group pins start with one of these.
 PREFIXES = {"prices": ("price.", "target_speed."),
             "showdown": ("showdown.", "waterfall.", "megakernel_bench.", "showdown_costs."),
             "watch": ("mlperf.", "floor.", "watch."), "serving": ("serving.",),
             "calibration": ("validate.", "regime_out.", "kernels."), "market": ("market.",),
-            "forecast": ("forecast.",)}
+            "forecast": ("forecast.",), "cost_trend": ("cost_trend.",)}
 
 
 def group_of(name: str) -> str:
@@ -290,8 +299,9 @@ def group_of(name: str) -> str:
 
 
 #: Groups too slow for the default test tier (they rescore every published serving run, refit the
-#: H200 profile per left-out regime, or run the forecast's backtests): the ``integration`` tier.
-SLOW_GROUPS = ("serving", "calibration", "forecast")
+#: H200 profile per left-out regime, run the forecast's backtests or search layouts at twelve speeds):
+#: the ``integration`` tier.
+SLOW_GROUPS = ("serving", "calibration", "forecast", "cost_trend")
 
 
 def headline_numbers(groups: tuple[str, ...] | None = None) -> dict[str, float]:

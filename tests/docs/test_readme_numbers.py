@@ -73,6 +73,10 @@ FIGURES = [
     ("0.90x a year (95 % interval 0.54-1.48, 194 prices",
      f"{G('watch.price_index.decline_factor_per_year'):.2f} {G('watch.price_index.decline_factor_lo'):.2f} "
      f"{G('watch.price_index.decline_factor_hi'):.2f} {G('watch.price_index.n_prices'):.0f}", "0.90 0.54 1.48 194"),
+    ("falls 5.4x a year at 20 tok/s per user, 61x at 35 and 104x at 50",
+     " ".join(f"{G(f'cost_trend.none.{v}'):.{d}f}" for v, d in ((20, 1), (35, 0), (50, 0))), "5.4 61 104"),
+    ("with MTP 3.3x, 5.3x and 30x",
+     " ".join(f"{G(f'cost_trend.mtp.{v}'):.{d}f}" for v, d in ((20, 1), (35, 1), (50, 0))), "3.3 5.3 30"),
     ("the same prices pooled fall 1.58x a year", f"{G('watch.price_index.pooled_decline_factor_per_year'):.2f}", "1.58"),
     ("median 2029 (90 % interval 2027-2041)",
      f"{int(G('watch.megakernel.level3_year'))} {int(G('watch.megakernel.level3_lo'))} "
@@ -117,6 +121,7 @@ def test_every_number_of_the_answers_table_is_listed():
     for line in table:
         answer = line.split("|")[2]
         for num in re.findall(r"(?<![A-Za-z0-9.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![A-Za-z0-9])", answer):
-            if num in ("3", "4", "8", "32", "35", "64", "16", "200", "671", "2030", "384", "72", "15", "1", "0", "80"):
-                continue  # the question's own settings (users, chips, sequences, speed, level), not results
+            if num in ("3", "4", "8", "32", "35", "64", "16", "200", "671", "2030", "384", "72", "15", "1", "0", "80",
+                       "20", "50", "2024", "2025"):
+                continue  # the question's own settings (users, chips, sequences, speeds, years, level), not results
             assert num in listed, f"answers-table number {num} in {answer.strip()[:60]!r} is not pinned"
