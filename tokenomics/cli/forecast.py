@@ -134,6 +134,10 @@ def forecast(
             by_weights.setdefault(m, []).append(s)
         caption = "model weights from the backtest: " + "; ".join(
             f"{m} ({', '.join(ss)})" for m, ss in by_weights.items())
+        o = result.backtest.origins or {}
+        if o.get("used", 0) < o.get("available", 0):  # a long history: say how the weights were sampled
+            caption += (f" (rolling origins: {o['used']:,} of {o['available']:,}, at most "
+                        f"{o['max_per_series']} per series, {o['spacing']})")
         if freq == Freq.annual:
             df, supply = _with_supply(result, df)
             title += "; served = min(demand, chips, power)"

@@ -3,7 +3,16 @@
 For each series with more than :data:`MIN_TRAIN` observations and each origin ``k >=
 MIN_TRAIN``, every model is fitted on the first ``k`` observations and predicts each later one
 (horizon = time since the last training observation). Errors are ``log10(predicted / actual)``,
-so an error of 1 is a factor of ten. Baselines:
+so an error of 1 is a factor of ten. A tuning series with more origins than
+:func:`origins_per_series` allows (at most :data:`MAX_ORIGINS`, about :data:`MAX_BACKTEST_ORIGINS`
+in all) keeps that many, evenly spaced with the first and the last among them
+(:func:`backtest_origins`); the bundled tuning series keep all of theirs, held-out series are
+scored at every origin, and :attr:`BacktestResult.origins` says what was used. The weights and
+the calibration read only the models' medians: the closed-form models' medians at every origin
+come from one array call per series (:func:`.models.loglinear_medians`,
+:func:`.models.local_trend_medians`, :func:`.models.damped_medians`, the damped one at every
+prior decay rate the damping choice compares), the saturating curves' from their own fit at each
+origin. Baselines:
 
 - ``naive``: the last training value (a random walk in logs);
 - ``drift``: constant growth at the rate of the last year before the origin (the straight line,
@@ -83,6 +92,22 @@ OBS_NOISE_LOG10 = 0.1
 
 #: Bootstrap draws of the saturating models inside the backtest (their own coverage only).
 N_BOOT_BACKTEST = 40
+
+#: Most rolling origins per tuning series (:func:`backtest_origins`: evenly spaced, the first and
+#: the last kept). The bundled tuning series have at most five origins, so all of them are used; a
+#: user's two years of monthly points have 21, of which five cost a quarter of the time. Held-out
+#: series, only scored, keep every origin.
+MAX_ORIGINS = 5
+
+#: Rolling origins in all over the tuning series (:func:`origins_per_series`): beyond 30 series
+#: each keeps fewer than :data:`MAX_ORIGINS`, never fewer than :data:`MIN_ORIGINS`. The weights and
+#: the two-parameter calibration pool the errors of every series; 150 origins give thousands of
+#: errors, and each origin refits two curves by iterative least squares (~20 ms each).
+MAX_BACKTEST_ORIGINS = 150
+
+#: Fewest rolling origins a capped tuning series keeps: the first (longest horizons), the middle
+#: and the last (the latest data).
+MIN_ORIGINS = 3
 
 BASELINES: tuple[str, ...] = ("naive", "drift")
 
@@ -335,6 +360,11 @@ class BacktestResult(Display):
     calibration : Calibration
         Interval calibration used by :func:`tokenomics.forecast.forecast`, fitted on the
         tuning series only.
+    origins : dict
+        How the damping, weights and calibration were obtained: rolling origins ``used`` of
+        ``available`` over ``series`` tuning series, at most ``max_per_series`` each
+        (:func:`origins_per_series`, :func:`backtest_origins`: evenly spaced, first and last
+        kept).
     """
 
     damping_per_year: float
@@ -343,6 +373,9 @@ class BacktestResult(Display):
     #: builds :attr:`points` (every model's own intervals, the leave-one-series-out and held-out
     #: scores): only the reports read it, so a forecast never pays for it
     _points_fn: "Callable[[], pd.DataFrame]" = field(default=None, repr=False, compare=False)
+    #: how the tuning errors were sampled: ``max_per_series`` (:data:`MAX_ORIGINS`), ``used`` and
+    #: ``available`` rolling origins over ``series`` tuning series, and their ``spacing``
+    origins: dict = field(default=None, compare=False)
 
     @functools.cached_property
     def points(self) -> "pd.DataFrame":
@@ -504,10 +537,58 @@ def _fit_quiet(m: str, t, y, damping: float, intervals: bool):
         return M.fit(m, t, y, **kw)
 
 
+def backtest_origins(n_obs: int, max_origins: int | None = MAX_ORIGINS) -> np.ndarray:
+    """Training sizes (rolling origins) the backtest fits a series of ``n_obs`` observations at.
+
+    Every ``k`` from :data:`MIN_TRAIN` to ``n_obs - 1``; with more than ``max_origins`` of them,
+    ``max_origins`` evenly spaced ones, the first (longest horizons) and the last (the latest
+    data) always among them (``statsforecast``'s ``cross_validation(n_windows=...)`` is the same
+    economy). Each origin refits every model, two of them by iterative least squares, so a long
+    user history costs time in proportion to its origins; the later observations of a dropped
+    origin are still forecast from the kept origins before them.
+
+    Parameters
+    ----------
+    n_obs : int
+        Observations of the series.
+    max_origins : int or None
+        Most origins kept; None keeps all.
+
+    Returns
+    -------
+    numpy.ndarray
+        Increasing training sizes (empty when ``n_obs <= MIN_TRAIN``).
+    """
+    ks = np.arange(MIN_TRAIN, n_obs)
+    if max_origins is None or len(ks) <= max_origins:
+        return ks
+    return np.unique(np.round(np.linspace(MIN_TRAIN, n_obs - 1, int(max_origins))).astype(int))
+
+
+def origins_per_series(n_series: int) -> int:
+    """Rolling origins each of ``n_series`` tuning series keeps (:func:`backtest_origins`).
+
+    :data:`MAX_ORIGINS`, lowered so that all series together keep about
+    :data:`MAX_BACKTEST_ORIGINS`, but never below :data:`MIN_ORIGINS` (five origins each up to 30
+    series, four up to 37, three beyond).
+
+    Parameters
+    ----------
+    n_series : int
+        Tuning series long enough to backtest.
+
+    Returns
+    -------
+    int
+        Most origins per series.
+    """
+    return max(MIN_ORIGINS, min(MAX_ORIGINS, MAX_BACKTEST_ORIGINS // max(int(n_series), 1)))
+
+
 def _points_for(name: str, t: np.ndarray, y: np.ndarray, model_list, damping: float,
-                intervals: bool = True):
+                intervals: bool = True, max_origins: int | None = None):
     rows = []
-    for k in range(MIN_TRAIN, len(t)):
+    for k in backtest_origins(len(t), max_origins):
         tt, yy, tq, yq = t[:k], y[:k], t[k:], y[k:]
         L = leverage(tt, tq)
         preds: dict[str, dict[str, np.ndarray]] = {
@@ -541,19 +622,85 @@ _COLS = ["series", "model", "n_train", "origin_year", "target_year", "horizon_ye
          "leverage", "predicted_log10", "actual_log10", "error_log10", "in_80", "in_95"]
 
 
-def _all_points(history: "pd.DataFrame", model_list, damping: float,
-                intervals: bool = True) -> "pd.DataFrame":
-    import pandas as pd
-
-    rows = []
+def _series_arrays(history: "pd.DataFrame") -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(name, t [decimal years], log y)`` of each series long enough to backtest, sorted."""
+    out = []
     for name, g in history.groupby("series", sort=True):
         if len(g) <= MIN_TRAIN:
             continue
         g = g.sort_values("date")
-        t = decimal_year(g["date"])
-        y = np.log(g["tokens_per_day"].to_numpy(float))
-        rows += _points_for(name, t, y, model_list, damping, intervals)
+        out.append((name, decimal_year(g["date"]), np.log(g["tokens_per_day"].to_numpy(float))))
+    return out
+
+
+def _all_points(history: "pd.DataFrame", model_list, damping: float,
+                max_origins: int | None = None) -> "pd.DataFrame":
+    """Backtest rows with every model's own intervals (the reports; the weights and calibration
+    read the medians of :func:`_median_table`)."""
+    import pandas as pd
+
+    rows = []
+    for name, t, y in _series_arrays(history):
+        rows += _points_for(name, t, y, model_list, damping, True, max_origins)
     return pd.DataFrame(rows, columns=_COLS)
+
+
+def _median_table(series, model_list, dampings, max_origins: int | None) -> list[dict]:
+    """Every model's median at every later observation from every origin of every series.
+
+    The closed-form models (``loglinear``, ``local_trend``, ``damped`` at every prior decay rate
+    of ``dampings``) in one array call per series (:func:`.models.loglinear_medians` and its
+    siblings); the saturating curves by their own least-squares fit at each origin. Each entry
+    holds ``name, t, y, ks`` (origins) and ``preds``: model (``("damped", rate)`` for the damped
+    model) -> array (origins, n) of natural-log medians, NaN where a model has too few points.
+    """
+    closed = {"loglinear": M.loglinear_medians, "local_trend": M.local_trend_medians}
+    out = []
+    for name, t, y in series:
+        ks = backtest_origins(len(t), max_origins)
+        preds = {b: np.full((len(ks), len(t)), np.nan) for b in BASELINES}
+        for i, k in enumerate(ks):
+            for b, v in _baselines(t[:k], y[:k], t[k:]).items():
+                preds[b][i, k:] = v
+        for m in model_list:
+            if m in closed:
+                preds[m] = closed[m](t, y, ks)
+            elif m == "damped":
+                for c, med in zip(dampings, M.damped_medians(t, y, ks, dampings)):
+                    preds[("damped", c)] = med
+            else:
+                preds[m] = np.full((len(ks), len(t)), np.nan)
+                for i, k in enumerate(ks):
+                    if k >= M.MIN_OBS[m]:
+                        preds[m][i, k:] = _fit_quiet(m, t[:k], y[:k], 0.0, False).predict(t[k:])["median"]
+        out.append({"name": name, "t": t, "y": y, "ks": ks, "preds": preds})
+    return out
+
+
+def _median_points(table: list[dict], model_list, damping: float) -> "pd.DataFrame":
+    """Backtest rows (:data:`_COLS`, no intervals) of the medians in ``table`` (:func:`_median_table`),
+    the damped model at prior decay rate ``damping``; rows ordered by series, origin, model, target."""
+    import pandas as pd
+
+    cols: dict[str, list] = {c: [] for c in _COLS[:-2]}
+    for e in table:
+        t, y, name = e["t"], e["y"], e["name"]
+        for i, k in enumerate(e["ks"]):
+            tq, yq = t[k:], y[k:]
+            L = leverage(t[:k], tq)
+            for m in list(BASELINES) + list(model_list):
+                p = e["preds"][("damped", damping) if m == "damped" else m][i, k:]
+                if np.isnan(p).all():
+                    continue
+                n = len(tq)
+                pred10, act10 = p / _LN10, yq / _LN10
+                for c, v in (("series", [name] * n), ("model", [m] * n), ("n_train", np.full(n, k)),
+                             ("origin_year", np.full(n, float(t[k - 1]))), ("target_year", tq),
+                             ("horizon_year", tq - t[k - 1]), ("leverage", L), ("predicted_log10", pred10),
+                             ("actual_log10", act10), ("error_log10", pred10 - act10)):
+                    cols[c].append(v)
+    data = {c: (np.concatenate(v) if v else []) for c, v in cols.items()}
+    return pd.DataFrame({**data, "in_80": np.nan, "in_95": np.nan}, columns=_COLS)
 
 
 def _mae(points: "pd.DataFrame", model: str) -> float:
@@ -561,10 +708,11 @@ def _mae(points: "pd.DataFrame", model: str) -> float:
     return float(np.mean(np.abs(e))) if len(e) else np.nan
 
 
-def _choose_damping(history: "pd.DataFrame") -> float:
+def _choose_damping(table: list[dict]) -> float:
+    """Prior median decay rate of :data:`.models.DAMPING_GRID` whose damped medians err least."""
     best, best_mae = M.DEFAULT_DAMPING_PER_YEAR, np.inf
     for c in M.DAMPING_GRID:
-        mae = _mae(_all_points(history, ("damped",), c, intervals=False), "damped")
+        mae = _mae(_median_points(table, ("damped",), c), "damped")
         if np.isfinite(mae) and mae < best_mae - 1e-12:
             best, best_mae = c, mae
     return float(best)
@@ -625,7 +773,11 @@ def combine_medians(preds: dict, weights: dict) -> tuple[np.ndarray, np.ndarray]
 
 
 def _ensemble_rows(points: "pd.DataFrame", weights: dict, model_list) -> "pd.DataFrame":
-    """One ``ensemble`` row per (series, n_train, target): weighted mean and spread."""
+    """One ``ensemble`` row per (series, n_train, target): weighted mean and spread.
+
+    :func:`combine_medians` over each point's models, for all points at once: the weights are
+    renormalised over the models present and the sums taken in row order (``numpy.bincount``),
+    so every row equals that of a call per point."""
     import pandas as pd
 
     sub = points[points["model"].isin(model_list)]
@@ -633,15 +785,25 @@ def _ensemble_rows(points: "pd.DataFrame", weights: dict, model_list) -> "pd.Dat
         return pd.DataFrame(columns=_COLS + ["spread_log10"])
     keys = ["series", "n_train", "origin_year", "target_year", "horizon_year", "leverage",
             "actual_log10"]
-    out = []
-    for key, g in sub.groupby(keys, sort=True):
-        mean, spread = combine_medians(dict(zip(g["model"], g["predicted_log10"].to_numpy()[:, None])),
-                                       weights)
-        row = dict(zip(keys, key))
-        row.update(model="ensemble", predicted_log10=float(mean[0]), spread_log10=float(spread[0]))
-        row["error_log10"] = row["predicted_log10"] - row["actual_log10"]
-        out.append(row)
-    return pd.DataFrame(out)
+    code = sub.groupby(keys, sort=True).ngroup().to_numpy()
+    n = int(code.max()) + 1
+    w = sub["model"].map(lambda m: float(weights.get(m, 0.0))).to_numpy(float)
+    total = np.bincount(code, w, minlength=n)
+    if np.any(total <= 0):  # a point whose models all weigh nothing: equal weights there
+        w = np.where(total[code] <= 0, 1.0, w)
+        total = np.bincount(code, w, minlength=n)
+    w = w / total[code]
+    p = sub["predicted_log10"].to_numpy(float)
+    mean = np.bincount(code, w * p, minlength=n)
+    spread = np.sqrt(np.bincount(code, w * (p - mean[code]) ** 2, minlength=n))
+    first = np.zeros(n, dtype=int)
+    first[code[::-1]] = np.arange(len(code))[::-1]
+    out = sub.iloc[first][keys].reset_index(drop=True)
+    out["model"] = "ensemble"
+    out["predicted_log10"] = mean
+    out["spread_log10"] = spread
+    out["error_log10"] = out["predicted_log10"] - out["actual_log10"]
+    return out
 
 
 def _calibrate(ens: "pd.DataFrame", source: str = "pooled") -> Calibration:
@@ -949,9 +1111,13 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
         history = history[history["date"] <= month_end(fit_through)]
     held = history["series"].isin(holdout_series(history))
     history, holdout = history[~held], history[held]
-    damping = _choose_damping(history) if "damped" in model_list else M.DEFAULT_DAMPING_PER_YEAR
-    # weights and calibration read only the errors of the models' medians (no intervals needed)
-    errors = _all_points(history, model_list, damping, intervals=False)
+    # weights and calibration read only the errors of the models' medians (no intervals needed):
+    # every model's medians at every capped origin once, the damped one at each prior decay rate
+    series = _series_arrays(history)
+    per_series = origins_per_series(len(series))
+    table = _median_table(series, model_list, M.DAMPING_GRID if "damped" in model_list else (), per_series)
+    damping = _choose_damping(table) if "damped" in model_list else M.DEFAULT_DAMPING_PER_YEAR
+    errors = _median_points(table, model_list, damping)
     weights = weights_from_points(errors, model_list)
     ens = _ensemble_rows(errors, weights, model_list)
     fallback = None
@@ -962,7 +1128,7 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
         cal = fallback
 
     def report_points() -> "pd.DataFrame":
-        points = _all_points(history, model_list, damping)
+        points = _all_points(history, model_list, damping, max_origins=per_series)
         loso = _loso(points, model_list, fallback if fallback is not None else cal)
         held_points = _all_points(holdout, model_list, damping)
         held_ens = _ensemble_rows(held_points, weights, model_list)
@@ -972,7 +1138,11 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
         frames = [f for f in frames if not f.empty]
         return pd.concat(frames, ignore_index=True) if frames else points.assign(sample=pd.Series(dtype=str))
 
-    return BacktestResult(damping, weights, cal, report_points)
+    used = sum(len(e["ks"]) for e in table)
+    available = sum(len(backtest_origins(len(e["t"]), None)) for e in table)
+    origins = {"max_per_series": per_series, "used": used, "available": available,
+               "series": len(table), "spacing": "evenly spaced, first and last kept"}
+    return BacktestResult(damping, weights, cal, report_points, origins)
 
 
 def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",

@@ -29,7 +29,7 @@ import numpy as np
 from . import models as M
 from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
-from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, series as get_series
+from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, select_series, series as get_series
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -257,14 +257,14 @@ def _trend_draws(q: dict, n: int, rng) -> np.ndarray:
     return vk[idx] + frac * (vk[idx + 1] - vk[idx])
 
 
-def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+def _trend(medians: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
     """Ensemble median and calibrated bounds (natural log of tokens/day) at ``tq``.
 
-    ``t`` holds the fitted observations' times [decimal years] (horizon and leverage)."""
+    ``medians``: model -> its median at ``tq`` (natural log of tokens/day); ``t`` holds the
+    fitted observations' times [decimal years] (horizon and leverage)."""
     from .backtest import combine_medians, leverage
 
-    med10, spread10 = combine_medians(
-        {m: f.predict(tq)["median"] / np.log(10.0) for m, f in fits.items()}, weights)
+    med10, spread10 = combine_medians({m: v / np.log(10.0) for m, v in medians.items()}, weights)
     h = np.maximum(tq - t[-1], 0.0)
     L = leverage(t, tq)
     out = {"median": med10 * np.log(10.0), "spread_log10": spread10}
@@ -276,37 +276,57 @@ def _trend(fits: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dic
     return out
 
 
+def _model_medians(t: np.ndarray, y: np.ndarray, tq: np.ndarray, damping: float) -> tuple[dict, dict]:
+    """Each model's fit to one series and its median at ``tq`` (natural log of tokens/day).
+
+    Only the medians enter the ensemble: the saturating curves skip their bootstrap, and the
+    damped model's median comes from :func:`.models.damped_medians` (one array call; its own
+    intervals, a mixture quantile search, are not needed). Returns ``(fits, medians)``; ``fits``
+    holds the :class:`.models.Fitted` of the models fitted one by one (convergence)."""
+    fits, medians = {}, {}
+    with warnings.catch_warnings():
+        # reported by the caller, with the series and the model's weight (the bare warning names neither)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for m in M.available(len(t)):
+            if m == "damped":
+                order = np.argsort(t, kind="stable")
+                medians[m] = M.damped_medians(t[order], y[order], [len(t)], [damping], t_query=tq)[0, 0]
+                continue
+            kw = {"n_boot": 0} if m in ("gompertz", "logistic") else {}  # the median needs no bootstrap
+            fits[m] = M.fit(m, t, y, **kw)
+            medians[m] = fits[m].predict(tq)["median"]
+    return fits, {m: medians[m] for m in M.available(len(t))}
+
+
 def forecast_series(name: str, fit_through=None, scenario: str | None = None, end: str = END,
                     history: "pd.DataFrame | None" = None, backtest_result=None) -> "pd.DataFrame":
     """Monthly forecast of one series (see :func:`forecast`); returns the frame only."""
-    import pandas as pd
-
     from .backtest import run_backtest
-    from .scenarios import scenario as get_scenario, uplift_draws
 
     s = get_series(name, fit_through=fit_through, history=history)
     bt = backtest_result or run_backtest(history=history, fit_through=fit_through)
+    return _series_frame(name, s, bt, scenario, end)
+
+
+def _series_frame(name: str, s: "pd.DataFrame", bt, scenario: str | None, end: str) -> "pd.DataFrame":
+    """:func:`forecast_series` of the observations ``s`` of one series, with backtest ``bt``."""
+    import pandas as pd
+
+    from .scenarios import scenario as get_scenario, uplift_draws
+
     t = s["t_year"].to_numpy(float)
     y = np.log(s["tokens_per_day"].to_numpy(float))
-    fits = {}
-    with warnings.catch_warnings():
-        # reported below, with the series and the model's weight (the bare warning names neither)
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for m in M.available(len(t)):
-            kw = {"damping_per_year": bt.damping_per_year} if m == "damped" else {}
-            if m in ("gompertz", "logistic"):
-                kw["n_boot"] = 0  # only the median enters the ensemble; the bootstrap is not needed
-            fits[m] = M.fit(m, t, y, **kw)
-    w = np.array([bt.weights.get(m, 0.0) for m in fits])
-    w = w / w.sum() if w.sum() > 0 else np.full(len(fits), 1.0 / len(fits))
-    weights = dict(zip(fits, w))
-    for m, f in fits.items():
-        if not f.converged:
-            M.warn_not_converged(f, s["series"].iloc[0], weights[m])
     grid = _month_grid(s["date"].iloc[-1], end)
     dates = grid.to_timestamp() + pd.Timedelta(days=14)
     tq = decimal_year(dates)
-    q = _trend(fits, weights, bt.calibration, tq, t)
+    fits, medians = _model_medians(t, y, tq, bt.damping_per_year)
+    w = np.array([bt.weights.get(m, 0.0) for m in medians])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(medians), 1.0 / len(medians))
+    weights = dict(zip(medians, w))
+    for m, f in fits.items():
+        if not f.converged:
+            M.warn_not_converged(f, s["series"].iloc[0], weights[m])
+    q = _trend(medians, weights, bt.calibration, tq, t)
     if scenario is not None:
         rng = np.random.default_rng(SEED)
         log_trend = _trend_draws(q, N_SCENARIO_DRAWS, rng)
@@ -334,7 +354,7 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
         "scenario": scenario or "trend",
         "agentic_share_frac": share_med,
         "agentic_uplift": uplift_med,
-        "models": "+".join(f"{m}:{weights[m]:.2f}" for m in fits),
+        "models": "+".join(f"{m}:{weights[m]:.2f}" for m in weights),
         "interval_basis": basis,
     })
 
@@ -587,13 +607,13 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:
-            frames[n] = forecast_series(n, fit_through, scenario, end, history=hist, backtest_result=bt)
-            used_hist.append(get_series(n, fit_through=fit_through, history=hist))
+            used_hist.append(select_series(hist, n, fit_through))
+            frames[n] = _series_frame(n, used_hist[-1], bt, scenario, end)
         for n in list(chosen):  # the wholes a chosen part is capped at, forecast but not shown
             w = wholes.get(n)
             while w is not None and n_obs(w) >= MIN_OBS:
                 if w not in frames:
-                    frames[w] = forecast_series(w, fit_through, scenario, end, history=hist, backtest_result=bt)
+                    frames[w] = _series_frame(w, select_series(hist, w, fit_through), bt, scenario, end)
                 w = wholes.get(w)
     for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         one = {part: wholes[part]}  # wholes first: a chain of parts sees its whole already final

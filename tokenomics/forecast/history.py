@@ -309,7 +309,12 @@ def series(name: str, fit_through=None, history: "pd.DataFrame | None" = None) -
     ValidationError
         Fewer than :data:`MIN_OBS` observations remain.
     """
-    h = load_history() if history is None else check_history(history)
+    return select_series(load_history() if history is None else check_history(history), name, fit_through)
+
+
+def select_series(h: "pd.DataFrame", name: str, fit_through=None) -> "pd.DataFrame":
+    """:func:`series` of a history already validated by :func:`check_history` (not checked again:
+    a forecast of many series checks its history once)."""
     names = sorted(h["series"].unique())
     if name not in names:
         raise unknown_name("series", name, names)

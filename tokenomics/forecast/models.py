@@ -558,3 +558,189 @@ def _jump_off(fitted: Fitted, t_year, log_y) -> Fitted:
 def available(n_obs: int) -> tuple[str, ...]:
     """Models that can be fitted to ``n_obs`` observations."""
     return tuple(m for m in MODELS if n_obs >= MIN_OBS[m])
+
+
+# ------------------------------------------------ backtest medians: every origin in one array call
+def _origin_masks(t: np.ndarray, n_train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Training mask (origins, n) and the index of each origin's last training time.
+
+    The last time is the first observation at ``t[k - 1]`` (:func:`_jump_off` reads the first
+    of tied maxima)."""
+    idx = np.arange(len(t))
+    train = idx[None, :] < n_train[:, None]
+    last = np.searchsorted(t, t[n_train - 1], side="left")
+    return train, last
+
+
+def _centred(v: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over each origin's training points and the deviations from it (0 off the window)."""
+    n = train.sum(axis=-1, keepdims=True)
+    mean = np.where(train, v, 0.0).sum(axis=-1, keepdims=True) / n
+    return mean, np.where(train, v - mean, 0.0)
+
+
+def loglinear_medians(t_year, log_y, n_train) -> np.ndarray:
+    """Medians of :func:`fit_loglinear` with the jump-off (:func:`fit`), every origin at once.
+
+    For the first ``k`` observations the OLS line through them, shifted to pass through the last
+    one, is ``y_last + b (t - t_last)`` with ``b = Sxy / Sxx`` (centred sums): closed form, one
+    array call for all origins instead of one statsmodels fit each.
+
+    Parameters
+    ----------
+    t_year : array-like
+        Observation times, sorted [decimal year].
+    log_y : array-like
+        ``log(tokens_per_day)``.
+    n_train : array-like of int
+        Training sizes ``k`` (origins), each at least :data:`MIN_OBS` ``["loglinear"]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (origins, n): the median of ``log(tokens_per_day)`` at every observation time
+        (only the times after each origin are forecasts).
+    """
+    t, y = np.asarray(t_year, float), np.asarray(log_y, float)
+    k = np.asarray(n_train, int)
+    train, last = _origin_masks(t, k)
+    _, dt = _centred(np.broadcast_to(t, train.shape), train)
+    _, dy = _centred(np.broadcast_to(y, train.shape), train)
+    b = (dt * dy).sum(axis=1) / (dt * dt).sum(axis=1)
+    return y[last][:, None] + b[:, None] * (t[None, :] - t[k - 1][:, None])
+
+
+def local_trend_medians(t_year, log_y, n_train) -> np.ndarray:
+    """Medians of :func:`fit_local_trend`, every origin at once, in closed form.
+
+    The model has no observation noise, so under a diffuse prior the filtered level is the last
+    observed month's mean and the drift is the generalised-least-squares slope of the monthly
+    differences (variance proportional to the gap): ``(g_last - g_first) / months between``,
+    whatever the level variance. The median ``h`` months ahead is ``g_last + h drift`` (``h`` at
+    least 1, as :func:`fit_local_trend` reads a target in the last observed month). statsmodels'
+    approximate diffuse prior (variance 1e6) moves its median by up to ~1e-7 [natural log] from
+    this exact value; only the median enters the backtest errors.
+
+    Parameters
+    ----------
+    t_year, log_y, n_train
+        As :func:`loglinear_medians`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (origins, n), as :func:`loglinear_medians`.
+    """
+    t, y = np.asarray(t_year, float), np.asarray(log_y, float)
+    k = np.asarray(n_train, int)
+    m = _month_index(t)
+    train, _ = _origin_masks(t, k)
+    m_last = m[k - 1]
+    in_last = train & (m[None, :] == m_last[:, None])
+    in_first = train & (m[None, :] == m[0])
+    g_last = np.where(in_last, y, 0.0).sum(axis=1) / in_last.sum(axis=1)
+    g_first = np.where(in_first, y, 0.0).sum(axis=1) / in_first.sum(axis=1)
+    span = (m_last - m[0]).astype(float)
+    drift = np.divide(g_last - g_first, span, out=np.zeros_like(span), where=span > 0)
+    h = np.maximum(m[None, :] - m_last[:, None], 1)
+    return g_last[:, None] + h * drift[:, None]
+
+
+def _mixture_median(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Median of weighted Student-t mixtures, reduced over axis -2, by safeguarded Newton.
+
+    ``loc``, ``scale``, ``w`` broadcast to (..., components, points), ``df`` to (..., 1, points).
+    Components of weight 1e-12 or less are dropped as in :func:`_mixture_quantiles`. The median of
+    symmetric components lies between their smallest and largest centre: Newton steps from that
+    bracket, a step leaving it is replaced by bisection, until the step is below 1e-14 of the
+    value (the bisection of :func:`_mixture_quantiles` stops at 3e-14 component scales).
+    """
+    from scipy.special import gammaln, stdtr
+
+    w = np.where(w > 1e-12, w, 0.0)
+    w = w / w.sum(axis=-2, keepdims=True)
+    big = np.where(w > 0, loc, -np.inf).max(axis=-2)
+    lo, hi = np.where(w > 0, loc, np.inf).min(axis=-2), big
+    x = 0.5 * (lo + hi)
+    log_c = gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * np.log(df * np.pi)
+    for _ in range(MIXTURE_BISECTIONS + 8):
+        z = (x[..., None, :] - loc) / scale
+        below = np.sum(w * stdtr(df, z), axis=-2) - 0.5
+        dens = np.sum(w * np.exp(log_c - 0.5 * (df + 1) * np.log1p(z * z / df)) / scale, axis=-2)
+        lo, hi = np.where(below < 0, x, lo), np.where(below < 0, hi, x)
+        new = x - below / np.maximum(dens, 1e-300)
+        new = np.where((new >= lo) & (new <= hi), new, 0.5 * (lo + hi))
+        done = np.abs(new - x) <= 1e-14 * (1.0 + np.abs(x))
+        x = new
+        if np.all(done):
+            break
+    return x
+
+
+def damped_medians(t_year, log_y, n_train, dampings=(DEFAULT_DAMPING_PER_YEAR,),
+                   damping_sd_log: float = DAMPING_SD_LOG, t_query=None) -> np.ndarray:
+    """Medians of :func:`fit_damped` with the jump-off (:func:`fit`), every origin and prior
+    decay rate at once.
+
+    The same model as :func:`fit_damped`: for each decay rate ``c`` of the grid around each
+    prior median the OLS of ``log y`` on ``[1, -exp(-c (t - t_last))]`` in closed form (centred
+    sums), weighted by prior times marginal likelihood, the median of the Student-t mixture
+    (:func:`_mixture_median`), shifted through the last training observation. One array call
+    over (rates, grid, origins, times) instead of nine statsmodels fits and a bisection per
+    origin; equal to :func:`fit_damped` to ~1e-12 [natural log] (``tests/forecast``).
+
+    Parameters
+    ----------
+    t_year, log_y, n_train
+        As :func:`loglinear_medians` (training sizes at least 3).
+    dampings : sequence of float
+        Prior median decay rates [1/year] (:data:`DAMPING_GRID` for the backtest's choice).
+    damping_sd_log : float
+        Prior standard deviation of ``log c``.
+    t_query : array-like, optional
+        Times to forecast [decimal year] instead of the observation times.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (rates, origins, n): medians of ``log(tokens_per_day)`` at every observation time
+        from each origin's last training time on (NaN before it); with ``t_query``, shape
+        (rates, origins, len(t_query)), the medians at those times.
+    """
+    t, y = np.asarray(t_year, float), np.asarray(log_y, float)
+    k = np.asarray(n_train, int)
+    train, last = _origin_masks(t, k)
+    t0 = t[k - 1]
+    z = np.linspace(-2.0, 2.0, 2 * N_DAMPING_GRID_HALF + 1) if damping_sd_log > 0 else np.zeros(1)
+    c = np.asarray(dampings, float)[:, None] * np.exp(z * damping_sd_log)[None, :]  # (D, C)
+    x = -np.exp(-c[:, :, None, None] * (t[None, :] - t0[:, None]))  # (D, C, K, n)
+    xbar, dx = _centred(x, train)
+    ybar, dy = _centred(np.broadcast_to(y, train.shape), train)
+    sxx = (dx * dx).sum(axis=-1)
+    b = (dx * dy).sum(axis=-1) / sxx
+    rss = ((dy - b[..., None] * dx) ** 2).sum(axis=-1)
+    log_like = -0.5 * np.log(k * sxx) - 0.5 * (k - 2) * np.log(np.maximum(rss, 1e-300))
+    lw = -0.5 * z[None, :, None] ** 2 + log_like
+    w = np.exp(lw - lw.max(axis=1, keepdims=True))
+    w = w / w.sum(axis=1, keepdims=True)
+    df = np.maximum(k - 2, 1).astype(float)
+    if t_query is None:  # each origin's targets and the origin itself (the jump-off)
+        kk, jj = np.nonzero(np.arange(len(t))[None, :] >= (k - 1)[:, None])
+        tp = t[jj]
+    else:
+        tq = np.atleast_1d(np.asarray(t_query, float))
+        kk = np.repeat(np.arange(len(k)), len(tq) + 1)
+        tp = np.column_stack([t0, np.broadcast_to(tq, (len(k), len(tq)))]).ravel()
+    xq = -np.exp(-c[:, :, None] * (tp - t0[kk])[None, None, :])  # (D, C, P)
+    xb = xbar[..., 0][..., kk]
+    loc = ybar[kk, 0] + b[..., kk] * (xq - xb)
+    scale = np.maximum(np.sqrt(rss[..., kk] / df[kk] * (1.0 + 1.0 / k[kk] + (xq - xb) ** 2 / sxx[..., kk])),
+                       1e-12)
+    med = _mixture_median(loc, scale, df[kk][None, None, :], w[..., kk])  # (D, P)
+    if t_query is not None:
+        med = med.reshape(len(c), len(k), len(tq) + 1)
+        return med[..., 1:] + (y[last] - med[..., 0])[..., None]
+    out = np.full((len(c), len(k), len(t)), np.nan)
+    out[:, kk, jj] = med
+    shift = y[last] - out[:, np.arange(len(k)), k - 1]
+    return out + shift[:, :, None]
