@@ -108,6 +108,13 @@ REGISTRY: dict[str, DatasetInfo] = {
         required=("hardware", "engine", "engine_version", "reference_version", "op", "precision", "rows", "metric",
                   "value", "source", "as_of"),
     ),
+    "engine_maturity": DatasetInfo(
+        "engine_maturity.csv",
+        "How much slower an older SGLang or vLLM release runs a mixture-of-experts model's kernels than the releases the serving fit used: a log slowdown per year of release age before a reference release, fitted on published DeepSeek-R1 runs of early-2025 releases, not extrapolated past the oldest fitted release.",
+        index=None,
+        required=("engine", "reference_release", "reference_date", "oldest_fitted_date", "log_slowdown_per_year",
+                  "source", "as_of"),
+    ),
     "engine_releases": DatasetInfo(
         "engine_releases.csv",
         "Serving-engine releases (vLLM, SGLang, TensorRT-LLM) and the date each was published (PyPI), so a release or a date picks the engine in force.",
@@ -147,6 +154,12 @@ REGISTRY: dict[str, DatasetInfo] = {
     "serving_public": DatasetInfo(
         "serving_public.csv",
         "37 published serving results (gpt-oss-120b on six chips, Llama-3.1 offline): the engine fit set.",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
+    "serving_thirdparty_2026-12": DatasetInfo(
+        "serving_thirdparty_2026-12.csv",
+        "31 published runs of DeepSeek-R1 on 8 x H200 and 8 x MI300X with SGLang, vLLM and TensorRT-LLM releases of February-March 2025 (dstack's benchmark, 2025-03-18): the fit set of datasets/engine_maturity.csv, so kept out of the error bands.",
         index=None,
         required=_SERVING_COLUMNS,
     ),

@@ -425,3 +425,39 @@ def release_in_force(engine: str, as_of: str) -> str | None:
         return None
     hits = [(k, v) for k, v, d in rows if d <= end]
     return max(hits)[1] if hits else None
+
+
+@functools.lru_cache(maxsize=8)
+def _maturity_rows() -> dict[str, tuple[_dt.date, _dt.date, float]]:
+    from ..catalog import load
+
+    out = {}
+    for r in load("engine_maturity").itertuples():
+        out[str(r.engine)] = (_dt.date.fromisoformat(str(r.reference_date)),
+                              _dt.date.fromisoformat(str(r.oldest_fitted_date)), float(r.log_slowdown_per_year))
+    return out
+
+
+def maturity_slowdown(engine: str, version: str | None) -> float:
+    """How much slower ``engine`` ``version`` runs a step's kernels than the releases the serving
+    fit used (``datasets/engine_maturity.csv``) [ratio >= 1].
+
+    ``exp(log_slowdown_per_year * age)``, ``age`` the years from the release's date
+    (:func:`release_date`) back to the reference release's, held at the oldest fitted release's
+    age (no extrapolation to older releases); 1 for the reference release or newer, for an
+    engine the table does not list (TensorRT-LLM: its kernel tables, :mod:`.kernel_versions`) and
+    for a release of unknown date.
+
+    >>> maturity_slowdown("sglang", "0.5.9")
+    1.0
+    """
+    if not version:
+        return 1.0
+    row = _maturity_rows().get(priced_engine(engine))
+    when = release_date(priced_engine(engine), str(version)) if row is not None else None
+    if row is None or when is None:
+        return 1.0
+    ref, oldest, rate = row
+    age_y = min((ref - when).days, (ref - oldest).days) / 365.25
+    return float(math.exp(rate * age_y)) if age_y > 0 else 1.0
+

@@ -216,17 +216,26 @@ def _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp=1)
 
 
 def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof):
-    """Op times with an older release's GEMM and fused-MoE kernels (:mod:`.kernel_versions`).
+    """Op times with an older release's kernels.
 
-    Dense GEMMs add the release's penalty per GEMM call at the op's rows; the routed experts
-    add the fused-MoE penalty per layer at the tokens one MoE layer takes per chip
-    (``moe_tokens``). The modelled time a ratio scales includes the calls' kernel boundaries.
+    TensorRT-LLM (:mod:`.kernel_versions`): dense GEMMs add the release's penalty per GEMM call
+    at the op's rows; the routed experts add the fused-MoE penalty per layer at the tokens one
+    MoE layer takes per chip (``moe_tokens``). The modelled time a ratio scales includes the
+    calls' kernel boundaries. SGLang and vLLM releases older than the serving fit's run every
+    op's kernels of a mixture-of-experts model slower by
+    :func:`~tokenomics.perf.engines.maturity_slowdown` (fitted on DeepSeek-R1, whose MLA and
+    fine-grained MoE kernels matured through 2025; no old release was measured on a dense
+    model, so a dense model keeps the newest kernels).
     """
     from dataclasses import replace
 
+    from .engines import maturity_slowdown
     from .kernel_versions import kernel_penalty, table_format
 
     engine, version = kernel_release
+    slow = maturity_slowdown(engine, version) if m.is_moe else 1.0
+    if slow > 1.0:
+        return [replace(x, time_s=x.time_s * slow) for x in times]
     native = str(m.native_precision)
     checkpoint = wprec == native and (not m.is_moe or eprec == native)
     out = []
