@@ -750,7 +750,8 @@ def resolve(model: Any, *, hardware: Any = None, system: Any = None, tp: int | N
     if dep.engine_version:  # what the release changes, read off the validated deployment
         from .perf.kernel_versions import release_note
 
-        note = release_note(hw.name, dep.engine, dep.engine_version, runs_engine=dep.runs_engine)
+        note = release_note(hw.name, dep.engine, dep.engine_version, runs_engine=dep.runs_engine,
+                            is_moe=bool(dep.model.is_moe))
         dep = dep.replace(picked=dep.picked + (note,))
     return dep
 

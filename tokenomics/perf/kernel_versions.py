@@ -106,7 +106,8 @@ def _table():
 
 
 @functools.lru_cache(maxsize=256)
-def release_note(hardware: str, engine: str, engine_version: str, runs_engine: bool = True) -> str:
+def release_note(hardware: str, engine: str, engine_version: str, runs_engine: bool = True,
+                 is_moe: bool = False) -> str:
     """One line on what a stated ``engine_version`` changes for ``engine`` on ``hardware``: the
     measured releases its GEMM and fused-MoE kernels are timed from, or why it changes nothing
     (the plan runs no engine kernels, the engine or chip has no tables, the release is the newest).
@@ -115,10 +116,21 @@ def release_note(hardware: str, engine: str, engine_version: str, runs_engine: b
     'trt 1.1.0rc2 kernels timed as tabulated for 1.2.0rc5 (older than every table: ASSUMPTION no faster)'
     >>> release_note("h200", "vllm", "0.19.0")
     'vllm 0.19.0: no per-release kernel tables for vllm; the newest measured kernels are timed'
+    >>> release_note("h200", "sglang", "0.4.3.post2", is_moe=True)
+    "sglang 0.4.3.post2: a mixture-of-experts model's kernels run 2.88x slower than the serving fit's releases (datasets/engine_maturity.csv)"
     """
+    from .engines import maturity_slowdown
+
     label = f"{engine} {engine_version}"
     if not runs_engine:
         return f"{label}: the plan runs no engine kernels, so the release changes nothing"
+    slow = maturity_slowdown(engine, engine_version)
+    if slow > 1.0:
+        if is_moe:
+            return (f"{label}: a mixture-of-experts model's kernels run {slow:.2f}x slower than the serving fit's "
+                    "releases (datasets/engine_maturity.csv)")
+        return (f"{label}: older than the serving fit's releases, but no old release was measured on a dense model; "
+                "the newest measured kernels are timed")
     if engine not in TABLE_ENGINES:
         return f"{label}: no per-release kernel tables for {engine}; the newest measured kernels are timed"
     df = _table()
