@@ -371,7 +371,7 @@ def test_a_serving_row_with_one_bad_cell_is_refused_in_one_line(tmp_path_factory
 
 
 @pytest.mark.parametrize("rows,needle", [
-    ([f"s{i},2024-{1 + i % 12:02d},{1e9 + i},x" for i in range(6000)], "6,000 rows; expected at most 5,000"),
+    ([f"s{i % 50},2024-{1 + i % 12:02d},{1e9 + i},x" for i in range(100_001)], "100,001 rows; expected at most 100,000"),
     ([f"s{i},2024-01,1e9,x" for i in range(150)], "150 series; expected at most 100"),
     (["x" * 10000 + ",2024-01,1e9,x"], "at most 80 characters, got 10,000"),
     (['"a\nb",2024-01,1e9,x'], "series name must be printable"),

@@ -141,19 +141,23 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
         i = int(np.flatnonzero(empty)[0])
         raise DataError(f"history row {i + 1} (dated {str(out['date'].iloc[i])!r}): series name is empty; "
                         "name the series of every observation")
-    dates = []
-    for name, d in zip(out["series"], out["date"]):
+    raw = out["date"].astype(object)
+    parsed: dict = {}
+    def series_of(d) -> str:  # the series of the first row dated d, for the message
+        return out["series"].iloc[int(np.flatnonzero((raw == d).to_numpy())[0])]
+
+    for d in pd.unique(raw):  # each distinct date once (a daily history repeats its days across series)
         if not isinstance(d, pd.Timestamp) and not _ROW_DATE_RE.match(str(d).strip()):
-            raise DataError(f"date {str(d)!r} of series {name!r} is not YYYY-MM or YYYY-MM-DD; "
+            raise DataError(f"date {str(d)!r} of series {series_of(d)!r} is not YYYY-MM or YYYY-MM-DD; "
                             "fix the row")
         try:
-            dates.append(parse_date(d))
+            parsed[d] = parse_date(d)
         except ValidationError as exc:
-            raise DataError(f"series {name!r}: {exc}") from None
-        if not (FIRST_DATE <= dates[-1].strftime("%Y-%m") < LAST_DATE):
-            raise DataError(f"date {str(d)!r} of series {name!r} is outside {FIRST_DATE} to the forecast's end "
+            raise DataError(f"series {series_of(d)!r}: {exc}") from None
+        if not (FIRST_DATE <= parsed[d].strftime("%Y-%m") < LAST_DATE):
+            raise DataError(f"date {str(d)!r} of series {series_of(d)!r} is outside {FIRST_DATE} to the forecast's end "
                             f"{LAST_DATE} (exclusive); expected an observation date")
-    out["date"] = dates
+    out["date"] = [parsed[d] for d in raw]
 
     vol = pd.to_numeric(out["tokens_per_day"], errors="coerce").to_numpy(float)
     for bad, rule in ((~np.isfinite(vol) | (vol <= 0), "positive and finite (volumes are fitted on a log scale)"),
@@ -172,7 +176,57 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             f"{row['date']:%Y-%m-%d}; keep one (or mark the others in_fit = 0), or use --history "
             "to replace the bundled observations instead of adding to them"
         )
-    return out.sort_values(["series", "date"], kind="stable").reset_index(drop=True)
+    return monthly_means(out.sort_values(["series", "date"], kind="stable").reset_index(drop=True))
+
+
+#: A series observed more often than this many times per calendar month it has observations in
+#: (daily counts: about 30) is averaged to calendar-month means before it is fitted: the forecast's
+#: step is a month, and day-to-day noise and weekday cycles are not what it forecasts. Weekly
+#: counts (about 4 a month, as OpenRouter's bundled series) are kept as they are.
+DENSE_OBS_PER_MONTH = 8.0
+
+
+def monthly_means(history: "pd.DataFrame") -> "pd.DataFrame":
+    """``history`` with each series denser than :data:`DENSE_OBS_PER_MONTH` averaged to one
+    observation per calendar month (``tokens_per_day`` the mean of the month's, dated the 15th as
+    a ``YYYY-MM`` date is; the other columns from the month's first row); sparser series as they
+    are. A :class:`~tokenomics.errors.TokenomicsWarning` names the series averaged.
+
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"series": ["u"] * 62, "date": pd.date_range("2025-01-01", periods=62, freq="D"),
+    ...                   "tokens_per_day": [1e9] * 31 + [2e9] * 28 + [3e9] * 3})
+    >>> monthly_means(d)[["date", "tokens_per_day"]].astype(str).values.tolist()  # doctest: +SKIP
+    [['2025-01-15', '1000000000.0'], ['2025-02-15', '2000000000.0'], ['2025-03-15', '3000000000.0']]
+    """
+    import warnings
+
+    import pandas as pd
+
+    from ..errors import TokenomicsWarning
+
+    if history.empty:
+        return history
+    month = pd.DatetimeIndex(history["date"]).to_period("M")
+    month = pd.Series(month, index=history.index)
+    per = history.groupby("series")["date"].size() / month.groupby(history["series"]).nunique()
+    dense = per.index[per > DENSE_OBS_PER_MONTH]
+    if not len(dense):
+        return history
+    sel = history["series"].isin(dense).to_numpy()
+    d = history[sel].assign(_month=month[sel])
+    keys = ["series", "_month"]
+    out = d.groupby(keys, sort=True).first()
+    out["tokens_per_day"] = d.groupby(keys, sort=True)["tokens_per_day"].mean()
+    out = out.reset_index()
+    out["date"] = out["_month"].dt.to_timestamp() + pd.Timedelta(days=14)
+    out = out.drop(columns="_month")[history.columns]
+    named = ", ".join(f"{s} ({int((history['series'] == s).sum()):,} to {int((out['series'] == s).sum())})"
+                      for s in list(dense)[:5]) + (f" and {len(dense) - 5} more" if len(dense) > 5 else "")
+    warnings.warn(TokenomicsWarning(f"{len(dense)} series observed more often than {DENSE_OBS_PER_MONTH:g} times a "
+                                    f"month averaged to calendar-month means (the forecast's step is a month): "
+                                    f"{named}"), stacklevel=3)
+    return (pd.concat([history[~sel], out], ignore_index=True)
+            .sort_values(["series", "date"], kind="stable").reset_index(drop=True))
 
 
 def part_of(history: "pd.DataFrame") -> dict[str, str]:
@@ -334,10 +388,10 @@ def select_series(h: "pd.DataFrame", name: str, fit_through=None) -> "pd.DataFra
     return s
 
 
-#: Most rows and series a history file may hold: each series is fitted and backtested on its own
-#: (about a second each), so a file of 30,000 rows would run for hours; the bundled history has
-#: 14 series of at most a few dozen monthly points.
-MAX_HISTORY_ROWS = 5000
+#: Most rows and series a history file may hold: 100 series of two years of daily counts (a
+#: denser series is averaged to months, :func:`monthly_means`); the bundled history has 14 series
+#: of at most a few dozen points.
+MAX_HISTORY_ROWS = 100_000
 MAX_HISTORY_SERIES = 100
 #: Longest series name [characters] (it labels tables, charts and file rows).
 MAX_SERIES_NAME = 80
@@ -396,8 +450,8 @@ def read_history(path, require_source: bool = False) -> "pd.DataFrame":
     df = read_csv(path, "history file", required=REQUIRED_ADDED if require_source else REQUIRED,
                   dtype={"date": str}).reset_index(drop=True)
     if len(df) > MAX_HISTORY_ROWS:
-        raise DataError(f"{what} has {len(df):,} rows; expected at most {MAX_HISTORY_ROWS:,} (monthly observations "
-                        "of the series to forecast)")
+        raise DataError(f"{what} has {len(df):,} rows; expected at most {MAX_HISTORY_ROWS:,} (observations "
+                        "of the series to forecast: daily counts are averaged to months)")
     rows, observed = history_schema(require_source)
     as_read = df.copy()
     problems = frame_problems(df, rows)
