@@ -126,6 +126,8 @@ def test_per_1k_on_request(grid_file, tmp_path):
     assert bad.exit_code != 0
 
 
+# ~20 s: every watch frame, the cost trend's twelve layout searches included (integration tier)
+@pytest.mark.integration
 def test_watch_frames_speak_per_million():
     from tokenomics.watch import watch
 

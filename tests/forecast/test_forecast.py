@@ -814,6 +814,8 @@ def test_backtest_coverage_by_series_votes_each_series_once():
             ens.loc[ens["series"] == first["series"], "in_80"].astype(float).mean(), rel=1e-12)
 
 
+# ~25 s: the whole backtest report with held-out series (integration tier)
+@pytest.mark.integration
 def test_holdout_series_are_scored_never_tuned_on():
     """Dropping the held-out series from the history changes neither the damping, the weights
     nor the calibration: they are only scored."""
