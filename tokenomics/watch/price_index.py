@@ -300,7 +300,10 @@ def price_index(sample: "pd.DataFrame | None" = None, measure: str = "blended", 
             b, lo, hi = float(np.asarray(res.params)[j]), float(ci_tab[j][0]), float(ci_tab[j][1])
         else:
             b = lo = hi = np.nan
-        out.append({"period": p, "n": int((use["period"] == p).sum()), "index": float(np.exp(b)),
+        n = int((use["period"] == p).sum())
+        if n < 2 and p != periods[0]:  # one price: no clustered variance, whatever the solver returns
+            lo = hi = np.nan
+        out.append({"period": p, "n": n, "index": float(np.exp(b)),
                     "index_lo": float(np.exp(lo)), "index_hi": float(np.exp(hi)),
                     "raw_index": float(np.exp(gm[p] - gm[periods[0]])), "measure": measure})
     return pd.DataFrame(out)
