@@ -113,6 +113,8 @@ FIGURES = [
      f"{_sealed('offline')['ratio']:.1f} {_sealed('offline')['n']} {_sealed()['inside'] * 100:.0f}",
      "69 1.69 15 19 2 1.48 2.5 16 34"),
     ("12 published runs from 2 more publications", f"{_sealed_b()['n']}", "12"),
+    ("on 12 more sealed runs 65 %, 1.65x", f"{_sealed_b()['n']} {_sealed_b()['median'] * 100:.0f} "
+     f"{_sealed_b()['ratio']:.2f}", "12 65 1.65"),
     ("65 % median, predicted/measured 1.65; 42 % inside",
      f"{_sealed_b()['median'] * 100:.0f} {_sealed_b()['ratio']:.2f} {_sealed_b()['inside'] * 100:.0f}", "65 1.65 42"),
     ("(34 % and\n42 % inside", f"{_sealed()['inside'] * 100:.0f} {_sealed_b()['inside'] * 100:.0f}", "34 42"),
