@@ -567,10 +567,12 @@ MODEL_ALIASES = {"deepseek-r1": "deepseek-v3", "deepseek-r1-0528": "deepseek-v3"
 
 
 #: Words a provider or hub adds to a model's name that do not change its architecture: the tuning
-#: (instruct, chat), a serving tier (turbo, tput, instant, versatile), the stored precision (fp8, ...),
+#: (instruct, chat, thinking, reasoning; an alias such as kimi-k2-thinking is matched first), a
+#: same-architecture update (terminus), a serving tier (turbo, tput, instant, versatile), the stored precision (fp8, ...),
 #: a hub suffix (hf) and a release tag (latest, preview); dated and versioned releases are matched
 #: by pattern (:data:`_RELEASE_TOKEN`).
 _LISTING_WORDS = frozenset({"instruct", "chat", "it", "hf", "turbo", "tput", "instant", "versatile", "latest",
+                            "thinking", "reasoning", "terminus",
                             "preview", "fp8", "bf16", "fp16", "fp4", "nvfp4", "mxfp4", "int4", "int8", "awq",
                             "gptq", "w4a16", "w8a8", "dynamic", "fast", "free"})
 _RELEASE_TOKEN = r"(?:\d{4}|\d{6}|\d{8}|v\d+(?:\.\d+)*)"

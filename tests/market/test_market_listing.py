@@ -23,6 +23,10 @@ from tokenomics.errors import DataError
     ("llama-3.1-8b-instant", "llama-3.1-8b"),                              # Groq
     ("mixtral-8x7b-instruct-v0.1", "mixtral-8x7b"),
     ("openai/gpt-oss-120b", "gpt-oss-120b"),
+    ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b"),
+    ("llama-3.1-405b-reasoning", "llama-3.1-405b"),                        # Groq's 2024 name
+    ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3.1"),
+    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking"),                   # an alias, matched before any word is dropped
 ])
 def test_a_provider_s_spelling_is_the_catalog_model_it_stands_for(listed, name):
     assert catalog.match_model_name(listed) == name
