@@ -164,26 +164,19 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None, *,
 
 
 def _in_usd_per_m_tok(df: "pd.DataFrame") -> "pd.DataFrame":
-    """A price list's prices in USD per million tokens: a ``*_usd_per_1k_*`` column becomes its
-    ``*_usd_per_m_*`` twin (x 1,000) where the twin is absent, and a leading ``$`` is dropped
-    from price cells (``"$0.50"``); other text is left for the checks to name."""
+    """A price list's prices in USD per million tokens: a leading ``$`` dropped from price cells
+    (``"$0.50"``), then ``*_usd_per_1k_*`` columns as their per-million twins
+    (:func:`tokenomics.units.per_million`); other text is left for the checks to name."""
     import pandas as pd
 
+    from .units import per_million
+
     out = df.copy()
-    for col in list(out.columns):
-        c = str(col)
-        if "usd_per_" not in c:
-            continue
-        cells = out[col]
-        if not pd.api.types.is_numeric_dtype(cells):
-            cells = cells.astype(object).map(lambda x: x.strip().removeprefix("$").strip() if isinstance(x, str) else x)
-        if "usd_per_1k_" in c and c.replace("usd_per_1k_", "usd_per_m_") not in out.columns:
-            num = pd.to_numeric(cells, errors="coerce")
-            cells = cells.where(num.isna(), num * 1e3)
-            out = out.rename(columns={col: c.replace("usd_per_1k_", "usd_per_m_")})
-            col = c.replace("usd_per_1k_", "usd_per_m_")
-        out[col] = cells
-    return out
+    for col in out.columns:
+        if "usd_per_" in str(col) and not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].astype(object).map(
+                lambda x: x.strip().removeprefix("$").strip() if isinstance(x, str) else x)
+    return per_million(out)
 
 
 def _price_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
@@ -237,9 +230,11 @@ def _model_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
 
     out: list[tuple[int, str]] = []
     models, notes = [], []
+    bundled = set(catalog.model_names())
+    matched = {m: catalog.match_model_name(m) for m in set(df["model"].astype(str))}
     for i, (m, note) in enumerate(zip(df["model"].astype(str), df["note"])):
-        name = catalog.match_model_name(m)
-        name = catalog.MODEL_ALIASES.get(name, name) if name not in catalog.model_names() else name
+        name = matched[m]
+        name = catalog.MODEL_ALIASES.get(name, name) if name not in bundled else name
         note = note if isinstance(note, str) else ""
         if name is None:
             hint = str(unknown_name("model", m, catalog.model_names())).split(" Known:")[0]

@@ -140,6 +140,17 @@ def is_per_thousand(name: str) -> bool:
     return "_per_1k" in n or "per_k_" in n or n.endswith("per_k")
 
 
+def _scaled_cells(cells, k: float):
+    """``cells`` x ``k``; in a column of text as read (a user's file), the cells that are not
+    numbers are left as they are, for the file's checks to name."""
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(cells):
+        return cells.astype(float) * k
+    num = pd.to_numeric(cells, errors="coerce")
+    return cells.astype(object).where(num.isna(), num * k)
+
+
 def per_million(df):
     """A frame with every per-1K-token price (and energy) column as its per-million twin.
 
@@ -161,7 +172,7 @@ def per_million(df):
                 if name in out.columns or name.removeprefix("price_") in out.columns:
                     out = out.drop(columns=[col])
                 else:
-                    out[col] = out[col].astype(float) * k
+                    out[col] = _scaled_cells(out[col], k)
                     out = out.rename(columns={col: name})
                 break
     return out

@@ -375,16 +375,15 @@ def release_problem(engine: str, version: str) -> str | None:
 def _catalog_model_names(df: "pd.DataFrame") -> None:  # noqa: F821
     """Models named as a hub or provider names them (``deepseek-ai/DeepSeek-R1-0528``,
     ``meta-llama/Llama-3.1-70B-Instruct``) set, in place, to the catalog model they stand for
-    (:func:`tokenomics.catalog.match_model_name`); any other name is left for the checks to refuse."""
-    from ..catalog import canonical_name, match_model_name, model_names, user_model_names, MODEL_ALIASES
+    (:func:`tokenomics.catalog.match_model_name`); a catalog name in any case, and a name that
+    matches nothing, are left for the checks."""
+    from ..catalog import canonical_name, match_model_name
 
-    known = {canonical_name(k) for k in (*model_names(), *user_model_names(), *MODEL_ALIASES)}
     names = df["model"].astype(str)
     for name in names.unique():
-        if canonical_name(name) not in known:
-            hit = match_model_name(name)
-            if hit is not None:
-                df.loc[(names == name).to_numpy(), "model"] = hit
+        hit = match_model_name(name)
+        if hit is not None and canonical_name(hit) != canonical_name(name):
+            df.loc[(names == name).to_numpy(), "model"] = hit
 
 
 def _name_problems(df: "pd.DataFrame") -> "dict[int, tuple[str, str]]":  # noqa: F821
