@@ -209,7 +209,8 @@ def _market() -> dict[str, float]:
 
     out: dict[str, float] = {}
     # ---- list prices against the modelled cost to serve (tokenomics market) --------------------
-    for tag, spec in (("", None), (".mtp", "mtp")):  # the README quotes both: the default (mtp) and --spec none
+    # the README quotes the default (each provider's served speculative decoding) and --spec none; MTP alone beside them
+    for tag, spec in (("", None), (".mtp", "mtp"), (".served", market.DEFAULT_SPEC)):
         ms = market.summary(market.market(spec=spec))
         for k in ("n_priced", "median_implied_margin_frac", "n_below_cost", "n_unreachable"):
             out[f"market{tag}.{k}"] = float(ms[k])

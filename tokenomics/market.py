@@ -69,10 +69,17 @@ OFF_PEAK_PRICE_COLUMNS = {"input_usd_per_m_tok": "off_peak_input_usd_per_m_tok",
 HOURS_PER_WEEK = 168.0
 #: ``billing`` of a row billed at one price around the clock.
 BILLING_FLAT = "flat"
-#: Speculative decoding priced by default: MTP on the models whose checkpoint ships MTP heads
-#: (DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5: ``mtp_modules`` in ``datasets/models.csv``), as the
-#: labs' own serving stacks and the engines' recipes for them run it; the others without.
-DEFAULT_SPEC = "mtp"
+#: Speculative decoding priced by default, per row (:func:`served_spec`): MTP on the models whose
+#: checkpoint ships MTP heads (DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5: ``mtp_modules`` in
+#: ``datasets/models.csv``), as the labs' own serving stacks and the engines' recipes for them run it;
+#: else the provider's own draft where it says it serves one and a measurement of speculation on
+#: that model gives its acceptance (``datasets/served_speculation.csv``); the others without.
+DEFAULT_SPEC = "served"
+#: ``spec_source`` of each way a row's speculative decoding is chosen.
+SPEC_FROM_CHECKPOINT = "the checkpoint's MTP heads"
+SPEC_FROM_TABLE = "the provider's draft (served-speculation table)"
+SPEC_FROM_OPTION = "the --spec option"
+SPEC_NONE = "none"
 #: Reference system for every row (the resolver picks layout, plan, precisions on it).
 REFERENCE_SYSTEM = "dgx-h200"
 #: Where a model does not fit the reference system.
@@ -426,6 +433,24 @@ def served_speed(provider: Any, model: str) -> tuple[float, str]:
     return float(r["tok_per_s_per_user"]), f"{SPEED_FROM_TABLE} ({r['source']}, as of {r['as_of']})"
 
 
+def served_spec(provider: Any, model: str) -> tuple[str, str]:
+    """(speculative decoding, source) the provider serves ``model`` with: ``"mtp"`` where the
+    checkpoint ships MTP heads, else the provider's draft from ``datasets/served_speculation.csv``
+    (``eagle:GAMMA:ALPHA``, its acceptance from a measured speedup on that model), else ``"none"``."""
+    from . import catalog
+
+    if catalog.model(model).mtp_modules >= 1:  # NaN (unknown) is not a head
+        return "mtp", SPEC_FROM_CHECKPOINT
+    t = catalog.load("served_speculation")
+    hit = t[(t["provider"].map(_provider_key) == _provider_key(provider)) & (t["model"] == model)]
+    if hit.empty:
+        return "none", SPEC_NONE
+    r = hit.iloc[0]
+    return str(r["spec"]), (f"{SPEC_FROM_TABLE}: {r['provider']} says it serves a draft ({r['claim_source']}); "
+                            f"acceptance from a {float(r['measured_speedup']):g}x measured single-user speedup "
+                            f"({r['source']})")
+
+
 def precision_kwargs(model: str, precision: str | None) -> dict[str, str]:
     """The :func:`tokenomics.deployment.resolve` keywords that store ``model`` at ``precision``.
 
@@ -451,8 +476,9 @@ def _deployment(model: str, system: str | None, spec: Any = None, precision: str
     """The resolver's deployment of ``model`` at ``precision`` on the reference system (or the
     fallback), with ``spec`` (:func:`market`)."""
     from .catalog import model as _model
-    from .deployment import resolve
+    from .deployment import _spec, resolve
 
+    spec = _spec(spec)  # a preset or METHOD:GAMMA:ALPHA text (a row's served draft), or a SpecDecode
     if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules >= 1:
         spec = None  # MTP where the checkpoint ships the heads (not where unknown: NaN); the others without
     kw = precision_kwargs(model, precision)
@@ -556,12 +582,13 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         cost is then the effective one and those tokens are billed at the row's
         ``cached_input_usd_per_m_tok`` (the miss price where the row gives none).
     spec : str, optional
-        Speculative decoding of every deployment (a preset or ``METHOD:GAMMA:ALPHA``, as
-        :func:`tokenomics.deployment.resolve` takes it); an MTP method applies to the models whose
-        checkpoint ships multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``),
-        the others are priced without. Default :data:`DEFAULT_SPEC` (``mtp``: what the provider
-        serves, where the checkpoint ships the heads); ``None`` or ``"none"`` prices every row
-        without speculative decoding.
+        Speculative decoding. Default :data:`DEFAULT_SPEC` (``"served"``): what each provider
+        serves (:func:`served_spec`: MTP where the checkpoint ships the heads, else the provider's
+        own draft from ``datasets/served_speculation.csv``, else none). Otherwise one setting for
+        every row (a preset or ``METHOD:GAMMA:ALPHA``, as :func:`tokenomics.deployment.resolve`
+        takes it); an MTP method applies to the models whose checkpoint ships
+        multi-token-prediction heads (``mtp_modules`` in ``datasets/models.csv``), the others are
+        priced without. ``None`` or ``"none"`` prices every row without speculative decoding.
     weight_precision : str, optional
         Price every row at this weight precision (``tokenomics.specs.PRECISION_BYTES``: ``bf16``,
         ``fp8``, ``nvfp4``, ...) instead of the row's or the served one (:func:`precision_kwargs`).
@@ -598,7 +625,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         prices the revenue is billed at: :func:`blended_price_usd_per_m_tok`; the list prices where
         flat),
         ``weight_precision``, ``precision_source``, ``tok_per_s_per_user`` (the speed priced),
-        ``speed_source``, ``speed_basis``, ``modelled_tok_per_s_per_user``, ``batch``,
+        ``speed_source``, ``speed_basis``, ``spec_decode`` (the speculative decoding priced: ``mtp``,
+        ``eagle:GAMMA:ALPHA``, ``none``), ``spec_source``, ``modelled_tok_per_s_per_user``, ``batch``,
         ``cost_usd_per_m_input_tok``, ``cost_usd_per_m_output_tok``, ``implied_margin_frac``,
         ``output_margin_frac``, the margins at ``speeds`` and ``zero_margin_tok_per_s_per_user``
         (with ``speeds``), ``flag``, ``deployment``, ``cost_basis``, ``output_convention``,
@@ -654,19 +682,30 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         if system not in catalog.load("systems").index:
             raise unknown_name("system", system, catalog.load("systems").index)
     in_tok, out_tok = chain.workload_mix(workload)
+    from .catalog import model as _model
     from .deployment import _spec
 
-    spec = _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
+    per_row = isinstance(spec, str) and spec.strip().lower() == DEFAULT_SPEC  # what each provider serves
+    given = None if per_row else _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
     deps: dict[tuple, Any] = {}
     costs: dict[tuple, dict[str, Any]] = {}
     kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,
           "output_convention": output_convention, "cache_hit_frac": cache_hit_frac, "serving": serving, **elec}
 
-    def cost_at(model: str, prec: str | None, speed: float) -> dict[str, Any]:
-        key = (model, prec, speed)
+    def cost_at(model: str, prec: str | None, spec_text: str, speed: float) -> dict[str, Any]:
+        key = (model, prec, spec_text, speed)
         if key not in costs:
-            costs[key] = _cost_at(model, speed, system, deps, spec, prec, **kw)
+            costs[key] = _cost_at(model, speed, system, deps, spec_text if per_row else given, prec, **kw)
         return costs[key]
+
+    def row_spec(provider: Any, model: str) -> tuple[str, str]:
+        if per_row:
+            return served_spec(provider, model)
+        if given is None:
+            return "none", SPEC_NONE
+        if given.method == "mtp" and not _model(model).mtp_modules >= 1:
+            return "none", f"{SPEC_NONE} (the checkpoint ships no MTP heads)"
+        return str(spec).strip().lower(), SPEC_FROM_OPTION
 
     rows = []
     for i, r in enumerate(df.itertuples(index=False)):
@@ -718,7 +757,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             "weight_precision": prec, "precision_source": psrc,
             "tok_per_s_per_user": speed, "speed_source": ssrc, "speed_basis": basis,
         }
-        c = cost_at(model, prec, speed)
+        rec["spec_decode"], rec["spec_source"] = stext, spsrc = row_spec(r.provider, model)
+        c = cost_at(model, prec, stext, speed)
         rec.update({k: val for k, val in c.items() if not k.startswith("_")})
         cin, cout = c["cost_usd_per_m_input_tok"], c["cost_usd_per_m_output_tok"]
         rec["implied_margin_frac"], rec["output_margin_frac"] = margins(
@@ -731,7 +771,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         if grid:
             curve = []
             for s in grid:
-                cs = cost_at(model, prec, s)
+                cs = cost_at(model, prec, stext, s)
                 curve.append(margins(lin, lcached, lout, cs["cost_usd_per_m_input_tok"],
                                      cs["cost_usd_per_m_output_tok"], in_tok, out_tok, cache_hit_frac)[0])
             for s in want:
@@ -746,8 +786,8 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             "list_usd_per_m_output_tok", "list_usd_per_m_billed_input_tok", "billing", "off_peak_share_frac",
             "list_usd_per_m_blended_input_tok", "list_usd_per_m_blended_cached_input_tok",
             "list_usd_per_m_blended_output_tok", "weight_precision",
-            "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis",
-            "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
+            "precision_source", "tok_per_s_per_user", "speed_source", "speed_basis", "spec_decode",
+            "spec_source", "modelled_tok_per_s_per_user", "batch", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok",
             "implied_margin_frac", "output_margin_frac", *curve_cols, "flag", "deployment", "cost_basis",
             "output_convention", "utilization_frac", "cache_hit_frac", "workload", "source", "as_of",
             "also_in", "note", "serving_mode", "concurrency", "electricity_usd_per_kwh"]
@@ -766,7 +806,7 @@ def _refused_record(r: Any) -> dict[str, Any]:
             "list_usd_per_m_output_tok": r.output_usd_per_m_tok, "flag": f"{FLAG_REFUSED}: {r.refused_reason}",
             "source": r.source, "as_of": str(r.as_of), "also_in": r.also_in if isinstance(r.also_in, str) else "",
             "note": r.note if isinstance(r.note, str) else "", "billing": "", "precision_source": "",
-            "speed_source": "", "speed_basis": "", "deployment": "", "cost_basis": "", "serving_mode": ""}
+            "speed_source": "", "speed_basis": "", "spec_decode": "", "spec_source": "", "deployment": "", "cost_basis": "", "serving_mode": ""}
 
 
 def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any = None,
@@ -783,9 +823,10 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                                             else chain.serving_mode_label(kw.get("serving", "decode"))),
                            "concurrency": np.nan, "electricity_usd_per_kwh": np.nan}
     try:
-        if (model, precision) not in deps:
-            deps[(model, precision)] = _deployment(model, system, spec, precision)
-        dep = deps[(model, precision)]
+        key = (model, precision, spec if isinstance(spec, str) or spec is None else id(spec))
+        if key not in deps:
+            deps[key] = _deployment(model, system, spec, precision)
+        dep = deps[key]
     except DoesNotFitError as exc:
         out["flag"] = f"{FLAG_NO_FIT}: {exc}"
         return out
@@ -830,4 +871,4 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
 __all__ = ["DEFAULT_SPEC", "DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "HOURS_PER_WEEK", "OFF_PEAK_PRICE_COLUMNS",
            "REFERENCE_SYSTEM", "REQUIRED_COLUMNS", "billing_label", "blended_price_usd_per_m_tok",
            "check_share_frac", "flat_load_off_peak_share_frac", "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
-           "served_speed", "speed_column", "summary", "zero_margin_speed"]
+           "served_spec", "served_speed", "speed_column", "summary", "zero_margin_speed"]

@@ -299,7 +299,11 @@ def test_market_with_mtp_where_the_checkpoint_ships_it(capsys):
                        "output_usd_per_m_tok": [1.5, 3.0], "source": ["s"] * 2, "as_of": ["2026"] * 2})
     plain = market.market(df, spec="none").set_index("model")
     mtp = market.market(df, spec="MTP").set_index("model")
-    assert market.market(df).equals(market.market(df, spec="mtp"))  # the default
+    served = market.market(df)  # the default: what each provider serves; neither provider serves a draft of its own
+    assert served.drop(columns="spec_source").equals(market.market(df, spec="mtp").drop(columns="spec_source"))
+    assert list(served["spec_decode"]) == ["mtp", "none"]
+    assert list(served["spec_source"]) == [market.SPEC_FROM_CHECKPOINT, market.SPEC_NONE]
+    assert list(mtp["spec_decode"]) == ["mtp", "none"] and list(plain["spec_decode"]) == ["none", "none"]
     assert mtp.loc["deepseek-v3", "deployment"].endswith(", spec mtp")
     assert "spec" not in mtp.loc["kimi-k2", "deployment"]
     assert mtp.loc["kimi-k2", "cost_usd_per_m_output_tok"] == pytest.approx(plain.loc["kimi-k2", "cost_usd_per_m_output_tok"])

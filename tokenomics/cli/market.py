@@ -38,7 +38,7 @@ def market(
     weight_precision: Annotated[Optional[str], typer.Option("--weight-precision", help="Price every row at this weight precision (bf16, fp8, nvfp4, mxfp4, int4, ...) [default: the row's quantization, else the precision the model's providers serve: datasets/served_precision.csv].")] = None,
     speeds: Annotated[Optional[str], typer.Option("--speeds", help="Also price every row at these speeds, tok/s per user, comma-separated (e.g. 20,35,50): the implied margin at each and the speed at which it is zero.")] = None,
     serving: Annotated[str, typer.Option("--serving", help="How the chips serve each row's requests: decode (default: the decode-only steady state at the cheapest batch meeting the speed), colocated (continuous batching, the model validate-serving scores: the most requests in flight meeting the speed) or disaggregated (prefill and decode instances with KV transfer).")] = "decode",
-    spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding of every deployment: mtp (default: the models whose checkpoint ships MTP heads, DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5, as their providers serve them; the others priced without), none, or METHOD:GAMMA:ALPHA.")] = None,
+    spec: Annotated[Optional[str], typer.Option("--spec", help="Speculative decoding: served (default: what each provider serves: MTP where the checkpoint ships the heads, DeepSeek-V3, GLM-4.5, MiniMax-M2.5, Qwen3.5; else the provider's own draft where it says it serves one and a measured speedup on that model gives the acceptance, datasets/served_speculation.csv; the others without), mtp (MTP only), none, or METHOD:GAMMA:ALPHA for every row.")] = None,
     electricity: Annotated[Optional[float], typer.Option("--electricity", help="Electricity price [USD/kWh] of the bottom-up cost [default: datasets/tco_params.csv electricity_usd_per_kwh]; kept as the electricity_usd_per_kwh column.")] = None,
     off_peak_share: Annotated[Optional[float], typer.Option("--off-peak-share", help="Share of tokens billed off-peak, 0-1, on every row with off-peak prices (off_peak_*_usd_per_m_tok: DeepSeek's own API) [default: the row's off_peak_share_frac, else its off_peak_hours_per_week / 168, a flat hourly load]. Rows billed flat are not touched.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
@@ -110,9 +110,13 @@ def market(
 
 def _spec_words(spec: str) -> str:
     """How the title names the speculative decoding priced."""
+    from .. import market as mk
+
     text = str(spec).strip().lower()
     if text in ("", "none", "off"):
         return ", no speculative decoding"
+    if text == mk.DEFAULT_SPEC:
+        return ", speculative decoding as each provider serves it (--spec none: without)"
     if text == "mtp":
         return ", MTP speculative decoding where the checkpoint ships the heads (--spec none: without)"
     return f", speculative decoding {spec}"
