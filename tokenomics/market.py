@@ -91,6 +91,10 @@ DEFAULT_TOK_PER_S_PER_USER = REFERENCE_TOK_PER_S_PER_USER
 #: served decode speed (hundreds to a few thousand tok/s); outside it (1e-320, 1e308) is a slip.
 DEFAULT_SPEED_RANGE_TOK_PER_S_PER_USER = (0.1, 1e5)
 
+#: The least a list price can be [USD per million tokens]: a hundredth of a cent per million, about 1/100 of
+#: the cheapest cached-input price listed (USD 0.014 in datasets/market_prices.csv); below it a cell
+#: is a price per token or per 1K in a per-million column.
+MIN_PLAUSIBLE_USD_PER_M_TOK = 1e-4
 FLAG_BELOW_COST = "below modelled cost"
 FLAG_UNREACHABLE = "speed unreachable"
 FLAG_NO_FIT = "does not fit"
@@ -172,18 +176,18 @@ def load_prices(prices: "pd.DataFrame | str | Path | None" = None, *,
 
 def _in_usd_per_m_tok(df: "pd.DataFrame") -> "pd.DataFrame":
     """A price list's prices in USD per million tokens: a leading ``$`` dropped from price cells
-    (``"$0.50"``), then ``*_usd_per_1k_*`` columns as their per-million twins
-    (:func:`tokenomics.units.per_million`); other text is left for the checks to name."""
+    (``"$0.50"``), then per-1K, per-token and spelled-out per-million columns as their per-million
+    twins (:func:`tokenomics.units.price_list_per_million`); other text is left for the checks to name."""
     import pandas as pd
 
-    from .units import per_million
+    from .units import price_list_per_million
 
     out = df.copy()
     for col in out.columns:
         if "usd_per_" in str(col) and not pd.api.types.is_numeric_dtype(out[col]):
             out[col] = out[col].astype(object).map(
                 lambda x: x.strip().removeprefix("$").strip() if isinstance(x, str) else x)
-    return per_million(out)
+    return price_list_per_million(out)
 
 
 def _price_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
@@ -196,6 +200,12 @@ def _price_problems(df: "pd.DataFrame") -> "list[tuple[int, str]]":
                                             required=c == "output_usd_per_m_tok")
         out += [(int(i), str(probs.iloc[i])) for i in np.flatnonzero((probs != "").to_numpy())]
         df[c] = vals.to_numpy()
+    for c in ("input_usd_per_m_tok", "cached_input_usd_per_m_tok", "output_usd_per_m_tok"):
+        for i in np.flatnonzero(((df[c] > 0) & (df[c] < MIN_PLAUSIBLE_USD_PER_M_TOK)).to_numpy()):
+            out.append((int(i), f"{c} {df[c].iloc[i]:.3g} is below any API list price (USD "
+                                f"{MIN_PLAUSIBLE_USD_PER_M_TOK:g} per million tokens): a price per token or per "
+                                f"1K in a per-million column? name the column {c.replace('_m_', '_')} "
+                                f"(per token) or {c.replace('_m_', '_1k_')} (per 1K)"))
     for i in np.flatnonzero((df["cached_input_usd_per_m_tok"] > df["input_usd_per_m_tok"]).to_numpy()):
         out.append((int(i), "cached_input_usd_per_m_tok must not exceed input_usd_per_m_tok (a cache hit is not "
                             f"dearer than a miss), got {df['cached_input_usd_per_m_tok'].iloc[i]:g} > "

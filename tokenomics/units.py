@@ -178,6 +178,48 @@ def per_million(df):
     return out
 
 
+#: Price-list column name pieces a provider's or a reader's file may use -> the per-million name, and
+#: the factor to USD per million tokens: per token (an API's raw pricing), per 1K as
+#: ``--per 1k`` prints it, and per million spelled out. Longest first (``usd_per_token`` before
+#: ``usd_per_tok``).
+_PRICE_LIST_UNITS = (("usd_per_million_", "usd_per_m_", 1.0), ("usd_per_1m_", "usd_per_m_", 1.0),
+                     ("usd_per_token", "usd_per_m_tok", 1e6), ("usd_per_tok", "usd_per_m_tok", 1e6),
+                     ("usd_per_k_", "usd_per_m_", 1e3))
+
+
+def price_list_per_million(df):
+    """A price list with every price column in USD per million tokens: the per-1K columns
+    (:func:`per_million`) and the other spellings of a price unit a list may carry
+    (:data:`_PRICE_LIST_UNITS`: ``input_usd_per_tok`` x 1e6, ``output_usd_per_k_tok`` x 1e3,
+    ``input_usd_per_1m_tok``); where the per-million column already exists the other is dropped.
+
+    >>> import pandas as pd
+    >>> price_list_per_million(pd.DataFrame({"input_usd_per_tok": [5e-7], "output_usd_per_k_tok": [0.002]})).to_dict("list")
+    {'input_usd_per_m_tok': [0.5], 'output_usd_per_m_tok': [2.0]}
+    """
+    import pandas as pd
+
+    scaled = [str(c).replace(old, new) for c in df.columns for old, new, _ in _PER_1K if old in str(c)]
+    out = per_million(df)
+    for col in list(out.columns):
+        for old, new, k in _PRICE_LIST_UNITS:
+            if old in str(col) and "usd_per_m_" not in str(col):
+                name = str(col).replace(old, new)
+                if name in out.columns:
+                    out = out.drop(columns=[col])
+                else:
+                    out[col] = _scaled_cells(out[col], k)
+                    out = out.rename(columns={col: name})
+                    scaled.append(name)
+                break
+    for col in set(scaled) & set(out.columns):  # 2.3e-7 x 1e6 is 0.23, not 0.22999999999999998
+        num = pd.to_numeric(out[col], errors="coerce")
+        tidy = num.map(lambda x: float(f"{x:.12g}") if pd.notna(x) else x)
+        all_numbers = int(num.notna().sum()) == int(out[col].notna().sum())
+        out[col] = tidy if all_numbers else out[col].astype(object).where(num.isna(), tidy)
+    return out
+
+
 def per_thousand(df):
     """The inverse of :func:`per_million` for a reader who asks for per-1K (``--per 1k``):
     ``usd_per_m_output_tok`` becomes ``usd_per_k_output_tok`` (/ 1,000), ``kwh_per_m_tok``

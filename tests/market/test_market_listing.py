@@ -114,3 +114,29 @@ def test_per_thousand_columns_and_dollar_signs_are_read_as_usd_per_million(tmp_p
     # 0.0002 USD per 1K = 0.2 USD per million (hand conversion): the same margin as the per-M row
     assert per_k.loc[0, "list_usd_per_m_output_tok"] == pytest.approx(0.4)
     assert per_k.loc[0, "implied_margin_frac"] == pytest.approx(per_m.loc[0, "implied_margin_frac"])
+
+
+@pytest.mark.parametrize("header, cells", [
+    ("input_usd_per_tok,output_usd_per_tok", "2e-7,4e-7"),  # an API's raw per-token pricing (x 1e6)
+    ("input_usd_per_token,output_usd_per_token", "2e-7,4e-7"),
+    ("input_usd_per_k_tok,output_usd_per_k_tok", "0.0002,0.0004"),  # what --per 1k prints (x 1e3)
+    ("input_usd_per_1m_tok,output_usd_per_1m_tok", "0.2,0.4"),
+])
+def test_other_price_units_are_read_as_usd_per_million_exactly(tmp_path, header, cells):
+    """Hand conversion: 2e-7 USD per token = 0.0002 per 1K = 0.2 per million, printed as 0.2 (no
+    0.19999999999999998 from the scaling)."""
+    f = tmp_path / "u.csv"
+    f.write_text(f"provider,model,{header},source,as_of\nx,llama-3.1-70b,{cells},s,2025\n")
+    r = market.market(f).iloc[0]
+    assert r["flag"] == "" or not r["flag"].startswith(market.FLAG_REFUSED)
+    assert (r["list_usd_per_m_input_tok"], r["list_usd_per_m_output_tok"]) == (0.2, 0.4)
+
+
+def test_a_per_token_price_in_a_per_million_column_is_refused_with_the_fix(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("provider,model,input_usd_per_m_tok,output_usd_per_m_tok,source,as_of\n"
+                 "x,llama-3.1-70b,2e-7,4e-7,s,2025\ny,llama-3.1-70b,0.2,0.4,s,2025\n")
+    out = market.market(f)
+    assert out.loc[0, "flag"].startswith(market.FLAG_REFUSED)
+    assert "below any API list price" in out.loc[0, "flag"] and "input_usd_per_tok (per token)" in out.loc[0, "flag"]
+    assert out.loc[1, "implied_margin_frac"] == out.loc[1, "implied_margin_frac"]  # the other row is priced
