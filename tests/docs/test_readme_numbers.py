@@ -29,8 +29,9 @@ def _default_concurrency() -> int:
     return int(DEFAULT_BATCH_PER_ATTN_GROUP)
 
 
-#: The second sealed set (docs/validation/sealed.md).
+#: The second and third sealed sets (docs/validation/sealed.md).
 SEALED_B = "2026-12b"
+SEALED_C = "2026-12c"
 
 
 def _sealed(phase: str | None = None, dense: bool | None = None, score: str = "2026-12") -> dict[str, float]:
@@ -107,7 +108,14 @@ FIGURES = [
      f"{_sealed(score=SEALED_B)['ratio']:.2f}", "12 65 1.65"),
     ("65 % median, predicted/measured 1.65; 42 % inside",
      f"{_sealed(score=SEALED_B)['median'] * 100:.0f} {_sealed(score=SEALED_B)['ratio']:.2f} {_sealed(score=SEALED_B)['inside'] * 100:.0f}", "65 1.65 42"),
-    ("(34 % and\n42 % inside", f"{_sealed()['inside'] * 100:.0f} {_sealed(score=SEALED_B)['inside'] * 100:.0f}", "34 42"),
+    ("14 published runs from 3 more publications", f"{_sealed(score=SEALED_C)['n']}", "14"),
+    ("on 14 more 100 %, 2.00x", f"{_sealed(score=SEALED_C)['n']} {_sealed(score=SEALED_C)['median'] * 100:.0f} "
+     f"{_sealed(score=SEALED_C)['ratio']:.2f}", "14 100 2.00"),
+    ("100 % median, predicted/measured 2.00; 0 % inside their 80 % band",
+     f"{_sealed(score=SEALED_C)['median'] * 100:.0f} {_sealed(score=SEALED_C)['ratio']:.2f} "
+     f"{_sealed(score=SEALED_C)['inside'] * 100:.0f}", "100 2.00 0"),
+    ("(34 %, 42 % and 0 % inside", f"{_sealed()['inside'] * 100:.0f} {_sealed(score=SEALED_B)['inside'] * 100:.0f} "
+     f"{_sealed(score=SEALED_C)['inside'] * 100:.0f}", "34 42 0"),
     ("4,171 published runs", f"{G('serving.unfitted.n_cases'):,.0f}", "4,171"),
     ("11.2 % median error (p90 38 %)", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
      f"{G('serving.unfitted.p90_abs_error_frac') * 100:.0f}", "11.2 38"),
