@@ -163,6 +163,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=_SERVING_COLUMNS,
     ),
+    "serving_tpu_2026-12": DatasetInfo(
+        "serving_tpu_2026-12.csv",
+        "7 published runs of vLLM's TPU backend from Google's tpu-recipes (Llama-3.3-70B on TPU v6e-8 at 64/128 in flight; Qwen3-32B W8A8-FP8 on one TPU7x chip and Qwen3.5-397B-A17B-FP8 on four, InferenceX client, 2025-12..2026-07): the fit set of the vLLM-on-TPU engine parameters, so kept out of the error bands (docs/validation/tpu_sources.md).",
+        index=None,
+        required=_SERVING_COLUMNS,
+    ),
     "serving_holdout": DatasetInfo(
         "serving_holdout.csv",
         "Published serving results kept out of every fit (DeepSeek-R1, Llama-3.1 on other chips/engines).",

@@ -83,8 +83,9 @@ PUBLICATIONS: tuple[tuple[str, str], ...] = (
 
 #: The serving sets a fit used (``tools/fit_serving.py`` fits ``datasets/engines.csv`` on
 #: ``serving_public``, ``tools/fit_engine_maturity.py`` ``datasets/engine_maturity.csv`` on
-#: ``serving_thirdparty_2026-12``): their publications are kept out of every band.
-FIT_SETS = ("serving_public", "serving_thirdparty_2026-12")
+#: ``serving_thirdparty_2026-12``, the vLLM-on-TPU engine parameters on ``serving_tpu_2026-12``): their
+#: publications are kept out of every band.
+FIT_SETS = ("serving_public", "serving_thirdparty_2026-12", "serving_tpu_2026-12")
 
 
 def chip_family(hardware: str, vendor: str | None = None) -> str:

@@ -431,7 +431,8 @@ BUNDLED_SERVING = {"public": "serving_public", "holdout": "serving_holdout", "bl
                    "mlperf": "serving_mlperf", "mlperf-server": "serving_mlperf_server",
                    "mlperf-v61": "serving_mlperf_v61", "trtllm-perf": "serving_trtllm_perf",
                    "lmsys": "serving_lmsys_phase", "ascend": "serving_ascend", "atom": "serving_atom", "aic": "serving_aic_silicon",
-                   "aic-sample": "serving_aic_sample", "thirdparty": "serving_thirdparty_2026-12"}
+                   "aic-sample": "serving_aic_sample", "thirdparty": "serving_thirdparty_2026-12",
+                   "tpu": "serving_tpu_2026-12"}
 
 
 def serving_source(name: Optional[str], also: tuple[str, ...] = ()) -> Path:
@@ -500,7 +501,7 @@ def _refused_line(pred, strict: bool) -> str:
 
 @app.command("validate-serving")
 def validate_serving(
-    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'mlperf-v61' for the v6.1 round's Offline and Server results; 'trtllm-perf' for TensorRT-LLM's published offline max-throughput tables (models and lengths the fit set lacks); 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from; 'thirdparty' for dstack's DeepSeek-R1 runs on SGLang, vLLM and TensorRT-LLM releases of early 2025 (the engine-maturity fit set); 'unfitted' for every one of them no fit used, pooled, scored by set).")] = None,
+    cases: Annotated[Optional[str], typer.Argument(help="CSV in the schema of ../shared/calibration/serving_public.csv (default: the bundled fit set; 'holdout' for the bundled held-out rows; 'blind' for the 2026 InferenceX rows found after the engine-release change; 'mlperf' for the MLPerf v5.1/v6.0 Offline results, 'mlperf-server' for their Server and Interactive results; 'mlperf-v61' for the v6.1 round's Offline and Server results; 'trtllm-perf' for TensorRT-LLM's published offline max-throughput tables (models and lengths the fit set lacks); 'lmsys' for LMSYS's prefill-only and decode-only SGLang wide-EP results; 'ascend' for Huawei Ascend 910C results: CloudMatrix-Infer's decode and prefill points and SGLang's Ascend best-practice runs; 'atom' for AMD's ATOM engine on the MI355X from its own nightly benchmark dashboard; 'aic' for the co-located silicon references NVIDIA's AIConfigurator checks itself against, 'aic-sample' for the 2,504 co-located rows of the measurement dump they come from; 'thirdparty' for dstack's DeepSeek-R1 runs on SGLang, vLLM and TensorRT-LLM releases of early 2025 (the engine-maturity fit set); 'tpu' for Google's tpu-recipes runs of vLLM's TPU backend on TPU v6e and TPU7x (the vLLM-on-TPU fit set); 'unfitted' for every one of them no fit used, pooled, scored by set).")] = None,
     profile: ProfileOpt = None,
     engines: EnginesOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Also write every row, scored or refused, to this .csv or .json (atomically): the columns of --format csv, refused rows with refused_column and refused_reason.")] = None,
