@@ -32,9 +32,11 @@ def _default_concurrency() -> int:
 #: The second and third sealed sets (docs/validation/sealed.md).
 SEALED_B = "2026-12b"
 SEALED_C = "2026-12c"
+SEALED_D = "2026-12d"  # TPU
 
 
-def _sealed(phase: str | None = None, dense: bool | None = None, score: str = "2026-12") -> dict[str, float]:
+def _sealed(phase: str | None = None, dense: bool | None = None, score: str = "2026-12",
+            model: str | None = None) -> dict[str, float]:
     """A sealed set's one recorded score (docs/validation/sealed_score_<score>.json, written when
     the set was first scored; never re-scored here, so no change is judged on it): rows, median
     |pred/meas - 1|, median pred/meas and the share inside the 80 % band, of a subset."""
@@ -47,6 +49,8 @@ def _sealed(phase: str | None = None, dense: bool | None = None, score: str = "2
         d = d[d["phase"] == phase]
     if dense is not None:
         d = d[(d["model"] == "llama-3.1-405b") == dense]
+    if model is not None:
+        d = d[d["model"] == model]
     ratio = d["predicted_output_tok_per_s_per_gpu"] / d["measured_output_tok_per_s_per_gpu"]
     inside = ((d["measured_output_tok_per_s_per_gpu"] >= d["predicted_output_tok_per_s_per_gpu_lo"])
               & (d["measured_output_tok_per_s_per_gpu"] <= d["predicted_output_tok_per_s_per_gpu_hi"]))
@@ -109,6 +113,10 @@ FIGURES = [
     ("65 % median, predicted/measured 1.65; 42 % inside",
      f"{_sealed(score=SEALED_B)['median'] * 100:.0f} {_sealed(score=SEALED_B)['ratio']:.2f} {_sealed(score=SEALED_B)['inside'] * 100:.0f}", "65 1.65 42"),
     ("14 published runs from 3 more publications", f"{_sealed(score=SEALED_C)['n']}", "14"),
+    ("3 published TPU runs", f"{_sealed(score=SEALED_D)['n']}", "3"),
+    ("Llama-3.1-8B 1.19x; Qwen3-32B 2.7x optimistic; 1 of 3 inside the band",
+     f"{_sealed(score=SEALED_D, model='llama-3.1-8b')['ratio']:.2f} {_sealed(score=SEALED_D, model='qwen3-32b')['ratio']:.1f} "
+     f"{_sealed(score=SEALED_D)['inside'] * 3:.0f}", "1.19 2.7 1"),
     ("on 14 more 100 %, 2.00x", f"{_sealed(score=SEALED_C)['n']} {_sealed(score=SEALED_C)['median'] * 100:.0f} "
      f"{_sealed(score=SEALED_C)['ratio']:.2f}", "14 100 2.00"),
     ("100 % median, predicted/measured 2.00; 0 % inside their 80 % band",
