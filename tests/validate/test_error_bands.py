@@ -66,8 +66,10 @@ def test_source_key_groups_a_publication():
 
 def test_fit_publications_are_the_fit_sets():
     # tools/fit_serving.py fits on serving_public.csv: InferenceMAX v1 gpt-oss rows and the
-    # TensorRT-LLM perf-overview table; tools/fit_engine_maturity.py on dstack's benchmark
-    assert eb.fit_publications() == {"inferencemax-v1", "trtllm-perf-overview", "dstackai/benchmarks"}
+    # TensorRT-LLM perf-overview table; tools/fit_engine_maturity.py on dstack's benchmark;
+    # tools/fit_tpu_engine.py on Google's tpu-recipes
+    assert eb.fit_publications() == {"inferencemax-v1", "trtllm-perf-overview", "dstackai/benchmarks",
+                                     "AI-Hypercomputer/tpu-recipes"}
 
 
 # ---- the fallback hierarchy --------------------------------------------------------------------
