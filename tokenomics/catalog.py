@@ -570,7 +570,10 @@ MODEL_ALIASES = {"deepseek-r1": "deepseek-v3", "deepseek-r1-0528": "deepseek-v3"
                  "llama-3.3-70b": "llama-3.1-70b",
                  # Kimi K2-Thinking: Kimi K2.5's checkpoint scheme (INT4 routed experts, the rest BF16) on
                  # Kimi K2's text architecture
-                 "kimi-k2-thinking": "kimi-k2.5"}
+                 "kimi-k2-thinking": "kimi-k2.5",
+                 # DeepSeek-V3.2-Exp: DeepSeek-V3.2's shapes and sparse-attention indexer (deepseek_v32: 61
+                 # layers, MLA, 256 experts, indexer 64 heads of 128, top-2048); the row reads V3.2's config.json
+                 "deepseek-v3.2-exp": "deepseek-v3.2"}
 
 
 #: Words a provider or hub adds to a model's name that do not change its architecture: the tuning
@@ -596,6 +599,8 @@ def _listing_candidates(name: str) -> list[str]:
     s = re.sub(r"^meta-(?=llama)", "", s)
     s = re.sub(r"^llama(\d)", r"llama-\1", s)                      # llama3.1-8b
     s = re.sub(r"^llama-v(\d+)p(\d+)", r"llama-\1.\2", s)            # llama-v3p1-405b (Fireworks)
+    s = re.sub(r"^llama-v(\d+)-", r"llama-\1-", s)                  # llama-v3-70b-instruct (Fireworks)
+    s = re.sub(r"^gemma(\d)", r"gemma-\1", s)                       # gemma2-9b-it (Groq)
     s = re.sub(r"^qwen-?(\d)", r"qwen\1", s)
     out = [s]
     while True:  # drop listing words and release tags from the end
@@ -615,7 +620,8 @@ def match_model_name(name: str) -> str | None:
     ``llama3.1-8b``). The organisation, the tuning, serving-tier and precision words and dated or
     versioned release tags are dropped, and a size repeated after a name that fixes it
     (``llama-4-maverick-17b-128e``); what is left must be a catalog name or alias. Nothing else
-    is guessed: ``glm-4.5-air`` or ``deepseek-v3.2-exp`` (other architectures) match nothing.
+    is guessed: ``glm-4.5-air`` (another architecture, not catalogued) matches nothing, nor does
+    ``deepseek-r1-distill-llama-70b`` match ``deepseek-r1``.
 
     >>> match_model_name("meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo")
     'llama-3.1-70b'

@@ -38,13 +38,17 @@ if TYPE_CHECKING:  # pragma: no cover
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next",
     "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v2", "deepseek_v3",
-    "deepseek_v32", "kimi_k2", "kimi_linear", "glm4_moe", "gpt_oss", "llama4", "llama4_text", "minimax_m2",
+    "deepseek_v32", "kimi_k2", "kimi_linear", "glm4_moe", "gpt_oss", "llama4", "llama4_text", "minimax_m2", "gemma2",
 )
 
 #: Model types whose full-attention layers gate their output (a hidden x attention-width
 #: projection) without saying so in the config: Qwen3-Next's ``q_proj`` emits the query and its
 #: gate (transformers' ``Qwen3NextAttention``). Others state ``attn_output_gate``.
 _GATED_ATTENTION_TYPES = ("qwen3_next",)
+
+#: Model types whose transformers config ties the lm head to the input embeddings when the
+#: config does not say (``Gemma2Config(tie_word_embeddings=True)``); every other known type unties it.
+_TIED_BY_DEFAULT = ("gemma2",)
 
 #: ``torch_dtype`` / ``dtype`` -> precision name.
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
@@ -100,6 +104,10 @@ _IGNORED = {
     "add_cross_attention", "chunk_size_feed_forward", "cross_attention_hidden_size", "num_beam_groups",
     "output_attentions", "output_hidden_states", "pruned_heads", "encoder_no_repeat_ngram_size",
     "tie_encoder_decoder", "is_encoder_decoder", "is_decoder",
+    # Gemma 2: logit soft-capping and the query scale (elementwise), its activation's name, and its
+    # copy of sliding_window
+    "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "hidden_activation",
+    "sliding_window_size",
 }
 
 #: Words that mark a field as part of the architecture: an unread field holding one is named.
@@ -284,6 +292,10 @@ def _layer_kinds(cfg: dict, n_layers: int, model_type: str, where: str) -> list[
     if interval:
         k = _int(cfg, "full_attention_interval", where, minimum=1)
         return ["full" if (i + 1) % k == 0 else "linear" for i in range(n_layers)]
+    if cfg.get("sliding_window") and model_type == "gemma2":
+        # Gemma 2: sliding-window and full attention alternate, the first layer sliding
+        # (transformers' Gemma2Config.layer_types)
+        return ["sliding" if i % 2 == 0 else "full" for i in range(n_layers)]
     if cfg.get("sliding_window"):
         if model_type.startswith("qwen"):  # Qwen2/3: a window only with use_sliding_window, from max_window_layers on
             if not cfg.get("use_sliding_window"):
@@ -483,8 +495,8 @@ def spec_from_hf_config(config: "dict | str | os.PathLike", name: str, *, displa
     if cfg.get("use_mtp") is False:
         mtp = 0
     tied = cfg.get("tie_word_embeddings")
-    if tied is None:  # every known type's transformers default is an untied lm head
-        tied = False
+    if tied is None:  # the transformers default: untied but for Gemma 2 (_TIED_BY_DEFAULT)
+        tied = model_type in _TIED_BY_DEFAULT
         if model_type not in KNOWN_MODEL_TYPES:
             unmodelled.append("no tie_word_embeddings: an untied lm head taken")
 

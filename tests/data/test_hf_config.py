@@ -87,6 +87,9 @@ def test_deepseek_v32_names_the_sparse_indexer_it_does_not_model():
     ("mixtral-8x7b", "mixtral-8x7b"),         # every layer MoE, expert width in intermediate_size
     ("llama-4-maverick", "llama-4-maverick"),  # MoE every 2nd layer, chunked attention on RoPE layers
     ("minimax-m2.5", "minimax-m2.5"),         # FP8, 3 MTP modules
+    ("qwen3-next-80b-a3b", "qwen3-next-80b-a3b"),  # Gated DeltaNet hybrid, gated attention, shared expert
+    ("deepseek-v3.2", "deepseek-v3.2"),       # DeepSeek-V3's shapes plus the (unmodelled) indexer
+    ("gemma-2-9b", "gemma-2-9b"),             # alternating sliding window, tied embeddings by default
 ])
 def test_configs_of_bundled_models_map_to_their_rows(fixture, bundled):
     spec, _ = _spec(fixture)
@@ -142,6 +145,19 @@ def test_mistral_window_and_qwen_max_window_layers():
     qwen_on, _ = spec_from_hf_config({**BASE, "model_type": "qwen2", "sliding_window": 4096,
                                       "use_sliding_window": True, "max_window_layers": 3}, name="q")
     assert qwen_on.n_sliding_layers == 1  # layers 3.. of 4
+
+
+def test_gemma2_alternates_sliding_and_full_layers_and_ties_its_embeddings():
+    # transformers' Gemma2Config: layer_types sliding on even layers, full on odd ones;
+    # tie_word_embeddings defaults to True (the checkpoint's config does not state it)
+    spec, unmodelled = _spec("gemma-2-9b")
+    assert (spec.n_sliding_layers, spec.sliding_window_tok, spec.n_layers) == (21, 4096, 42)
+    assert spec.tied_embeddings and spec.head_dim == 256 and unmodelled == []
+    # Gemma 2 report (arXiv:2408.00118) table 2, 9B: 8,324,201,984 non-embedding + 917,504,000 embedding
+    assert spec.total_params() == pytest.approx(8_324_201_984 + 917_504_000, rel=1e-3)
+    untied = {k: v for k, v in BASE.items() if k != "tie_word_embeddings"}
+    small, _ = spec_from_hf_config({**untied, "model_type": "gemma2", "sliding_window": 64}, name="g")
+    assert small.n_sliding_layers == 2 and small.tied_embeddings  # layers 0 and 2 of 4
 
 
 def test_qwen_moe_interleave_and_shared_expert_width():

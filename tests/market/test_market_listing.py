@@ -27,15 +27,19 @@ from tokenomics.errors import DataError
     ("llama-3.1-405b-reasoning", "llama-3.1-405b"),                        # Groq's 2024 name
     ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3.1"),
     ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking"),                   # an alias, matched before any word is dropped
+    ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2-exp"),                # an alias of the deepseek-v3.2 row
+    ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"),
+    ("accounts/fireworks/models/llama-v3-70b-instruct", "llama-3-70b"),    # Fireworks, Llama 3 (no point release)
+    ("gemma2-9b-it", "gemma-2-9b"),                                        # Groq
 ])
 def test_a_provider_s_spelling_is_the_catalog_model_it_stands_for(listed, name):
     assert catalog.match_model_name(listed) == name
 
 
-@pytest.mark.parametrize("listed", ["glm-4.5-air", "deepseek-v3.2-exp", "deepseek-r1-distill-llama-70b",
-                                    "gpt-4o", "Qwen/Qwen2.5-72B-Instruct", "llama-3.1-70b-extended"])
+@pytest.mark.parametrize("listed", ["glm-4.5-air", "deepseek-r1-distill-llama-70b",
+                                    "gpt-4o", "Qwen/Qwen2.5-7B-Instruct", "llama-3.1-70b-extended"])
 def test_another_architecture_is_not_guessed(listed):
-    # GLM-4.5-Air, DeepSeek-V3.2 (sparse attention) and the R1 distill are other architectures
+    # GLM-4.5-Air and Qwen2.5-7B are not catalogued, the R1 distill is not DeepSeek-R1's architecture
     assert catalog.match_model_name(listed) is None
 
 
