@@ -7,9 +7,9 @@ frozen parameter objects of :mod:`tokenomics.specs`.
 Examples
 --------
 >>> from tokenomics import catalog
->>> catalog.accelerator("h200").hbm_bytes
-141000000000.0
->>> catalog.load("models").loc["llama-3.1-8b", "hidden"]
+>>> catalog.accelerator("h200").hbm_bytes   # 143,771 MiB, as the driver reports it
+150754820096.0
+>>> int(catalog.load("models").loc["llama-3.1-8b", "hidden"])
 4096
 """
 
