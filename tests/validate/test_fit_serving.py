@@ -19,7 +19,10 @@ def fitted(public):
 
 
 def test_shipped_engines_table_is_what_the_fit_produces(fitted):
-    shipped = catalog.load("engines").set_index(["engine", "vendor"]).sort_index()
+    """The GPU rows; the TPU rows (vendor google) are tools/fit_tpu_engine.py's, refitted in
+    tests/validate/test_tpu_engine_fit.py."""
+    shipped = catalog.load("engines")
+    shipped = shipped[shipped["vendor"] != "google"].set_index(["engine", "vendor"]).sort_index()
     got = fitted.set_index(["engine", "vendor"]).sort_index()
     assert list(got.index) == list(shipped.index)
     # least squares with soft-L1 loss: the same optimum to well under 1 % across scipy builds
