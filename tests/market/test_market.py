@@ -242,6 +242,17 @@ def test_market_covers_enough_prices_and_models(mkt):
             | mkt["speed_basis"].str.startswith("measured: served-speed table")).all()
 
 
+def test_no_models_median_margin_below_minus_100_pct_on_the_bundled_list(mkt):
+    """Issue 63's bar: no model's median implied margin below -100 % because of a precision or speed
+    default, on the bundled price list as each provider serves it."""
+    m = mkt
+    med = m.groupby("model")["implied_margin_frac"].median().dropna()
+    assert len(med) >= 8
+    assert (med > -1.0).all(), med[med <= -1.0].to_dict()
+    q = m[m["model"] == "qwen3-235b-a22b"]
+    assert (q["weight_precision"] == "fp8").all()
+
+
 def test_market_margin_hand(mkt):
     """Hand: margin over the chat mix = 1 - (cost_in + cost_out) / (list_in + list_out) (1024 each)."""
     r = mkt[mkt["implied_margin_frac"].notna()].iloc[0]
