@@ -13,13 +13,13 @@ from .econ import AutoscaleOpt, CacheHitOpt, OutputConventionOpt, UtilProfileOpt
 
 #: Columns of the table view (csv/json carry every column of ``tokenomics.market.market``).
 TABLE_COLUMNS = ["provider", "model", "list_usd_per_m_input_tok", "list_usd_per_m_output_tok", "weight_precision",
-                 "tok_per_s_per_user", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac",
+                 "spec_decode", "tok_per_s_per_user", "cost_usd_per_m_input_tok", "cost_usd_per_m_output_tok", "implied_margin_frac",
                  "flag"]
 #: Most speeds ``--speeds`` takes (each is a layout search per model).
 MAX_SPEEDS = 8
 #: Short headers of the table view.
 TABLE_NAMES = {"list_usd_per_m_input_tok": "list in", "list_usd_per_m_output_tok": "list out",
-               "weight_precision": "precision", "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
+               "weight_precision": "precision", "spec_decode": "spec", "tok_per_s_per_user": "tok/s/user", "cost_usd_per_m_input_tok": "cost in",
                "cost_usd_per_m_output_tok": "cost out", "implied_margin_frac": "margin"}
 
 
@@ -73,7 +73,9 @@ def market(
     deps = "; ".join(sorted(d for d in df["deployment"].unique() if d))
     basis = ", ".join(sorted(b for b in df["cost_basis"].unique() if b))
     curve = [mk.speed_column(x) for x in (want or [])]
-    view = df[TABLE_COLUMNS[:-1] + curve + (["zero_margin_tok_per_s_per_user"] if want else []) + ["flag"]]
+    shown = [c for c in TABLE_COLUMNS[:-1]  # the spec column where some row is priced with speculative decoding
+             if c != "spec_decode" or df["spec_decode"].isin(["none", ""]).mean() < 1]
+    view = df[shown + curve + (["zero_margin_tok_per_s_per_user"] if want else []) + ["flag"]]
     view = view.rename(columns={**TABLE_NAMES, **{c: f"margin @{x:g}" for c, x in zip(curve, want or [])},
                                 "zero_margin_tok_per_s_per_user": "zero margin at"})
     view["flag"] = (df["flag"].str.replace(mk.FLAG_BELOW_COST, "BELOW COST", regex=False)
