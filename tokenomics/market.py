@@ -696,7 +696,10 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
     from .deployment import _spec
 
     per_row = isinstance(spec, str) and spec.strip().lower() == DEFAULT_SPEC  # what each provider serves
-    given = None if per_row else _spec(spec)  # a SpecDecode or None; a bad one is one line before any row is priced
+    try:  # a SpecDecode or None; a bad one is one line before any row is priced
+        given = None if per_row else _spec(spec)
+    except ValidationError as exc:
+        raise type(exc)(str(exc).replace("; use none, ", f"; use {DEFAULT_SPEC} (what each provider serves), none, ", 1)) from None
     deps: dict[tuple, Any] = {}
     costs: dict[tuple, dict[str, Any]] = {}
     kw = {"workload": workload, "cost": cost, "utilization_frac": utilization_frac,

@@ -64,3 +64,12 @@ def test_a_providers_draft_prices_its_measured_speed_cheaper():
     assert a["spec_decode"] == "none"
     assert a["cost_usd_per_m_output_tok"] == pytest.approx(plain.loc["Avian", "cost_usd_per_m_output_tok"])
     assert (plain["spec_decode"] == "none").all() and (plain["spec_source"] == market.SPEC_NONE).all()
+
+
+def test_a_bad_spec_names_served_among_the_choices():
+    from tokenomics.errors import ValidationError
+
+    df = pd.DataFrame({"provider": ["a"], "model": ["llama-3.1-8b"], "input_usd_per_m_tok": [0.1],
+                       "output_usd_per_m_tok": [0.2], "source": ["s"], "as_of": ["2026"]})
+    with pytest.raises(ValidationError, match=r"use served \(what each provider serves\), none, mtp"):
+        market.market(df, spec="warp")
