@@ -172,6 +172,19 @@ def _serving() -> dict[str, float]:
     bands = errorband.split_and_build(pool_sets({n: preds[n] for n in UNFITTED_SETS}))
     out["serving.bands.check_half_coverage_frac"] = float(bands["coverage"])
     out["serving.bands.check_half_n_rows"] = float(bands["n_check"])
+    # every band also spans the third-party band (the released sealed sets): the check half again,
+    # and each third-party publication scored on the third-party band built without it
+    pooled_pred = pool_sets({n: preds[n] for n in UNFITTED_SETS})
+    check = bands["rows"].index[bands["rows"]["publication"].isin(bands["check"])]
+    out["serving.bands.check_half_coverage_with_third_party_frac"] = float(errorband.coverage(pooled_pred.loc[check])[0])
+    from tokenomics.catalog import data_dir
+    from tokenomics.validate.serving_cases import read_cases
+
+    tp = errorband.band_rows(pool_sets({n: predict_cases(read_cases(data_dir() / f"{n}.csv"))
+                                        for n in errorband.THIRD_PARTY_SETS}))
+    lopo = errorband.leave_one_publication_out(tp)
+    out["serving.bands.third_party_lopo_publication_mean_frac"] = float(lopo["inside_frac"].mean())
+    out["serving.bands.third_party_q90_log_ratio"] = float(errorband.third_party_band(tp)["q90_log_ratio"])
     return out
 
 

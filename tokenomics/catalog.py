@@ -241,6 +241,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("regime", "n_rows", "n_sources", "q10_log_ratio", "q90_log_ratio", "sources", "source", "as_of"),
     ),
+    "third_party_band": DatasetInfo(
+        "third_party_band.csv",
+        "The 10th-90th percentile of log(predicted/measured) output tokens/s per GPU on runs third parties published of their own deployments (the sealed sets after their one score, each publication weighing the same; tools/build_third_party_band.py): every error band also spans it.",
+        index=None,
+        required=("n_rows", "n_sources", "q10_log_ratio", "q90_log_ratio", "sources", "source", "as_of"),
+    ),
     "mlperf_benchmarks": DatasetInfo(
         "mlperf_benchmarks.csv",
         "MLPerf Inference LLM benchmarks: sample counts, reference mean output tokens, and mean input tokens (measured on the datasets; gpt-oss-120b's ASSUMED).",

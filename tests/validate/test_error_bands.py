@@ -83,8 +83,19 @@ def test_lineage_drops_engine_then_family_then_spec_serving_arch():
 def test_band_of_falls_back_to_the_finest_regime_held():
     table = pd.DataFrame({"regime": ["hopper/*/dense/colocated/nospec", "*/*/*/*/*"],
                           "q10_log_ratio": [-0.1, -0.3], "q90_log_ratio": [0.2, 0.5]})
-    assert eb.band_of("hopper/vllm/dense/colocated/nospec", table) == ("hopper/*/dense/colocated/nospec", -0.1, 0.2)
-    assert eb.band_of("tpu/vllm/dense/colocated/nospec", table) == ("*/*/*/*/*", -0.3, 0.5)
+    assert eb.band_of("hopper/vllm/dense/colocated/nospec", table, None) == ("hopper/*/dense/colocated/nospec", -0.1, 0.2)
+    assert eb.band_of("tpu/vllm/dense/colocated/nospec", table, None) == ("*/*/*/*/*", -0.3, 0.5)
+
+
+def test_every_band_also_spans_the_third_party_band():
+    """Hand: a regime band (-0.1, 0.2) and a third-party band (0.14, 1.03) give (-0.1, 1.03); the
+    bundled one is the sealed sets' (tools/build_third_party_band.py: x1.15 to x2.81 predicted/measured)."""
+    table = pd.DataFrame({"regime": ["*/*/*/*/*"], "q10_log_ratio": [-0.1], "q90_log_ratio": [0.2]})
+    assert eb.band_of("hopper/vllm/dense/colocated/nospec", table, (0.14, 1.03)) == ("*/*/*/*/*", -0.1, 1.03)
+    assert eb.band_of("hopper/vllm/dense/colocated/nospec", table, (-0.5, 0.1)) == ("*/*/*/*/*", -0.5, 0.2)
+    q10, q90 = eb.load_third_party_band()
+    assert np.exp(q10) == pytest.approx(1.15, abs=0.01) and np.exp(q90) == pytest.approx(2.81, abs=0.01)
+    assert eb.band_of("hopper/vllm/dense/colocated/nospec", table) == ("*/*/*/*/*", -0.1, q90)
 
 
 def test_thin_regimes_are_left_to_their_parent():
@@ -130,7 +141,7 @@ def test_coverage_counts_rows_inside_their_band():
     pred = pd.DataFrame({"status": "predicted", "hardware": "h200", "engine": "vllm", "model": "llama-3.1-8b",
                          "disaggregated": 0, "spec_decode": "none", "phase": "serve",
                          "ratio": [0.7, 0.9, 1.0, 1.2, 1.3]})
-    assert eb.coverage(pred, table) == (pytest.approx(3 / 5), 5)  # 0.9, 1.0, 1.2 inside [0.8, 1.25]
+    assert eb.coverage(pred, table, third_party=None) == (pytest.approx(3 / 5), 5)  # 0.9, 1.0, 1.2 inside [0.8, 1.25]
 
 
 # ---- the shipped table and prices --------------------------------------------------------------
@@ -231,3 +242,26 @@ def test_a_refused_row_gets_no_band():
                          "phase": ["serve"], "predicted_output_tok_per_s_per_gpu": [np.nan]})
     b = eb.band_columns(pred)
     assert b["error_regime"].iloc[0] == "" and np.isnan(b["predicted_output_tok_per_s_per_gpu_lo"].iloc[0])
+
+
+@pytest.mark.integration
+def test_regenerating_gives_the_stored_third_party_band():
+    """tools/build_third_party_band.py run again gives datasets/third_party_band.csv."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "build_third_party_band", Path(__file__).resolve().parents[2] / "tools" / "build_third_party_band.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod.table(mod.rows(), "x").drop(columns="as_of")
+    want = eb.load_third_party_band()
+    assert (float(got["q10_log_ratio"][0]), float(got["q90_log_ratio"][0])) == pytest.approx(want, abs=2e-6)
+
+
+def test_leave_one_publication_out_by_hand():
+    """Three publications: A at 0.0, B at 0.5, C at 1.0 (one row each). Left out, A is scored on
+    B and C's band (0.5 to 1.0): outside; B on A and C's (0.0 to 1.0): inside; C outside."""
+    rows = _toy([0.0, 0.5, 1.0], list("ABC"))
+    lopo = eb.leave_one_publication_out(rows).set_index("publication")["inside_frac"]
+    assert lopo.to_dict() == {"A": 0.0, "B": 1.0, "C": 0.0}
