@@ -406,11 +406,12 @@ def band_columns(pred: "Any", table: Any = None) -> "Any":
 
     if table is None:
         table = load_bands()
+    tp = load_third_party_band()  # read once, not per row
     regs, lo, hi = [], [], []
     col = pred.get("predicted_output_tok_per_s_per_gpu", pd.Series(np.nan, index=pred.index)).astype(float)
     for (_, row), x in zip(pred.iterrows(), col):
         try:
-            lab, q10, q90 = band_of(regime_of_row(row), table)
+            lab, q10, q90 = band_of(regime_of_row(row), table, tp)
         except (KeyError, TokenomicsError):  # a row the harness refused (unknown model, ...): no band
             lab, q10, q90 = "", float("nan"), float("nan")
         a, b = throughput_band(x, q10, q90)
@@ -427,6 +428,8 @@ def coverage(pred: "Any", table: Any = None, third_party: Any = "bundled") -> tu
     ``ratio`` is, so their band is taken on the ratio)."""
     if table is None:
         table = load_bands()
+    if isinstance(third_party, str):  # read once, not per row
+        third_party = load_third_party_band()
     rows = pred[pred["status"] == "predicted"]
     r = rows["ratio"].astype(float)
     rows = rows[np.isfinite(r) & (r > 0)]

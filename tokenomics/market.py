@@ -443,13 +443,21 @@ def served_speed(provider: Any, model: str) -> tuple[float, str]:
     return float(r["tok_per_s_per_user"]), f"{SPEED_FROM_TABLE} ({r['source']}, as of {r['as_of']})"
 
 
+def ships_mtp_heads(model: str) -> bool:
+    """Whether the model's checkpoint ships multi-token-prediction heads (``mtp_modules`` in
+    ``datasets/models.csv``; NaN, unknown, is not a head)."""
+    from . import catalog
+
+    return bool(catalog.model(model).mtp_modules >= 1)
+
+
 def served_spec(provider: Any, model: str) -> tuple[str, str]:
     """(speculative decoding, source) the provider serves ``model`` with: ``"mtp"`` where the
     checkpoint ships MTP heads, else the provider's draft from ``datasets/served_speculation.csv``
     (``eagle:GAMMA:ALPHA``, its acceptance from a measured speedup on that model), else ``"none"``."""
     from . import catalog
 
-    if catalog.model(model).mtp_modules >= 1:  # NaN (unknown) is not a head
+    if ships_mtp_heads(model):
         return "mtp", SPEC_FROM_CHECKPOINT
     t = catalog.load("served_speculation")
     hit = t[(t["provider"].map(_provider_key) == _provider_key(provider)) & (t["model"] == model)]
@@ -485,12 +493,11 @@ def precision_kwargs(model: str, precision: str | None) -> dict[str, str]:
 def _deployment(model: str, system: str | None, spec: Any = None, precision: str | None = None):
     """The resolver's deployment of ``model`` at ``precision`` on the reference system (or the
     fallback), with ``spec`` (:func:`market`)."""
-    from .catalog import model as _model
     from .deployment import _spec, resolve
 
     spec = _spec(spec)  # a preset or METHOD:GAMMA:ALPHA text (a row's served draft), or a SpecDecode
-    if spec is not None and spec.method == "mtp" and not _model(model).mtp_modules >= 1:
-        spec = None  # MTP where the checkpoint ships the heads (not where unknown: NaN); the others without
+    if spec is not None and spec.method == "mtp" and not ships_mtp_heads(model):
+        spec = None  # MTP where the checkpoint ships the heads; the others without
     kw = precision_kwargs(model, precision)
     if system is not None:
         return resolve(model, system=system, spec=spec, **kw)
@@ -692,7 +699,6 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
         if system not in catalog.load("systems").index:
             raise unknown_name("system", system, catalog.load("systems").index)
     in_tok, out_tok = chain.workload_mix(workload)
-    from .catalog import model as _model
     from .deployment import _spec
 
     per_row = isinstance(spec, str) and spec.strip().lower() == DEFAULT_SPEC  # what each provider serves
@@ -716,7 +722,7 @@ def market(prices: "pd.DataFrame | str | Path | None" = None, *, system: str | N
             return served_spec(provider, model)
         if given is None:
             return "none", SPEC_NONE
-        if given.method == "mtp" and not _model(model).mtp_modules >= 1:
+        if given.method == "mtp" and not ships_mtp_heads(model):
             return "none", f"{SPEC_NONE} (the checkpoint ships no MTP heads)"
         return str(spec).strip().lower(), SPEC_FROM_OPTION
 
@@ -836,7 +842,7 @@ def _cost_at(model: str, speed: float, system: str | None, deps: dict, spec: Any
                                             else chain.serving_mode_label(kw.get("serving", "decode"))),
                            "concurrency": np.nan, "electricity_usd_per_kwh": np.nan}
     try:
-        key = (model, precision, spec if isinstance(spec, str) or spec is None else id(spec))
+        key = (model, precision, spec)  # spec: a text or a frozen SpecDecode, both hashable
         if key not in deps:
             deps[key] = _deployment(model, system, spec, precision)
         dep = deps[key]
@@ -884,4 +890,4 @@ def summary(df: "pd.DataFrame") -> dict[str, Any]:
 __all__ = ["DEFAULT_SPEC", "DEFAULT_TOK_PER_S_PER_USER", "FALLBACK_SYSTEM", "HOURS_PER_WEEK", "OFF_PEAK_PRICE_COLUMNS",
            "REFERENCE_SYSTEM", "REQUIRED_COLUMNS", "billing_label", "blended_price_usd_per_m_tok",
            "check_share_frac", "flat_load_off_peak_share_frac", "load_prices", "margins", "market", "precision_kwargs", "row_precision", "served_precision",
-           "served_spec", "served_speed", "speed_column", "summary", "zero_margin_speed"]
+           "served_spec", "served_speed", "ships_mtp_heads", "speed_column", "summary", "zero_margin_speed"]
