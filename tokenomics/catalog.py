@@ -283,6 +283,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("parameter", "scenario", "value", "unit", "source", "as_of", "note"),
     ),
+    "demand_drivers": DatasetInfo(
+        "demand_drivers.csv",
+        "Drivers of token demand per series: users of the product (adopters), published tokens per request, agentic shares; the structural demand model's data.",
+        index=None,
+        required=("driver", "series", "entity", "metric", "date", "value", "unit", "kind", "source", "as_of", "note"),
+    ),
     "dc_electricity": DatasetInfo(
         "dc_electricity.csv",
         "Electricity of all data centres by region, TWh per year: the IEA's 2024 estimates and base-case projections to 2030/2035 (the forecast's infrastructure view compares a series' energy with its region's).",

@@ -28,6 +28,7 @@ class Show(str, Enum):
     added = "added"
     capacity = "capacity"
     elasticity = "elasticity"
+    drivers = "drivers"
 
 
 class Freq(str, Enum):
@@ -40,7 +41,7 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM (--show replay: the last month-end replayed).")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), or (added, with --add-history) how the method fitted without the added rows forecasts them.")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), (added, with --add-history) how the method fitted without the added rows forecasts them, or the drivers (the structural model: adopters x tokens per adopter per day, tasks per adopter x tokens per task, beside the trend, with its rolling-origin score against drift and a random walk).")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[Optional[str], typer.Option("--system", help="--show infra, capacity: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra, capacity: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
@@ -115,6 +116,12 @@ def forecast(
         return
     if show == Show.elasticity:
         _show_elasticity(workload, fmt)
+        return
+    if show == Show.drivers:
+        if scenario is not None or fit_through is not None:
+            raise ValidationError(f"--show drivers fits every published point with the base agentic scenario; drop "
+                                  f"{'--scenario' if scenario is not None else '--fit-through'}")
+        _show_drivers(hist, series, fmt)
         return
     if show == Show.replay:
         if scenario is not None:
@@ -298,6 +305,32 @@ def _show_elasticity(workload, fmt: Format) -> None:
            "before 2026-02-09 carry that day's prices). half_price_demand_x: demand at half the price = 0.5^e, "
            f"with its 95 % interval. Verdict: {verdict}")
     emit(df, fmt, title="Price elasticity of token volume (OpenRouter model-weeks)", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
+
+
+def _show_drivers(hist, series: str, fmt: Format) -> None:
+    """--show drivers: the structural decomposition per series and year, and its rolling-origin score."""
+    from ..forecast.structural import backtest_summary, drivers, structural_backtest
+
+    df = drivers(series, history=hist).to_frame()
+    pts = structural_backtest(history=hist)
+    summ = backtest_summary(pts)
+    score = "; ".join(
+        f"{r.horizon}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift {r.drift_median_abs_err_dec:.2f}, "
+        f"random walk {r.rw_median_abs_err_dec:.2f}; 80 % interval holds {r.coverage_80:.0%}, 95 % {r.coverage_95:.0%} "
+        f"({r.n_points} points, {r.n_series} series)" for r in summ.itertuples()) or "no origin has enough data"
+    cap = ("tokens/day = adopters (logistic toward the region's people online, OLS on published user counts) x tokens "
+           "per adopter per day (last year's growth, decaying at 1/year); tokens per adopter = tasks per adopter per "
+           "day x tokens per task (published tokens per request on the same damped path). Intervals: Monte Carlo of "
+           "the fit's uncertainty. trend = the trend forecast's median. Rolling-origin score, fitted on what was "
+           f"published by each origin: {score}")
+    if fmt == Format.table:
+        keep = ["series", "year", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
+                "trend_tokens_per_day", "adopters", "adopter_metric", "tokens_per_adopter_per_day",
+                "tokens_per_task", "tasks_per_adopter_per_day", "agentic_share_frac"]
+        df = df[keep]
+    emit(df, fmt, title="Demand drivers: the structural model beside the trend", caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)
 
