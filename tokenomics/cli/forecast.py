@@ -316,6 +316,8 @@ def _show_drivers(hist, series: str, fmt: Format) -> None:
     df = drivers(series, history=hist).to_frame()
     pts = structural_backtest(history=hist)
     summ = backtest_summary(pts)
+    if len(summ) > 1 and summ["n_points"].iloc[1] == summ["n_points"].iloc[0]:
+        summ = summ.iloc[:1]  # every point within a year: one line
     score = "; ".join(
         f"{r.horizon}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift {r.drift_median_abs_err_dec:.2f}, "
         f"random walk {r.rw_median_abs_err_dec:.2f}; 80 % interval holds {r.coverage_80:.0%}, 95 % {r.coverage_95:.0%} "
@@ -327,7 +329,7 @@ def _show_drivers(hist, series: str, fmt: Format) -> None:
            f"published by each origin: {score}")
     if fmt == Format.table:
         keep = ["series", "year", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
-                "trend_tokens_per_day", "adopters", "adopter_metric", "tokens_per_adopter_per_day",
+                "trend_tokens_per_day", "adopters", "tokens_per_adopter_per_day",
                 "tokens_per_task", "tasks_per_adopter_per_day", "agentic_share_frac"]
         df = df[keep]
     emit(df, fmt, title="Demand drivers: the structural model beside the trend", caption=cap)
