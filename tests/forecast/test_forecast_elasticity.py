@@ -72,3 +72,67 @@ def test_cli_elasticity_json():
     rec = rec if isinstance(rec, list) else rec.get("rows", rec)
     assert {r["spec"] for r in rec} == {"within", "cross_section"}
     assert {"elasticity", "lo_95", "hi_95", "n_obs", "half_price_demand_x", "dataset"} <= set(rec[0])
+
+
+# ---------------------------------------------------------------- demand at another price
+def test_half_price_at_a_stated_elasticity_doubles_demand_and_its_bounds():
+    """Elasticity -1 stated exactly: every column x 0.5^-1 = 2 (hand calculation), no added width."""
+    from tokenomics.forecast import forecast
+    from tokenomics.forecast.elasticity import price_response
+
+    base = forecast("google")
+    moved = price_response(base, 0.5, -1.0)
+    cols = ["tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80", "tokens_per_day_lo_95", "tokens_per_day_hi_95"]
+    assert np.allclose(moved.monthly[cols].to_numpy(), 2.0 * base.monthly[cols].to_numpy(), rtol=1e-12)
+    assert moved.price_scale == 0.5 and base.price_scale == 1.0
+    assert (moved.monthly["demand_response_x"] == 2.0).all()
+
+
+def test_the_estimated_elasticity_moves_the_median_and_widens_the_intervals():
+    """Default: the bundled within estimate e; the median moves by 0.5^e exactly, and each bound's
+    log distance from it is the old one and z x se x log 2 in quadrature (se from the 95 % CI)."""
+    from tokenomics.forecast import forecast
+    from tokenomics.forecast.elasticity import price_response
+
+    e = estimate_elasticity("within")
+    se = (e.hi_95 - e.lo_95) / (2 * 1.959963984540054)
+    base = forecast("google").monthly
+    moved = price_response(forecast("google"), 0.5).monthly
+    assert np.allclose(moved["tokens_per_day"], base["tokens_per_day"] * 0.5**e.estimate)
+    d_old = np.log(base["tokens_per_day_hi_95"] / base["tokens_per_day"])
+    d_new = np.log(moved["tokens_per_day_hi_95"] / moved["tokens_per_day"])
+    assert np.allclose(d_new, np.hypot(d_old, 1.959963984540054 * se * np.log(2.0)))
+    assert "NOT supported" in moved["elasticity_basis"].iloc[0]  # the bundled estimate's verdict travels with it
+
+
+def test_capacity_prices_follow_the_price_scale():
+    from tokenomics.forecast import forecast, supply_capacity
+    from tokenomics.forecast.elasticity import price_response
+
+    base = forecast("google")
+    a = supply_capacity(base).to_frame()
+    b = supply_capacity(price_response(base, 0.5, -1.0)).to_frame()
+    assert np.allclose(b["usd_per_m_output_tok"], 0.5 * a["usd_per_m_output_tok"])
+    assert np.allclose(b["demand_tokens_per_day"], 2.0 * a["demand_tokens_per_day"])
+
+
+def test_cli_price_scale_json_carries_the_response():
+    res = runner.invoke(app, ["forecast", "-s", "google", "--price-scale", "0.5", "--elasticity", "-1", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert rows[-1]["demand_response_x"] == 2.0 and rows[-1]["price_scale"] == 0.5
+    assert "prices x0.5: demand x2" in res.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--elasticity", "-1"], "--elasticity needs --price-scale"),
+    (["--price-scale", "-0.5"], "--price-scale"),
+    (["--price-scale", "0.5", "--show", "backtest"], "--show backtest"),
+])
+def test_cli_price_scale_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    from tokenomics.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["forecast", "-s", "google", *argv])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -55,6 +55,8 @@ def forecast(
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv (up to 100,000 rows; a daily series is averaged to calendar months).")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one; an observation with the series and date of one already there replaces it (a warning names them).")] = None,
+    price_scale: Annotated[Optional[float], typer.Option("--price-scale", help="List prices as a multiple of those the forecast was fitted under (0.5: half the price): demand moves by price_scale ** elasticity, the estimate's uncertainty widening the intervals (--show forecast, capacity, infra).")] = None,
+    elasticity: Annotated[Optional[float], typer.Option("--elasticity", help="With --price-scale: d log tokens / d log price to use instead of the estimate (--show elasticity), e.g. -1.0.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help=FORMAT_HELP)] = Format.table,
     force: Annotated[bool, typer.Option("--force", is_eager=True, help="With --out: write into a directory that holds other files, such as the current one (only this command's files are replaced).")] = False,
@@ -97,6 +99,14 @@ def forecast(
         if show not in (Show.infra, Show.capacity):
             raise ValidationError(f"--electricity prices the serving chips of --show infra or capacity, not --show {show.value}")
         electricity_override(cost, electricity)
+    if elasticity is not None and price_scale is None:
+        raise ValidationError("--elasticity needs --price-scale: it says how demand answers a price change")
+    if price_scale is not None:
+        from .._validate import finite, positive
+
+        positive(finite(price_scale, "--price-scale"), "--price-scale")
+        if show not in (Show.forecast, Show.capacity, Show.infra):
+            raise ValidationError(f"--price-scale moves the forecast of --show forecast, capacity or infra, not --show {show.value}")
     dep = None
     if deployment is not None or execution is not None:  # checked even without --show infra
         from ..forecast.infrastructure import INFRA_MODEL, INFRA_SYSTEM
@@ -132,6 +142,14 @@ def forecast(
         return
     result = run_forecast(series, fit_through=fit_through,
                           scenario=scenario.value if scenario else None, history=hist)
+    price_note = None
+    if price_scale is not None:
+        from ..forecast.elasticity import price_response
+
+        result = price_response(result, price_scale, elasticity)
+        m = result.monthly
+        price_note = (f"prices x{price_scale:g}: demand x{float(m['demand_response_x'].iloc[0]):.3g} at elasticity "
+                      f"{m['elasticity_basis'].iloc[0]}")
     caption = None
     if show == Show.forecast:
         df = result.to_frame(freq.value)
@@ -225,6 +243,10 @@ def forecast(
         if "served_tokens_per_day" in df.columns:
             keep.update({"served_tokens_per_day": "served", "binding": "binding"})
         df = df[list(keep)].rename(columns=keep)
+    if price_note:
+        caption = f"{price_note}; {caption}" if caption else price_note
+        if fmt != Format.table:
+            typer.echo(price_note, err=True)
     emit(df, fmt, title=title, caption=caption)
     if show == Show.backtest and fmt == Format.table:
         emit(result.backtest.coverage_by_series(), fmt,
@@ -297,7 +319,8 @@ def _show_elasticity(workload, fmt: Format) -> None:
     verdict = ("supported: volume rises as the model's own price falls" if w["supported"] else
                f"NOT supported: the within-model estimate's 95 % interval ({w['lo_95']:.2f} to {w['hi_95']:.2f}) "
                f"does not lie below zero (only {int(w['n_models_price_changed'])} of {int(w['n_models'])} models changed "
-               "price while listed). No elasticity is assumed in its place: the forecast does not move with price")
+               "price while listed). The forecast moves with price only when asked: --price-scale applies this estimate with its "
+               "interval, or --elasticity a stated value")
     cap = (f"log(weekly tokens) on log(blended list price) by OLS, standard errors clustered by model; within = model "
            "and week fixed effects (a model's volume against its own price changes), cross_section = week fixed "
            "effects only (cheaper vs dearer models: quality sets both, not a demand response). Data: "

@@ -16,7 +16,11 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`supply_capacity` -> :class:`CapacityResult`: demand against the chips and power of its
   region, what is served and which limit binds; :func:`ai_compute_h100e`
 - :func:`estimate_elasticity` -> :class:`Elasticity`, :func:`elasticity_table`: the price
-  elasticity of token volume from OpenRouter's per-model weeks (statsmodels, fixed effects)
+  elasticity of token volume from OpenRouter's per-model weeks (statsmodels, fixed effects);
+  :func:`price_response`: the forecast's demand at another price level
+- :func:`drivers` -> :class:`DriversResult`: the structural model (adopters x tokens per adopter per
+  day, tasks per adopter x tokens per task) beside the trend; :func:`structural_backtest` scores
+  it by rolling origin against drift and a random walk
 
 (The submodules ``backtest`` and ``infrastructure`` share their names with the areas, so the
 functions are called ``run_backtest`` and ``plan_infrastructure``.)
@@ -45,6 +49,9 @@ _EXPORTS = {
     "MODELS": "models", "fit": "models",
     "estimate_elasticity": "elasticity", "elasticity_table": "elasticity", "Elasticity": "elasticity",
     "supply_capacity": "capacity", "CapacityResult": "capacity", "ai_compute_h100e": "capacity",
+    "price_response": "elasticity",
+    "drivers": "structural", "DriversResult": "structural", "structural_backtest": "structural",
+    "fit_structural": "structural", "load_drivers": "structural",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -154,7 +154,8 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         ``n_chips``), ``chips_available`` (deployment-chip equivalents of the region's inference
         accelerators), ``h100e_installed``, ``twh`` (the served rate's electricity over a year
         [TWh]), ``dc_electricity_twh`` (all of the region's data centres [TWh]) and
-        ``usd_per_m_output_tok`` (the market's output list price that year, :func:`output_price_path`),
+        ``usd_per_m_output_tok`` (the market's output list price that year, :func:`output_price_path`,
+        times the forecast's ``price_scale``),
         ``deployment``, ``tok_per_s_per_chip`` and ``electricity_usd_per_kwh`` (the cost's electricity
         price: it moves the cost, not what the chips and power serve).
     """
@@ -192,7 +193,7 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         "supply_bound": which > 0,
         "chips_needed": infra["n_chips"].to_numpy(float), "chips_available": chips_avail,
         "h100e_installed": h100e, "twh": twh, "dc_electricity_twh": dc_twh,
-        "usd_per_m_output_tok": output_price_path(years) * 1e3,  # per 1K -> per million
+        "usd_per_m_output_tok": output_price_path(years) * 1e3 * getattr(result, "price_scale", 1.0),  # per 1K -> per million
         "deployment": infra["deployment"], "tok_per_s_per_chip": infra["tok_per_s_per_chip"],
         "electricity_usd_per_kwh": infra["electricity_usd_per_kwh"],
     })

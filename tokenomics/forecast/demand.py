@@ -98,6 +98,13 @@ class ForecastResult(Display):
     def series_names(self) -> list[str]:
         return list(dict.fromkeys(self.monthly["series"]))
 
+    @property
+    def price_scale(self) -> float:
+        """List prices as a multiple of those the forecast was fitted under [-]: 1 unless
+        :func:`~tokenomics.forecast.elasticity.price_response` moved the demand."""
+        m = self.monthly
+        return float(m["price_scale"].iloc[0]) if "price_scale" in m.columns and len(m) else 1.0
+
     def summary_frame(self, alpha: float = 0.05, series: str | None = None, *, per: str = "day",
                       period_index: bool = False) -> "pd.DataFrame":
         """One series' monthly forecast as statsmodels' ``get_forecast(...).summary_frame(alpha)``

@@ -388,7 +388,7 @@ def plan_infrastructure(result, system: str = INFRA_SYSTEM, *, model: str = INFR
                   facility_w_per_chip=float(basis["facility_w_per_chip"]),
                   life_years=float(basis["life_years"]), year=years)
         args = (float(basis["tok_per_s_per_chip"]), float(basis["cost_usd_per_chip_h"]),
-                price_path(years, workload))
+                price_path(years, workload) * getattr(result, "price_scale", 1.0))
         r = serving_requirements(dec["tokens_per_day"].to_numpy(), *args,
                                  tokens_per_day_mean=mean.to_numpy(), **kw).frame
         lo = serving_requirements(dec["tokens_per_day_lo_80"].to_numpy(), *args, **kw).frame
