@@ -245,6 +245,9 @@ def _forecast() -> dict[str, float]:
     for _, row in cov[cov["horizon"] == "all"].iterrows():
         for col in ("coverage_80", "coverage_95", "median_width_95_log10", "mae_log10"):
             out[f"forecast.backtest.{row['sample']}.{col}"] = float(row[col])
+    for _, row in bt.benchmarks().iterrows():  # the point forecast beside drift and the random walk
+        for k in ("model", "drift", "rw"):
+            out[f"forecast.backtest.{row['sample']}.{k}_median_abs_err_dec"] = float(row[f"{k}_median_abs_err_dec"])
     fr = {name: forecast(name) for name in ("google", "china")}
     for name in ("google", "china"):
         m = fr[name].monthly
@@ -289,6 +292,17 @@ def _forecast() -> dict[str, float]:
         out[f"forecast.capacity.{name}.2030.chips_bound"] = float(cap.loc[2030, "binding"] == "chips")
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
+    # ---- the structural model (adopters x tokens per adopter) and its one rolling-origin score ----
+    from tokenomics.forecast.structural import backtest_summary, drivers, structural_backtest
+
+    dr = drivers().to_frame().set_index(["series", "year"])
+    for name in ("google", "china"):
+        for col in ("tokens_per_day", "adopters", "tokens_per_adopter_per_day", "tasks_per_adopter_per_day"):
+            out[f"forecast.structural.{name}.2030.{col}"] = float(dr.loc[(name, 2030), col])
+    summ = backtest_summary(structural_backtest()).set_index("horizon").loc["all"]
+    for col in ("n_points", "model_median_abs_err_dec", "drift_median_abs_err_dec", "rw_median_abs_err_dec",
+                "model_mean_abs_err_dec", "drift_mean_abs_err_dec", "coverage_80", "coverage_95", "median_width_95_dec"):
+        out[f"forecast.structural.backtest.{col}"] = float(summ[col])
     return out
 
 
