@@ -289,6 +289,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("driver", "series", "entity", "metric", "date", "value", "unit", "kind", "source", "as_of", "note"),
     ),
+    "hardware_roadmap": DatasetInfo(
+        "hardware_roadmap.csv",
+        "Serving systems by the year they are available (shipping or announced) and region: the roadmap the forecast prices a frontier-class token along.",
+        index=None,
+        required=("system", "available_year", "status", "region", "source", "as_of", "note"),
+    ),
     "dc_electricity": DatasetInfo(
         "dc_electricity.csv",
         "Electricity of all data centres by region, TWh per year: the IEA's 2024 estimates and base-case projections to 2030/2035 (the forecast's infrastructure view compares a series' energy with its region's).",

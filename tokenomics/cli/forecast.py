@@ -29,6 +29,7 @@ class Show(str, Enum):
     capacity = "capacity"
     elasticity = "elasticity"
     drivers = "drivers"
+    roadmap = "roadmap"
 
 
 class Freq(str, Enum):
@@ -55,6 +56,8 @@ def forecast(
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv (up to 100,000 rows; a daily series is averaged to calendar months).")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one; an observation with the series and date of one already there replaces it (a warning names them).")] = None,
+    roadmap: Annotated[Optional[Path], typer.Option("--roadmap", help="--show roadmap, capacity: CSV of serving systems by year (system, available_year, status shipping/announced, region world/china) to price instead of datasets/hardware_roadmap.csv.")] = None,
+    price_path: Annotated[Optional[Path], typer.Option("--price-path", help="--show capacity: CSV of list prices by year (year, usd_per_m_output_tok; optionally region) to use instead of the roadmap's.")] = None,
     price_scale: Annotated[Optional[float], typer.Option("--price-scale", help="List prices as a multiple of those the forecast was fitted under (0.5: half the price): demand moves by price_scale ** elasticity, the estimate's uncertainty widening the intervals (--show forecast, capacity, infra).")] = None,
     elasticity: Annotated[Optional[float], typer.Option("--elasticity", help="With --price-scale: d log tokens / d log price to use instead of the estimate (--show elasticity), e.g. -1.0.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Directory for annual and monthly CSV tables, backtest, references and a PNG fan chart.")] = None,
@@ -82,7 +85,14 @@ def forecast(
         raise unknown_name("model", model, model_names())
     # the serving options describe the deployment behind --show infra and --show capacity: any
     # other view ignores them, so giving one there is refused rather than silently dropped
-    if show not in (Show.infra, Show.capacity):
+    if show == Show.roadmap:  # the roadmap prices one model at one speed: the other serving options say nothing
+        serving_opts = (("--system", system), ("--cost", cost), ("--serving", serving), ("--cache-hit", cache_hit or None),
+                        ("--execution", execution), ("--deployment", deployment), ("--workload", workload))
+        given = [flag for flag, val in serving_opts if val is not None]
+        if given:
+            raise ValidationError(f"{given[0]} has no effect with --show roadmap: it prices every roadmap system "
+                                  "for --model at --target-tok-s-user")
+    elif show not in (Show.infra, Show.capacity):
         serving_opts = (("--system", system), ("--model", model), ("--target-tok-s-user", target_tok_s_user),
                         ("--cost", cost), ("--serving", serving), ("--cache-hit", cache_hit or None),
                         ("--execution", execution), ("--deployment", deployment))
@@ -99,6 +109,10 @@ def forecast(
         if show not in (Show.infra, Show.capacity):
             raise ValidationError(f"--electricity prices the serving chips of --show infra or capacity, not --show {show.value}")
         electricity_override(cost, electricity)
+    if roadmap is not None and show not in (Show.roadmap, Show.capacity):
+        raise ValidationError(f"--roadmap prices --show roadmap or capacity, not --show {show.value}")
+    if price_path is not None and show != Show.capacity:
+        raise ValidationError(f"--price-path prices --show capacity, not --show {show.value}")
     if elasticity is not None and price_scale is None:
         raise ValidationError("--elasticity needs --price-scale: it says how demand answers a price change")
     if price_scale is not None:
@@ -126,6 +140,9 @@ def forecast(
         return
     if show == Show.elasticity:
         _show_elasticity(workload, fmt)
+        return
+    if show == Show.roadmap:
+        _show_roadmap(roadmap, model, target_tok_s_user, fmt)
         return
     if show == Show.drivers:
         if scenario is not None or fit_through is not None:
@@ -197,7 +214,8 @@ def forecast(
         if electricity is not None:
             stated["electricity_usd_per_kwh"] = electricity
     if show == Show.capacity:
-        df, title, caption = _capacity_view(result, stated, target_tok_s_user, cost, cache_hit, fmt)
+        df, title, caption = _capacity_view(result, stated, target_tok_s_user, cost, cache_hit, fmt,
+                                            roadmap=roadmap, price_path=price_path)
     elif show == Show.infra:
         df = plan_infrastructure(result, **stated, target_tok_per_s_per_user=target_tok_s_user, cost=cost,
                                  cache_hit_frac=cache_hit).to_frame()  # the library's defaults for the rest
@@ -278,11 +296,52 @@ def _with_supply(result, df):
                 f"(--show capacity); supply-bound: {said}")
 
 
-def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format):
+def _read_csv(path: Path, what: str):
+    """A user's CSV as a DataFrame; a missing or unreadable file is one line."""
+    import pandas as pd
+
+    from ..io import read_text
+
+    import io as _io
+
+    try:
+        return pd.read_csv(_io.StringIO(read_text(path, what)))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise ValidationError(f"{what} {path} cannot be read as CSV: {str(exc).splitlines()[0]}") from None
+
+
+def _capacity_prices(result, stated: dict, target, roadmap, price_path):
+    """The list-price path of --show capacity and the phrase saying where it comes from: the user's
+    --price-path, else the roadmap's cheapest system per year and region marked up by the market margin."""
+    import pandas as pd
+
+    from ..forecast.roadmap import cost_path, load_roadmap
+
+    if price_path is not None:
+        return _read_csv(price_path, "price path"), f"usd_per_m_output_tok from {price_path}"
+    rm = load_roadmap(None if roadmap is None else _read_csv(roadmap, "hardware roadmap"))
+    years = sorted(set(result.monthly["date"].dt.year))
+    model = stated.get("model") or (stated["deployment"].model.name if "deployment" in stated else None)
+    kw = {"model": model} if model else {}
+    frames, basis = [], ""
+    for region in sorted(set(rm["region"])):
+        r = cost_path(years, tok_per_s_per_user=target, region=region, roadmap=rm, **kw)
+        frames.append(r.to_frame().assign(region=region))
+        basis = r.frame.attrs["margin_basis"]
+    path = pd.concat(frames, ignore_index=True)
+    last = path.dropna(subset=["usd_per_m_output_tok"]).groupby("region")["system"].last()
+    return path, ("usd_per_m_output_tok: the cheapest roadmap system of the region each year ("
+                  + ", ".join(f"{r}: {s} by 2030" for r, s in last.items())
+                  + f"; datasets/hardware_roadmap.csv, --show roadmap), marked up by the {basis}")
+
+
+def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format, roadmap=None, price_path=None):
     """--show capacity: demand against the chips and power of its region, per series and year."""
     from ..forecast.capacity import supply_capacity
 
-    cap = supply_capacity(result, **stated, target_tok_per_s_per_user=target, cost=cost, cache_hit_frac=cache_hit)
+    prices, price_said = _capacity_prices(result, stated, target, roadmap, price_path)
+    cap = supply_capacity(result, **stated, target_tok_per_s_per_user=target, cost=cost, cache_hit_frac=cache_hit,
+                          price_path=prices)
     df = cap.to_frame()
     a = df.attrs
     bound = df[df["supply_bound"]]
@@ -295,8 +354,8 @@ def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Fo
                f"{df['tok_per_s_per_chip'].iloc[0]:,.0f} tok/s per deployment chip; power: "
                f"{a['inference_power_frac']:.0%} of the region's data-centre electricity (IEA base case; "
                "scenario parameter) at the deployment's energy per token; chips_needed serve the median; "
-               "twh is the served rate's electricity over a year; usd_per_m_output_tok the market's output "
-               "list price path. Supply-bound (median above what chips or power allow; served is capped): "
+               f"twh is the served rate's electricity over a year; {price_said}. Supply-bound (median above what "
+               "chips or power allow; served is capped): "
                + said + ". A series that is part of its region is bounded by the whole region's supply, "
                "not sized by it; parameters in datasets/demand_scenarios.csv")
     if _finite(df["electricity_usd_per_kwh"].iloc[0]):
@@ -328,6 +387,33 @@ def _show_elasticity(workload, fmt: Format) -> None:
            "before 2026-02-09 carry that day's prices). half_price_demand_x: demand at half the price = 0.5^e, "
            f"with its 95 % interval. Verdict: {verdict}")
     emit(df, fmt, title="Price elasticity of token volume (OpenRouter model-weeks)", caption=cap)
+    if fmt != Format.table:
+        typer.echo(cap, err=True)
+
+
+def _show_roadmap(roadmap, model, target, fmt: Format) -> None:
+    """--show roadmap: the cheapest modelled cost and the list price of a frontier-class token per year."""
+    import pandas as pd
+
+    from ..forecast.roadmap import cost_path, load_roadmap
+
+    rm = load_roadmap(None if roadmap is None else _read_csv(roadmap, "hardware roadmap"))
+    kw = {"model": model} if model else {}
+    frames = [cost_path(range(2024, 2031), tok_per_s_per_user=target, region=r, roadmap=rm, **kw)
+              for r in sorted(set(rm["region"]))]
+    df = pd.concat([f.to_frame().assign(region=f.frame.attrs["region"]) for f in frames], ignore_index=True)
+    df = df[["region"] + [c for c in df.columns if c != "region"]]
+    m = df.iloc[0]
+    cap = (f"{m['model']} at {m['tok_per_s_per_user']:g} tok/s per user on the cheapest system of the roadmap "
+           f"available each year ({'given file' if roadmap else 'datasets/hardware_roadmap.csv'}; status: shipping or "
+           "announced), priced as the watch's cost floor (cheapest layout and batch, prefill and decode "
+           f"disaggregated, bottom-up cost); list price = cost / (1 - margin), margin the {frames[0].frame.attrs['margin_basis']}. "
+           "Engines held at today's releases: after the newest system the path is flat")
+    if fmt == Format.table:  # the two prices share a unit: named apart, the unit said in the title
+        df = df.drop(columns=["model", "tok_per_s_per_user"]).rename(
+            columns={"cost_usd_per_m_output_tok": "cost", "usd_per_m_output_tok": "list price"})
+    emit(df, fmt, title="Cost and list price of a frontier-class output token along the hardware roadmap "
+                        "[USD per million output tokens]", caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)
 

@@ -125,7 +125,7 @@ class CapacityResult(Display):
 
 def supply_capacity(result, *, inference_compute_frac: float | None = None,
                     inference_power_frac: float | None = None, growth_frac_per_year: float | None = None,
-                    **deployment: Any) -> CapacityResult:
+                    price_path: "pd.DataFrame | None" = None, **deployment: Any) -> CapacityResult:
     """Demand, the chip and power limits of its region, and what is served, per series and year.
 
     Parameters
@@ -140,6 +140,10 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         scenario parameter ``inference_share_of_dc_electricity_frac`` (0.3, not sourced).
     growth_frac_per_year : float, optional
         Growth of the installed base after its last dated row (:func:`ai_compute_h100e`).
+    price_path : pandas.DataFrame, optional
+        List prices by year (``year``, ``usd_per_m_output_tok``; optionally ``region``, else one
+        path for every region), e.g. :func:`tokenomics.forecast.roadmap.cost_path`'s; default
+        :func:`output_price_path`. Years or regions it lacks get NaN.
     **deployment
         The serving deployment, as :func:`~tokenomics.forecast.infrastructure.plan_infrastructure`
         takes it (``system``, ``model``, ``workload``, ``target_tok_per_s_per_user``, ...).
@@ -193,13 +197,31 @@ def supply_capacity(result, *, inference_compute_frac: float | None = None,
         "supply_bound": which > 0,
         "chips_needed": infra["n_chips"].to_numpy(float), "chips_available": chips_avail,
         "h100e_installed": h100e, "twh": twh, "dc_electricity_twh": dc_twh,
-        "usd_per_m_output_tok": output_price_path(years) * 1e3 * getattr(result, "price_scale", 1.0),  # per 1K -> per million
+        "usd_per_m_output_tok": (output_price_path(years) * 1e3 if price_path is None  # per 1K -> per million
+                                 else _path_prices(price_path, infra["region"], years)) * getattr(result, "price_scale", 1.0),
         "deployment": infra["deployment"], "tok_per_s_per_chip": infra["tok_per_s_per_chip"],
         "electricity_usd_per_kwh": infra["electricity_usd_per_kwh"],
     })
     growth = parameter("ai_compute_growth_frac_per_year") if growth_frac_per_year is None else growth_frac_per_year
     frame.attrs.update(inference_compute_frac=float(comp), inference_power_frac=float(powf), growth=float(growth))
     return CapacityResult(frame)
+
+
+def _path_prices(path: "pd.DataFrame", regions, years) -> np.ndarray:
+    """``usd_per_m_output_tok`` of ``path`` at each (region, year) [USD per million output tokens]."""
+    from ..catalog import check_columns
+
+    check_columns(path, ("year", "usd_per_m_output_tok"), what="price path")
+    p = np.asarray(path["usd_per_m_output_tok"], dtype=float)
+    if np.any(p[np.isfinite(p)] <= 0):
+        from ..errors import ValidationError
+
+        raise ValidationError("price path: usd_per_m_output_tok must be positive [USD per million output tokens]")
+    if "region" in path.columns:
+        key = dict(zip(zip(path["region"].astype(str), path["year"].astype(int)), p))
+        return np.array([key.get((str(r), int(y)), np.nan) for r, y in zip(regions, years)], dtype=float)
+    key = dict(zip(path["year"].astype(int), p))
+    return np.array([key.get(int(y), np.nan) for y in years], dtype=float)
 
 
 def output_price_path(years) -> np.ndarray:

@@ -430,6 +430,20 @@ def cost_floor(model: str = "deepseek-v3", systems=FLOOR_SYSTEMS, execution: str
     return pd.DataFrame(rows)
 
 
+def system_cost(system: str, model: str = "deepseek-v3", tok_per_s_per_user: float = FLOOR_MIN_TOK_PER_S_PER_USER,
+                spec: str | None = None, execution: str = "engine") -> dict[str, Any]:
+    """Modelled cost of ``model`` on a catalogued multi-chip ``system`` at a speed per user, as the
+    cost floor prices it (cheapest layout and batch, disaggregated, bottom-up, no margin).
+
+    Returns
+    -------
+    dict
+        ``system, accelerator, n_chips, year, model, cost_usd_per_m_tok`` [USD per million output
+        tokens], ``batch, tok_per_s_per_user, parallel, cost_basis, status`` (``modelled`` or why not).
+    """
+    return _system_cost(system, system, model, execution, float(tok_per_s_per_user), spec)
+
+
 def _system_cost(label: str, system: str, model: str, execution: str,
                  tok_per_s_per_user: float = FLOOR_MIN_TOK_PER_S_PER_USER, spec: str | None = None) -> dict[str, Any]:
     """The cost record of ``model`` on ``system`` at a speed per user (a copy: the floor, the lag and
