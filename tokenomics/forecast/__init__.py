@@ -18,6 +18,8 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`estimate_elasticity` -> :class:`Elasticity`, :func:`elasticity_table`: the price
   elasticity of token volume from OpenRouter's per-model weeks (statsmodels, fixed effects);
   :func:`price_response`: the forecast's demand at another price level
+- :func:`cost_path` -> :class:`RoadmapPath`: the cost and list price of a frontier-class token per
+  year along the hardware roadmap, priced by the core
 - :func:`drivers` -> :class:`DriversResult`: the structural model (adopters x tokens per adopter per
   day, tasks per adopter x tokens per task) beside the trend; :func:`structural_backtest` scores
   it by rolling origin against drift and a random walk
@@ -52,6 +54,7 @@ _EXPORTS = {
     "price_response": "elasticity",
     "drivers": "structural", "DriversResult": "structural", "structural_backtest": "structural",
     "fit_structural": "structural", "load_drivers": "structural",
+    "cost_path": "roadmap", "load_roadmap": "roadmap", "RoadmapPath": "roadmap",
 }
 
 __all__ = sorted(_EXPORTS)
