@@ -147,3 +147,21 @@ def test_cli_show_drivers_refuses_options_it_ignores(capsys):
         main(["forecast", "--show", "drivers", "--scenario", "high"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "--scenario" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_users_own_history_and_drivers(tmp_path, capsys):
+    """A user's series with their own user counts is decomposed (tokens per request from the
+    bundled data); without user counts the command says which series have them, exit 2."""
+    h = tmp_path / "h.csv"
+    h.write_text("series,date,tokens_per_day\nacme,2025-01,1e12\nacme,2025-06,2e12\nacme,2026-01,5e12\n")
+    d = tmp_path / "d.csv"
+    d.write_text("driver,series,metric,date,value\nadopters,acme,monthly active users,2025-01,1e6\n"
+                 "adopters,acme,monthly active users,2025-06,3e6\nadopters,acme,monthly active users,2026-01,6e6\n")
+    res = runner.invoke(app, ["forecast", "--show", "drivers", "--history", str(h), "--drivers", str(d), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert {r["series"] for r in rows} == {"acme"} and all(r["tokens_per_task"] > 0 for r in rows)
+    with pytest.raises(SystemExit) as e:
+        main(["forecast", "--show", "drivers", "--history", str(h)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "user counts are held for" in err and len(err.strip().splitlines()) == 1

@@ -56,6 +56,7 @@ def forecast(
     deployment: Annotated[Optional[Path], typer.Option("--deployment", help="--show infra: TOML file describing the serving deployment, as for tokenomics price (--system, --model and --execution override it).")] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="CSV of observations (series, date, tokens_per_day) to use instead of datasets/token_demand.csv (up to 100,000 rows; a daily series is averaged to calendar months).")] = None,
     add_history: Annotated[Optional[Path], typer.Option("--add-history", help="CSV of observations (series, date YYYY-MM or YYYY-MM-DD, tokens_per_day, source; optionally part_of, the series it is counted in, and region, for --show infra: world (default), china, ...) added to the bundled ones (or to --history): a new series or more points for an existing one; an observation with the series and date of one already there replaces it (a warning names them).")] = None,
+    drivers_file: Annotated[Optional[Path], typer.Option("--drivers", help="--show drivers: CSV of user counts and tokens per request (the columns of datasets/demand_drivers.csv: driver, series, metric, date, value) to use instead of the bundled ones.")] = None,
     roadmap: Annotated[Optional[Path], typer.Option("--roadmap", help="--show roadmap, capacity: CSV of serving systems by year (system, available_year, status shipping/announced, region world/china) to price instead of datasets/hardware_roadmap.csv.")] = None,
     price_path: Annotated[Optional[Path], typer.Option("--price-path", help="--show capacity: CSV of list prices by year (year, usd_per_m_output_tok; optionally region) to use instead of the roadmap's.")] = None,
     price_scale: Annotated[Optional[float], typer.Option("--price-scale", help="List prices as a multiple of those the forecast was fitted under (0.5: half the price): demand moves by price_scale ** elasticity, the estimate's uncertainty widening the intervals (--show forecast, capacity, infra).")] = None,
@@ -109,6 +110,8 @@ def forecast(
         if show not in (Show.infra, Show.capacity):
             raise ValidationError(f"--electricity prices the serving chips of --show infra or capacity, not --show {show.value}")
         electricity_override(cost, electricity)
+    if drivers_file is not None and show != Show.drivers:
+        raise ValidationError(f"--drivers feeds --show drivers, not --show {show.value}")
     if roadmap is not None and show not in (Show.roadmap, Show.capacity):
         raise ValidationError(f"--roadmap prices --show roadmap or capacity, not --show {show.value}")
     if price_path is not None and show != Show.capacity:
@@ -148,7 +151,7 @@ def forecast(
         if scenario is not None or fit_through is not None:
             raise ValidationError(f"--show drivers fits every published point with the base agentic scenario; drop "
                                   f"{'--scenario' if scenario is not None else '--fit-through'}")
-        _show_drivers(hist, series, fmt)
+        _show_drivers(hist, series, fmt, drivers_file)
         return
     if show == Show.replay:
         if scenario is not None:
@@ -418,12 +421,13 @@ def _show_roadmap(roadmap, model, target, fmt: Format) -> None:
         typer.echo(cap, err=True)
 
 
-def _show_drivers(hist, series: str, fmt: Format) -> None:
+def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:
     """--show drivers: the structural decomposition per series and year, and its rolling-origin score."""
     from ..forecast.structural import backtest_summary, drivers, structural_backtest
 
-    df = drivers(series, history=hist).to_frame()
-    pts = structural_backtest(history=hist)
+    data = None if drivers_file is None else _read_csv(drivers_file, "drivers file")
+    df = drivers(series, history=hist, data=data).to_frame()
+    pts = structural_backtest(history=hist, data=data)
     summ = backtest_summary(pts)
     if len(summ) > 1 and summ["n_points"].iloc[1] == summ["n_points"].iloc[0]:
         summ = summ.iloc[:1]  # every point within a year: one line

@@ -440,7 +440,8 @@ def drivers(series: str = "all", history: "pd.DataFrame | None" = None, data: "p
         ``tokens_per_day_lo_80/_hi_80/_lo_95/_hi_95`` [tokens/day], ``adopters`` [people],
         ``adopter_metric``, ``tokens_per_adopter_per_day``, ``tokens_per_task`` (published tokens
         per request on its damped path), ``tasks_per_adopter_per_day``, ``agentic_share_frac`` and
-        ``agentic_multiple`` (the scenario's), ``trend_tokens_per_day`` (the trend forecast's
+        ``agentic_multiple`` (the scenario's; tokens per request from the bundled data where ``data``
+        has none), ``trend_tokens_per_day`` (the trend forecast's
         December median) and ``adopter_ceiling``. Years are each December 15; the current year
         onwards.
     """
@@ -454,6 +455,11 @@ def drivers(series: str = "all", history: "pd.DataFrame | None" = None, data: "p
     h = load_history() if history is None else history
     d = load_drivers(data)
     names = structural_series(h, d) if series == "all" else [series]
+    if not names:
+        covered = sorted(set(d.loc[d["driver"] == "adopters", "series"]) - {""})
+        raise ValidationError(f"no series of the history has the {MIN_TOKEN_OBS} token observations and "
+                              f"{MIN_ADOPTER_OBS} user counts the structural model needs; user counts are held for: "
+                              f"{', '.join(covered) or 'none'} (add yours with the columns of datasets/demand_drivers.csv)")
     trend = forecast(names if len(names) > 1 else names[0], history=history, end=end).to_frame("annual") \
         if names else pd.DataFrame(columns=["series", "date", "tokens_per_day"])
     sc = scenario_of(scenario)
@@ -464,7 +470,7 @@ def drivers(series: str = "all", history: "pd.DataFrame | None" = None, data: "p
         tq = decimal_year(np.array([f"{y}-12-15" for y in years], dtype="datetime64[D]"))
         years, tq = years[tq > fit.t_last], tq[tq > fit.t_last]  # Decembers after the last observation
         p = fit.predict(tq)
-        tpt, _ = _tokens_per_task(d, tq)
+        tpt, _ = _tokens_per_task(d if (d["driver"] == "tokens_per_request").any() else load_drivers(), tq)
         intensity = np.exp(p["log_intensity"])
         tr = trend[trend["series"] == name]
         tr_by_year = dict(zip(pd.to_datetime(tr["date"]).dt.year, tr["tokens_per_day"]))
