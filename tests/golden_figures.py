@@ -292,6 +292,16 @@ def _forecast() -> dict[str, float]:
         out[f"forecast.capacity.{name}.2030.chips_bound"] = float(cap.loc[2030, "binding"] == "chips")
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
+    # ---- the cost and list price along the hardware roadmap (bundled roadmap and margin) ----------
+    from tokenomics.forecast.roadmap import cost_path
+
+    for region in ("world", "china"):
+        rp = cost_path(range(2024, 2031), region=region).to_frame().set_index("year")
+        for y in (2024, 2026, 2030):
+            for col in ("cost_usd_per_m_output_tok", "usd_per_m_output_tok"):
+                if np.isfinite(rp.loc[y, col]):  # China's roadmap starts in 2025
+                    out[f"forecast.roadmap.{region}.{y}.{col}"] = float(rp.loc[y, col])
+        out[f"forecast.roadmap.{region}.margin_frac"] = float(rp["margin_frac"].iloc[0])
     # ---- the structural model (adopters x tokens per adopter) and its one rolling-origin score ----
     from tokenomics.forecast.structural import backtest_summary, drivers, structural_backtest
 

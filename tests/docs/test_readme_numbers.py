@@ -100,6 +100,12 @@ FIGURES = [
     ("median 2029 (90 % interval 2027-2041)",
      f"{int(G('watch.megakernel.level3_year'))} {int(G('watch.megakernel.level3_lo'))} "
      f"{int(G('watch.megakernel.level3_hi'))}", "2029 2027 2041"),
+    ("USD 5.90 per million output tokens on an H200 server in 2024, 0.082 on the announced Vera Rubin NVL72 from 2026 "
+     "(list price 0.125 at the 35 % median margin",
+     f"{G('forecast.roadmap.world.2024.cost_usd_per_m_output_tok'):.2f} "
+     f"{G('forecast.roadmap.world.2026.cost_usd_per_m_output_tok'):.3f} {G('forecast.roadmap.world.2026.usd_per_m_output_tok'):.3f} "
+     f"{G('forecast.roadmap.world.margin_frac') * 100:.0f} {G('forecast.roadmap.world.2030.cost_usd_per_m_output_tok'):.3f}",
+     "5.90 0.082 0.125 35 0.082"),
     ("Google's trend median for December 2030: 2.8 quadrillion", f"{G('forecast.google.2030-12.tokens_per_day') / 1e15:.1f}", "2.8"),
     ("within the world's chips and power", f"{G('forecast.capacity.google.2030.power_bound') + G('forecast.capacity.google.2030.chips_bound'):.0f}", "0"),
     ("China's national trend median: 161 quadrillion, power-bound",
