@@ -75,12 +75,19 @@ def test_cli_elasticity_json():
 
 
 # ---------------------------------------------------------------- demand at another price
-def test_half_price_at_a_stated_elasticity_doubles_demand_and_its_bounds():
-    """Elasticity -1 stated exactly: every column x 0.5^-1 = 2 (hand calculation), no added width."""
+@pytest.fixture(scope="module")
+def google():
+    """Google's trend forecast (one fit for the tests below; price_response copies, never mutates)."""
     from tokenomics.forecast import forecast
+
+    return forecast("google")
+
+
+def test_half_price_at_a_stated_elasticity_doubles_demand_and_its_bounds(google):
+    """Elasticity -1 stated exactly: every column x 0.5^-1 = 2 (hand calculation), no added width."""
     from tokenomics.forecast.elasticity import price_response
 
-    base = forecast("google")
+    base = google
     moved = price_response(base, 0.5, -1.0)
     cols = ["tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80", "tokens_per_day_lo_95", "tokens_per_day_hi_95"]
     assert np.allclose(moved.monthly[cols].to_numpy(), 2.0 * base.monthly[cols].to_numpy(), rtol=1e-12)
@@ -88,16 +95,15 @@ def test_half_price_at_a_stated_elasticity_doubles_demand_and_its_bounds():
     assert (moved.monthly["demand_response_x"] == 2.0).all()
 
 
-def test_the_estimated_elasticity_moves_the_median_and_widens_the_intervals():
+def test_the_estimated_elasticity_moves_the_median_and_widens_the_intervals(google):
     """Default: the bundled within estimate e; the median moves by 0.5^e exactly, and each bound's
     log distance from it is the old one and z x se x log 2 in quadrature (se from the 95 % CI)."""
-    from tokenomics.forecast import forecast
     from tokenomics.forecast.elasticity import price_response
 
     e = estimate_elasticity("within")
     se = (e.hi_95 - e.lo_95) / (2 * 1.959963984540054)
-    base = forecast("google").monthly
-    moved = price_response(forecast("google"), 0.5).monthly
+    base = google.monthly
+    moved = price_response(google, 0.5, e).monthly
     assert np.allclose(moved["tokens_per_day"], base["tokens_per_day"] * 0.5**e.estimate)
     d_old = np.log(base["tokens_per_day_hi_95"] / base["tokens_per_day"])
     d_new = np.log(moved["tokens_per_day_hi_95"] / moved["tokens_per_day"])
@@ -105,11 +111,11 @@ def test_the_estimated_elasticity_moves_the_median_and_widens_the_intervals():
     assert "NOT supported" in moved["elasticity_basis"].iloc[0]  # the bundled estimate's verdict travels with it
 
 
-def test_capacity_prices_follow_the_price_scale():
-    from tokenomics.forecast import forecast, supply_capacity
+def test_capacity_prices_follow_the_price_scale(google):
+    from tokenomics.forecast import supply_capacity
     from tokenomics.forecast.elasticity import price_response
 
-    base = forecast("google")
+    base = google
     a = supply_capacity(base).to_frame()
     b = supply_capacity(price_response(base, 0.5, -1.0)).to_frame()
     assert np.allclose(b["usd_per_m_output_tok"], 0.5 * a["usd_per_m_output_tok"])

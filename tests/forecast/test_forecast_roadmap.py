@@ -91,3 +91,13 @@ def test_cli_show_roadmap_json_is_the_library_frame(tmp_path):
     w = rows[rows["region"] == "world"].set_index("year")
     assert w.loc[2030, "usd_per_m_output_tok"] == pytest.approx(lib.loc[2030, "usd_per_m_output_tok"])
     assert "margin" in res.stderr
+
+
+@pytest.mark.integration
+def test_the_stored_margin_is_the_bundled_lists_median():
+    """market_margin_frac (demand_scenarios.csv) was fitted by tools/fit_market_margin.py: it must
+    still be the median implied margin of the bundled list (rerun the tool after a market change)."""
+    from tokenomics.forecast.roadmap import market_margin_frac
+    from tokenomics.forecast.scenarios import parameter
+
+    assert parameter("market_margin_frac") == pytest.approx(market_margin_frac()[0], rel=1e-12)

@@ -5,8 +5,9 @@ For each year, the systems of ``datasets/hardware_roadmap.csv`` available by the
 floor prices them (:func:`tokenomics.watch.prices.system_cost`: cheapest layout and batch,
 prefill and decode disaggregated, bottom-up cost, no margin), and the cheapest gives the year's
 cost. The list price is that cost marked up by the margin providers earn today: the median implied
-gross margin of the bundled price list (:func:`tokenomics.market.market`), held constant, since
-the list is one snapshot and no trend in it is measured.
+gross margin of the bundled price list (:func:`tokenomics.market.market`, stored as
+``market_margin_frac`` by ``tools/fit_market_margin.py``), held constant, since the list is one
+snapshot and no trend in it is measured.
 
 Engines get faster with each release, but only the past is measured
 (``datasets/engine_maturity.csv``); the path holds today's engines, so after the newest system it
@@ -114,7 +115,9 @@ def cost_path(years: Any = range(2024, 2031), *, model: str = ROADMAP_MODEL, tok
     roadmap : pandas.DataFrame, optional
         A user's roadmap (:func:`load_roadmap`).
     margin_frac : float, optional
-        Gross margin of the list price over cost [0-1); default :func:`market_margin_frac`.
+        Gross margin of the list price over cost [0-1); default ``market_margin_frac`` of
+        ``datasets/demand_scenarios.csv`` (:func:`market_margin_frac` of the bundled list, fitted by
+        ``tools/fit_market_margin.py``).
 
     Returns
     -------
@@ -139,8 +142,11 @@ def cost_path(years: Any = range(2024, 2031), *, model: str = ROADMAP_MODEL, tok
     rm = rm[rm["region"] == region]
     speed = REFERENCE_TOK_PER_S_PER_USER if tok_per_s_per_user is None else float(finite(tok_per_s_per_user, "tok_per_s_per_user"))
     if margin_frac is None:
-        margin, n_rows = market_margin_frac()
-        margin_basis = f"median implied margin of {n_rows} bundled list prices (tokenomics market)"
+        from .scenarios import parameter
+
+        margin = parameter("market_margin_frac")
+        margin_basis = ("median implied margin of the bundled list prices (tokenomics market; "
+                        "market_margin_frac in datasets/demand_scenarios.csv, tools/fit_market_margin.py)")
     else:
         margin, margin_basis = float(fraction(margin_frac, "margin_frac")), "stated"
         if margin >= 1:
