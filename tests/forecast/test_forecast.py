@@ -833,6 +833,7 @@ def test_holdout_series_are_scored_never_tuned_on():
     assert set(full.points.loc[full.points["sample"] == "holdout", "series"]) <= held
 
 
+@pytest.mark.integration  # refits the whole backtest by hand (~20 s)
 def test_holdout_interval_is_the_tuning_calibration_by_hand():
     """A held-out ensemble point is inside its 95 % interval iff |e| <= q95 sqrt(s0^2 (1 + L) +
     (s1 h)^2) with the calibration fitted on the tuning series (hand formula, k_spread = 0; L the
