@@ -201,7 +201,7 @@ def forecast(
                    f"(capped at {cal.max_leverage:.3g}), x{cal.q[0.8]:.2f} (80 %), "
                    f"x{cal.q[0.95]:.2f} (95 %); widths in decades; mae_vs_naive < 1 beats a random "
                    "walk in logs, mae_vs_drift < 1 beats drift (constant growth of the last year). "
-                   + _benchmark_line(bt) + ". Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
+                   + _benchmark_line(bt) + _structural_line(hist) + ". Held-out series (holdout = 1 in token_demand.csv) enter no weight or "
                    "calibration. Per model: --format csv --out DIR (backtest.csv); per scored point: "
                    "--format json")
     elif show == Show.scenarios:
@@ -448,6 +448,20 @@ def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:
     emit(df, fmt, title="Demand drivers: the structural model beside the trend", caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)
+
+
+def _structural_line(hist) -> str:
+    """The structural model's rolling-origin score on its own points, beside drift and the random walk
+    (empty where no series has the user counts it needs)."""
+    from ..forecast.structural import backtest_summary, structural_backtest
+
+    b = backtest_summary(structural_backtest(history=hist))
+    if b.empty:
+        return ""
+    r = b.iloc[0]
+    return (f"; structural model (users x tokens per user, --show drivers): median |error| "
+            f"{r.model_median_abs_err_dec:.2f} decades vs drift {r.drift_median_abs_err_dec:.2f}, random walk "
+            f"{r.rw_median_abs_err_dec:.2f} ({int(r.n_points)} points, {int(r.n_series)} series)")
 
 
 def _benchmark_line(bt) -> str:
