@@ -42,6 +42,7 @@ def test_each_year_takes_the_cheapest_system_available_and_marks_it_up():
     ({"system": "gb200-nvl7"}, "Did you mean 'gb200-nvl72'"),
     ({"status": "rumoured"}, "shipping, announced"),
     ({"available_year": "2026.5"}, "available_year"),
+    ({"region": "mars"}, "Unknown roadmap region 'mars'"),
 ])
 def test_a_bad_roadmap_row_is_one_line(change, needle):
     bad = ROADMAP.astype(object).copy()
@@ -66,6 +67,13 @@ def test_capacity_prices_follow_a_given_path_and_leave_missing_years_empty():
     assert np.isnan(cap.loc[2028, "usd_per_m_output_tok"])
     with pytest.raises(TokenomicsError, match="positive"):
         supply_capacity(forecast("google"), price_path=path.assign(usd_per_m_output_tok=-1.0))
+
+
+def test_cli_missing_price_path_is_one_line(capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["forecast", "-s", "google", "--show", "capacity", "--price-path", str(tmp_path / "none.csv")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "not found" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -307,9 +307,12 @@ def _read_csv(path: Path, what: str):
 
     import io as _io
 
+    from ..errors import ValidationError
+
+    text = read_text(path, what)  # a missing or unreadable file: its own one-line error
     try:
-        return pd.read_csv(_io.StringIO(read_text(path, what)))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        return pd.read_csv(_io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValidationError(f"{what} {path} cannot be read as CSV: {str(exc).splitlines()[0]}") from None
 
 

@@ -46,7 +46,8 @@ def load_roadmap(data: "pd.DataFrame | None" = None) -> "pd.DataFrame":
     Raises
     ------
     UnknownNameError
-        A system not in the catalog (``tokenomics systems``), with suggestions.
+        A system not in the catalog (``tokenomics systems``) or a region without data-centre
+        electricity data (``datasets/dc_electricity.csv``), with suggestions.
     ValidationError
         A missing column, a year that is not a whole number between 2000 and 2100, or a status
         other than :data:`STATUSES`.
@@ -57,10 +58,14 @@ def load_roadmap(data: "pd.DataFrame | None" = None) -> "pd.DataFrame":
 
     df = (load("hardware_roadmap") if data is None else data).copy()
     check_columns(df, ("system", "available_year", "status", "region"), what="hardware roadmap")
-    names = system_names()
+    from .history import dc_regions
+
+    names, regions = system_names(), dc_regions()
     for i, r in enumerate(df.itertuples(index=False)):
         if r.system not in names:
             raise unknown_name("roadmap system", r.system, names)
+        if r.region not in regions:
+            raise unknown_name("roadmap region", r.region, regions)
         y = float(r.available_year) if str(r.available_year).strip() else float("nan")
         if not (np.isfinite(y) and y == int(y) and 2000 <= y <= 2100):
             raise ValidationError(f"hardware roadmap row {i + 1} ({r.system}): available_year {r.available_year!r} "
