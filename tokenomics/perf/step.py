@@ -278,6 +278,35 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
             f"{int(np.max(ctx))} context (asked for batch {int(np.max(batch))})")
 
 
+def _launches(ops, m: ModelSpec, p: ExecutionPlan, phase: str, b):
+    """``(reported, timed)`` kernel launches of a step of ``ops``: what a profiler counts
+    (:attr:`StepResult.n_kernels`; a megakernel is one) and the kernel boundaries the timing
+    charges (:func:`~tokenomics.perf.ops.timed_kernels`; unused by a megakernel)."""
+    if p.launch == "megakernel":
+        return 1.0 + 0 * b, 1.0 + 0 * b
+    if p.kernels_per_step is not None:
+        kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
+        return kernels, kernels
+    return step_kernels(ops, m, p, phase), timed_kernels(ops, m, p, phase)  # timed: never falls as batch grows
+
+
+def decode_kernels(hardware, model, execution, *, batch=1, context_tok=1024, tokens_per_step=1,
+                   weight_precision: str | None = None, kv_precision: str = "bf16", tp: int = 1, ep: int = 1,
+                   attn_dp: int = 1, expert_precision: str | None = None) -> float:
+    """Kernel launches of one decode step: the largest of :func:`decode_step`'s ``n_kernels`` at
+    the same arguments, from the operator inventory alone (nothing timed) [kernels]."""
+    hw, m, p = _resolve(hardware, model, execution)
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
+    check_layout(m, tp, ep)
+    wprec, eprec = component_precisions(m, weight_precision, expert_precision)
+    b = np.asarray(batch, dtype=float)[()]
+    ops = build_ops(m, p, batch=b, context_tok=np.asarray(context_tok, dtype=float)[()],
+                    tokens_per_step=np.asarray(tokens_per_step, dtype=float)[()], phase="decode",
+                    weight_bytes_per_param=precision_bytes(wprec), kv_bytes_per_elem=precision_bytes(kv_precision),
+                    tp=tp, ep=ep, attn_dp=attn_dp, expert_bytes_per_param=precision_bytes(eprec))
+    return float(np.max(_launches(ops, m, p, "decode", b)[0]))
+
+
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
          kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1,
          expert_precision=None, kernel_release=None) -> StepResult:
@@ -347,12 +376,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
 
-    if p.kernels_per_step is not None:
-        kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
-        k_time = kernels
-    else:
-        kernels = step_kernels(ops, m, p, phase)
-        k_time = timed_kernels(ops, m, p, phase)  # never falls as batch grows (split-K kept)
+    kernels, k_time = _launches(ops, m, p, phase, b)
     # every per-step total in one pass over the operators; an operator's own time (without its
     # tile cost) counts as memory- or compute-bound by the larger of its two times
     op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
@@ -384,7 +408,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         ideal = np.maximum(mem_sum, comp_sum)
         gpu = per_op - overlap * (per_op - ideal) + launch
         host = np.full_like(gpu, prof.eager_kernel_s)
-        kernels = 1.0 + 0 * gpu
         step = gpu
     else:
         launch = k_time * prof.graph_kernel_s + tile_sum
