@@ -287,7 +287,8 @@ def _launches(ops, m: ModelSpec, p: ExecutionPlan, phase: str, b):
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
         return kernels, kernels
-    return step_kernels(ops, m, p, phase), timed_kernels(ops, m, p, phase)  # timed: never falls as batch grows
+    reported = step_kernels(ops, m, p, phase)
+    return reported, timed_kernels(ops, m, p, phase, reported)  # timed: never falls as batch grows
 
 
 def decode_kernels(hardware, model, execution, *, batch=1, context_tok=1024, tokens_per_step=1,
