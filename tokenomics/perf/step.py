@@ -227,15 +227,13 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
     fine-grained MoE kernels matured through 2025; no old release was measured on a dense
     model, so a dense model keeps the newest kernels).
     """
-    from dataclasses import replace
-
     from .engines import maturity_slowdown
     from .kernel_versions import kernel_penalty, table_format
 
     engine, version = kernel_release
     slow = maturity_slowdown(engine, version) if m.is_moe else 1.0
     if slow > 1.0:
-        return [replace(x, time_s=x.time_s * slow) for x in times]
+        return [_with_time(x, x.time_s * slow) for x in times]
     native = str(m.native_precision)
     checkpoint = wprec == native and (not m.is_moe or eprec == native)
     out = []
@@ -253,8 +251,18 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
         calls = op.count if experts else op.count * op.n_gemm
         rows = moe_tokens if experts else op.rows
         extra = pen.extra_s(rows, x.time_s + x.kernels * prof.graph_kernel_s, calls)
-        out.append(replace(x, time_s=x.time_s + extra))
+        out.append(_with_time(x, x.time_s + extra))
     return out
+
+
+def _with_time(x: OpTime, time_s: Any) -> OpTime:
+    """``dataclasses.replace(x, time_s=time_s)`` without its per-field ``__init__`` round trip (an
+    :class:`OpTime` has no ``__post_init__``)."""
+    new = object.__new__(OpTime)
+    fields = new.__dict__
+    fields.update(x.__dict__)
+    fields["time_s"] = time_s
+    return new
 
 
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
