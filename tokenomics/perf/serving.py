@@ -937,11 +937,22 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
                             transfer_s=t_kv))
 
     t_eng_d = _engine_cost_s(decode_dep, engines)[1]
+    kept: dict[tuple, np.ndarray] = {}  # the decode iteration at each whole batch one batch at a time
+
+    def decode_at(b: np.ndarray) -> np.ndarray:
+        """:func:`_decode_iteration_s` at ``b``; one batch at a time (the solve's evaluations, whose
+        batches round to the same few whole batches), each whole batch computed once."""
+        if b.size != 1:
+            return _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        k = (int(np.maximum(1, np.round(b)).astype(int).ravel()[0]), b.shape)  # the whole batch it is timed at
+        if k not in kept:
+            kept[k] = _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        return kept[k].copy()
 
     def state(b):
         """Decode iteration and request rate at ``b`` sequences per decode instance, and the TTFT."""
         b = np.asarray(b, dtype=float)
-        t_it = _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        t_it = decode_at(b)
         x = n_di * b * tps / (osl * t_it)
         return t_it, np.asarray([prefill_ttft(float(xi)) for xi in np.ravel(x)]).reshape(x.shape), x
 
