@@ -309,11 +309,18 @@ def decode_kernels(hardware, model, execution, *, batch=1, context_tok=1024, tok
     check_layout(m, tp, ep)
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     b = np.asarray(batch, dtype=float)[()]
-    ops = build_ops(m, p, batch=b, context_tok=np.asarray(context_tok, dtype=float)[()],
-                    tokens_per_step=np.asarray(tokens_per_step, dtype=float)[()], phase="decode",
-                    weight_bytes_per_param=precision_bytes(wprec), kv_bytes_per_elem=precision_bytes(kv_precision),
-                    tp=tp, ep=ep, attn_dp=attn_dp, expert_bytes_per_param=precision_bytes(eprec))
+    ops = _step_ops(m, p, wprec, eprec, kv_precision, b=b, ctx=np.asarray(context_tok, dtype=float)[()],
+                    t=np.asarray(tokens_per_step, dtype=float)[()], phase="decode", tp=tp, ep=ep, attn_dp=attn_dp)
     return float(np.max(_launches(ops, m, p, "decode", b)[0]))
+
+
+def _step_ops(m: ModelSpec, p: ExecutionPlan, wprec: str, eprec: str, kv_precision: str, *, b, ctx, t, phase: str,
+              tp: int, ep: int, attn_dp: int) -> list:
+    """The operator inventory of a step (:func:`~tokenomics.perf.ops.build_ops`) at the weights',
+    experts' and KV cache's precisions."""
+    return build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
+                     weight_bytes_per_param=precision_bytes(wprec), kv_bytes_per_elem=precision_bytes(kv_precision),
+                     tp=tp, ep=ep, attn_dp=attn_dp, expert_bytes_per_param=precision_bytes(eprec))
 
 
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
@@ -335,17 +342,13 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
-    eb = precision_bytes(eprec)
-    kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
     b = np.asarray(batch, dtype=float)[()]  # 0-d -> numpy scalar: fast scalar arithmetic
     ctx = np.asarray(context_tok, dtype=float)[()]
     t = np.asarray(tokens_per_step, dtype=float)[()] if phase == "decode" else np.float64(1.0)
     n_chips = int(max(tp * attn_dp, ep))
 
-    ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
-                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
-                    expert_bytes_per_param=eb)
+    ops = _step_ops(m, p, wprec, eprec, kv_precision, b=b, ctx=ctx, t=t, phase=phase, tp=tp, ep=ep, attn_dp=attn_dp)
     # GEMMs compute on the tensor path of their own weights' precision: the routed experts on the
     # experts' (the FLOPs that dominate an MoE, and the utilization's datasheet peak), every other
     # GEMM on the non-expert weights' (gpt-oss's BF16 attention beside MXFP4 experts)
