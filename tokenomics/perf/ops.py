@@ -150,6 +150,12 @@ def _splitk_extra(m, k: float, n: float):
     return extra
 
 
+def _shaped(x: Any, one: Any) -> Any:
+    """``one * x`` for ``one`` equal to 1 everywhere: ``x`` itself where it has ``one``'s shape and type."""
+    same = type(x) is type(one) and np.shape(x) == np.shape(one) and x.dtype == one.dtype
+    return x if same else one * x
+
+
 def _shard(x: int, parts: int, what: str) -> float:
     if parts < 1:
         raise ValidationError(f"{what} shard size must be >= 1, got {parts}")
@@ -241,8 +247,10 @@ def build_ops(
             # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
             dropped = one * (zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
-        ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
-                      one * rows, one * n_gemm, kern, timing_extra_kernels=dropped, gemm_size=math.sqrt(k * n)))
+        # one is 1 everywhere (x 1 is exact): it only gives a constant the step's shape
+        ops.append(Op(name, "gemm", count, one * (k * n * bytes_per_param), _shaped(act, one), zero,
+                      2.0 * rows * k * n, _shaped(rows, one), one * n_gemm, kern, timing_extra_kernels=dropped,
+                      gemm_size=math.sqrt(k * n)))
 
     L = model.n_layers
     La = model.n_attn_layers  # layers running ``model.attention`` (the rest: linear attention)
