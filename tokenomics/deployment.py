@@ -620,8 +620,11 @@ def _one_chip_system(hw: Accelerator):
 @functools.lru_cache(maxsize=512)
 def _engine_kernels(dep: "Deployment") -> float:
     """:attr:`Deployment.engine_kernels` of one deployment (a frozen, hashable value)."""
-    r = dep.decode(1, 1024, check_memory=False, engine_step_s=0.0)
-    return float(np.max(r.core.n_kernels))
+    from .perf.system import system_kernels
+
+    return system_kernels(dep.system, dep.model, dep.execution, dep.parallel, batch=1, context_tok=1024, spec=dep.spec,
+                          weight_precision=dep.weight_precision, kv_precision=dep.kv_precision,
+                          expert_precision=dep.expert_precision)
 
 
 def _systems_of(hw_name: str) -> list:

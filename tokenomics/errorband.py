@@ -369,11 +369,19 @@ def band_of(regime: "Regime | str", table: Any = None,
         If the table holds no regime of the lineage (it always holds ``*/*/*/*/*`` when built
         from enough rows).
     """
-    if table is None:
-        table = load_bands()
+    return _band_in(regime, _bands_by_label(load_bands() if table is None else table), third_party)
+
+
+def _bands_by_label(table: Any) -> dict[str, tuple[float, float]]:
+    """``{regime label: (q10, q90)}`` of a band table."""
+    return {str(k): (float(a), float(b)) for k, a, b in
+            zip(table["regime"], table["q10_log_ratio"], table["q90_log_ratio"])}
+
+
+def _band_in(regime: "Regime | str", by: dict[str, tuple[float, float]],
+             third_party: "tuple[float, float] | None | str") -> tuple[str, float, float]:
+    """:func:`band_of` on a band table read into :func:`_bands_by_label`."""
     r = Regime.from_label(regime) if isinstance(regime, str) else regime
-    by = {str(k): (float(a), float(b)) for k, a, b in
-          zip(table["regime"], table["q10_log_ratio"], table["q90_log_ratio"])}
     tp = load_third_party_band() if isinstance(third_party, str) else third_party
     for x in r.lineage():
         if x.label in by:
@@ -407,11 +415,15 @@ def band_columns(pred: "Any", table: Any = None) -> "Any":
     if table is None:
         table = load_bands()
     tp = load_third_party_band()  # read once, not per row
+    try:
+        by = _bands_by_label(table)  # likewise the table
+    except KeyError:  # a table without the band columns: no row has a band
+        by = {}
     regs, lo, hi = [], [], []
     col = pred.get("predicted_output_tok_per_s_per_gpu", pd.Series(np.nan, index=pred.index)).astype(float)
     for (_, row), x in zip(pred.iterrows(), col):
         try:
-            lab, q10, q90 = band_of(regime_of_row(row), table, tp)
+            lab, q10, q90 = _band_in(regime_of_row(row), by, tp)
         except (KeyError, TokenomicsError):  # a row the harness refused (unknown model, ...): no band
             lab, q10, q90 = "", float("nan"), float("nan")
         a, b = throughput_band(x, q10, q90)

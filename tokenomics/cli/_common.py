@@ -98,7 +98,37 @@ def frame_to_json(df: "pd.DataFrame") -> str:
 
     df = iso_dates(df)
     rows = [{str(k): _jsonable(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
-    return json.dumps(rows, indent=1)
+    return _dumps_rows(rows)
+
+
+def _dumps_rows(rows: list[dict[str, Any]]) -> str:
+    """``json.dumps(rows, indent=1)`` for rows of plain values (text, numbers, booleans, None),
+    each value through the C encoder's own functions rather than the indenting encoder's
+    Python loop; anything else through ``json.dumps`` itself."""
+    from json.encoder import encode_basestring_ascii as text
+
+    def value(x: Any) -> str:
+        if x is None:
+            return "null"
+        if x is True:
+            return "true"
+        if x is False:
+            return "false"
+        t = type(x)
+        if t is str:
+            return text(x)
+        if t is int:
+            return int.__repr__(x)
+        if t is float and math.isfinite(x):
+            return float.__repr__(x)
+        raise TypeError
+
+    try:
+        objs = [",\n".join(f"  {text(k)}: {value(v)}" for k, v in row.items()).join((" {\n", "\n }")) if row
+                else " {}" for row in rows]
+    except TypeError:  # a value the indenting encoder writes its own way
+        return json.dumps(rows, indent=1)
+    return ",\n".join(objs).join(("[\n", "\n]")) if objs else "[]"
 
 
 def _fmt_cell(v: Any) -> str:

@@ -78,9 +78,13 @@ def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     frac = (p - 1) / p
     if collective == "allreduce":
-        table = {"ring": 2 * frac * n, "twoshot": 2 * frac * n, "oneshot": (p - 1) * n,
-                 "tree": 2 * n * (p > 1), "direct": 2 * frac * n}
-        return table[algo]
+        if algo in ("ring", "twoshot", "direct"):
+            return 2 * frac * n
+        if algo == "oneshot":
+            return (p - 1) * n
+        if algo == "tree":
+            return 2 * n * (p > 1)
+        raise KeyError(algo)
     if collective in ("allgather", "reducescatter", "all_to_all"):
         return frac * n
     if collective == "p2p":

@@ -150,6 +150,12 @@ def _splitk_extra(m, k: float, n: float):
     return extra
 
 
+def _shaped(x: Any, one: Any) -> Any:
+    """``one * x`` for ``one`` equal to 1 everywhere: ``x`` itself where it has ``one``'s shape and type."""
+    same = type(x) is type(one) and np.shape(x) == np.shape(one) and x.dtype == one.dtype
+    return x if same else one * x
+
+
 def _shard(x: int, parts: int, what: str) -> float:
     if parts < 1:
         raise ValidationError(f"{what} shard size must be >= 1, got {parts}")
@@ -228,16 +234,23 @@ def build_ops(
     eb = wb if expert_bytes_per_param is None else expert_bytes_per_param
     expert_tp = expert_tp_ways(tp * attn_dp, ep)  # the stage spans tp * attn_dp chips
 
+    engine = plan.engine_fused
+
     def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)
         n = float(n)
-        extra = None if ref_kernels is not None else _splitk_extra(rows, k, n)
-        kern = ref_kernels if ref_kernels is not None else n_gemm + extra
-        # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
-        dropped = zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra
+        if engine:  # an engine's split-K-free kernels: _assign_kernels sets every GEMM's count
+            kern = dropped = zero
+        else:
+            extra = None if ref_kernels is not None else _splitk_extra(rows, k, n)
+            kern = one * (ref_kernels if ref_kernels is not None else n_gemm + extra)
+            # split-K extras fall as rows grow (non-increasing in m); timing keeps the one-row count
+            dropped = one * (zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
-        ops.append(Op(name, "gemm", count, one * k * n * bytes_per_param, one * act, zero, 2.0 * rows * k * n,
-                      one * rows, one * n_gemm, one * kern, timing_extra_kernels=one * dropped, gemm_size=math.sqrt(k * n)))
+        # one is 1 everywhere (x 1 is exact): it only gives a constant the step's shape
+        ops.append(Op(name, "gemm", count, one * (k * n * bytes_per_param), _shaped(act, one), zero,
+                      2.0 * rows * k * n, _shaped(rows, one), one * n_gemm, kern, timing_extra_kernels=dropped,
+                      gemm_size=math.sqrt(k * n)))
 
     L = model.n_layers
     La = model.n_attn_layers  # layers running ``model.attention`` (the rest: linear attention)
@@ -422,37 +435,46 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
     L, nd = model.n_layers, model.n_dense_layers
     out = []
     engine = plan.engine_fused
+    zero = 0.0 * m
+    filled: dict[float, Any] = {}  # np.full_like(m, x), one array per value (ops share read-only arrays)
+
+    def full(x: float):
+        a = filled.get(x)
+        if a is None:
+            a = filled[x] = np.full_like(m, x)
+        return a
+
     for op in ops:
         kern = op.kernels
         dropped = op.timing_extra_kernels
         if engine or op.name == "experts":
-            dropped = 0.0 * m
+            dropped = zero
         if op.name == "experts":
             if engine:
-                kern = np.full_like(m, float(ENGINE_MOE))
+                kern = full(float(ENGINE_MOE))
             elif plan.expert_compute == "touched":
                 kern = REF_MOE_ROUTER + REF_MOE_PER_TOUCHED_EXPERT * touched_local
             else:
-                kern = np.full_like(m, float(REF_MOE_ALL))
+                kern = full(float(REF_MOE_ALL))
         elif op.name == "norms+residual":
             # glue kernels of every layer are carried by this op (per layer)
             if engine:
                 # fused add+RMSNorm x2 and fused rope+cache write; SiLU-and-mul in dense layers
                 glue = ENGINE_GLUE + ENGINE_ACT * nd / L + (ENGINE_MLA_EXTRA if model.attention == "mla" else 0)
-                kern = np.full_like(m, float(glue))
+                kern = full(float(glue))
             else:
                 extra = REF_MLA_EXTRA if model.attention == "mla" else 0
                 # every layer's MLP norm + residual; dense layers' activation; MoE routing is the experts op
-                kern = np.full_like(m, (REF_ATTN_GLUE + extra) + REF_MLP_NORM_RESIDUAL + REF_MLP_ACT * nd / L)
+                kern = full((REF_ATTN_GLUE + extra) + REF_MLP_NORM_RESIDUAL + REF_MLP_ACT * nd / L)
         elif op.name in ("act(silu*up)", "embedding", "logits+sample"):
-            kern = 0.0 * m
+            kern = zero
         elif engine and op.kind == "gemm":
             # engines pick split-K-free kernels; the router is fused into the MoE kernels, a
             # linear layer's output gate into its q/k/v GEMM
             fused_away = op.name in ("router", "gate(linear out)")
-            kern = np.full_like(m, 0.0 if fused_away else float(op.n_gemm.max()))
+            kern = full(0.0 if fused_away else float(op.n_gemm.max()))
         elif engine and op.kind.startswith("attention"):
-            kern = 0.0 * m + (ENGINE_LINEAR_ATTN if op.name == "linear attention" else 1.0)
+            kern = zero + (ENGINE_LINEAR_ATTN if op.name == "linear attention" else 1.0)
         out.append(_with_kernels(op, kern, dropped))
     return out
 
@@ -461,9 +483,9 @@ def _with_kernels(op: Op, kernels: Any, timing_extra_kernels: Any) -> Op:
     """``dataclasses.replace(op, kernels=..., timing_extra_kernels=...)`` without its per-field
     ``__init__`` round trip (an :class:`Op` has no ``__post_init__``): a step builds ~30 of them."""
     new = object.__new__(Op)
-    fields = dict(op.__dict__)
+    fields = new.__dict__
+    fields.update(op.__dict__)
     fields["kernels"], fields["timing_extra_kernels"] = kernels, timing_extra_kernels
-    new.__dict__.update(fields)
     return new
 
 
@@ -481,16 +503,16 @@ def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: st
     return total
 
 
-def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):
+def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode", reported: Any = None):
     """Kernel boundaries the step *timing* charges: :func:`step_kernels` plus the split-K
     reduction kernels a reference GEMM launches at one row but drops at more rows.
 
     cuBLAS gives up split-K only when the plain kernel is at least as fast, so charging the
     one-row count keeps the step time non-decreasing in batch, context and prompt (a dropped
     kernel would otherwise make a bigger batch faster); the reported kernel count stays
-    :func:`step_kernels` (what a profiler counts).
+    :func:`step_kernels` (what a profiler counts; ``reported``: its value where the caller has it).
     """
     extra = sum(op.count * op.timing_extra_kernels for op in ops)
     if plan.fusion == "super":
         extra = extra / plan.fusion_factor
-    return step_kernels(ops, model, plan, phase) + extra
+    return (step_kernels(ops, model, plan, phase) if reported is None else reported) + extra

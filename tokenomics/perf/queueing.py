@@ -16,6 +16,7 @@ feed them iteration times and loads and sum what they return:
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,8 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
 
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
-    q_max = np.max(q, initial=0.0)
-    top = int(np.ceil(q_max + 12.0 * np.sqrt(q_max) + 20.0))
+    q_max = float(q.max(initial=0.0))
+    top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
     before, step = _pass_steps(top, q.ndim, first, each)
     return np.sum(step * (1.0 - pdtr(before, q) ** max(int(n), 1)), axis=0)
 

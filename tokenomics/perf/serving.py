@@ -493,6 +493,7 @@ class _Colocated:
         self.prompt_per_seq = isl * self.tps / osl
         self._d = np.full(0, np.nan)  # decode iteration of each whole batch [s]; NaN: not computed
         self._req = np.full(0, np.nan)  # requests in flight at each whole batch [requests]
+        self._st = np.full((3, 0), np.nan)  # :meth:`state` at each whole batch (iteration, TTFT, rate)
 
     @functools.cached_property
     def slot_cap(self) -> float:
@@ -504,6 +505,7 @@ class _Colocated:
             n = max(top + 1, 2 * self._d.size)
             self._d = np.concatenate([self._d, np.full(n - self._d.size, np.nan)])
             self._req = np.concatenate([self._req, np.full(n - self._req.size, np.nan)])
+            self._st = np.concatenate([self._st, np.full((3, n - self._st.shape[1]), np.nan)], axis=1)
 
     def decode_s(self, b: Any) -> np.ndarray:
         """:func:`_decode_iteration_s` at batches ``b`` (rounded, at least 1) [s]: the whole batches
@@ -516,8 +518,20 @@ class _Colocated:
         return self._d[k]
 
     def state(self, b: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays)."""
+        """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays); at
+        whole batches each computed once (the batches not yet computed in one call)."""
         b = np.asarray(b, dtype=float)
+        if b.ndim != 1 or not b.size or not (np.all(b == np.floor(b)) and np.min(b) >= 1):
+            return self._state(b)
+        k = b.astype(int)
+        self._grow(int(np.max(k)))
+        new = np.unique(k[np.isnan(self._st[0, k])])
+        if new.size:
+            self._st[:, new] = np.broadcast_arrays(*self._state(new.astype(float)))
+        st = self._st[:, k]
+        return st[0], st[1], st[2]
+
+    def _state(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n_ranks, isl, chunk = self.n_ranks, self.isl, self.chunk
         d = self.decode_s(b)
         if self.adp_parts is None:
@@ -923,11 +937,22 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
                             transfer_s=t_kv))
 
     t_eng_d = _engine_cost_s(decode_dep, engines)[1]
+    kept: dict[tuple, np.ndarray] = {}  # the decode iteration at each whole batch one batch at a time
+
+    def decode_at(b: np.ndarray) -> np.ndarray:
+        """:func:`_decode_iteration_s` at ``b``; one batch at a time (the solve's evaluations, whose
+        batches round to the same few whole batches), each whole batch computed once."""
+        if b.size != 1:
+            return _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        k = (int(np.maximum(1, np.round(b)).astype(int).ravel()[0]), b.shape)  # the whole batch it is timed at
+        if k not in kept:
+            kept[k] = _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        return kept[k].copy()
 
     def state(b):
         """Decode iteration and request rate at ``b`` sequences per decode instance, and the TTFT."""
         b = np.asarray(b, dtype=float)
-        t_it = _decode_iteration_s(decode_dep, b, float(round(ctx)), t_eng_d, profile)
+        t_it = decode_at(b)
         x = n_di * b * tps / (osl * t_it)
         return t_it, np.asarray([prefill_ttft(float(xi)) for xi in np.ravel(x)]).reshape(x.shape), x
 

@@ -33,6 +33,7 @@ DFlash / DSpark, an anchor token followed by ``gamma`` mask tokens in one forwar
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -284,19 +285,14 @@ class SpecDecode:
         ``draft`` or the catalogued ``<target>-<method>`` when there is one; otherwise
         ``draft_layers`` layers of the target (MoE if the target's last layers are; full attention
         of the target's kind, as MTP layers are, even in a hybrid with linear-attention layers),
-        sharing its vocabulary and lm head."""
-        from ..catalog import model as _model
+        sharing its vocabulary and lm head. Kept per speculative plan, target and data directory
+        (every decode step of a deployment asks for it)."""
+        from ..catalog import data_dir
 
-        own = self.catalogued_draft(target)
-        if own is not None:
-            return _model(own)
-        n = int(self.draft_layers)
-        if n == 0:
-            return None
-        return replace(target, name=f"{target.name}-draft{n}", n_layers=n,
-                       n_moe_layers=min(n, target.n_moe_layers),
-                       n_sliding_layers=min(target.n_sliding_layers, n), n_linear_layers=0,
-                       display_name=f"{self.method} draft of {target.name}")
+        try:
+            return _draft_model(self, target, str(data_dir()))
+        except TypeError:  # an unhashable plan or model
+            return _draft_model.__wrapped__(self, target, "")
 
     def replace(self, **changes: Any) -> "SpecDecode":
         """A copy with ``changes``; a new ``alpha`` (or ``gamma``) without new
@@ -320,3 +316,20 @@ def speedup(alpha: Any, gamma: Any, verify_cost_ratio: Any, draft_cost_ratio: An
     e = expected_tokens_per_step(alpha, gamma)
     return e / (np.asarray(verify_cost_ratio, float) + np.asarray(gamma, float)
                 * np.asarray(draft_cost_ratio, float))
+
+
+@functools.lru_cache(maxsize=256)
+def _draft_model(spec: SpecDecode, target: ModelSpec, _dir: str) -> ModelSpec | None:
+    """:meth:`SpecDecode.draft_model` (``_dir``: the data directory the catalogued drafts come from)."""
+    from ..catalog import model as _model
+
+    own = spec.catalogued_draft(target)
+    if own is not None:
+        return _model(own)
+    n = int(spec.draft_layers)
+    if n == 0:
+        return None
+    return replace(target, name=f"{target.name}-draft{n}", n_layers=n,
+                   n_moe_layers=min(n, target.n_moe_layers),
+                   n_sliding_layers=min(target.n_sliding_layers, n), n_linear_layers=0,
+                   display_name=f"{spec.method} draft of {target.name}")

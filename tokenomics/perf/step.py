@@ -227,15 +227,13 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
     fine-grained MoE kernels matured through 2025; no old release was measured on a dense
     model, so a dense model keeps the newest kernels).
     """
-    from dataclasses import replace
-
     from .engines import maturity_slowdown
     from .kernel_versions import kernel_penalty, table_format
 
     engine, version = kernel_release
     slow = maturity_slowdown(engine, version) if m.is_moe else 1.0
     if slow > 1.0:
-        return [replace(x, time_s=x.time_s * slow) for x in times]
+        return [_with_time(x, x.time_s * slow) for x in times]
     native = str(m.native_precision)
     checkpoint = wprec == native and (not m.is_moe or eprec == native)
     out = []
@@ -253,8 +251,18 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
         calls = op.count if experts else op.count * op.n_gemm
         rows = moe_tokens if experts else op.rows
         extra = pen.extra_s(rows, x.time_s + x.kernels * prof.graph_kernel_s, calls)
-        out.append(replace(x, time_s=x.time_s + extra))
+        out.append(_with_time(x, x.time_s + extra))
     return out
+
+
+def _with_time(x: OpTime, time_s: Any) -> OpTime:
+    """``dataclasses.replace(x, time_s=time_s)`` without its per-field ``__init__`` round trip (an
+    :class:`OpTime` has no ``__post_init__``)."""
+    new = object.__new__(OpTime)
+    fields = new.__dict__
+    fields.update(x.__dict__)
+    fields["time_s"] = time_s
+    return new
 
 
 def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wprec, n_chips):
@@ -278,6 +286,43 @@ def _does_not_fit_message(hw, m, wbytes, kvbytes_per_seq, usable, batch, ctx, wp
             f"{int(np.max(ctx))} context (asked for batch {int(np.max(batch))})")
 
 
+def _launches(ops, m: ModelSpec, p: ExecutionPlan, phase: str, b):
+    """``(reported, timed)`` kernel launches of a step of ``ops``: what a profiler counts
+    (:attr:`StepResult.n_kernels`; a megakernel is one) and the kernel boundaries the timing
+    charges (:func:`~tokenomics.perf.ops.timed_kernels`; unused by a megakernel)."""
+    if p.launch == "megakernel":
+        return 1.0 + 0 * b, 1.0 + 0 * b
+    if p.kernels_per_step is not None:
+        kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
+        return kernels, kernels
+    reported = step_kernels(ops, m, p, phase)
+    return reported, timed_kernels(ops, m, p, phase, reported)  # timed: never falls as batch grows
+
+
+def decode_kernels(hardware, model, execution, *, batch=1, context_tok=1024, tokens_per_step=1,
+                   weight_precision: str | None = None, kv_precision: str = "bf16", tp: int = 1, ep: int = 1,
+                   attn_dp: int = 1, expert_precision: str | None = None) -> float:
+    """Kernel launches of one decode step: the largest of :func:`decode_step`'s ``n_kernels`` at
+    the same arguments, from the operator inventory alone (nothing timed) [kernels]."""
+    hw, m, p = _resolve(hardware, model, execution)
+    _validate_shape_args(batch, context_tok, tokens_per_step, tp, ep, attn_dp)
+    check_layout(m, tp, ep)
+    wprec, eprec = component_precisions(m, weight_precision, expert_precision)
+    b = np.asarray(batch, dtype=float)[()]
+    ops = _step_ops(m, p, wprec, eprec, kv_precision, b=b, ctx=np.asarray(context_tok, dtype=float)[()],
+                    t=np.asarray(tokens_per_step, dtype=float)[()], phase="decode", tp=tp, ep=ep, attn_dp=attn_dp)
+    return float(np.max(_launches(ops, m, p, "decode", b)[0]))
+
+
+def _step_ops(m: ModelSpec, p: ExecutionPlan, wprec: str, eprec: str, kv_precision: str, *, b, ctx, t, phase: str,
+              tp: int, ep: int, attn_dp: int) -> list:
+    """The operator inventory of a step (:func:`~tokenomics.perf.ops.build_ops`) at the weights',
+    experts' and KV cache's precisions."""
+    return build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
+                     weight_bytes_per_param=precision_bytes(wprec), kv_bytes_per_elem=precision_bytes(kv_precision),
+                     tp=tp, ep=ep, attn_dp=attn_dp, expert_bytes_per_param=precision_bytes(eprec))
+
+
 def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, phase, weight_precision,
          kv_precision, profile, tp, ep, hbm_bytes_per_s, accepted_tok_per_step, on_oom, attn_dp=1,
          expert_precision=None, kernel_release=None) -> StepResult:
@@ -297,17 +342,13 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     v.one_of(on_oom, "on_oom", ("raise", "mask", "ignore"))
     wprec, eprec = component_precisions(m, weight_precision, expert_precision)
     wb = precision_bytes(wprec)
-    eb = precision_bytes(eprec)
-    kvb = precision_bytes(kv_precision)
     prof = load_profile(profile, hw.name)
     b = np.asarray(batch, dtype=float)[()]  # 0-d -> numpy scalar: fast scalar arithmetic
     ctx = np.asarray(context_tok, dtype=float)[()]
     t = np.asarray(tokens_per_step, dtype=float)[()] if phase == "decode" else np.float64(1.0)
     n_chips = int(max(tp * attn_dp, ep))
 
-    ops = build_ops(m, p, batch=b, context_tok=ctx, tokens_per_step=t, phase=phase,
-                    weight_bytes_per_param=wb, kv_bytes_per_elem=kvb, tp=tp, ep=ep, attn_dp=attn_dp,
-                    expert_bytes_per_param=eb)
+    ops = _step_ops(m, p, wprec, eprec, kv_precision, b=b, ctx=ctx, t=t, phase=phase, tp=tp, ep=ep, attn_dp=attn_dp)
     # GEMMs compute on the tensor path of their own weights' precision: the routed experts on the
     # experts' (the FLOPs that dominate an MoE, and the utilization's datasheet peak), every other
     # GEMM on the non-expert weights' (gpt-oss's BF16 attention beside MXFP4 experts)
@@ -347,12 +388,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         moe_tokens = b * (t if phase == "decode" else ctx) / attn_dp  # tokens one MoE layer takes per chip
         times = _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, prof)
 
-    if p.kernels_per_step is not None:
-        kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
-        k_time = kernels
-    else:
-        kernels = step_kernels(ops, m, p, phase)
-        k_time = timed_kernels(ops, m, p, phase)  # never falls as batch grows (split-K kept)
+    kernels, k_time = _launches(ops, m, p, phase, b)
     # every per-step total in one pass over the operators; an operator's own time (without its
     # tile cost) counts as memory- or compute-bound by the larger of its two times
     op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
@@ -384,7 +420,6 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
         ideal = np.maximum(mem_sum, comp_sum)
         gpu = per_op - overlap * (per_op - ideal) + launch
         host = np.full_like(gpu, prof.eager_kernel_s)
-        kernels = 1.0 + 0 * gpu
         step = gpu
     else:
         launch = k_time * prof.graph_kernel_s + tile_sum

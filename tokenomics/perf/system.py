@@ -276,6 +276,21 @@ def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
     return expected_distinct_experts(tokens, model.n_experts, model.experts_per_token)
 
 
+def _binom_cdf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    """``scipy.stats.binom.cdf(k, n, p)`` for whole ``0 <= k < n``: the ufunc it evaluates, without
+    its per-call argument checks and masking where every ``p`` is a probability (the same values);
+    ``binom.cdf`` itself otherwise."""
+    try:
+        from scipy.special._ufuncs import _binom_cdf as cdf
+    except ImportError:  # a SciPy without the private ufunc
+        cdf = None
+    if cdf is None or not bool(np.all((p >= 0) & (p <= 1))):
+        from scipy.stats import binom
+
+        return binom.cdf(k, n, p)
+    return np.clip(cdf(np.floor(k), n, p), 0, 1)
+
+
 def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean and expected maximum of the distinct routed experts one chip must read per MoE layer.
 
@@ -290,8 +305,6 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     >>> round(float(mean), 4), round(float(mx), 2)         # mean 7 x 16 / 896
     (0.125, 1.58)
     """
-    from scipy.stats import binom
-
     tok = np.asarray(tokens, dtype=float)
     if not model.is_moe:
         z = np.zeros_like(tok)
@@ -300,7 +313,7 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     per = n // ep
     q = expected_distinct_experts(tok, n, k) / n  # the chance one expert is touched
     j = np.arange(1, per + 1).reshape((-1,) + (1,) * tok.ndim)
-    cdf = binom.cdf(j - 1, per, q)
+    cdf = _binom_cdf(j - 1, per, q)
     emax = np.sum(1 - cdf ** ep, axis=0)
     return per * q, emax
 
@@ -480,6 +493,33 @@ def forward_comm_s(model: ModelSpec, parallel: ParallelPlan, sys_: System, *, at
             "p2p_s": p2p + zero, "total_s": allreduce + a2a + gather + p2p + zero, "closing_s": closing + zero}
 
 
+def _core_shape(b: Any, pp: int, spec: SpecDecode | None) -> tuple[Any, Any, int]:
+    """``(microbatch, core batch, verify tokens)`` of a decode step of ``b`` sequences: whole
+    sequences per pipeline stage, the single-chip core's batch (at least one) and the tokens each
+    sequence verifies per step."""
+    b_mb = np.ceil(b / pp)  # microbatch per pipeline stage (whole sequences)
+    return b_mb, np.maximum(b_mb, 1.0), (spec.verify_tokens if spec else 1)
+
+
+def system_kernels(system: "str | System", model: "str | ModelSpec", plan: "str | ExecutionPlan" = "engine",
+                   parallel: ParallelPlan | None = None, batch: Any = 1, context_tok: Any = 4096,
+                   spec: SpecDecode | None = None, *, weight_precision: str | None = None, kv_precision: str = "bf16",
+                   expert_precision: str | None = None) -> float:
+    """Kernel launches per chip of one decode step: the largest of :func:`system_step`'s
+    ``core.n_kernels`` at the same arguments, from the core's operator inventory alone (nothing
+    timed, :func:`tokenomics.perf.step.decode_kernels`) [kernels]."""
+    from .step import decode_kernels
+
+    sys_ = _system(system)
+    m = model if isinstance(model, ModelSpec) else _model_lookup(model)
+    parallel = ParallelPlan(tp=1, ep=1) if parallel is None else parallel
+    _, b_core, t_verify = _core_shape(np.asarray(batch, dtype=float), parallel.pp, spec)
+    return decode_kernels(sys_.accelerator, m, _plan(plan), batch=b_core, context_tok=context_tok,
+                          tokens_per_step=t_verify, weight_precision=weight_precision, kv_precision=kv_precision,
+                          tp=parallel.tp, ep=parallel.ep, attn_dp=int(parallel.attn_dp),
+                          expert_precision=expert_precision)
+
+
 def system_step(
     system: "str | System",
     model: "str | ModelSpec",
@@ -590,9 +630,7 @@ def system_step(
     b = np.asarray(batch, dtype=float)
     ctx = np.asarray(context_tok, dtype=float)
     tp, ep, pp = parallel.tp, parallel.ep, parallel.pp
-    t_verify = spec.verify_tokens if spec else 1
-    b_mb = np.ceil(b / pp)  # microbatch per pipeline stage (whole sequences)
-    b_core = np.maximum(b_mb, 1.0)
+    b_mb, b_core, t_verify = _core_shape(b, pp, spec)
     # attention data-parallel over the stage's chips: each runs attention (and the dense parts)
     # for its own sequences (the busiest rank sets the time); routed experts see every token
     adp = int(parallel.attn_dp)
