@@ -438,10 +438,20 @@ def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:
         f"{r.horizon}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift {r.drift_median_abs_err_dec:.2f}, "
         f"random walk {r.rw_median_abs_err_dec:.2f}; 80 % interval holds {r.coverage_80:.0%}, 95 % {r.coverage_95:.0%} "
         f"({r.n_points} points, {r.n_series} series)" for r in summ.itertuples()) or "no origin has enough data"
+    from ..forecast.structural import load_drivers
+
+    ag = load_drivers(data) if data is not None else load_drivers()
+    ag = ag[ag["driver"] == "agentic_share"]
+    shares = (f"; published shares of agentic use run higher than the scenario's: {ag['value'].min():.0%}-"
+              f"{ag['value'].max():.0%} ({len(ag)} figures of "
+              f"{'-'.join(dict.fromkeys(str(int(y)) for y in (ag['t_year'].min(), ag['t_year'].max())))}: "
+              "automation-style conversations and API records, reasoning models' share of routed tokens; "
+              "datasets/demand_drivers.csv), not the same definition as a share of tasks" if len(ag) else "")
     cap = ("tokens/day = adopters (logistic toward the region's people online, OLS on published user counts) x tokens "
            "per adopter per day (last year's growth, decaying at 1/year); tokens per adopter = tasks per adopter per "
            "day x tokens per task (published tokens per request on the same damped path). Intervals: Monte Carlo of "
-           "the fit's uncertainty. trend = the trend forecast's median. Rolling-origin score, fitted on what was "
+           "the fit's uncertainty. trend = the trend forecast's median. agentic share: the base scenario's Bass share of "
+           f"tasks (it starts at 0 in 2025, an assumption){shares}. Rolling-origin score, fitted on what was "
            f"published by each origin: {score}")
     if fmt == Format.table:
         keep = ["series", "year", "tokens_per_day", "tokens_per_day_lo_80", "tokens_per_day_hi_80",
