@@ -44,14 +44,18 @@ def test_csv_monthly_china_fit_through():
     pd.testing.assert_series_equal(df["tokens_per_day"], lib["tokens_per_day"], check_names=False)
 
 
-@pytest.mark.parametrize("show,col", [("backtest", "mae_vs_naive"), ("scenarios", "bass_q"),
-                                      ("references", "share_of_goldman_2030"),
+@pytest.mark.parametrize("show,col", [("scenarios", "bass_q"), ("references", "share_of_goldman_2030"),
                                       ("infra", "n_chips")])
 def test_show_views_csv(show, col):
     res = runner.invoke(app, ["forecast", "-s", "google", "--scenario", "base", "--show", show,
                               "--format", "csv"])
     assert res.exit_code == 0, res.output
     assert col in pd.read_csv(io.StringIO(res.stdout)).columns
+
+
+@pytest.mark.integration  # builds the backtest's report: every model's rolling-origin points (~18 s)
+def test_show_backtest_csv():
+    test_show_views_csv("backtest", "mae_vs_naive")
 
 
 def test_table_output_and_out_dir(tmp_path):
