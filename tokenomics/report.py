@@ -56,6 +56,7 @@ class Report:
     demand: Any = None
     infra: Any = None
     infra_label: str = ""
+    roadmap: Any = None
     skipped: list = field(default_factory=list)
 
 
@@ -291,6 +292,16 @@ def _demand(rep: Report) -> None:
     except TokenomicsError as exc:
         rep.skipped.append(f"demand: {exc}")
         return
+    try:
+        from .forecast.roadmap import cost_path
+
+        rm = cost_path(range(2024, 2031)).to_frame()
+        rep.roadmap = rm[["year", "system", "status", "cost_usd_per_m_output_tok", "usd_per_m_output_tok"]].rename(
+            columns={"cost_usd_per_m_output_tok": "cost, USD per M output tokens",
+                     "usd_per_m_output_tok": "list price, USD per M output tokens"})
+        rep.roadmap.attrs["margin_frac"] = float(rm["margin_frac"].iloc[0])
+    except TokenomicsError as exc:
+        rep.skipped.append(f"roadmap: {exc}")
     rep.infra = infra[["series", "year", "tokens_per_day", "n_chips", "n_chips_lo_80", "n_chips_hi_80",
                        "facility_mw", "energy_twh", "cost_usd", "region", "dc_electricity_twh",
                        "dc_electricity_share_frac", "dc_electricity_tokens_per_day"]]
@@ -544,7 +555,15 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
     if rep.demand is not None:
         s += ["## Demand and what serves it", "",
               "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "
-              "day in December of each year):", "", _md_table(_in_words(rep.demand)), "",
+              "day in December of each year):", "", _md_table(_in_words(rep.demand)), ""]
+        if rep.roadmap is not None:
+            s += ["What a frontier-class output token costs along the hardware roadmap (`tokenomics forecast "
+                  "--show roadmap`): DeepSeek-V3 at 35 tok/s per user on the cheapest system available each "
+                  "year (shipping or announced), priced as `tokenomics watch` prices its cost floor (disaggregated, bottom-up); the list price marks "
+                  f"the cost up by the {rep.roadmap.attrs['margin_frac'] * 100:.0f} % median margin of the bundled API "
+                  "prices (`tokenomics market`). After the newest announced system the path is flat.", "",
+                  _md_table(rep.roadmap), ""]
+        s += [
               f"Serving it on the forecast's default deployment ({rep.infra_label}; `tokenomics forecast "
               "--show infra` states another) at 50 % mean load: GPUs, the grid connection of those GPUs "
               "busy (MW), the energy of the year's tokens (TWh) and the running cost (USD a year). The "

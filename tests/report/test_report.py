@@ -218,6 +218,20 @@ def test_report_module_examples_run():
     assert doctest.testmod(report).failed == 0
 
 
+def test_report_prices_a_token_along_the_hardware_roadmap():
+    """The demand section carries the roadmap's cost and list price per year: the numbers
+    tokenomics.forecast.cost_path gives (the bundled roadmap and margin)."""
+    from tokenomics.forecast.roadmap import cost_path
+    from tokenomics.report import build_report, render_markdown
+
+    rep = build_report(hardware=["h200"], models=["llama-3.1-8b"], n_samples=100)
+    lib = cost_path(range(2024, 2031)).to_frame()
+    np.testing.assert_allclose(rep.roadmap["cost, USD per M output tokens"], lib["cost_usd_per_m_output_tok"], rtol=1e-12)
+    np.testing.assert_allclose(rep.roadmap["list price, USD per M output tokens"], lib["usd_per_m_output_tok"], rtol=1e-12)
+    section = render_markdown(rep, {}).split("## Demand and what serves it")[1]
+    assert "| 2026 | vr200-nvl72 | announced |" in section and "35 % median margin" in section
+
+
 def test_report_ends_with_the_demand_and_what_serves_it():
     """The report carries the forecast's Google and China trend (annual medians, 80 % intervals)
     and the GPUs, grid power and energy of serving them on the forecast's default deployment: the
