@@ -31,6 +31,7 @@ INTEGRATION = {
     "test_forecast_benchmarks.py::test_scored_points_carry_the_three_errors",
     "test_forecast_benchmarks.py::test_benchmarks_summarise_the_scored_points",
     "test_display.py::test_plot_watch_metrics",
+    "test_display.py::test_watch_tables_carry_datetime64",
     "test_input_files.py::test_process_substitution_through_the_cli",
     "test_outputs_safe.py::test_out_dot_with_force_keeps_other_files_and_says_where",
     "test_outputs_safe.py::test_forecast_out_is_one_directory_swap",
