@@ -299,46 +299,21 @@ def _with_supply(result, df):
                 f"(--show capacity); supply-bound: {said}")
 
 
-def _read_csv(path: Path, what: str):
-    """A user's CSV as a DataFrame; a missing or unreadable file is one line."""
-    import pandas as pd
-
-    from ..io import read_text
-
-    import io as _io
-
-    from ..errors import ValidationError
-
-    text = read_text(path, what)  # a missing or unreadable file: its own one-line error
-    try:
-        return pd.read_csv(_io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ValidationError(f"{what} {path} cannot be read as CSV: {str(exc).splitlines()[0]}") from None
-
-
 def _capacity_prices(result, stated: dict, target, roadmap, price_path):
     """The list-price path of --show capacity and the phrase saying where it comes from: the user's
     --price-path, else the roadmap's cheapest system per year and region marked up by the market margin."""
-    import pandas as pd
-
-    from ..forecast.roadmap import cost_path, load_roadmap
+    from ..forecast.roadmap import regional_cost_paths
+    from ..io import read_csv
 
     if price_path is not None:
-        return _read_csv(price_path, "price path"), f"usd_per_m_output_tok from {price_path}"
-    rm = load_roadmap(None if roadmap is None else _read_csv(roadmap, "hardware roadmap"))
-    years = sorted(set(result.monthly["date"].dt.year))
+        return read_csv(price_path, "price path"), f"usd_per_m_output_tok from {price_path}"
     model = stated.get("model") or (stated["deployment"].model.name if "deployment" in stated else None)
-    kw = {"model": model} if model else {}
-    frames, basis = [], ""
-    for region in sorted(set(rm["region"])):
-        r = cost_path(years, tok_per_s_per_user=target, region=region, roadmap=rm, **kw)
-        frames.append(r.to_frame().assign(region=region))
-        basis = r.frame.attrs["margin_basis"]
-    path = pd.concat(frames, ignore_index=True)
+    path = regional_cost_paths(sorted(set(result.monthly["date"].dt.year)), model=model, tok_per_s_per_user=target,
+                               roadmap=None if roadmap is None else read_csv(roadmap, "hardware roadmap"))
     last = path.dropna(subset=["usd_per_m_output_tok"]).groupby("region")["system"].last()
     return path, ("usd_per_m_output_tok: the cheapest roadmap system of the region each year ("
                   + ", ".join(f"{r}: {s} by 2030" for r, s in last.items())
-                  + f"; datasets/hardware_roadmap.csv, --show roadmap), marked up by the {basis}")
+                  + f"; datasets/hardware_roadmap.csv, --show roadmap), marked up by the {path.attrs['margin_basis']}")
 
 
 def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Format, roadmap=None, price_path=None):
@@ -399,21 +374,16 @@ def _show_elasticity(workload, fmt: Format) -> None:
 
 def _show_roadmap(roadmap, model, target, fmt: Format) -> None:
     """--show roadmap: the cheapest modelled cost and the list price of a frontier-class token per year."""
-    import pandas as pd
+    from ..forecast.roadmap import regional_cost_paths
+    from ..io import read_csv
 
-    from ..forecast.roadmap import cost_path, load_roadmap
-
-    rm = load_roadmap(None if roadmap is None else _read_csv(roadmap, "hardware roadmap"))
-    kw = {"model": model} if model else {}
-    frames = [cost_path(range(2024, 2031), tok_per_s_per_user=target, region=r, roadmap=rm, **kw)
-              for r in sorted(set(rm["region"]))]
-    df = pd.concat([f.to_frame().assign(region=f.frame.attrs["region"]) for f in frames], ignore_index=True)
-    df = df[["region"] + [c for c in df.columns if c != "region"]]
+    df = regional_cost_paths(range(2024, 2031), model=model, tok_per_s_per_user=target,
+                             roadmap=None if roadmap is None else read_csv(roadmap, "hardware roadmap"))
     m = df.iloc[0]
     cap = (f"{m['model']} at {m['tok_per_s_per_user']:g} tok/s per user on the cheapest system of the roadmap "
            f"available each year ({'given file' if roadmap else 'datasets/hardware_roadmap.csv'}; status: shipping or "
            "announced), priced as the watch's cost floor (cheapest layout and batch, prefill and decode "
-           f"disaggregated, bottom-up cost); list price = cost / (1 - margin), margin the {frames[0].frame.attrs['margin_basis']}. "
+           f"disaggregated, bottom-up cost); list price = cost / (1 - margin), margin the {df.attrs['margin_basis']}. "
            "Engines held at today's releases: after the newest system the path is flat")
     if fmt == Format.table:  # the two prices share a unit: named apart, the unit said in the title
         df = df.drop(columns=["model", "tok_per_s_per_user"]).rename(
@@ -428,7 +398,9 @@ def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:
     """--show drivers: the structural decomposition per series and year, and its rolling-origin score."""
     from ..forecast.structural import backtest_summary, drivers, structural_backtest
 
-    data = None if drivers_file is None else _read_csv(drivers_file, "drivers file")
+    from ..io import read_csv
+
+    data = None if drivers_file is None else read_csv(drivers_file, "drivers file")
     df = drivers(series, history=hist, data=data).to_frame()
     pts = structural_backtest(history=hist, data=data)
     summ = backtest_summary(pts)
@@ -440,7 +412,7 @@ def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:
         f"({r.n_points} points, {r.n_series} series)" for r in summ.itertuples()) or "no origin has enough data"
     from ..forecast.structural import load_drivers
 
-    ag = load_drivers(data) if data is not None else load_drivers()
+    ag = load_drivers(data)
     ag = ag[ag["driver"] == "agentic_share"]
     shares = (f"; published shares of agentic use run higher than the scenario's: {ag['value'].min():.0%}-"
               f"{ag['value'].max():.0%} ({len(ag)} figures of "

@@ -54,7 +54,7 @@ _EXPORTS = {
     "price_response": "elasticity",
     "drivers": "structural", "DriversResult": "structural", "structural_backtest": "structural",
     "fit_structural": "structural", "load_drivers": "structural",
-    "cost_path": "roadmap", "load_roadmap": "roadmap", "RoadmapPath": "roadmap",
+    "cost_path": "roadmap", "regional_cost_paths": "roadmap", "load_roadmap": "roadmap", "RoadmapPath": "roadmap",
 }
 
 __all__ = sorted(_EXPORTS)

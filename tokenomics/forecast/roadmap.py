@@ -79,15 +79,13 @@ def load_roadmap(data: "pd.DataFrame | None" = None) -> "pd.DataFrame":
 
 def market_margin_frac(prices: "pd.DataFrame | None" = None) -> tuple[float, int]:
     """Median implied gross margin of a price list [0-1] and the number of rows it is taken over
-    (:func:`tokenomics.market.market` with its defaults; rows it could not price are left out)."""
-    from ..market import market
+    (:func:`tokenomics.market.summary` of :func:`tokenomics.market.market` with its defaults)."""
+    from ..market import market, summary
 
-    df = market(prices)
-    m = df["implied_margin_frac"].to_numpy(float)
-    m = m[np.isfinite(m)]
-    if not len(m):
+    s = summary(market(prices))
+    if not s["n_priced"]:
         raise ValidationError("no row of the price list could be priced: no margin to mark the cost up by")
-    return float(np.median(m)), int(len(m))
+    return s["median_implied_margin_frac"], s["n_priced"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -176,3 +174,19 @@ def cost_path(years: Any = range(2024, 2031), *, model: str = ROADMAP_MODEL, tok
     frame = pd.DataFrame(rows)
     frame.attrs.update(margin_basis=margin_basis, region=region)
     return RoadmapPath(frame)
+
+
+def regional_cost_paths(years: Any, *, model: str | None = None, tok_per_s_per_user: float | None = None,
+                        roadmap: "pd.DataFrame | None" = None) -> "pd.DataFrame":
+    """:func:`cost_path` of every region the roadmap names, one frame with a ``region`` column first
+    (``attrs["margin_basis"]`` says where the margin came from)."""
+    import pandas as pd
+
+    rm = load_roadmap(roadmap)
+    kw = {"model": model} if model else {}
+    paths = [cost_path(years, tok_per_s_per_user=tok_per_s_per_user, region=r, roadmap=rm, **kw)
+             for r in sorted(set(rm["region"]))]
+    df = pd.concat([p.to_frame().assign(region=p.frame.attrs["region"]) for p in paths], ignore_index=True)
+    df = df[["region"] + [c for c in df.columns if c != "region"]]
+    df.attrs["margin_basis"] = paths[0].frame.attrs["margin_basis"]
+    return df

@@ -370,6 +370,11 @@ def fit_series(name: str, history: "pd.DataFrame | None" = None, drivers: "pd.Da
     if inp is None:
         raise ValidationError(f"series {name!r} has too few token ({MIN_TOKEN_OBS}) or user ({MIN_ADOPTER_OBS}) "
                               f"observations for the structural model; it fits: {', '.join(structural_series(h, d)) or 'none'}")
+    return _fit_inputs(name, inp)
+
+
+def _fit_inputs(name: str, inp: tuple) -> StructuralFit:
+    """:func:`fit_structural` of what :func:`_series_inputs` returned for series ``name``."""
     t_tok, tok, t_u, u, metric, region = inp
     return fit_structural(t_tok, tok, t_u, u, adopter_ceiling(region), series=name, region=region, metric=metric)
 
@@ -463,6 +468,7 @@ def drivers(series: str = "all", history: "pd.DataFrame | None" = None, data: "p
     trend = forecast(names if len(names) > 1 else names[0], history=history, end=end).to_frame("annual") \
         if names else pd.DataFrame(columns=["series", "date", "tokens_per_day"])
     sc = scenario_of(scenario)
+    per_request = d if (d["driver"] == "tokens_per_request").any() else load_drivers()
     rows = []
     for name in names:
         fit = fit_series(name, h, d)
@@ -470,7 +476,7 @@ def drivers(series: str = "all", history: "pd.DataFrame | None" = None, data: "p
         tq = decimal_year(np.array([f"{y}-12-15" for y in years], dtype="datetime64[D]"))
         years, tq = years[tq > fit.t_last], tq[tq > fit.t_last]  # Decembers after the last observation
         p = fit.predict(tq)
-        tpt, _ = _tokens_per_task(d if (d["driver"] == "tokens_per_request").any() else load_drivers(), tq)
+        tpt, _ = _tokens_per_task(per_request, tq)
         intensity = np.exp(p["log_intensity"])
         tr = trend[trend["series"] == name]
         tr_by_year = dict(zip(pd.to_datetime(tr["date"]).dt.year, tr["tokens_per_day"]))
@@ -521,9 +527,10 @@ def structural_backtest(history: "pd.DataFrame | None" = None, data: "pd.DataFra
         t_all, y_all = t_all[order], np.log10(s["tokens_per_day"].to_numpy(float)[order])
         for origin in np.unique(t_all):
             later = t_all > origin + 1e-9
-            if not later.any() or _series_inputs(name, h, d, float(origin)) is None:
+            inp = _series_inputs(name, h, d, float(origin)) if later.any() else None
+            if inp is None:
                 continue
-            fit = fit_series(name, h, d, through=float(origin))
+            fit = _fit_inputs(name, inp)
             tq, actual = t_all[later], y_all[later]
             p = fit.predict(tq)
             past = t_all <= origin + 1e-9
