@@ -290,6 +290,8 @@ def _forecast() -> dict[str, float]:
         out[f"forecast.capacity.{name}.2030.served_tokens_per_day"] = float(cap.loc[2030, "served_tokens_per_day"])
         out[f"forecast.capacity.{name}.2030.power_bound"] = float(cap.loc[2030, "binding"] == "power")
         out[f"forecast.capacity.{name}.2030.chips_bound"] = float(cap.loc[2030, "binding"] == "chips")
+        for col in ("chips_tokens_per_day", "power_tokens_per_day"):  # what the region's supply serves at most
+            out[f"forecast.capacity.{name}.2030.{col}"] = float(cap.loc[2030, col])
     china = plan_infrastructure(fr["china"]).to_frame().set_index("year")
     out["forecast.infra.china.2030.dc_electricity_share_frac"] = float(china.loc[2030, "dc_electricity_share_frac"])
     # ---- the cost and list price along the hardware roadmap (bundled roadmap and margin) ----------
@@ -302,6 +304,13 @@ def _forecast() -> dict[str, float]:
                 if np.isfinite(rp.loc[y, col]):  # China's roadmap starts in 2025
                     out[f"forecast.roadmap.{region}.{y}.{col}"] = float(rp.loc[y, col])
         out[f"forecast.roadmap.{region}.margin_frac"] = float(rp["margin_frac"].iloc[0])
+    # ---- the level shift where China's national series changes definition (June 2026) ----
+    from tokenomics.forecast.history import load_history
+    from tokenomics.forecast.measurement import level_shifts
+
+    sh = level_shifts(load_history()).set_index("series")
+    for col in ("shift_dec", "shift_lo95_dec", "shift_hi95_dec"):
+        out[f"forecast.measurement.china.{col}"] = float(sh.loc["china", col])
     # ---- the structural model (adopters x tokens per adopter) and its one rolling-origin score ----
     from tokenomics.forecast.structural import backtest_summary, drivers, structural_backtest
 

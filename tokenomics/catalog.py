@@ -277,6 +277,12 @@ REGISTRY: dict[str, DatasetInfo] = {
         index=None,
         required=("series", "date", "tokens_per_day", "in_fit", "source", "as_of", "note", "holdout", "search_pass"),
     ),
+    "measurement_kinds": DatasetInfo(
+        "measurement_kinds.csv",
+        "Kinds of published token-volume figures (reported, lower bound, estimate, derived, secondary) and the measurement-error scale of each, in decades.",
+        index=None,
+        required=("kind", "scale_dec", "basis", "source", "as_of"),
+    ),
     "demand_scenarios": DatasetInfo(
         "demand_scenarios.csv",
         "Agentic-demand priors (Bass p, q, Gartner 5-30x), reference lines, price path.",

@@ -22,6 +22,14 @@ def _dataset_value(name: str, parameter: str) -> float:
     df = catalog.load(name)
     return float(df.loc[df["parameter"] == parameter, "value"].iloc[0])
 
+def _demand_row(series: str, date: str) -> float:
+    """A published token volume of ``datasets/token_demand.csv`` [tokens/day]."""
+    from tokenomics import catalog
+
+    df = catalog.load("token_demand")
+    return float(df.loc[(df["series"] == series) & (df["date"] == date), "tokens_per_day"].iloc[0])
+
+
 def _default_concurrency() -> int:
     """Requests in flight the default price assumes (one attention group: the library's constant)."""
     from tokenomics.chain import DEFAULT_BATCH_PER_ATTN_GROUP
@@ -110,22 +118,30 @@ FIGURES = [
      f"{G('forecast.roadmap.world.margin_frac') * 100:.0f} {G('forecast.roadmap.world.2030.cost_usd_per_m_output_tok'):.3f}",
      "5.90 0.082 0.125 35 0.082"),
     ("Google's trend median for December 2030: 2.8 quadrillion", f"{G('forecast.google.2030-12.tokens_per_day') / 1e15:.1f}", "2.8"),
+    ("the world's serves at most 15 quadrillion a day on GB200 NVL72 racks, its projected accelerators 125",
+     f"{G('forecast.capacity.google.2030.power_tokens_per_day') / 1e15:.0f} "
+     f"{G('forecast.capacity.google.2030.chips_tokens_per_day') / 1e15:.0f}", "15 125"),
     ("within the world's chips and power", f"{G('forecast.capacity.google.2030.power_bound') + G('forecast.capacity.google.2030.chips_bound'):.0f}", "0"),
-    ("China's national trend median: 161 quadrillion, power-bound",
-     f"{G('forecast.china.2030-12.tokens_per_day') / 1e15:.0f} {G('forecast.capacity.china.2030.power_bound'):.0f}", "161 1"),
+    ("China's national trend median: 61 quadrillion, power-bound",
+     f"{G('forecast.china.2030-12.tokens_per_day') / 1e15:.0f} {G('forecast.capacity.china.2030.power_bound'):.0f}", "61 1"),
+    ("China's newest figure (500 trillion a day, June 2026)",
+     f"{_demand_row('china', '2026-06') / 1e12:.0f}", "500"),
+    ("fitted as a level shift of +0.25 decades (95 % 0.08-0.43)",
+     " ".join(f"{G(f'forecast.measurement.china.{k}'):.2f}" for k in ("shift_dec", "shift_lo95_dec", "shift_hi95_dec")),
+     "0.25 0.08 0.43"),
     ("30 % of China's projected data-centre electricity",
      f"{_dataset_value('demand_scenarios', 'inference_share_of_dc_electricity_frac') * 100:.0f}", "30"),
     ("serves 4.5 quadrillion", f"{G('forecast.capacity.china.2030.served_tokens_per_day') / 1e15:.1f}", "4.5"),
     ("Goldman Sachs projects 3.9 quadrillion a day", f"{_dataset_value('demand_scenarios', 'goldman_2030') / 1e15:.1f}", "3.9"),
-    ("China's trend would need 144 million tokens a day for each of its 1.1 billion people online",
+    ("China's trend would need 54 million tokens a day for each of its 1.1 billion people online",
      f"{G('forecast.china.2030-12.tokens_per_day') / _dataset_value('demand_scenarios', 'adopter_ceiling_china') / 1e6:.0f} "
-     f"{_dataset_value('demand_scenarios', 'adopter_ceiling_china') / 1e9:.1f}", "144 1.1"),
-    ("gives 9.8 quadrillion, 7.5 million per user, and Google 2.0 quadrillion: 5.2 billion monthly users at 330,000",
+     f"{_dataset_value('demand_scenarios', 'adopter_ceiling_china') / 1e9:.1f}", "54 1.1"),
+    ("gives 5.3 quadrillion, 4.2 million per user, and Google 2.0 quadrillion: 5.2 billion monthly users at 330,000",
      f"{G('forecast.structural.china.2030.tokens_per_day') / 1e15:.1f} "
      f"{G('forecast.structural.china.2030.tokens_per_adopter_per_day') / 1e6:.1f} "
      f"{G('forecast.structural.google.2030.tokens_per_day') / 1e15:.1f} "
      f"{G('forecast.structural.google.2030.adopters') / 1e9:.1f} "
-     f"{G('forecast.structural.google.2030.tokens_per_adopter_per_day') / 1e4:.0f}", "9.8 7.5 2.0 5.2 33"),
+     f"{G('forecast.structural.google.2030.tokens_per_adopter_per_day') / 1e4:.0f}", "5.3 4.2 2.0 5.2 33"),
     ("median error 0.19 decades, where drift (last year's growth, continued) errs 0.12 and a random walk 0.41",
      " ".join(f"{G(f'forecast.backtest.holdout.{k}_median_abs_err_dec'):.2f}" for k in ("model", "drift", "rw")),
      "0.19 0.12 0.41"),

@@ -30,6 +30,7 @@ class Show(str, Enum):
     elasticity = "elasticity"
     drivers = "drivers"
     roadmap = "roadmap"
+    measurement = "measurement"
 
 
 class Freq(str, Enum):
@@ -42,7 +43,7 @@ def forecast(
     series: Annotated[str, typer.Option("--series", "-s", help="Series name (google, china = national figure, doubao, openrouter, ...) or 'all'.")] = "all",
     fit_through: Annotated[Optional[str], typer.Option("--fit-through", help="Use only observations up to this month, YYYY-MM (--show replay: the last month-end replayed).")] = None,
     scenario: Annotated[Optional[ScenarioChoice], typer.Option("--scenario", help="Agentic scenario multiplying the trend (Bass share x Gartner 5-30x); default: trend only.")] = None,
-    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), (added, with --add-history) how the method fitted without the added rows forecasts them, the drivers (the structural model: adopters x tokens per adopter per day, tasks per adopter x tokens per task, beside the trend, with its rolling-origin score against drift and a random walk), or the roadmap (the cost and list price of a frontier-class token each year on the cheapest system of the hardware roadmap).")] = Show.forecast,
+    show: Annotated[Show, typer.Option("--show", help="What to print: the forecast, the backtest table (beside drift and a random walk), the scenario parameters, the reference lines comparison, the infrastructure to serve it, the capacity (demand against the chips and power of its region: what is served, which limit binds), the replay (what the forecast would have said at each month-end since 2025-06, scored on what was published later; about 20 s), (added, with --add-history) how the method fitted without the added rows forecasts them, the drivers (the structural model: adopters x tokens per adopter per day, tasks per adopter x tokens per task, beside the trend, with its rolling-origin score against drift and a random walk), the roadmap (the cost and list price of a frontier-class token each year on the cheapest system of the hardware roadmap), or the measurement (what each observation counts, how it was published and its error scale; the level shift estimated where a series changes definition; parts against their wholes).")] = Show.forecast,
     freq: Annotated[Freq, typer.Option("--freq", help="annual (December of each year) or monthly rows.")] = Freq.annual,
     system: Annotated[Optional[str], typer.Option("--system", help="--show infra, capacity: catalogued system serving the demand (tokenomics systems), one node each [default gb200-nvl72].")] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="--show infra, capacity: model serving the demand (tokenomics models) [default deepseek-v3].")] = None,
@@ -146,6 +147,9 @@ def forecast(
         return
     if show == Show.roadmap:
         _show_roadmap(roadmap, model, target_tok_s_user, fmt)
+        return
+    if show == Show.measurement:
+        _show_measurement(hist, series, fmt)
         return
     if show == Show.drivers:
         if scenario is not None or fit_through is not None:
@@ -392,6 +396,50 @@ def _show_roadmap(roadmap, model, target, fmt: Format) -> None:
                         "[USD per million output tokens]", caption=cap)
     if fmt != Format.table:
         typer.echo(cap, err=True)
+
+
+def _show_measurement(hist, series: str, fmt: Format) -> None:
+    """--show measurement: per series (table) or per observation (csv, json) what is measured and how
+    well, with the level shift estimated at each definition change."""
+    from ..forecast.history import load_history
+    from ..forecast.measurement import kind_scales, level_shifts, observations
+
+    h = load_history() if hist is None else hist
+    if series != "all":
+        from ..forecast.history import select_series
+
+        select_series(h, series)  # an unknown name is named with suggestions
+        h = h[h["series"] == series]
+    obs = observations(h)
+    shifts = level_shifts(h)
+    said = "; ".join(
+        f"{r.series} from {r.date:%Y-%m-%d} ({r.to_definition}): {r.shift_dec:+.2f} decades (95 % {r.shift_lo95_dec:+.2f} "
+        f"to {r.shift_hi95_dec:+.2f}) over {r.from_definition}, {r.n_before} + {r.n_after} observations" if r.applied
+        else f"{r.series} from {r.date:%Y-%m-%d}: not estimated ({r.why}); fitted as published"
+        for r in shifts.itertuples()) or "none"
+    cap = ("kind: how the figure was published (datasets/measurement_kinds.csv), scale in decades (1 sd): "
+           + ", ".join(f"{k} {v:g}" for k, v in kind_scales().items())
+           + "; joined kinds add in quadrature. Definition changes (the jump is a level shift, estimated by WLS with "
+             "an intervention dummy over the year around the change; the earlier observations are moved onto the "
+             f"latest definition before any fit): {said}. share_of_whole: a part over its whole at that date")
+    if fmt == Format.table:
+        rows = []
+        for name, g in obs.groupby("series", sort=True):
+            kinds = g["kind"].value_counts()
+            share = g["share_of_whole_frac"]
+            rows.append({"series": name, "observations": len(g), "definitions": g["definition"].nunique(),
+                         "kinds": ", ".join(f"{k} {n}" for k, n in kinds.items()),
+                         "median_scale_dec": float(g["scale_dec"].median()),
+                         "level_shift_dec": float(g["level_shift_dec"].max()),
+                         "whole": g["whole"].iloc[0],
+                         "max_share_of_whole": float(share.max()) if share.notna().any() else float("nan")})
+        import pandas as pd
+
+        emit(pd.DataFrame(rows), fmt, title="What each series measures", caption=cap)
+        return
+    emit(obs.assign(date=obs["date"].dt.strftime("%Y-%m-%d")), fmt,
+         title="What each observation measures", caption=cap)
+    typer.echo(cap, err=True)
 
 
 def _show_drivers(hist, series: str, fmt: Format, drivers_file=None) -> None:

@@ -18,6 +18,9 @@ Public API (imported lazily, so ``import tokenomics.forecast`` does not load sta
 - :func:`estimate_elasticity` -> :class:`Elasticity`, :func:`elasticity_table`: the price
   elasticity of token volume from OpenRouter's per-model weeks (statsmodels, fixed effects);
   :func:`price_response`: the forecast's demand at another price level
+- :func:`level_shifts`, :func:`on_latest_definition`, :func:`observations`: what each observation
+  measures (definition, kind, measurement-error scale) and the level shift estimated where a
+  series changes definition (statsmodels WLS with an intervention dummy)
 - :func:`cost_path` -> :class:`RoadmapPath`: the cost and list price of a frontier-class token per
   year along the hardware roadmap, priced by the core
 - :func:`drivers` -> :class:`DriversResult`: the structural model (adopters x tokens per adopter per
@@ -54,6 +57,7 @@ _EXPORTS = {
     "price_response": "elasticity",
     "drivers": "structural", "DriversResult": "structural", "structural_backtest": "structural",
     "fit_structural": "structural", "load_drivers": "structural",
+    "level_shifts": "measurement", "on_latest_definition": "measurement", "observations": "measurement",
     "cost_path": "roadmap", "regional_cost_paths": "roadmap", "load_roadmap": "roadmap", "RoadmapPath": "roadmap",
 }
 

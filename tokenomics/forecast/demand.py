@@ -30,6 +30,7 @@ from . import models as M
 from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
 from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, select_series, series as get_series
+from .measurement import on_latest_definition
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -310,7 +311,7 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
     """Monthly forecast of one series (see :func:`forecast`); returns the frame only."""
     from .backtest import run_backtest
 
-    s = get_series(name, fit_through=fit_through, history=history)
+    s = on_latest_definition(get_series(name, fit_through=fit_through, history=history))
     bt = backtest_result or run_backtest(history=history, fit_through=fit_through)
     return _series_frame(name, s, bt, scenario, end)
 
@@ -467,8 +468,8 @@ def share_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str], histo
     out, shared = dict(frames), set()
     for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         whole = wholes[part]
-        pairs = _matched_shares(get_series(part, fit_through=fit_through, history=history),
-                                get_series(whole, fit_through=fit_through, history=history))
+        pairs = _matched_shares(*(on_latest_definition(get_series(n, fit_through=fit_through, history=history))
+                                  for n in (part, whole)))
         if len(pairs) < MIN_SHARE_PAIRS:
             continue
         m = share_model(pairs["t_year"], pairs["share"])
@@ -614,13 +615,14 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:
-            used_hist.append(select_series(hist, n, fit_through))
+            used_hist.append(on_latest_definition(select_series(hist, n, fit_through)))
             frames[n] = _series_frame(n, used_hist[-1], bt, scenario, end)
         for n in list(chosen):  # the wholes a chosen part is capped at, forecast but not shown
             w = wholes.get(n)
             while w is not None and n_obs(w) >= MIN_OBS:
                 if w not in frames:
-                    frames[w] = _series_frame(w, select_series(hist, w, fit_through), bt, scenario, end)
+                    frames[w] = _series_frame(w, on_latest_definition(select_series(hist, w, fit_through)), bt,
+                                              scenario, end)
                 w = wholes.get(w)
     for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         one = {part: wholes[part]}  # wholes first: a chain of parts sees its whole already final

@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -168,6 +169,8 @@ def check_history(df: "pd.DataFrame") -> "pd.DataFrame":
             raise DataError(f"tokens_per_day must be {rule}, got {str(row['tokens_per_day'])!r} for series "
                             f"{row['series']!r} on {row['date']:%Y-%m-%d}; drop or correct the row")
     out["tokens_per_day"] = vol
+    if "kind" in out.columns:
+        check_kinds(out)
     dup = out.duplicated(["series", "date"], keep=False)
     if dup.any():
         row = out.loc[dup].iloc[0]
@@ -386,6 +389,47 @@ def select_series(h: "pd.DataFrame", name: str, fit_through=None) -> "pd.DataFra
     s = s.reset_index(drop=True)
     s["t_year"] = decimal_year(s["date"])
     return s
+
+
+#: Kind of a row whose ``kind`` is blank, or of a history without the column (the kinds:
+#: ``datasets/measurement_kinds.csv``; :mod:`tokenomics.forecast.measurement` uses their scales).
+DEFAULT_KIND = "reported"
+
+
+@functools.lru_cache(maxsize=1)
+def kind_scales() -> dict[str, float]:
+    """Measurement-error scale of each kind of observation [decades] (``datasets/measurement_kinds.csv``)."""
+    from ..catalog import load
+
+    t = load("measurement_kinds")
+    return {str(k): float(v) for k, v in zip(t["kind"], t["scale_dec"])}
+
+
+def kinds_of(history: "pd.DataFrame") -> "pd.Series":
+    """Each row's kind text (blank: :data:`DEFAULT_KIND`)."""
+    import pandas as pd
+
+    from ..io import blank_cells
+
+    if "kind" not in history.columns:
+        return pd.Series(DEFAULT_KIND, index=history.index)
+    k = history["kind"].astype(object)
+    return k.where(~blank_cells(k), DEFAULT_KIND).astype(str).str.strip()
+
+
+def check_kinds(history: "pd.DataFrame") -> None:
+    """Raise :class:`~tokenomics.errors.DataError` naming the first row whose ``kind`` is not
+    ``+``-joined known kinds (the message lists them, with the closest)."""
+    known = sorted(kind_scales())
+    kinds = kinds_of(history)
+    for text in kinds.unique():
+        for part in text.split("+"):
+            if part.strip() not in known:
+                i = int(np.flatnonzero((kinds == text).to_numpy())[0])
+                row = history.iloc[i]
+                raise DataError(f"series {row['series']!r} dated {str(row['date'])[:10]}: "
+                                f"{unknown_name('kind', part.strip(), known)} (join several with +, "
+                                f"e.g. lower_bound+secondary)")
 
 
 #: Most rows and series a history file may hold: 100 series of two years of daily counts (a

@@ -324,8 +324,12 @@ def _series_inputs(name: str, history: "pd.DataFrame", drivers: "pd.DataFrame", 
     """(t_tok, tokens, t_users, users, metric, region) of one series up to ``through``, or None where
     the series has too few token or user observations."""
     from ..dates import decimal_year
+    from .measurement import on_latest_definition
 
     h = history[history["series"] == name]
+    if through is not None:
+        h = h[decimal_year(h["date"]) <= through + 1e-9]
+    h = on_latest_definition(h)  # on its definition as of ``through``
     t_tok = decimal_year(h["date"])
     tok = h["tokens_per_day"].to_numpy(float)
     a = drivers[(drivers["driver"] == "adopters") & (drivers["series"] == name)]
@@ -335,7 +339,6 @@ def _series_inputs(name: str, history: "pd.DataFrame", drivers: "pd.DataFrame", 
     a = a[a["metric"] == metric]
     t_u, u = a["t_year"].to_numpy(float), a["value"].to_numpy(float)
     if through is not None:
-        t_tok, tok = t_tok[t_tok <= through + 1e-9], tok[t_tok <= through + 1e-9]
         t_u, u = t_u[t_u <= through + 1e-9], u[t_u <= through + 1e-9]
     if len(t_tok) < MIN_TOKEN_OBS or len(np.unique(t_tok)) < MIN_TOKEN_OBS or len(t_u) < MIN_ADOPTER_OBS:
         return None
