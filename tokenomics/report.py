@@ -54,6 +54,7 @@ class Report:
     energy_check: Any = None
     k3_costs: Any = None
     demand: Any = None
+    demand_shifts: str = ""
     infra: Any = None
     infra_label: str = ""
     roadmap: Any = None
@@ -292,6 +293,16 @@ def _demand(rep: Report) -> None:
     except TokenomicsError as exc:
         rep.skipped.append(f"demand: {exc}")
         return
+    from .forecast.history import load_history
+    from .forecast.measurement import level_shifts
+
+    sh = level_shifts(load_history())
+    sh = sh[sh["series"].isin(REPORT_DEMAND_SERIES) & sh["applied"]]
+    rep.demand_shifts = " ".join(
+        f"The `{r.series}` series changes definition in {r.date:%B %Y} "
+        f"(from {r.from_definition} to {r.to_definition}): the jump is fitted as a level shift of {r.shift_dec:+.2f} "
+        f"decades (95 % {r.shift_lo95_dec:+.2f} to {r.shift_hi95_dec:+.2f}), not as growth "
+        "(`tokenomics forecast --show measurement`)." for r in sh.itertuples())
     try:
         from .forecast.roadmap import cost_path
 
@@ -556,6 +567,8 @@ def render_markdown(rep: Report, figures: dict[str, Path]) -> str:
         s += ["## Demand and what serves it", "",
               "Token demand forecast on trend (`tokenomics forecast`; medians and 80 % intervals, tokens per "
               "day in December of each year):", "", _md_table(_in_words(rep.demand)), ""]
+        if rep.demand_shifts:
+            s += [rep.demand_shifts, ""]
         if rep.roadmap is not None:
             s += ["What a frontier-class output token costs along the hardware roadmap (`tokenomics forecast "
                   "--show roadmap`): DeepSeek-V3 at 35 tok/s per user on the cheapest system available each "

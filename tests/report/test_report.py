@@ -230,6 +230,13 @@ def test_report_prices_a_token_along_the_hardware_roadmap():
     np.testing.assert_allclose(rep.roadmap["list price, USD per M output tokens"], lib["usd_per_m_output_tok"], rtol=1e-12)
     section = render_markdown(rep, {}).split("## Demand and what serves it")[1]
     assert "| 2026 | vr200-nvl72 | announced |" in section and "35 % median margin" in section
+    # China's June 2026 figure is another definition: the section says its jump is a level shift
+    from tokenomics.forecast.history import load_history
+    from tokenomics.forecast.measurement import level_shifts
+
+    shift = level_shifts(load_history()).set_index("series").loc["china", "shift_dec"]
+    assert f"The `china` series changes definition in June 2026" in section
+    assert f"level shift of {shift:+.2f} decades" in section
 
 
 def test_report_ends_with_the_demand_and_what_serves_it():
