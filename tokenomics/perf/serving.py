@@ -457,6 +457,15 @@ GRID_ALL = 64
 GRID_POINTS = 96
 
 
+def _batch_grid(top: float) -> np.ndarray:
+    """Whole batches 1 to :data:`GRID_ALL`, then :data:`GRID_POINTS` geometric steps from there to
+    ``top`` (sorted, unique)."""
+    g = np.arange(1, min(GRID_ALL, int(top)) + 1)
+    if top > GRID_ALL:
+        g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+    return g
+
+
 class _Colocated:
     """Co-located serving of one deployment at one request mix (module docstring): what does not
     depend on the concurrency, computed once, and the decode iteration of each whole batch asked
@@ -512,8 +521,9 @@ class _Colocated:
         not yet computed in one call."""
         k = np.maximum(1, np.round(np.asarray(b, dtype=float))).astype(int)
         self._grow(int(np.max(k, initial=1)))
-        new = np.unique(k[np.isnan(self._d[k])])
-        if new.size:
+        missing = np.isnan(self._d[k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._d[new] = _decode_iteration_s(self.dep, new, self.ctx_mean, self.t_eng, self.profile)
         return self._d[k]
 
@@ -525,8 +535,9 @@ class _Colocated:
             return self._state(b)
         k = b.astype(int)
         self._grow(int(np.max(k)))
-        new = np.unique(k[np.isnan(self._st[0, k])])
-        if new.size:
+        missing = np.isnan(self._st[0, k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._st[:, new] = np.broadcast_arrays(*self._state(new.astype(float)))
         st = self._st[:, k]
         return st[0], st[1], st[2]
@@ -563,19 +574,24 @@ class _Colocated:
         """:meth:`requests` at whole batches ``k``, each computed once [requests]."""
         k = np.asarray(k, dtype=int)
         self._grow(int(np.max(k, initial=1)))
-        new = np.unique(k[np.isnan(self._req[k])])
-        if new.size:
+        missing = np.isnan(self._req[k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._req[new] = self.requests(new)
         return self._req[k]
 
     def grid(self, b_max: float) -> np.ndarray:
         """Whole batches below ``b_max`` a solve weighs first: 1 to :data:`GRID_ALL`, then
-        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency)."""
-        top = max(float(self.slot_cap), float(b_max), 1.0)
-        g = np.arange(1, min(GRID_ALL, int(top)) + 1)
-        if top > GRID_ALL:
-            g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency; up to
+        ``b_max`` where that is beyond the slots)."""
+        slots = max(float(self.slot_cap), 1.0)
+        g = self._slot_grid if float(b_max) <= slots else _batch_grid(float(b_max))
         return g[g < b_max]
+
+    @functools.cached_property
+    def _slot_grid(self) -> np.ndarray:
+        """:func:`_batch_grid` up to the slots (the grid of every concurrency the slots bound)."""
+        return _batch_grid(max(float(self.slot_cap), 1.0))
 
     def solve(self, concurrency: Any, b_max: Any) -> tuple[np.ndarray, np.ndarray]:
         """The closed loop's batch at each concurrency (:func:`_closed_loop_batch`), every
