@@ -503,6 +503,7 @@ class _Colocated:
         self._d = np.full(0, np.nan)  # decode iteration of each whole batch [s]; NaN: not computed
         self._req = np.full(0, np.nan)  # requests in flight at each whole batch [requests]
         self._st = np.full((3, 0), np.nan)  # :meth:`state` at each whole batch (iteration, TTFT, rate)
+        self._solved: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`solve` by its arguments
 
     @functools.cached_property
     def slot_cap(self) -> float:
@@ -600,10 +601,21 @@ class _Colocated:
         The requests in flight at whole batches bracket each root: first on :meth:`grid`, then on
         every whole batch inside the grid step that holds it (one vectorized decode call per
         level for all concurrencies); regula falsi then finds the root between two adjacent
-        whole batches, where the decode iteration takes one of two known values.
+        whole batches, where the decode iteration takes one of two known values. Each answer is
+        kept by its arguments: the whole-batch values it read are kept and never change, so a
+        repeated solve (a warm target-speed search) returns what solving again would.
         """
         cs = np.atleast_1d(np.asarray(concurrency, dtype=float))
         tops = np.broadcast_to(np.asarray(b_max, dtype=float), cs.shape)
+        key = (tuple(cs.tolist()), tuple(tops.tolist()))
+        if key in self._solved:  # the same answer: every value it read is kept as it was
+            return tuple(a.copy() for a in self._solved[key])
+        out_b, out_slot = self._solve(cs, tops)
+        self._solved[key] = (out_b.copy(), out_slot.copy())
+        return out_b, out_slot
+
+    def _solve(self, cs: np.ndarray, tops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`solve` of concurrencies ``cs`` at most ``tops`` sequences each (arrays), not kept."""
         out_b, out_slot = np.empty(cs.shape), np.zeros(cs.shape, dtype=bool)
         # level 1: the common grid and each concurrency's top
         g = self.grid(float(np.max(tops)))
