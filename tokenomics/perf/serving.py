@@ -457,15 +457,6 @@ GRID_ALL = 64
 GRID_POINTS = 96
 
 
-def _batch_grid(top: float) -> np.ndarray:
-    """Whole batches 1 to :data:`GRID_ALL`, then :data:`GRID_POINTS` geometric steps from there to
-    ``top`` (sorted, unique)."""
-    g = np.arange(1, min(GRID_ALL, int(top)) + 1)
-    if top > GRID_ALL:
-        g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
-    return g
-
-
 class _Colocated:
     """Co-located serving of one deployment at one request mix (module docstring): what does not
     depend on the concurrency, computed once, and the decode iteration of each whole batch asked
@@ -503,6 +494,7 @@ class _Colocated:
         self._d = np.full(0, np.nan)  # decode iteration of each whole batch [s]; NaN: not computed
         self._req = np.full(0, np.nan)  # requests in flight at each whole batch [requests]
         self._st = np.full((3, 0), np.nan)  # :meth:`state` at each whole batch (iteration, TTFT, rate)
+        self._grids: dict[float, np.ndarray] = {}  # :meth:`grid` by its top
         self._solved: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`solve` by its arguments
 
     @functools.cached_property
@@ -583,16 +575,15 @@ class _Colocated:
 
     def grid(self, b_max: float) -> np.ndarray:
         """Whole batches below ``b_max`` a solve weighs first: 1 to :data:`GRID_ALL`, then
-        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency; up to
-        ``b_max`` where that is beyond the slots)."""
-        slots = max(float(self.slot_cap), 1.0)
-        g = self._slot_grid if float(b_max) <= slots else _batch_grid(float(b_max))
+        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency; built once)."""
+        top = max(float(self.slot_cap), float(b_max), 1.0)
+        if top not in self._grids:
+            g = np.arange(1, min(GRID_ALL, int(top)) + 1)
+            if top > GRID_ALL:
+                g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+            self._grids[top] = g
+        g = self._grids[top]
         return g[g < b_max]
-
-    @functools.cached_property
-    def _slot_grid(self) -> np.ndarray:
-        """:func:`_batch_grid` up to the slots (the grid of every concurrency the slots bound)."""
-        return _batch_grid(max(float(self.slot_cap), 1.0))
 
     def solve(self, concurrency: Any, b_max: Any) -> tuple[np.ndarray, np.ndarray]:
         """The closed loop's batch at each concurrency (:func:`_closed_loop_batch`), every
