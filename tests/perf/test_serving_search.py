@@ -41,6 +41,24 @@ def test_vectorized_solve_is_the_scalar_solve(dep):
     assert not slot.any()
 
 
+def test_a_kept_solve_is_a_fresh_solve(dep):
+    # a repeated solve returns its kept answer, as a copy of its own; a model built afresh solves
+    # the same (to the last digits: its whole batches may be timed in other groups)
+    m = _model(dep)
+    cs = np.array([5.0, 120.0])
+    tops = np.minimum(cs, max(1.0, m.slot_cap))
+    first = m.solve(cs, tops)
+    kept = first[0].copy(), first[1].copy()
+    first[0][:] = -1.0  # the caller's copy, not the kept one
+    again = m.solve(cs, tops)
+    np.testing.assert_array_equal(again[0], kept[0])
+    np.testing.assert_array_equal(again[1], kept[1])
+    fresh = serving._Colocated(dep, 1024.0, 1024.0, 1536.0, {"ttft_overhead_s": m.ep["ttft_overhead_s"]}, m.t_eng,
+                               None, 1.0, None).solve(cs, tops)
+    np.testing.assert_allclose(fresh[0], kept[0], rtol=1e-12)
+    np.testing.assert_array_equal(fresh[1], kept[1])
+
+
 def test_target_search_answer_is_serve_at_that_concurrency(dep):
     target = 40.0
     r = serving.serve_at_target(dep, isl_tok=1024, osl_tok=1024, tok_per_s_per_user=target)

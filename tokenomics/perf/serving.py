@@ -494,6 +494,8 @@ class _Colocated:
         self._d = np.full(0, np.nan)  # decode iteration of each whole batch [s]; NaN: not computed
         self._req = np.full(0, np.nan)  # requests in flight at each whole batch [requests]
         self._st = np.full((3, 0), np.nan)  # :meth:`state` at each whole batch (iteration, TTFT, rate)
+        self._grids: dict[float, np.ndarray] = {}  # :meth:`grid` by its top
+        self._solved: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`solve` by its arguments
 
     @functools.cached_property
     def slot_cap(self) -> float:
@@ -512,8 +514,9 @@ class _Colocated:
         not yet computed in one call."""
         k = np.maximum(1, np.round(np.asarray(b, dtype=float))).astype(int)
         self._grow(int(np.max(k, initial=1)))
-        new = np.unique(k[np.isnan(self._d[k])])
-        if new.size:
+        missing = np.isnan(self._d[k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._d[new] = _decode_iteration_s(self.dep, new, self.ctx_mean, self.t_eng, self.profile)
         return self._d[k]
 
@@ -525,8 +528,9 @@ class _Colocated:
             return self._state(b)
         k = b.astype(int)
         self._grow(int(np.max(k)))
-        new = np.unique(k[np.isnan(self._st[0, k])])
-        if new.size:
+        missing = np.isnan(self._st[0, k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._st[:, new] = np.broadcast_arrays(*self._state(new.astype(float)))
         st = self._st[:, k]
         return st[0], st[1], st[2]
@@ -563,18 +567,22 @@ class _Colocated:
         """:meth:`requests` at whole batches ``k``, each computed once [requests]."""
         k = np.asarray(k, dtype=int)
         self._grow(int(np.max(k, initial=1)))
-        new = np.unique(k[np.isnan(self._req[k])])
-        if new.size:
+        missing = np.isnan(self._req[k])
+        if missing.any():
+            new = np.unique(k[missing])
             self._req[new] = self.requests(new)
         return self._req[k]
 
     def grid(self, b_max: float) -> np.ndarray:
         """Whole batches below ``b_max`` a solve weighs first: 1 to :data:`GRID_ALL`, then
-        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency)."""
+        :data:`GRID_POINTS` geometric steps to the slots (the same for every concurrency; built once)."""
         top = max(float(self.slot_cap), float(b_max), 1.0)
-        g = np.arange(1, min(GRID_ALL, int(top)) + 1)
-        if top > GRID_ALL:
-            g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+        if top not in self._grids:
+            g = np.arange(1, min(GRID_ALL, int(top)) + 1)
+            if top > GRID_ALL:
+                g = np.unique(np.concatenate([g, np.round(np.geomspace(GRID_ALL, top, GRID_POINTS)).astype(int)]))
+            self._grids[top] = g
+        g = self._grids[top]
         return g[g < b_max]
 
     def solve(self, concurrency: Any, b_max: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -584,10 +592,21 @@ class _Colocated:
         The requests in flight at whole batches bracket each root: first on :meth:`grid`, then on
         every whole batch inside the grid step that holds it (one vectorized decode call per
         level for all concurrencies); regula falsi then finds the root between two adjacent
-        whole batches, where the decode iteration takes one of two known values.
+        whole batches, where the decode iteration takes one of two known values. Each answer is
+        kept by its arguments: the whole-batch values it read are kept and never change, so a
+        repeated solve (a warm target-speed search) returns what solving again would.
         """
         cs = np.atleast_1d(np.asarray(concurrency, dtype=float))
         tops = np.broadcast_to(np.asarray(b_max, dtype=float), cs.shape)
+        key = (tuple(cs.tolist()), tuple(tops.tolist()))
+        if key in self._solved:  # the same answer: every value it read is kept as it was
+            return tuple(a.copy() for a in self._solved[key])
+        out_b, out_slot = self._solve(cs, tops)
+        self._solved[key] = (out_b.copy(), out_slot.copy())
+        return out_b, out_slot
+
+    def _solve(self, cs: np.ndarray, tops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`solve` of concurrencies ``cs`` at most ``tops`` sequences each (arrays), not kept."""
         out_b, out_slot = np.empty(cs.shape), np.zeros(cs.shape, dtype=bool)
         # level 1: the common grid and each concurrency's top
         g = self.grid(float(np.max(tops)))
