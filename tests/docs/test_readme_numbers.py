@@ -43,6 +43,7 @@ SEALED_C = "2026-12c"
 SEALED_D = "2026-12d"  # TPU
 SEALED_E = "2026-12e"
 SEALED_F = "2026-12f"
+SEALED_G = "2026-12g"
 
 
 def _third_party_band() -> tuple[float, float]:
@@ -76,7 +77,7 @@ def _sealed(phase: str | None = None, dense: bool | None = None, score: str = "2
     inside = ((d["measured_output_tok_per_s_per_gpu"] >= d["predicted_output_tok_per_s_per_gpu_lo"])
               & (d["measured_output_tok_per_s_per_gpu"] <= d["predicted_output_tok_per_s_per_gpu_hi"]))
     return {"n": len(d), "n_all": n_all, "median": float((ratio - 1).abs().median()), "ratio": float(ratio.median()),
-            "inside": float(inside.mean())}
+            "p90": float((ratio - 1).abs().quantile(0.9)), "inside": float(inside.mean())}
 
 
 #: (text as the README writes it, the value it must equal) - each value from a pinned figure
@@ -204,7 +205,17 @@ FIGURES = [
      f"{_sealed(score=SEALED_F)['n']} {_sealed(score=SEALED_F)['n_all'] - _sealed(score=SEALED_F)['n']} "
      f"{_sealed(score=SEALED_F)['median'] * 100:.0f} {_sealed(score=SEALED_F)['ratio']:.2f} "
      f"{_sealed(score=SEALED_F)['inside'] * 100:.0f}", "26 3 64 1.64 81"),
-    ("81 % of a sixth inside it", f"{_sealed(score=SEALED_F)['inside'] * 100:.0f}", "81"),
+    ("28 runs of a seventh sealed set (vendors' blog posts, mostly dense models on TensorRT-LLM and vLLM) 14 % "
+     "median error, 1.02x", f"{_sealed(score=SEALED_G)['n']} {_sealed(score=SEALED_G)['median'] * 100:.0f} "
+     f"{_sealed(score=SEALED_G)['ratio']:.2f}", "28 14 1.02"),
+    ("68 % of the seventh", f"{_sealed(score=SEALED_G)['inside'] * 100:.0f}", "68"),
+    ("28 published runs from 7 publications", f"{_sealed(score=SEALED_G)['n_all']}", "28"),
+    ("28 predicted; 14 % median (p90 48 %), predicted/measured 1.02; 68 % inside their 80 % band",
+     f"{_sealed(score=SEALED_G)['n']} {_sealed(score=SEALED_G)['median'] * 100:.0f} {_sealed(score=SEALED_G)['p90'] * 100:.0f} "
+     f"{_sealed(score=SEALED_G)['ratio']:.2f} {_sealed(score=SEALED_G)['inside'] * 100:.0f}", "28 14 48 1.02 68"),
+    ("the seventh, vendors' own tuned runs of mostly dense models, 68 %, its point unbiased\n(1.02x)",
+     f"{_sealed(score=SEALED_G)['inside'] * 100:.0f} {_sealed(score=SEALED_G)['ratio']:.2f}", "68 1.02"),
+    ("81 % of a sixth", f"{_sealed(score=SEALED_F)['inside'] * 100:.0f}", "81"),
     ("68 % of a fifth sealed set inside it", f"{_sealed(score=SEALED_E)['inside'] * 100:.0f}", "68"),
     ("(34 %,\n42 %, 0 % and 33 % of them fell inside", f"{_sealed()['inside'] * 100:.0f} "
      f"{_sealed(score=SEALED_B)['inside'] * 100:.0f} {_sealed(score=SEALED_C)['inside'] * 100:.0f} "
