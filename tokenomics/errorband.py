@@ -98,7 +98,8 @@ FIT_SETS = ("serving_public", "serving_thirdparty_2026-12", "serving_tpu_2026-12
 #: (``datasets/third_party_band.csv``, ``tools/build_third_party_band.py``); no model parameter is
 #: fitted on them.
 THIRD_PARTY_SETS = ("serving_sealed_2026-12", "serving_sealed_2026-12b", "serving_sealed_2026-12c",
-                    "serving_sealed_2026-12d")
+                    "serving_sealed_2026-12d", "serving_sealed_2026-12e", "serving_sealed_2026-12f",
+                    "serving_sealed_2026-12g")
 
 
 def chip_family(hardware: str, vendor: str | None = None) -> str:

@@ -256,8 +256,8 @@ def test_prompt_work_per_second_matches_the_request_rate(spec):
     prompt token. With speculative decoding a sequence emits ``tokens_per_step`` tokens an
     iteration, so its successor's prompt arrives ``tokens_per_step`` times faster (the prompt load
     was once divided by it instead, which made MTP at long prompts 1.5-3x too fast on InferenceX
-    2026 rows)."""
-    dep = resolve("deepseek-v3", hardware="h200", tp=8, ep=8, execution="engine", engine="sglang", spec=spec)
+    2026 rows). vLLM mixes prompt chunks into the decode batch (SGLang's separate passes: below)."""
+    dep = resolve("deepseek-v3", hardware="h200", tp=8, ep=8, execution="engine", engine="vllm", spec=spec)
     isl, osl, conc = 8192.0, 1024.0, 32.0
     r = serving.serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc)
     b, t_it = float(r.batch), float(r.iteration_s)
@@ -269,6 +269,31 @@ def test_prompt_work_per_second_matches_the_request_rate(spec):
     x = b * tps / (osl * t_it)  # requests/s per replica
     assert (t_it - d) / t_it == pytest.approx(x * isl * t_pre, rel=1e-9)
     assert float(r.output_tok_per_s_per_gpu) == pytest.approx(x * osl / dep.replica_chips, rel=1e-9)
+
+
+def test_an_engine_that_prefills_first_pays_a_pass_for_the_prompts_of_each_iteration():
+    """SGLang runs waiting prompts in a prefill pass of their own, decode paused (hand identity):
+    beyond the mixed steady state's prompt compute, an iteration pays, with the probability that a
+    prompt chunk arrived during it (Poisson, ``b * tps / osl * chunks`` on average), what a pass of
+    one chunk costs alone beyond its compute: weight read, launches, the engine's iteration cost."""
+    import math
+
+    dep = resolve("deepseek-v3", hardware="h200", tp=8, ep=8, execution="engine", engine="sglang")
+    isl, osl, conc = 1000.0, 200.0, 64.0
+    r = serving.serve(dep, isl_tok=isl, osl_tok=osl, concurrency=conc)
+    b, t_it = float(r.batch), float(r.iteration_s)
+    _, t_eng = serving._engine_cost_s(dep, None)
+    d = float(np.asarray(serving._decode_iteration_s(dep, b, float(round(isl + osl / 2)), t_eng, None)))
+    chunk = float(dep.prefill_chunk_per_rank_tok)
+    t_pre = float(serving._prefill_per_token_s(dep, isl, chunk, None))
+    alone = float(serving._prefill_iteration_s(dep, min(isl, chunk), [1], t_eng, None)[0]) - min(isl, chunk) * t_pre
+    passes = 1.0 - math.exp(-b / osl * math.ceil(isl / chunk))
+    assert alone > 0
+    assert t_it == pytest.approx(d + b * isl / osl * t_pre + passes * alone, rel=1e-9)
+    # a fixed-length closed loop runs in waves instead (wave_serve), and vLLM mixes: no pass term
+    mixed = resolve("deepseek-v3", hardware="h200", tp=8, ep=8, execution="engine", engine="vllm")
+    assert serving._colocated_model(mixed, isl, osl, float(round(isl + osl / 2)), {"ttft_overhead_s": 0.0},
+                                    t_eng, None, None, 1.0, None).pass_alone_s == 0.0
 
 
 def test_azure_trtllm_rows_carry_the_batch_cap_their_engines_were_built_with():

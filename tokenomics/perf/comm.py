@@ -334,3 +334,24 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
     wire = wire_bytes(collective, algo, n, p)
     return (f.alpha_s + f.alpha_log2_s * math.log2(p) + steps * system.hop_latency_s
             + wire / (f.bw_frac * link))
+
+
+def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: float) -> float:
+    """Time to move one prompt's KV cache from its prefill GPUs to its decode GPUs [s].
+
+    Each prefill GPU that holds a shard of the sequence's cache sends it over its own link, in
+    parallel: the shard is :func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip` at the prefill
+    layout (split by KV head for GQA, whole for MLA), the bandwidth the decode system's scale-up
+    link when the ``n_gpus`` of the deployment fit one scale-up domain, else its scale-out NIC
+    (the scale-up link where no NIC is catalogued), plus one hop of latency.
+    """
+    from .memory import kv_bytes_per_seq_per_chip
+
+    sys_ = decode_dep.system
+    link = sys_.link_bytes_per_s
+    if sys_.crosses_scaleout(int(math.ceil(n_gpus))) and sys_.scaleout_bytes_per_s > 0:
+        link = sys_.scaleout_bytes_per_s
+    p = prefill_dep.parallel
+    shard = float(kv_bytes_per_seq_per_chip(prefill_dep.model, float(isl_tok), tp=p.tp, pp=p.pp,
+                                            kv_precision=prefill_dep.kv_precision))
+    return shard / float(link) + float(sys_.hop_latency_s)

@@ -61,8 +61,10 @@ no prefill; a ``prefill`` deployment processes prompt tokens only.
 A benchmark whose requests all have the same lengths (``fixed_lengths``) on an engine that pauses
 decode to prefill (SGLang) never staggers: its users are prefilled back to back, decode together
 and return together (:func:`wave_serve`), so the prompts' work sits in the TTFT of the users
-behind instead of in every TPOT. Engines that mix prompt chunks into the decode batch (vLLM,
-TensorRT-LLM) settle into the staggered steady state above whatever the lengths.
+behind instead of in every TPOT. With varied lengths it staggers, but runs the prompts arriving
+during an iteration in a pass of their own, decode paused: an iteration pays, with the probability
+that a chunk arrived (Poisson), what that pass costs beyond its compute. Engines that mix prompt
+chunks into the decode batch (vLLM, TensorRT-LLM) settle into the steady state above.
 
 Disaggregated serving (:func:`serve_disaggregated`) splits the GPUs into prefill instances and
 decode instances. At a total concurrency ``C``, ``X`` requests/s flow through both: a decode
@@ -93,6 +95,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..errors import ValidationError
+from .comm import kv_transfer_s
 from .engines import engine_params
 from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, ttft_s
 
@@ -488,6 +491,11 @@ class _Colocated:
         self.adp_batched = (adp_prefill_batched_parts_s(dep, self.c_tok, profile, parts=self.adp_parts)
                             if self.n_ranks > 1 else None)
         self.n_chunks = math.ceil(isl / chunk)
+        # SGLang prefills first: a waiting chunk runs in a pass of its own, decode paused, paying beyond
+        # its compute what a forward pass pays alone (weight read, launches, the engine's iteration cost)
+        alone = (float(_prefill_iteration_s(dep, self.c_tok, [1], t_eng, profile)[0]) - self.c_tok * self.t_pre_tok
+                 if str(dep.engine) in PREFILL_FIRST_ENGINES and self.n_ranks == 1 else 0.0)
+        self.pass_alone_s = max(0.0, alone)
         # prompt tokens per decoding sequence per iteration: a sequence emits tps tokens an iteration,
         # so it finishes in osl / tps iterations and its successor's isl prompt tokens arrive in them
         self.prompt_per_seq = isl * self.tps / osl
@@ -539,7 +547,9 @@ class _Colocated:
         n_ranks, isl, chunk = self.n_ranks, self.isl, self.chunk
         d = self.decode_s(b)
         if self.adp_parts is None:
-            t_it = d + b * self.prompt_per_seq * self.t_pre_tok
+            # a pass follows an iteration in which a chunk arrived (Poisson, b tps / osl chunks on average)
+            passes = -np.expm1(-b * self.tps / self.osl * self.n_chunks) if self.pass_alone_s else 0.0
+            t_it = d + b * self.prompt_per_seq * self.t_pre_tok + passes * self.pass_alone_s
         else:
             q = b / n_ranks * self.prompt_per_seq / self.c_tok  # chunks reaching a rank per iteration
             window = (adp_gate_window(n_ranks * q * self.c_tok / isl, n_ranks, self.adp_timeout_iters)
@@ -551,7 +561,7 @@ class _Colocated:
         # prompts load that budget by rho, one prompt occupies it for isl / chunk iterations
         rho = b / n_ranks * self.prompt_per_seq / chunk
         ttft = ttft_s(overhead_s=self.ep["ttft_overhead_s"], iteration_s=t_it,
-                      prefill_s=self.n_chunks * (d + self.c_tok * self.t_pre_tok),
+                      prefill_s=self.n_chunks * ((self.pass_alone_s or d) + self.c_tok * self.t_pre_tok),
                       utilization_frac=rho, residual_s=0.5 * rho * isl / chunk * t_it,
                       recv_interval_iters=self.recv_interval_iters, gate_s=gate)
         return t_it, ttft, x
@@ -786,11 +796,9 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
 
 
 #: Engines whose scheduler runs a prefill batch whenever prompts wait, pausing decode until none do
-#: (SGLang ``Scheduler.get_next_batch_to_run``: "Run prefill first if possible", v0.5.x; mixing a
-#: chunk into the decode batch is the opt-in ``--enable-mixed-chunk``). vLLM v1 schedules the
-#: running requests first and fills the rest of the token budget with prompt chunks, and
-#: TensorRT-LLM's in-flight batching mixes context and generation requests in one iteration:
-#: both mix, so a fixed-length closed loop settles into the staggered steady state there.
+#: (SGLang ``Scheduler.get_next_batch_to_run``: "Run prefill first if possible", v0.5.x; mixing is the
+#: opt-in ``--enable-mixed-chunk``). vLLM v1 fills the token budget left by the running requests with
+#: prompt chunks, and TensorRT-LLM's in-flight batching mixes context and generation requests.
 PREFILL_FIRST_ENGINES = frozenset({"sglang"})
 
 
@@ -862,27 +870,6 @@ def wave_serve(dep: Any, *, isl_tok: float, osl_tok: float, concurrency: float, 
                          np.asarray(1.0 / tpot), np.asarray(out), np.asarray(out * (1 + isl / osl)), t_eng)
 
 
-def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: float) -> float:
-    """Time to move one prompt's KV cache from its prefill GPUs to its decode GPUs [s].
-
-    Each prefill GPU that holds a shard of the sequence's cache sends it over its own link, in
-    parallel: the shard is :func:`tokenomics.perf.memory.kv_bytes_per_seq_per_chip` at the prefill
-    layout (split by KV head for GQA, whole for MLA), the bandwidth the decode system's scale-up
-    link when the ``n_gpus`` of the deployment fit one scale-up domain, else its scale-out NIC
-    (the scale-up link where no NIC is catalogued), plus one hop of latency.
-    """
-    from .memory import kv_bytes_per_seq_per_chip
-
-    sys_ = decode_dep.system
-    link = sys_.link_bytes_per_s
-    if sys_.crosses_scaleout(int(math.ceil(n_gpus))) and sys_.scaleout_bytes_per_s > 0:
-        link = sys_.scaleout_bytes_per_s
-    p = prefill_dep.parallel
-    shard = float(kv_bytes_per_seq_per_chip(prefill_dep.model, float(isl_tok), tp=p.tp, pp=p.pp,
-                                            kv_precision=prefill_dep.kv_precision))
-    return shard / float(link) + float(sys_.hop_latency_s)
-
-
 def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: float, n_decode_gpus: float,
                         isl_tok: float, osl_tok: float, concurrency: float, context_tok: float | None = None,
                         profile: Any = None, engines: Any = None,
@@ -915,7 +902,7 @@ def serve_disaggregated(prefill_dep: Any, decode_dep: Any, *, n_prefill_gpus: fl
     -------
     ServingResult
         ``batch`` sequences per decode instance, ``iteration_s`` one decode iteration, ``ttft_s``
-        including the prefill queue and :func:`kv_transfer_s`; ``output_tok_per_s_per_gpu`` and
+        including the prefill queue and :func:`~tokenomics.perf.comm.kv_transfer_s`; ``output_tok_per_s_per_gpu`` and
         ``total_tok_per_s_per_gpu`` per GPU of the whole deployment,
         ``output_tok_per_s_per_decode_gpu`` per decode GPU.
     """
