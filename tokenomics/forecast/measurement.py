@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .history import kinds_of, kind_scales, part_of
+from ..dates import decimal_year
+from .history import kind_scales, kinds_of, part_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -102,8 +103,6 @@ def _shift(t: np.ndarray, y: np.ndarray, w: np.ndarray, new: np.ndarray) -> tupl
 def _series_shifts(s: "pd.DataFrame") -> tuple[np.ndarray, list[dict]]:
     """One series' cumulative shift onto its latest definition per row [decades] and a record of
     each change; ``s`` sorted by date."""
-    from ..dates import decimal_year
-
     n = len(s)
     shift = np.zeros(n)
     defs = _definitions(s)
@@ -180,7 +179,7 @@ def on_latest_definition(history: "pd.DataFrame") -> "pd.DataFrame":
     if "definition" not in history.columns or "tokens_per_day_published" in history.columns:
         return history
     out, changed = history, False
-    for name, s in history.groupby("series", sort=False):
+    for _, s in history.groupby("series", sort=False):
         if _definitions(s) is None:
             continue
         s = s.sort_values("date", kind="stable")
@@ -220,8 +219,6 @@ def observations(history: "pd.DataFrame") -> "pd.DataFrame":
     wholes = part_of(h)
     out["whole"] = out["series"].map(wholes).fillna("")
     share = np.full(len(out), np.nan)
-    from ..dates import decimal_year
-
     t = decimal_year(out["date"])
     for part, whole in wholes.items():
         rows = np.flatnonzero((out["series"] == part).to_numpy())
