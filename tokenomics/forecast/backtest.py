@@ -1110,7 +1110,7 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
     if fit_through is not None:
         history = history[history["date"] <= month_end(fit_through)]
     # scored as published: a definition change a later figure brings is an error a forecaster meets
-    # (the forecast from the last origin fits each series on its latest definition, history.select_series)
+    # (the forecast from the last origin fits each series on its latest definition: demand.forecast)
     held = history["series"].isin(holdout_series(history))
     history, holdout = history[~held], history[held]
     # weights and calibration read only the errors of the models' medians (no intervals needed):

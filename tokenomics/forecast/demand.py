@@ -367,6 +367,12 @@ def _series_frame(name: str, s: "pd.DataFrame", bt, scenario: str | None, end: s
     })
 
 
+def _fit_series(hist: "pd.DataFrame", name: str, fit_through) -> "pd.DataFrame":
+    """The observations of series ``name`` a forecast fits: through ``fit_through``, on the series'
+    latest definition by then (:func:`~.measurement.on_latest_definition`)."""
+    return on_latest_definition(select_series(hist, name, fit_through))
+
+
 def _depth(name: str, wholes: dict[str, str]) -> int:
     """How many wholes ``name`` sits inside (0 for a series that is part of none)."""
     d = 0
@@ -615,14 +621,13 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in chosen:
-            used_hist.append(on_latest_definition(select_series(hist, n, fit_through)))
+            used_hist.append(_fit_series(hist, n, fit_through))
             frames[n] = _series_frame(n, used_hist[-1], bt, scenario, end)
         for n in list(chosen):  # the wholes a chosen part is capped at, forecast but not shown
             w = wholes.get(n)
             while w is not None and n_obs(w) >= MIN_OBS:
                 if w not in frames:
-                    frames[w] = _series_frame(w, on_latest_definition(select_series(hist, w, fit_through)), bt,
-                                              scenario, end)
+                    frames[w] = _series_frame(w, _fit_series(hist, w, fit_through), bt, scenario, end)
                 w = wholes.get(w)
     for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         one = {part: wholes[part]}  # wholes first: a chain of parts sees its whole already final
