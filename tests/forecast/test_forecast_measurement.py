@@ -118,3 +118,16 @@ def test_cli_an_unknown_kind_in_an_added_history_is_exit_2_in_one_line(tmp_path)
     with pytest.raises(SystemExit) as exc:
         main(["forecast", "--add-history", str(p), "--series", "x"])
     assert exc.value.code == 2
+
+
+def test_cli_forecast_caption_says_a_series_was_moved_onto_its_latest_definition():
+    from typer.testing import CliRunner
+
+    from tokenomics.cli import app
+
+    shift = level_shifts(load_history()).set_index("series").loc["china", "shift_dec"]
+    res = CliRunner().invoke(app, ["forecast", "-s", "china"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    assert f"china's figures through 2026-03 moved {shift:+.2f} decades" in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["forecast", "-s", "google"], env={"COLUMNS": "400"})
+    assert "latest definition" not in res.output  # one definition: nothing moved

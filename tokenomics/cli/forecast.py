@@ -187,6 +187,13 @@ def forecast(
         if o.get("used", 0) < o.get("available", 0):  # a long history: say how the weights were sampled
             caption += (f" (rolling origins: {o['used']:,} of {o['available']:,}, at most "
                         f"{o['max_per_series']} per series, {o['spacing']})")
+        h = result.history
+        if "level_shift_dec" in h.columns:  # a series fitted on its latest definition: say so
+            moved = h[h["level_shift_dec"].fillna(0.0) != 0.0].groupby("series", sort=True)
+            if len(moved):
+                caption += ("; fitted on each series' latest definition (--show measurement): " + ", ".join(
+                    f"{n}'s figures through {g['date'].max():%Y-%m} moved {g['level_shift_dec'].iloc[-1]:+.2f} decades"
+                    for n, g in moved))
         if freq == Freq.annual:
             df, supply = _with_supply(result, df)
             title += "; served = min(demand, chips, power)"
