@@ -49,8 +49,7 @@ def test_a_chip_left_out_does_not_hand_its_engine_the_queueing_collapses(public)
 
 @pytest.mark.slow
 def test_leave_one_hardware_out_errors(public):
-    # measured 2026-12-07 (18 % when first pinned; the serving model has improved since): B200 12 %,
-    # none above 20 %
+    # measured 2026-12-07: B200 12 %, none above 20 %
     loo = leave_one_out(public, by="hardware").set_index("held_out")
     assert loo.loc["b200", "median_abs_error_frac"] == pytest.approx(0.118, abs=0.01)
     assert loo["median_abs_error_frac"].max() < 0.20
@@ -171,7 +170,7 @@ def test_readme_atom_engine_fit(tmp_path, capsys, monkeypatch):
     per-kernel cost is 4.4 us (bundled AMD default 7.3 us), the TTFT overhead 236 ms, and the rows'
     median error 11.4 % (14.6 % with the bundled engines), p90 28 % (31 %), in sample; DeepSeek-V3 on
     8 MI355X prices at 193 tok/s per chip with it, 166 without. These runs' own output, pinned
-    (measured 2026-12-07; first pinned at stop 42 as 4.8 us, 12.3 %, 199 and 171 tok/s)."""
+    (measured 2026-12-07)."""
     import io
 
     import pandas as pd

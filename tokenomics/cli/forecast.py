@@ -287,6 +287,14 @@ def forecast(
                      "OpenRouter weeks) cannot stand for its sample; --out DIR writes backtest_series.csv")
 
 
+def _supply_bound(cap) -> str:
+    """The supply-bound series of a capacity frame, each from its first bound year with the limits
+    that bind ("china from 2026 (chips/power)"), or "none"."""
+    bound = cap[cap["supply_bound"]]
+    return (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
+                      for s, g in bound.groupby("series", sort=False)) or "none")
+
+
 def _with_supply(result, df):
     """The annual demand table with what its region's chips and power serve beside each median
     (``served_tokens_per_day``, ``binding``: :func:`tokenomics.forecast.capacity.supply_capacity` at
@@ -303,9 +311,7 @@ def _with_supply(result, df):
     idx = list(zip(df["series"], year))
     df = df.assign(served_tokens_per_day=key["served_tokens_per_day"].reindex(idx).to_numpy(),
                    binding=key["binding"].reindex(idx).fillna("").to_numpy())
-    bound = cap[cap["supply_bound"]]
-    said = (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
-                      for s, g in bound.groupby("series", sort=False)) or "none")
+    said = _supply_bound(cap)
     return df, ("medians are the demand trend; served_tokens_per_day is what the region's chips and power serve "
                 f"(--show capacity); supply-bound: {said}")
 
@@ -336,9 +342,7 @@ def _capacity_view(result, stated: dict, target, cost, cache_hit: float, fmt: Fo
                           price_path=prices)
     df = cap.to_frame()
     a = df.attrs
-    bound = df[df["supply_bound"]]
-    said = (", ".join(f"{s} from {int(g['year'].min())} ({'/'.join(dict.fromkeys(g['binding']))})"
-                      for s, g in bound.groupby("series", sort=False)) or "none")
+    said = _supply_bound(df)
     title = f"Demand against supply: {df['deployment'].iloc[0]}, served = min(demand, chips, power)"
     caption = (f"December rates [tokens/day]; chips: the region's installed AI accelerators (Epoch AI, "
                f"datasets/ai_compute_stock.csv; after 2025 +{a.get('growth', 1.3):.0%}/yr scenario), "
@@ -408,13 +412,13 @@ def _show_roadmap(roadmap, model, target, fmt: Format) -> None:
 def _show_measurement(hist, series: str, fmt: Format) -> None:
     """--show measurement: per series (table) or per observation (csv, json) what is measured and how
     well, with the level shift estimated at each definition change."""
-    from ..forecast.history import load_history
+    import pandas as pd
+
+    from ..forecast.history import load_history, select_series
     from ..forecast.measurement import kind_scales, level_shifts, observations
 
     h = load_history() if hist is None else hist
     if series != "all":
-        from ..forecast.history import select_series
-
         select_series(h, series)  # an unknown name is named with suggestions
         h = h[h["series"] == series]
     obs = observations(h)
@@ -440,8 +444,6 @@ def _show_measurement(hist, series: str, fmt: Format) -> None:
                          "level_shift_dec": float(g["level_shift_dec"].max()),
                          "whole": g["whole"].iloc[0],
                          "max_share_of_whole": float(share.max()) if share.notna().any() else float("nan")})
-        import pandas as pd
-
         emit(pd.DataFrame(rows), fmt, title="What each series measures", caption=cap)
         return
     emit(obs.assign(date=obs["date"].dt.strftime("%Y-%m-%d")), fmt,
