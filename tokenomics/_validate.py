@@ -234,7 +234,7 @@ def finite_result(what: str, results: dict[str, Any], inputs: dict[str, Any], va
         bad = np.isinf(a)
         if valid is not None:
             bad = bad | (np.isnan(a) & np.broadcast_to(np.asarray(valid, bool), a.shape))
-        if not np.any(bad):
+        if not bad.any():
             continue
         kind = "infinite" if np.any(np.isinf(a)) else "not a number"
         shown = {}

@@ -167,7 +167,7 @@ def _splitk_extra(m, k: float, n: float):
 
 def _shaped(x: Any, one: Any) -> Any:
     """``one * x`` for ``one`` equal to 1 everywhere: ``x`` itself where it has ``one``'s shape and type."""
-    same = type(x) is type(one) and np.shape(x) == np.shape(one) and x.dtype == one.dtype
+    same = type(x) is type(one) and x.shape == one.shape and x.dtype == one.dtype  # numpy: one is 0 * m + 1
     return x if same else one * x
 
 
@@ -527,9 +527,20 @@ def _sum_counted(ops: list[Op], values: list[Any]) -> Any:
         a = None
     if a is None or a.dtype != np.float64 or not any(isinstance(x, (np.ndarray, np.generic)) for x in values):
         return sum(op.count * x for op, x in zip(ops, values))  # plain numbers stay plain
-    prod = a * np.array([op.count for op in ops], dtype=float).reshape((-1,) + (1,) * (a.ndim - 1))
-    total = 0 + prod[0]
-    for row in prod[1:]:
+    return sum_rows(a * np.array([op.count for op in ops], dtype=float).reshape((-1,) + (1,) * (a.ndim - 1)))
+
+
+def sum_rows(a: np.ndarray) -> Any:
+    """``0.0 + a[0] + a[1] + ...`` over the first axis, added in that order (the same value to
+    the bit, signed zeros included): numpy sums along an axis that is not the fastest in memory
+    one element after another (pairwise summation only runs along the fastest one), so where
+    each row holds two elements or more one ``np.add.reduce`` over the C-ordered rows does it; a
+    loop otherwise."""
+    flat = np.ascontiguousarray(a).reshape(a.shape[0], -1)  # rows in C order: the first axis the slowest
+    if flat.shape[1] >= 2:
+        return np.add.reduce(flat, axis=0).reshape(a.shape[1:]) + 0.0
+    total = 0.0 + a[0]
+    for row in a[1:]:
         total = total + row
     return total
 

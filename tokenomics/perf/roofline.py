@@ -213,7 +213,17 @@ def op_times(
         parts.append((mem, comp, t, tile, byts, op.flop, op.kernels))
         extra.append((blocks, fixed))
     scaled = _times_counts(parts, [op.count for op in ops])
-    return [_op_time(op.name, op.kind, *x, op.count * b, op.count * f) for op, x, (b, f) in zip(ops, scaled, extra)]
+    out = OpTimes(_op_time(op.name, op.kind, *x, op.count * b, op.count * f) for op, x, (b, f) in zip(ops, scaled, extra))
+    out.stacked = scaled if isinstance(scaled, np.ndarray) else None
+    return out
+
+
+class OpTimes(list):
+    """:func:`op_times`' list of :class:`OpTime`, with ``stacked``: their ``(mem_s, compute_s, time_s,
+    tile_s, bytes, flop, kernels)`` in one array over (operator, field, ...) where every field has
+    one shape (the step sums them without gathering them again), else None."""
+
+    stacked: Any = None
 
 
 def _size_frac(gain: float, size: Any, w: float) -> Any:
@@ -225,9 +235,10 @@ def _size_frac(gain: float, size: Any, w: float) -> Any:
     return np.minimum(1.0, x)
 
 
-def _times_counts(parts: list[tuple], counts: list[Any]) -> list[tuple]:
+def _times_counts(parts: list[tuple], counts: list[Any]) -> Any:
     """Each op's ``parts`` times its count (``c * x`` of each), in one multiplication where every
-    part of every op has the same shape (the values are the same either way)."""
+    part of every op has the same shape (the values are the same either way): one array over
+    (operator, part, ...), else a list of tuples."""
     try:
         a = np.array(parts)
     except (TypeError, ValueError):  # parts of several shapes: one product each
@@ -235,7 +246,7 @@ def _times_counts(parts: list[tuple], counts: list[Any]) -> list[tuple]:
     if a is None or a.dtype != np.float64 or a.shape[:2] != (len(parts), 7):
         return [tuple(c * x for x in p) for p, c in zip(parts, counts)]
     c = np.array(counts, dtype=float).reshape((-1,) + (1,) * (a.ndim - 1))
-    return list(a * c)
+    return a * c
 
 
 def _op_time(name: str, kind: str, mem_s: Any, compute_s: Any, time_s: Any, tile_s: Any, byts: Any, flop: Any,

@@ -35,7 +35,7 @@ from ..specs import (UNQUANTIZED_GEMMS, Accelerator, ExecutionPlan, ModelSpec, c
 from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
-from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
+from .ops import build_ops, expected_distinct_experts, step_kernels, sum_rows, timed_kernels
 from .profile import Profile, gemm_size_curve, load_profile
 from .roofline import OpTime, op_times
 from .kernels import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_fixed_s, moe_gemm_ratio,
@@ -260,22 +260,24 @@ def _op_totals(times: list[OpTime]) -> tuple:
     of their own time (without the tile cost) where memory-bound and where compute-bound (by the
     larger of the two times): ``(time, mem, compute, tile, bytes, flop, mem_bound, compute_bound)``.
 
-    Added in operator order, one at a time (never pairwise: each sum is the loop's to the bit), all
-    eight in one array where every field of every operator has one shape.
+    Added in operator order, one at a time (:func:`~tokenomics.perf.ops.sum_rows`: each sum is a
+    loop's to the bit), all eight at once where every field of every operator has one shape (from
+    :func:`~tokenomics.perf.roofline.op_times`' ``stacked`` where the times are its own).
     """
-    fields = [(x.time_s, x.mem_s, x.compute_s, x.tile_s, x.bytes, x.flop) for x in times]
-    try:
-        a = np.array(fields) if fields else None
-    except (TypeError, ValueError):  # fields of several shapes: the loop below
-        a = None
+    a = getattr(times, "stacked", None)
+    if a is not None:
+        a = a[:, [2, 0, 1, 3, 4, 5]]
+    else:
+        fields = [(x.time_s, x.mem_s, x.compute_s, x.tile_s, x.bytes, x.flop) for x in times]
+        try:
+            a = np.array(fields) if fields else None
+        except (TypeError, ValueError):  # fields of several shapes: the loop below
+            a = None
     if a is not None and a.dtype == np.float64 and a.shape[:2] == (len(times), 6):
         own = a[:, 0] - a[:, 3]  # finite: the inputs are validated
         is_mem = a[:, 1] >= a[:, 2]
         a = np.concatenate([a, (own * is_mem)[:, None], (own * ~is_mem)[:, None]], axis=1)
-        total = 0.0 + a[0]
-        for row in a[1:]:
-            total = total + row
-        return tuple(total)
+        return tuple(sum_rows(a))
     op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
     for x in times:
         op_sum = op_sum + x.time_s
