@@ -522,12 +522,24 @@ def _sum_counted(ops: list[Op], values: list[Any]) -> Any:
     """``sum(op.count * x for op, x in zip(ops, values))``, added in operator order (the same
     value), the products in one multiplication where every value is a float array of one shape."""
     try:
-        a = np.array(values) if values else None
+        a = np.array(values) if values and stackable(values[0]) else None
     except (TypeError, ValueError):  # values of several shapes
         a = None
     if a is None or a.dtype != np.float64 or not any(isinstance(x, (np.ndarray, np.generic)) for x in values):
         return sum(op.count * x for op, x in zip(ops, values))  # plain numbers stay plain
     return sum_rows(a * np.array([op.count for op in ops], dtype=float).reshape((-1,) + (1,) * (a.ndim - 1)))
+
+
+#: Largest array [elements] the step stacks one per operator into one array (:func:`sum_rows`,
+#: :func:`tokenomics.perf.roofline.op_times`): below it numpy's fixed cost per call dominates and
+#: one call over the stack saves it; above it the stacked copies cost more than they save (the
+#: values are the same either way).
+STACK_MAX_ELEMS = 512
+
+
+def stackable(x: Any) -> bool:
+    """Whether the per-operator arrays shaped like ``x`` are small enough to stack (:data:`STACK_MAX_ELEMS`)."""
+    return np.size(x) <= STACK_MAX_ELEMS
 
 
 def sum_rows(a: np.ndarray) -> Any:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..specs import UNQUANTIZED_GEMMS, Accelerator
-from .ops import Op
+from .ops import Op, stackable
 from .profile import Profile
 
 
@@ -240,7 +240,7 @@ def _times_counts(parts: list[tuple], counts: list[Any]) -> Any:
     part of every op has the same shape (the values are the same either way): one array over
     (operator, part, ...), else a list of tuples."""
     try:
-        a = np.array(parts)
+        a = np.array(parts) if parts and stackable(parts[0][0]) else None
     except (TypeError, ValueError):  # parts of several shapes: one product each
         a = None
     if a is None or a.dtype != np.float64 or a.shape[:2] != (len(parts), 7):

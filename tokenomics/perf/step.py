@@ -35,7 +35,7 @@ from ..specs import (UNQUANTIZED_GEMMS, Accelerator, ExecutionPlan, ModelSpec, c
 from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
-from .ops import build_ops, expected_distinct_experts, step_kernels, sum_rows, timed_kernels
+from .ops import build_ops, expected_distinct_experts, stackable, step_kernels, sum_rows, timed_kernels
 from .profile import Profile, gemm_size_curve, load_profile
 from .roofline import OpTime, op_times
 from .kernels import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_fixed_s, moe_gemm_ratio,
@@ -270,7 +270,7 @@ def _op_totals(times: list[OpTime]) -> tuple:
     else:
         fields = [(x.time_s, x.mem_s, x.compute_s, x.tile_s, x.bytes, x.flop) for x in times]
         try:
-            a = np.array(fields) if fields else None
+            a = np.array(fields) if fields and stackable(fields[0][0]) else None
         except (TypeError, ValueError):  # fields of several shapes: the loop below
             a = None
     if a is not None and a.dtype == np.float64 and a.shape[:2] == (len(times), 6):
