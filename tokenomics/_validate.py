@@ -37,6 +37,11 @@ def _arr(value: Any, name: str) -> np.ndarray:
         raise ValidationError(f"{name} must be a number, got {value!r:.60}") from None
 
 
+def _is_float_array(value: Any) -> bool:
+    """Whether ``value`` is a non-empty float64 array: what :func:`_arr` returns as it is."""
+    return type(value) is np.ndarray and value.dtype == np.float64 and value.size > 0
+
+
 def finite(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite; return it unchanged."""
     a = _arr(value, name)
@@ -59,9 +64,11 @@ def positive(value: Any, name: str) -> Any:
 
 def non_negative(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite and >= 0."""
-    a = _arr(value, name)
+    if type(value) in (int, float) and 0 <= value < math.inf:  # fast path for plain numbers
+        return value
+    a = value if _is_float_array(value) else _arr(value, name)
     ok = np.isfinite(a) & (a >= 0)
-    if not np.all(ok):
+    if not ok.all():
         raise ValidationError(f"{name} must be a non-negative finite number, got {_first_bad(value, a, ok)}")
     return value
 
@@ -101,12 +108,12 @@ def count(value: Any, name: str, *, minimum: int = 1, maximum: float | None = No
     if (type(value) in (float, np.float64) and math.isfinite(value) and value >= minimum and value.is_integer()
             and (maximum is None or value <= maximum)):  # fast path for a whole float
         return value
-    a = _arr(value, name)
+    a = value if _is_float_array(value) else _arr(value, name)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))
         if maximum is not None:
             ok &= a <= maximum
-    if not np.all(ok):
+    if not ok.all():
         with np.errstate(invalid="ignore"):
             too_big = maximum is not None and bool(np.ravel(a[~ok] > maximum)[0])
         bound = f"<= {maximum:g} (far beyond any memory)" if too_big else f">= {minimum}"
@@ -227,7 +234,7 @@ def finite_result(what: str, results: dict[str, Any], inputs: dict[str, Any], va
         bad = np.isinf(a)
         if valid is not None:
             bad = bad | (np.isnan(a) & np.broadcast_to(np.asarray(valid, bool), a.shape))
-        if not np.any(bad):
+        if not bad.any():
             continue
         kind = "infinite" if np.any(np.isinf(a)) else "not a number"
         shown = {}

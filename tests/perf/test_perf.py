@@ -9,7 +9,7 @@ from tokenomics import catalog
 from tokenomics.errors import DoesNotFitError, ValidationError
 from tokenomics.perf import Profile, decode_step, max_batch, prefill
 from tokenomics.validate.calibrate import predict_cases, summarize
-from tokenomics.perf.ops import expected_distinct_experts
+from tokenomics.perf.ops import expected_distinct_experts, sum_rows
 from tokenomics.specs import Accelerator, ExecutionPlan, ModelSpec
 
 # A toy accelerator and an "ideal" profile make step times computable by hand.
@@ -53,6 +53,22 @@ def test_compute_bound_prefill_hand_calc():
     vec = (10 * 4096 * 1024 + 4 * 4096 * 4096) / 5e13
     assert float(r.step_time_s) == pytest.approx(gemm + attn + vec + 30e-6, rel=0.002)
     assert r.bound == "compute"
+
+
+def test_sum_rows_adds_in_row_order_to_the_bit():
+    # the step's per-operator sums: one np.add.reduce where rows hold two elements or more, a
+    # loop otherwise; either way the loop's value (no pairwise summation), whatever the layout
+    rng = np.random.default_rng(7)
+    for shape in [(15,), (15, 1), (15, 2), (15, 8), (15, 158), (15, 8, 77), (3, 6, 1)]:
+        for order in ("C", "F"):
+            a = np.asarray(rng.random(shape) * 10.0 ** rng.integers(-9, 4, size=shape), order=order)
+            a[0] = -0.0  # a signed zero first: the loop's 0.0 + x makes it +0.0
+            want = 0.0 + a[0]
+            for row in a[1:]:
+                want = want + row
+            got = sum_rows(a)
+            assert np.shape(got) == np.shape(want)
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
 def test_distinct_experts_formula():

@@ -297,7 +297,7 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
         # engines pick the one-shot kernel for small messages and NCCL for large ones
         names = (SCALEOUT_AUTO_IMPLS.get(collective, SCALEOUT_AUTO_DEFAULT)
                  if system.crosses_scaleout(p) else SCALEUP_AUTO_IMPLS.get(collective, AUTO_IMPLS))
-        return np.min([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names], axis=0)
+        return _least([collective_time_s(collective, n_bytes, p, system, name, algo) for name in names])
     if algo == "auto":
         if collective != "allreduce":
             algo = None
@@ -334,6 +334,15 @@ def collective_time_s(collective: str, n_bytes: Any, p: int, system: System,
     wire = wire_bytes(collective, algo, n, p)
     return (f.alpha_s + f.alpha_log2_s * math.log2(p) + steps * system.hop_latency_s
             + wire / (f.bw_frac * link))
+
+
+def _least(times: list[Any]) -> Any:
+    """``np.min(times, axis=0)`` of arrays of one shape: their elementwise minimum (a numpy scalar
+    where they are 0-d), without stacking them first."""
+    out = times[0]
+    for t in times[1:]:
+        out = np.minimum(out, t)
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else (out.copy() if len(times) == 1 else out)
 
 
 def kv_transfer_s(prefill_dep: Any, decode_dep: Any, isl_tok: float, n_gpus: float) -> float:

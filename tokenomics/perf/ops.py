@@ -14,7 +14,7 @@ per chip.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,21 @@ class Op:
     work_units: Any = 0.0  # decode attention: (sequence, KV head) pairs on the chip
 
 
+_OP_FIELDS = tuple(f.name for f in fields(Op))
+_OP_DEFAULTS = {f.name: f.default for f in fields(Op) if f.default is not MISSING}
+
+
+def _new_op(*args: Any, **kwargs: Any) -> Op:
+    """``Op(*args, **kwargs)`` without the frozen dataclass's per-field ``__init__`` (an :class:`Op`
+    has no ``__post_init__``): a step builds ~15 of them."""
+    new = object.__new__(Op)
+    d = new.__dict__
+    d.update(_OP_DEFAULTS)
+    d.update(zip(_OP_FIELDS, args))
+    d.update(kwargs)
+    return new
+
+
 def expected_distinct_experts(n_tokens, n_experts: int, top_k: int):
     """Expected number of distinct experts touched when ``n_tokens`` tokens each pick ``top_k``
     of ``n_experts`` (uniform routing): ``E * (1 - (1 - k/E) ** N)``.
@@ -152,7 +167,7 @@ def _splitk_extra(m, k: float, n: float):
 
 def _shaped(x: Any, one: Any) -> Any:
     """``one * x`` for ``one`` equal to 1 everywhere: ``x`` itself where it has ``one``'s shape and type."""
-    same = type(x) is type(one) and np.shape(x) == np.shape(one) and x.dtype == one.dtype
+    same = type(x) is type(one) and x.shape == one.shape and x.dtype == one.dtype  # numpy: one is 0 * m + 1
     return x if same else one * x
 
 
@@ -248,7 +263,7 @@ def build_ops(
             dropped = one * (zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         # one is 1 everywhere (x 1 is exact): it only gives a constant the step's shape
-        ops.append(Op(name, "gemm", count, one * (k * n * bytes_per_param), _shaped(act, one), zero,
+        ops.append(_new_op(name, "gemm", count, one * (k * n * bytes_per_param), _shaped(act, one), zero,
                       2.0 * rows * k * n, _shaped(rows, one), one * n_gemm, kern, timing_extra_kernels=dropped,
                       gemm_size=math.sqrt(k * n)))
 
@@ -304,13 +319,13 @@ def build_ops(
             flop = 2.0 * ba * ctx * nq * mean_keys * (qk_dim + v_dim)
             kv = ba * ctx * kv_elems_layer * kv_bytes_per_elem  # written once
             act = 2 * ba * ctx * nq * (qk_dim + v_dim) * ACT_BYTES
-            ops.append(Op(name, "attention_prefill", count, zero, act, kv, flop, ma, zero, one))
+            ops.append(_new_op(name, "attention_prefill", count, zero, act, kv, flop, ma, zero, one))
         else:
             keys = ctx if window is None else np.minimum(ctx, window)
             flop = 2.0 * ba * t * nq * keys * (qk_dim + v_dim)
             kv = ba * keys * kv_elems_layer * kv_bytes_per_elem + ba * t * kv_elems_layer * kv_bytes_per_elem
             act = 2 * ma * nq * (qk_dim + v_dim) * ACT_BYTES
-            ops.append(Op(name, "attention", count, zero, act, kv, flop, ma, zero, one, work_units=one * units))
+            ops.append(_new_op(name, "attention", count, zero, act, kv, flop, ma, zero, one, work_units=one * units))
     gemm("o", La, model.attn_out_dim / tp, h)
     if model.attn_output_gate:
         gemm("gate(attn out)", La, h, model.attn_out_dim / tp)
@@ -339,7 +354,7 @@ def build_ops(
         state = ba * lh * d * d * LINEAR_STATE_BYTES_PER_ELEM
         per_tok = 10.0 * lh * d * d + (4.0 * 64 * lh * d if phase == "prefill" else 0.0)
         kv = state * (1.0 if phase == "prefill" else 2.0)
-        ops.append(Op("linear attention", "attention_prefill" if phase == "prefill" else "attention", Ll,
+        ops.append(_new_op("linear attention", "attention_prefill" if phase == "prefill" else "attention", Ll,
                       zero, one * 4 * ma * lw * ACT_BYTES, one * kv, one * ma * per_tok, ma, zero, one))
         gemm("o(linear)", Ll, lw, h)
         if model.attn_output_gate:
@@ -347,16 +362,16 @@ def build_ops(
     if model.attn_output_gate and La:
         # sigmoid(gate) x attention output (linear layers gate inside their output norm)
         aw = model.attn_out_dim / tp
-        ops.append(Op("gate multiply", "elementwise", La, zero, 3 * ma * aw * ACT_BYTES, zero, 5 * ma * aw,
+        ops.append(_new_op("gate multiply", "elementwise", La, zero, 3 * ma * aw * ACT_BYTES, zero, 5 * ma * aw,
                       ma, zero, one))
     # norms, residual adds, rope, cache writes: activation traffic only
-    ops.append(Op("norms+residual", "elementwise", L, zero, 8 * ma * h * ACT_BYTES, zero, 10 * ma * h,
+    ops.append(_new_op("norms+residual", "elementwise", L, zero, 8 * ma * h * ACT_BYTES, zero, 10 * ma * h,
                   ma, zero, zero))
     if model.attn_residual_block:
         # attention residuals: before attention and before the MLP, a norm and a learned query
         # mix earlier blocks' outputs (aiconfigurator's kimi_k3.py: 2 per layer, 4 x hidden in,
         # 2 x hidden out)
-        ops.append(Op("attention residuals", "elementwise", 2 * L, zero, 6 * ma * h * ACT_BYTES, zero,
+        ops.append(_new_op("attention residuals", "elementwise", 2 * L, zero, 6 * ma * h * ACT_BYTES, zero,
                       10 * ma * h, ma, zero, one))
 
     # ---------------- MLP / MoE blocks -------------------------------------------------------
@@ -369,7 +384,7 @@ def build_ops(
             gemm("gate", nd, h, f)
             gemm("up", nd, h, f)
         gemm("down", nd, f, h)
-        ops.append(Op("act(silu*up)", "elementwise", nd, zero, 3 * ma * f * ACT_BYTES, zero, 4 * ma * f,
+        ops.append(_new_op("act(silu*up)", "elementwise", nd, zero, 3 * ma * f * ACT_BYTES, zero, 4 * ma * f,
                       ma, zero, zero))
     nmoe = model.n_moe_layers
     touched_local = zero
@@ -391,7 +406,7 @@ def build_ops(
             gemm("latent down", nmoe, h, hx / tp)
             gemm("latent up", nmoe, hx / tp, h)
             if model.moe_latent_norm:
-                ops.append(Op("latent norm", "elementwise", nmoe, zero, 2 * ma * hx * ACT_BYTES, zero,
+                ops.append(_new_op("latent norm", "elementwise", nmoe, zero, 2 * ma * hx * ACT_BYTES, zero,
                               4 * ma * hx, ma, zero, one))
         w = n_exp * 3.0 * hx * ef * eb
         rows_total = n_exp * rows_per_exp
@@ -406,7 +421,7 @@ def build_ops(
             n_gemm = gemms_per_expert * E * np.clip(1 - p0 - p1, 0, 1) / ep
         else:
             n_gemm = gemms_per_expert * np.where(rows_per_exp >= 1.5, 1.0, 0.0)[()] * one
-        ops.append(Op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
+        ops.append(_new_op("experts", "gemm", nmoe, w, act, zero, flop, rows_per_exp, n_gemm, zero, tile_always=True))
         if model.n_shared_experts:
             # shared experts are tensor-parallel over the attention group, whatever the routed
             # experts' split
@@ -416,10 +431,10 @@ def build_ops(
     # ---------------- embedding and lm head --------------------------------------------------
     if model.vocab:
         v = _shard(model.vocab, tp, "tp")
-        ops.append(Op("embedding", "elementwise", 1, zero, ma * h * ACT_BYTES * 2, zero, zero, ma, zero, zero))
+        ops.append(_new_op("embedding", "elementwise", 1, zero, ma * h * ACT_BYTES * 2, zero, zero, ma, zero, zero))
         head_rows = ba if phase == "prefill" else ma
         gemm("lm_head", 1, h, v, rows=head_rows, ref_kernels=one, bytes_per_param=head_bytes(wb))
-        ops.append(Op("logits+sample", "elementwise", 1, zero, head_rows * v * ACT_BYTES, zero, 2 * head_rows * v,
+        ops.append(_new_op("logits+sample", "elementwise", 1, zero, head_rows * v * ACT_BYTES, zero, 2 * head_rows * v,
                       head_rows, zero, zero))
 
     return _assign_kernels(ops, model, plan, m, touched_local)
@@ -492,7 +507,7 @@ def _with_kernels(op: Op, kernels: Any, timing_extra_kernels: Any) -> Op:
 def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):
     """Kernel launches of one step under the plan (before launch mode): sum over ops plus the
     per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``."""
-    total = sum(op.count * op.kernels for op in ops)
+    total = _sum_counted(ops, [op.kernels for op in ops])
     engine = plan.engine_fused
     # per-step extras: embedding, lm head (counted as an op), sampling, final norm; only the
     # final norm without a vocabulary
@@ -500,6 +515,45 @@ def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: st
     total = total + extra
     if plan.fusion == "super":
         total = total / plan.fusion_factor
+    return total
+
+
+def _sum_counted(ops: list[Op], values: list[Any]) -> Any:
+    """``sum(op.count * x for op, x in zip(ops, values))``, added in operator order (the same
+    value), the products in one multiplication where every value is a float array of one shape."""
+    try:
+        a = np.array(values) if values and stackable(values[0]) else None
+    except (TypeError, ValueError):  # values of several shapes
+        a = None
+    if a is None or a.dtype != np.float64 or not any(isinstance(x, (np.ndarray, np.generic)) for x in values):
+        return sum(op.count * x for op, x in zip(ops, values))  # plain numbers stay plain
+    return sum_rows(a * np.array([op.count for op in ops], dtype=float).reshape((-1,) + (1,) * (a.ndim - 1)))
+
+
+#: Largest array [elements] the step stacks one per operator into one array (:func:`sum_rows`,
+#: :func:`tokenomics.perf.roofline.op_times`): below it numpy's fixed cost per call dominates and
+#: one call over the stack saves it; above it the stacked copies cost more than they save (the
+#: values are the same either way).
+STACK_MAX_ELEMS = 512
+
+
+def stackable(x: Any) -> bool:
+    """Whether the per-operator arrays shaped like ``x`` are small enough to stack (:data:`STACK_MAX_ELEMS`)."""
+    return np.size(x) <= STACK_MAX_ELEMS
+
+
+def sum_rows(a: np.ndarray) -> Any:
+    """``0.0 + a[0] + a[1] + ...`` over the first axis, added in that order (the same value to
+    the bit, signed zeros included): numpy sums along an axis that is not the fastest in memory
+    one element after another (pairwise summation only runs along the fastest one), so where
+    each row holds two elements or more one ``np.add.reduce`` over the C-ordered rows does it; a
+    loop otherwise."""
+    flat = np.ascontiguousarray(a).reshape(a.shape[0], -1)  # rows in C order: the first axis the slowest
+    if flat.shape[1] >= 2:
+        return np.add.reduce(flat, axis=0).reshape(a.shape[1:]) + 0.0
+    total = 0.0 + a[0]
+    for row in a[1:]:
+        total = total + row
     return total
 
 
@@ -512,7 +566,7 @@ def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: s
     kernel would otherwise make a bigger batch faster); the reported kernel count stays
     :func:`step_kernels` (what a profiler counts; ``reported``: its value where the caller has it).
     """
-    extra = sum(op.count * op.timing_extra_kernels for op in ops)
+    extra = _sum_counted(ops, [op.timing_extra_kernels for op in ops])
     if plan.fusion == "super":
         extra = extra / plan.fusion_factor
     return (step_kernels(ops, model, plan, phase) if reported is None else reported) + extra

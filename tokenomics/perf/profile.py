@@ -190,6 +190,12 @@ def profiles_dir() -> Path:
     return data_dir() / "profiles"
 
 
+@functools.lru_cache(maxsize=8)
+def _profiles_dir_str(data: Path) -> str:
+    """``str(profiles_dir())`` under the data directory ``data`` (a profile is looked up per step)."""
+    return str(data / "profiles")
+
+
 def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200") -> Profile:
     """Resolve a profile: an object, a JSON path, a shipped profile name, or the default.
 
@@ -201,7 +207,7 @@ def load_profile(profile: "str | Path | Profile | None", hardware: str = "h200")
     if profile is not None and not isinstance(profile, (str, Path)):
         raise ValidationError(f"profile must be a Profile, a JSON path or a shipped name, got {type(profile).__name__}")
     if profile is None:
-        return _default_profile(str(hardware), str(profiles_dir()))
+        return _default_profile(str(hardware), _profiles_dir_str(data_dir()))
     p = Path(str(profile))
     if str(profile).strip() == "":
         raise ValidationError("profile is empty; expected a shipped name or a JSON file")

@@ -64,7 +64,7 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     q_max = float(q.max(initial=0.0))
     top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
     before, step = _pass_steps(top, q.ndim, first, each)
-    return np.sum(step * (1.0 - pdtr(before, q) ** max(int(n), 1)), axis=0)
+    return (step * (1.0 - pdtr(before, q) ** max(int(n), 1))).sum(axis=0)
 
 
 @functools.lru_cache(maxsize=1024)

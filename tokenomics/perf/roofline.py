@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..specs import UNQUANTIZED_GEMMS, Accelerator
-from .ops import Op
+from .ops import Op, stackable
 from .profile import Profile
 
 
@@ -163,7 +163,10 @@ def op_times(
     attn_peak = hw.peak_bf16_flop_per_s * profile.attn_flop_frac
     dense_peak = compute_peak_flop_per_s if dense_peak_flop_per_s is None else dense_peak_flop_per_s
     head_peak = dense_peak if head_peak_flop_per_s is None else head_peak_flop_per_s
-    out = []
+    effs: dict[tuple[int, float], Any] = {}  # gemm_efficiency by rows array and ceiling (ops share rows)
+    rows_kept = []  # the rows arrays effs is keyed by, alive while it is
+    parts = []  # each op's (mem, compute, time, tile, bytes, flop, kernels), before its count
+    extra = []  # each op's (blocks, fixed)
     for op in ops:
         own = None  # an op's time when it is not max(mem, compute)
         blocks = fixed = 0.0
@@ -174,11 +177,19 @@ def op_times(
             ceiling = expert_ceiling_frac if expert else 1.0
             own_path = op.name in UNQUANTIZED_GEMMS and head_peak_flop_per_s is not None
             peak = compute_peak_flop_per_s if expert else (head_peak if own_path else dense_peak)
-            comp = op.flop / (peak * gemm_efficiency(op.rows, profile, ceiling))
+            key = (id(op.rows), ceiling)
+            eff = effs.get(key)
+            if eff is None:
+                eff = effs[key] = gemm_efficiency(op.rows, profile, ceiling)
+                rows_kept.append(op.rows)
+            comp = op.flop / (peak * eff)
             if size_w > 0 and not expert and not own_path:  # a small GEMM gains less from a fast tensor path
-                comp = comp / np.minimum(1.0, size_gain * op.gemm_size / (op.gemm_size + size_w))
-            tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
-            tile = tiled * profile.gemm_tile_s if tiles else 0.0 * mem
+                comp = comp / _size_frac(size_gain, op.gemm_size, size_w)
+            if tiles:
+                tiled = op.n_gemm if op.tile_always else np.where(op.rows >= 1.5, op.n_gemm, 0.0)[()]
+                tile = tiled * profile.gemm_tile_s
+            else:
+                tile = 0.0 * mem
             if expert and expert_fixed_s > 0:
                 fixed = expert_fixed_s
                 own = np.maximum(mem, comp) + fixed
@@ -199,7 +210,50 @@ def op_times(
             comp = op.flop / (hw.peak_bf16_flop_per_s * 0.05)  # vector units, never binding here
             tile = 0.0 * mem
         t = (np.maximum(mem, comp) if own is None else own) + tile
-        c = op.count
-        out.append(OpTime(op.name, op.kind, c * mem, c * comp, c * t, c * tile, c * byts, c * op.flop,
-                          c * op.kernels, c * blocks, c * fixed))
+        parts.append((mem, comp, t, tile, byts, op.flop, op.kernels))
+        extra.append((blocks, fixed))
+    scaled = _times_counts(parts, [op.count for op in ops])
+    out = OpTimes(_op_time(op.name, op.kind, *x, op.count * b, op.count * f) for op, x, (b, f) in zip(ops, scaled, extra))
+    out.stacked = scaled if isinstance(scaled, np.ndarray) else None
     return out
+
+
+class OpTimes(list):
+    """:func:`op_times`' list of :class:`OpTime`, with ``stacked``: their ``(mem_s, compute_s, time_s,
+    tile_s, bytes, flop, kernels)`` in one array over (operator, field, ...) where every field has
+    one shape (the step sums them without gathering them again), else None."""
+
+    stacked: Any = None
+
+
+def _size_frac(gain: float, size: Any, w: float) -> Any:
+    """``min(1, gain * s / (s + w))`` of :func:`tokenomics.perf.profile.gemm_size_curve` at a
+    GEMM's weight size ``s`` (one float where ``s`` is one, else an array)."""
+    x = gain * size / (size + w)
+    if type(x) is float:  # np.minimum's value, NaN kept
+        return 1.0 if x >= 1.0 else x
+    return np.minimum(1.0, x)
+
+
+def _times_counts(parts: list[tuple], counts: list[Any]) -> Any:
+    """Each op's ``parts`` times its count (``c * x`` of each), in one multiplication where every
+    part of every op has the same shape (the values are the same either way): one array over
+    (operator, part, ...), else a list of tuples."""
+    try:
+        a = np.array(parts) if parts and stackable(parts[0][0]) else None
+    except (TypeError, ValueError):  # parts of several shapes: one product each
+        a = None
+    if a is None or a.dtype != np.float64 or a.shape[:2] != (len(parts), 7):
+        return [tuple(c * x for x in p) for p, c in zip(parts, counts)]
+    c = np.array(counts, dtype=float).reshape((-1,) + (1,) * (a.ndim - 1))
+    return a * c
+
+
+def _op_time(name: str, kind: str, mem_s: Any, compute_s: Any, time_s: Any, tile_s: Any, byts: Any, flop: Any,
+             kernels: Any, blocks_s: Any, fixed_s: Any) -> OpTime:
+    """``OpTime(...)`` without the frozen dataclass's per-field ``__init__`` (an :class:`OpTime`
+    has no ``__post_init__``): a step builds one per operator."""
+    new = object.__new__(OpTime)
+    new.__dict__.update(name=name, kind=kind, mem_s=mem_s, compute_s=compute_s, time_s=time_s, tile_s=tile_s,
+                        bytes=byts, flop=flop, kernels=kernels, blocks_s=blocks_s, fixed_s=fixed_s)
+    return new

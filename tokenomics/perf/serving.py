@@ -521,7 +521,7 @@ class _Colocated:
         """:func:`_decode_iteration_s` at batches ``b`` (rounded, at least 1) [s]: the whole batches
         not yet computed in one call."""
         k = np.maximum(1, np.round(np.asarray(b, dtype=float))).astype(int)
-        self._grow(int(np.max(k, initial=1)))
+        self._grow(int(k.max(initial=1)))
         missing = np.isnan(self._d[k])
         if missing.any():
             new = np.unique(k[missing])
@@ -532,10 +532,10 @@ class _Colocated:
         """Iteration, TTFT in the engine and request rate per replica at batch ``b`` (arrays); at
         whole batches each computed once (the batches not yet computed in one call)."""
         b = np.asarray(b, dtype=float)
-        if b.ndim != 1 or not b.size or not (np.all(b == np.floor(b)) and np.min(b) >= 1):
+        if b.ndim != 1 or not b.size or not ((b == np.floor(b)).all() and b.min() >= 1):
             return self._state(b)
         k = b.astype(int)
-        self._grow(int(np.max(k)))
+        self._grow(int(k.max()))
         missing = np.isnan(self._st[0, k])
         if missing.any():
             new = np.unique(k[missing])
@@ -576,7 +576,7 @@ class _Colocated:
     def requests_at(self, k: Any) -> np.ndarray:
         """:meth:`requests` at whole batches ``k``, each computed once [requests]."""
         k = np.asarray(k, dtype=int)
-        self._grow(int(np.max(k, initial=1)))
+        self._grow(int(k.max(initial=1)))
         missing = np.isnan(self._req[k])
         if missing.any():
             new = np.unique(k[missing])

@@ -35,7 +35,7 @@ from ..specs import (UNQUANTIZED_GEMMS, Accelerator, ExecutionPlan, ModelSpec, c
 from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
-from .ops import build_ops, expected_distinct_experts, step_kernels, timed_kernels
+from .ops import build_ops, expected_distinct_experts, stackable, step_kernels, sum_rows, timed_kernels
 from .profile import Profile, gemm_size_curve, load_profile
 from .roofline import OpTime, op_times
 from .kernels import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_fixed_s, moe_gemm_ratio,
@@ -255,6 +255,44 @@ def _older_kernels(times, ops, hw, m, wprec, eprec, kernel_release, moe_tokens, 
     return out
 
 
+def _op_totals(times: list[OpTime]) -> tuple:
+    """Sums over the operators of their time, memory, compute and tile time, bytes and FLOPs, and
+    of their own time (without the tile cost) where memory-bound and where compute-bound (by the
+    larger of the two times): ``(time, mem, compute, tile, bytes, flop, mem_bound, compute_bound)``.
+
+    Added in operator order, one at a time (:func:`~tokenomics.perf.ops.sum_rows`: each sum is a
+    loop's to the bit), all eight at once where every field of every operator has one shape (from
+    :func:`~tokenomics.perf.roofline.op_times`' ``stacked`` where the times are its own).
+    """
+    a = getattr(times, "stacked", None)
+    if a is not None:
+        a = a[:, [2, 0, 1, 3, 4, 5]]
+    else:
+        fields = [(x.time_s, x.mem_s, x.compute_s, x.tile_s, x.bytes, x.flop) for x in times]
+        try:
+            a = np.array(fields) if fields and stackable(fields[0][0]) else None
+        except (TypeError, ValueError):  # fields of several shapes: the loop below
+            a = None
+    if a is not None and a.dtype == np.float64 and a.shape[:2] == (len(times), 6):
+        own = a[:, 0] - a[:, 3]  # finite: the inputs are validated
+        is_mem = a[:, 1] >= a[:, 2]
+        a = np.concatenate([a, (own * is_mem)[:, None], (own * ~is_mem)[:, None]], axis=1)
+        return tuple(sum_rows(a))
+    op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
+    for x in times:
+        op_sum = op_sum + x.time_s
+        mem_sum = mem_sum + x.mem_s
+        comp_sum = comp_sum + x.compute_s
+        tile_sum = tile_sum + x.tile_s
+        hbm = hbm + x.bytes
+        flop = flop + x.flop
+        own = x.time_s - x.tile_s
+        is_mem = x.mem_s >= x.compute_s
+        mem_bound_time = mem_bound_time + own * is_mem
+        comp_bound_time = comp_bound_time + own * ~is_mem
+    return op_sum, mem_sum, comp_sum, tile_sum, hbm, flop, mem_bound_time, comp_bound_time
+
+
 def _with_time(x: OpTime, time_s: Any) -> OpTime:
     """``dataclasses.replace(x, time_s=time_s)`` without its per-field ``__init__`` round trip (an
     :class:`OpTime` has no ``__post_init__``)."""
@@ -391,18 +429,7 @@ def _run(hardware, model, execution, *, batch, context_tok, tokens_per_step, pha
     kernels, k_time = _launches(ops, m, p, phase, b)
     # every per-step total in one pass over the operators; an operator's own time (without its
     # tile cost) counts as memory- or compute-bound by the larger of its two times
-    op_sum = mem_sum = comp_sum = tile_sum = hbm = flop = mem_bound_time = comp_bound_time = 0.0
-    for x in times:
-        op_sum = op_sum + x.time_s
-        mem_sum = mem_sum + x.mem_s
-        comp_sum = comp_sum + x.compute_s
-        tile_sum = tile_sum + x.tile_s
-        hbm = hbm + x.bytes
-        flop = flop + x.flop
-        own = x.time_s - x.tile_s  # finite: the inputs are validated
-        is_mem = x.mem_s >= x.compute_s
-        mem_bound_time = mem_bound_time + own * is_mem
-        comp_bound_time = comp_bound_time + own * ~is_mem
+    op_sum, mem_sum, comp_sum, tile_sum, hbm, flop, mem_bound_time, comp_bound_time = _op_totals(times)
     syncs = 0.0
     if m.n_moe_layers and p.expert_loop and not mega:
         # the reference expert loop syncs with the host once per touched expert (nonzero)

@@ -284,7 +284,7 @@ def _binom_cdf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
         from scipy.special._ufuncs import _binom_cdf as cdf
     except ImportError:  # a SciPy without the private ufunc
         cdf = None
-    if cdf is None or not bool(np.all((p >= 0) & (p <= 1))):
+    if cdf is None or not bool(((p >= 0) & (p <= 1)).all()):
         from scipy.stats import binom
 
         return binom.cdf(k, n, p)
