@@ -265,7 +265,7 @@ def _forecast() -> dict[str, float]:
         warnings.simplefilter("ignore", ConvergenceWarning)
         rp = replay_coverage(realtime_backtest())
     for _, row in rp[rp["horizon"] == "all"].iterrows():
-        for col in ("n_points", "coverage_80", "coverage_95", "median_width_95_log10"):
+        for col in ("n_points", "coverage_80", "coverage_95", "median_width_95_log10", "mae_log10", "mae_drift_log10"):
             out[f"forecast.replay.{row['sample']}.{col}"] = float(row[col])
     # ---- serving the forecast: the default deployment (DeepSeek-V3, GB200 NVL72, 35 tok/s/user)
     from tokenomics.forecast import plan_infrastructure

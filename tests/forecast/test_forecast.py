@@ -1082,12 +1082,14 @@ def test_figures_published_after_the_method_freeze_scored_with_the_frozen_method
     (measured when the rows were added). With the jump-off at the last observation (stop 24,
     adopted on the tuning series' backtest after these figures had been seen): 23 (51 %) and
     37 (82 %), 0.26 decades; with stop 54's observation-noise bound on the interval 24 (53 %) and
-    37; still too narrow for accelerating demand."""
+    37; with each series' own record handing OpenRouter's forecasts to drift where the trend had
+    not beaten it (forecast.record, 2026-12-07; 25 of the 45 scores follow drift) 29 (64 %) and 39
+    (87 %), 0.18 decades median (0.22 before it). Still too narrow for accelerating demand."""
     added, s, _ = pass_scores(6)
     assert added == 9
     assert len(s) == 45 and s["series"].nunique() == 5
-    assert s["in_80"].mean() == pytest.approx(24 / 45)
-    assert s["in_95"].mean() == pytest.approx(37 / 45)
+    assert s["in_80"].mean() == pytest.approx(29 / 45)
+    assert s["in_95"].mean() == pytest.approx(39 / 45)
     assert s["error_log10"].abs().mean() < 0.5 * s["naive_error_log10"].abs().mean()
     assert (s["error_log10"] < 0).mean() > 0.85  # under-predictions: demand accelerated
 
@@ -1097,32 +1099,39 @@ def test_ninth_pass_openrouter_figures_scored_with_the_method_fitted_without_the
     scored by the weights and calibration of the dataset without them: 44 rolling-origin scores,
     12 inside the 80 % and 39 inside the 95 % intervals, 0.43 decades mean error vs 0.72 for a
     random walk (measured 2026-12-02; without the jump-off: 1 and 30, 0.49 decades, the miss that
-    led to it). From each figure's latest origin all five fall inside the 80 % intervals, within
+    led to it); 20 and 39, 0.35 decades, once OpenRouter's own record hands its forecasts to drift
+    (forecast.record, 2026-12-07). From each figure's latest origin all five fall inside the 80 % intervals, within
     0.25 decades."""
     added, s, last = pass_scores(9)
     assert added == 5
-    assert len(s) == 44 and int(s["in_80"].sum()) == 12 and int(s["in_95"].sum()) == 39
+    assert len(s) == 44 and int(s["in_80"].sum()) == 20 and int(s["in_95"].sum()) == 39
     assert s["error_log10"].abs().mean() < 0.65 * s["naive_error_log10"].abs().mean()
     assert len(last) == 5 and last["in_80"].all() and (last["error_log10"].abs() < 0.25).all()
 
 
+# counts with each series' own record handing OpenRouter's forecasts to drift (forecast.record,
+# 2026-12-07); the counts first measured are in the comments
 @pytest.mark.parametrize("search_pass, added_rows, n, in_80, in_95, n_last, last_in_80, max_last_err", [
     # stop 49: five OpenRouter weeks of July-August 2026 (three global, two of its Chinese models);
-    # 0.26 decades median error vs 0.54 for a random walk (measured 2026-12-04, when added)
-    (13, 5, 40, 15, 37, 5, 5, 0.1),
+    # 0.26 decades median error vs 0.54 for a random walk, 15 inside the 80 % intervals (measured
+    # 2026-12-04, when added); 0.20 decades, 21 with the record
+    (13, 5, 40, 21, 37, 5, 5, 0.1),
     # stop 50: seven weeks of June-August 2026 (three global, four Chinese-models) whose weeks a
-    # fourteenth pass found stated; 0.16 vs 0.38 decades (measured 2026-12-05, when added)
-    (14, 7, 54, 34, 51, 7, 7, 0.1),
+    # fourteenth pass found stated; 0.16 vs 0.38 decades, 34 inside (measured 2026-12-05, when added);
+    # 0.11 decades, 36 with the record
+    (14, 7, 54, 36, 51, 7, 7, 0.1),
     # stop 51: four Chinese-models weeks of March-August 2026 and OpenRouter's September 2025 week
     # (a third point of its series: a training point of every window, never a target); 0.19 vs 0.39
     # decades (measured 2026-12-05, when added). From its latest origin, one week ahead, the 16-22
     # March week (+57 % on the week before) falls outside the 80 % interval, inside the 95 % one;
-    # 19 inside the 80 % intervals as first scored, 20 with stop 54's observation-noise bound
-    (15, 5, 36, 20, 35, 4, 3, 0.2),
+    # 19 inside the 80 % intervals as first scored, 20 with stop 54's observation-noise bound, 22
+    # (0.17 decades) with the record
+    (15, 5, 36, 22, 35, 4, 3, 0.2),
     # stop 52: OpenRouter's 3-9 October 2026 window (the newest stored figure) and its Chinese models'
     # 7-13 September week, once rejected for two datings; 0.25 vs 0.51 decades (measured 2026-12-05,
-    # when added). From the latest origin, one week ahead, both within 0.02 decades
-    (16, 2, 35, 17, 33, 2, 2, 0.05),
+    # when added; 17 inside). From the latest origin, one week ahead, both within 0.04 decades; 0.16
+    # decades, 20 inside with the record
+    (16, 2, 35, 20, 33, 2, 2, 0.05),
 ])
 def test_late_openrouter_weeks_scored_with_the_method_fitted_without_them(pass_scores, search_pass, added_rows,
                                                                            n, in_80, in_95, n_last,

@@ -194,6 +194,12 @@ def forecast(
                 caption += ("; fitted on each series' latest definition (--show measurement): " + ", ".join(
                     f"{n}'s figures through {g['date'].max():%Y-%m} moved {g['level_shift_dec'].iloc[-1]:+.2f} decades"
                     for n, g in moved))
+        follows = sorted(df.loc[df["point_method"] == "drift", "series"].unique()) if "point_method" in df else []
+        if follows:  # where the trend ensemble has not beaten drift on the series' own record
+            from ..forecast.record import DRIFT_HORIZON_YEAR
+
+            caption += ("; the trend has not beaten drift on its own backtest for " + ", ".join(follows)
+                        + f": these follow last year's growth for {DRIFT_HORIZON_YEAR:g} year, then the trend's")
         if freq == Freq.annual:
             df, supply = _with_supply(result, df)
             title += "; served = min(demand, chips, power)"
@@ -261,7 +267,7 @@ def forecast(
         typer.echo(f"wrote {len(paths)} files to {Path(out).resolve()}", err=True)
     if result.skipped:
         skipped = "skipped: " + "; ".join(f"{k} ({v})" for k, v in result.skipped.items())
-        caption = f"{caption}\n{skipped}" if caption else skipped
+        caption = f"{caption}; {skipped}" if caption else skipped
         if fmt != Format.table:
             typer.echo(skipped, err=True)
     if "date" in df.columns and hasattr(df["date"], "dt"):
@@ -511,7 +517,8 @@ def _benchmark_line(bt) -> str:
     b = bt.benchmarks()
     return "; ".join(f"{r.sample}: median |error| {r.model_median_abs_err_dec:.2f} decades vs drift "
                      f"{r.drift_median_abs_err_dec:.2f}, random walk {r.rw_median_abs_err_dec:.2f} "
-                     f"({r.n_points} points; beats drift on {r.beats_drift_frac:.0%})"
+                     f"({r.n_points} points; beats drift on {r.beats_drift_frac:.0%}, follows it on "
+                     f"{r.follows_drift_frac:.0%})"
                      for r in b.itertuples())
 
 
@@ -577,6 +584,8 @@ def _show_replay(hist, series: str, fit_through, out, fmt: Format) -> None:
     cap = (f"{len(scores)} scores of forecasts made at {scores['fit_through'].nunique()} month-ends "
            f"({scores['fit_through'].min()} to {scores['fit_through'].max()}), each with only the data "
            "published by then (weights and calibration included); " + "; ".join(parts)
+           + f"; median |error| {scores['error_log10'].abs().median():.2f} decades vs drift "
+           f"{scores['drift_error_log10'].abs().median():.2f} (last year's growth, continued: mae_vs_drift < 1 beats it)"
            + ". Cut-offs overlap, so scores are not independent; holdout = series never tuned on")
     if out is not None:
         from ..io import atomic_dir

@@ -65,6 +65,7 @@ import numpy as np
 from . import models as M
 from .._display import Display
 from .history import decimal_year, load_history, month_end
+from .record import apply_record, point_records
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -376,6 +377,16 @@ class BacktestResult(Display):
     #: how the tuning errors were sampled: ``max_per_series`` (:data:`MAX_ORIGINS`), ``used`` and
     #: ``available`` rolling origins over ``series`` tuning series, and their ``spacing``
     origins: dict = field(default=None, compare=False)
+    #: each series' own record and the point forecast it chooses (:func:`.record.point_records`)
+    records: "pd.DataFrame" = field(default=None, compare=False, repr=False)
+
+    def point_method(self, series: str) -> str:
+        """``drift`` where the series' own record prefers drift (:mod:`.record`), else ``trend``."""
+        r = self.records
+        if r is None or r.empty:
+            return "trend"
+        hit = r.loc[r["series"] == series, "point"]
+        return str(hit.iloc[0]) if len(hit) else "trend"
 
     @functools.cached_property
     def points(self) -> "pd.DataFrame":
@@ -454,7 +465,8 @@ class BacktestResult(Display):
             (constant growth of the last year before the origin, :func:`drift_slope`),
             ``rw_err_dec`` (the last value: a random walk in logs), all log10(predicted /
             actual) [decades], ``in_80``, ``in_95`` (the forecast's calibrated intervals held the
-            observation) and ``width_95_dec`` [decades].
+            observation), ``width_95_dec`` [decades] and ``point`` (``drift`` where the series' own
+            record by that origin handed the forecast to drift, :mod:`.record`; else ``trend``).
         """
         return _by_sample(self.points, sample, _scored_points)
 
@@ -465,8 +477,9 @@ class BacktestResult(Display):
         -------
         pandas.DataFrame
             One row per sample: ``n_points, n_series``, ``median_abs_err_dec`` and
-            ``mean_abs_err_dec`` of ``model``, ``drift`` and ``rw`` [decades] and
-            ``beats_drift_frac`` (share of points where the forecast errs less than drift).
+            ``mean_abs_err_dec`` of ``model``, ``drift`` and ``rw`` [decades],
+            ``beats_drift_frac`` (share of points where the forecast errs less than drift) and
+            ``follows_drift_frac`` (share where the series' own record handed it to drift).
         """
         import pandas as pd
 
@@ -479,6 +492,7 @@ class BacktestResult(Display):
                 r[f"{k}_median_abs_err_dec"] = float(a.median())
                 r[f"{k}_mean_abs_err_dec"] = float(a.mean())
             r["beats_drift_frac"] = float((g["model_err_dec"].abs() < g["drift_err_dec"].abs()).mean())
+            r["follows_drift_frac"] = float((g["point"] == "drift").mean())
             rows.append(r)
         return pd.DataFrame(rows)
 
@@ -817,10 +831,11 @@ def _loso(points: "pd.DataFrame", model_list, fallback: Calibration | None) -> "
     import pandas as pd
 
     frames = []
+    drift = points[points["model"] == "drift"]
     for s in sorted(points["series"].unique()):
         others = points[points["series"] != s]
         w = weights_from_points(others, model_list)
-        ens_all = _ensemble_rows(points, w, model_list)
+        ens_all = apply_record(_ensemble_rows(points, w, model_list), drift)
         train, test = ens_all[ens_all["series"] != s], ens_all[ens_all["series"] == s].copy()
         if test.empty:
             continue
@@ -1004,6 +1019,7 @@ def _scored_points(points: "pd.DataFrame") -> "pd.DataFrame":
         "rw_err_dec": naive["error_log10"].reindex(idx).to_numpy(float),
         "in_80": ens["in_80"].astype(bool).to_numpy(), "in_95": ens["in_95"].astype(bool).to_numpy(),
         "width_95_dec": ens["width_95_log10"].to_numpy(float),
+        "point": ens["point"].fillna("trend").to_numpy() if "point" in ens.columns else "trend",
     })
 
 
@@ -1051,7 +1067,8 @@ def replay_coverage(scores: "pd.DataFrame", history: "pd.DataFrame | None" = Non
 
     def row(sub):
         return coverage_stats(sub["in_80"], sub["in_95"], sub["width_95_log10"], sub["error_log10"],
-                              sub["naive_error_log10"], sub["series"])
+                              sub["naive_error_log10"], sub["series"],
+                              drift_error_log10=sub["drift_error_log10"] if "drift_error_log10" in sub else None)
 
     frames = [pd.DataFrame(_horizon_rows(d[d["sample"] == s], row)).assign(sample=s)
               for s in SAMPLES if (d["sample"] == s).any()]
@@ -1121,7 +1138,8 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
     damping = _choose_damping(table) if "damped" in model_list else M.DEFAULT_DAMPING_PER_YEAR
     errors = _median_points(table, model_list, damping)
     weights = weights_from_points(errors, model_list)
-    ens = _ensemble_rows(errors, weights, model_list)
+    ens = apply_record(_ensemble_rows(errors, weights, model_list), errors[errors["model"] == "drift"])
+    records = _records(history, holdout, errors, weights, model_list, damping)
     fallback = None
     if len(ens) >= MIN_CALIBRATION_POINTS:
         cal = _calibrate(ens)
@@ -1133,7 +1151,8 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
         points = _all_points(history, model_list, damping, max_origins=per_series)
         loso = _loso(points, model_list, fallback if fallback is not None else cal)
         held_points = _all_points(holdout, model_list, damping)
-        held_ens = _ensemble_rows(held_points, weights, model_list)
+        held_ens = apply_record(_ensemble_rows(held_points, weights, model_list),
+                                held_points[held_points["model"] == "drift"])
         frames = [points.assign(sample="tuning"), loso.assign(sample="tuning"),
                   held_points.assign(sample="holdout"),
                   (_score(held_ens, cal) if not held_ens.empty else held_ens).assign(sample="holdout")]
@@ -1144,7 +1163,29 @@ def _run(history: "pd.DataFrame", fit_through, model_list, bundled: bool = False
     available = sum(len(backtest_origins(len(e["t"]), None)) for e in table)
     origins = {"max_per_series": per_series, "used": used, "available": available,
                "series": len(table), "spacing": "evenly spaced, first and last kept"}
-    return BacktestResult(damping, weights, cal, report_points, origins)
+    return BacktestResult(damping, weights, cal, report_points, origins, records)
+
+
+def _records(tuning: "pd.DataFrame", holdout: "pd.DataFrame", errors: "pd.DataFrame", weights: dict,
+             model_list, damping: float) -> "pd.DataFrame":
+    """Each series' own record (:func:`.record.point_records`) on the figures the forecast fits:
+    every series on its latest definition (:func:`.measurement.on_latest_definition`), held-out
+    series too (their own points; they enter no weight or calibration). The tuning series'
+    backtest ``errors`` are reused where no definition changed."""
+    import pandas as pd
+
+    from .measurement import on_latest_definition
+
+    tuning, holdout = on_latest_definition(tuning), on_latest_definition(holdout)
+    moved = set()
+    if "level_shift_dec" in tuning.columns:
+        moved = set(tuning.loc[tuning["level_shift_dec"] != 0, "series"])
+    fresh = _series_arrays(pd.concat([tuning[tuning["series"].isin(moved)], holdout], ignore_index=True))
+    frames = [errors[~errors["series"].isin(moved)]]
+    if fresh:
+        frames.append(_median_points(_median_table(fresh, model_list, (damping,), MAX_ORIGINS), model_list, damping))
+    e = pd.concat(frames, ignore_index=True)
+    return point_records(_ensemble_rows(e, weights, model_list), e[e["model"] == "drift"])
 
 
 def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",
@@ -1177,11 +1218,13 @@ def score_new_points(before: "pd.DataFrame", after: "pd.DataFrame",
     bt = run_backtest(b, model_list=tuple(model_list))
     old = set(zip(b["series"], np.round(decimal_year(b["date"]), 6)))
     pts = _all_points(a, tuple(model_list), bt.damping_per_year)
-    new = [(s, round(t, 6)) not in old for s, t in zip(pts["series"], pts["target_year"])]
-    pts = pts[np.asarray(new, dtype=bool)]
-    if pts.empty:
+    # the series' own record may read every earlier target, old or new, as a forecaster could have
+    ens = apply_record(_ensemble_rows(pts, bt.weights, tuple(model_list)), pts[pts["model"] == "drift"])
+    new = [(s, round(t, 6)) not in old for s, t in zip(ens["series"], ens["target_year"])]
+    ens = ens[np.asarray(new, dtype=bool)]
+    if ens.empty:
         return pd.DataFrame(columns=_COLS + ["spread_log10", "width_95_log10", "naive_error_log10", "sample"])
-    out = _score(_ensemble_rows(pts, bt.weights, tuple(model_list)), bt.calibration)
+    out = _score(ens, bt.calibration)
     naive = pts[pts["model"] == "naive"].set_index(["series", "n_train", "target_year"])["error_log10"]
     out["naive_error_log10"] = naive.reindex(pd.MultiIndex.from_frame(
         out[["series", "n_train", "target_year"]])).to_numpy()

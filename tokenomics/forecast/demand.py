@@ -265,15 +265,21 @@ def _trend_draws(q: dict, n: int, rng) -> np.ndarray:
     return vk[idx] + frac * (vk[idx + 1] - vk[idx])
 
 
-def _trend(medians: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+def _trend(medians: dict, weights: dict, cal, tq: np.ndarray, t: np.ndarray,
+           drift: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Ensemble median and calibrated bounds (natural log of tokens/day) at ``tq``.
 
     ``medians``: model -> its median at ``tq`` (natural log of tokens/day); ``t`` holds the
-    fitted observations' times [decimal years] (horizon and leverage)."""
+    fitted observations' times [decimal years] (horizon and leverage). ``drift`` (drift's median
+    at ``tq``, natural log), for a series whose own record prefers it: the median is
+    :func:`.record.drift_blend` of the ensemble's and drift's, the bounds around it."""
     from .backtest import combine_medians, leverage
+    from .record import drift_blend
 
     med10, spread10 = combine_medians({m: v / np.log(10.0) for m, v in medians.items()}, weights)
     h = np.maximum(tq - t[-1], 0.0)
+    if drift is not None:
+        med10 = drift_blend(med10, drift / np.log(10.0), h)
     L = leverage(t, tq)
     out = {"median": med10 * np.log(10.0), "spread_log10": spread10}
     for level in M.LEVELS:
@@ -334,7 +340,11 @@ def _series_frame(name: str, s: "pd.DataFrame", bt, scenario: str | None, end: s
     for m, f in fits.items():
         if not f.converged:
             M.warn_not_converged(f, s["series"].iloc[0], weights[m])
-    q = _trend(medians, weights, bt.calibration, tq, t)
+    from .backtest import drift_slope
+
+    point = bt.point_method(name)
+    drift = y[-1] + drift_slope(t, y) * (tq - t[-1]) if point == "drift" else None
+    q = _trend(medians, weights, bt.calibration, tq, t, drift)
     if scenario is not None:
         rng = np.random.default_rng(SEED)
         log_trend = _trend_draws(q, N_SCENARIO_DRAWS, rng)
@@ -363,6 +373,7 @@ def _series_frame(name: str, s: "pd.DataFrame", bt, scenario: str | None, end: s
         "agentic_share_frac": share_med,
         "agentic_uplift": uplift_med,
         "models": "+".join(f"{m}:{weights[m]:.2f}" for m in weights),
+        "point_method": point,
         "interval_basis": basis,
     })
 
@@ -497,6 +508,7 @@ def share_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str], histo
         f.loc[rows, "agentic_share_frac"] = w["agentic_share_frac"].to_numpy(float)[rows]
         f.loc[rows, "agentic_uplift"] = w["agentic_uplift"].to_numpy(float)[rows]
         f.loc[rows, "models"] = f"share of {whole}"
+        f.loc[rows, "point_method"] = w["point_method"].to_numpy()[rows]  # the whole's median carries it
         f.loc[rows, "interval_basis"] = (
             f"{whole}'s forecast x its share ({m['n']} matched observations, latest "
             f"{pd.Timestamp(pairs['date'].iloc[-1]).date()}; random walk in logit share, "
@@ -677,11 +689,14 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
     pandas.DataFrame
         One row per (cut-off, series, later observation): ``horizon_year``, ``in_80``,
         ``in_95``, ``width_95_log10``, ``error_log10``, ``naive_error_log10`` (the last value
-        carried forward) and ``calibration`` (its source).
+        carried forward), ``drift_error_log10`` (the growth of the year before the cut-off
+        continued, :func:`.backtest.drift_slope`, from the observations the forecast fitted, at the
+        forecast's date), ``point_method`` and ``calibration`` (its source).
     """
     import pandas as pd
 
     from ..errors import TokenomicsError
+    from .backtest import drift_slope
     from .history import check_history
 
     h = load_history() if history is None else check_history(history)
@@ -695,7 +710,9 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
             continue
         m = r.monthly.assign(month=r.monthly["date"].dt.to_period("M"))
         for name in r.series_names():
-            used = r.history[r.history["series"] == name]
+            used = r.history[r.history["series"] == name].sort_values("date")
+            t_used, y_used = decimal_year(used["date"]), np.log10(used["tokens_per_day"].to_numpy(float))
+            slope = drift_slope(t_used, y_used) if len(used) > 1 else 0.0
             later = h[(h["series"] == name) & (h["date"] > cut.to_timestamp(how="end"))]
             for _, o in later.iterrows():
                 f = m[(m["series"] == name) & (m["month"] == o["date"].to_period("M"))]
@@ -712,6 +729,9 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
                                                      / f["tokens_per_day_lo_95"])),
                     "error_log10": float(np.log10(f["tokens_per_day"] / v)),
                     "naive_error_log10": float(np.log10(used["tokens_per_day"].iloc[-1] / v)),
+                    "drift_error_log10": float(y_used[-1] + slope * (decimal_year(pd.DatetimeIndex([f["date"]]))[0]
+                                                                     - t_used[-1]) - np.log10(v)),
+                    "point_method": str(f.get("point_method", "trend")),
                     "calibration": r.backtest.calibration.source,
                 })
     return pd.DataFrame(rows)

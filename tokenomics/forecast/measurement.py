@@ -217,7 +217,7 @@ def observations(history: "pd.DataFrame") -> "pd.DataFrame":
     out["level_shift_dec"] = h["level_shift_dec"].to_numpy(float) if "level_shift_dec" in h.columns else 0.0
     out["tokens_per_day"] = h["tokens_per_day"].to_numpy(float)
     wholes = part_of(h)
-    out["whole"] = out["series"].map(wholes).fillna("")
+    out["whole"] = out["series"].map(wholes).astype(object).fillna("")
     share = np.full(len(out), np.nan)
     t = decimal_year(out["date"])
     for part, whole in wholes.items():
