@@ -75,10 +75,10 @@ def test_a_series_whose_trend_beats_drift_keeps_the_trend():
 def test_an_accelerating_history_is_forecast_along_last_years_growth():
     """A user's monthly series whose growth speeds up (log10 tokens = 10 + 0.5 t + 0.4 t^2 over three
     years): the saturating curves the tuning pool favours under-forecast it, its own record prefers
-    drift, and the forecast six months ahead is drift's (last year's growth continued) within the
-    interpolation of drift_slope, which the backtest's drift benchmark uses too."""
+    drift, and up to a year ahead the forecast is drift's: last year's growth continued, by hand
+    0.5 + 0.4 x (3^2 - 2^2) = 2.5 decades a year from 10 + 1.5 + 3.6 = 15.1."""
     from tokenomics.forecast import forecast
-    from tokenomics.forecast.backtest import drift_slope
+    from tokenomics.forecast.backtest import drift_path, drift_slope
     from tokenomics.forecast.history import decimal_year
 
     dates = pd.date_range("2023-01-15", periods=37, freq="MS") + pd.Timedelta(days=14)
@@ -93,6 +93,7 @@ def test_an_accelerating_history_is_forecast_along_last_years_growth():
     tq = decimal_year(f["date"])
     tt = decimal_year(hist["date"])
     y10 = np.log10(hist["tokens_per_day"].to_numpy())
-    want = y10[-1] + drift_slope(tt, y10) * (tq - tt[-1])
+    assert y10[-1] == pytest.approx(15.1) and drift_slope(tt, y10) == pytest.approx(2.5, abs=0.02)
+    want = drift_path(tt, y10, tq)
     half = tq - tt[-1] <= DRIFT_HORIZON_YEAR
     np.testing.assert_allclose(np.log10(f["tokens_per_day"].to_numpy())[half], want[half], atol=1e-9)

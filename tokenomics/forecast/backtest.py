@@ -534,10 +534,35 @@ def drift_slope(t, y, window_year: float = DRIFT_WINDOW_YEAR) -> float:
     return float((y[-1] - np.interp(start, t, y)) / span)
 
 
+def drift_path(t, y, tq) -> np.ndarray:
+    """The drift benchmark's median at ``tq``: the last value plus :func:`drift_slope` times the
+    time since it (same log scale as ``y``).
+
+    Parameters
+    ----------
+    t : array-like
+        Observation times, increasing [decimal years].
+    y : array-like
+        Values on a log scale.
+    tq : array-like
+        Times to forecast [decimal years].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``y[-1] + drift_slope(t, y) * (tq - t[-1])``.
+
+    Examples
+    --------
+    >>> drift_path([2024.0, 2025.0], [0.0, 1.0], [2025.5]).tolist()
+    [1.5]
+    """
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    return y[-1] + drift_slope(t, y) * (np.asarray(tq, dtype=float) - t[-1])
+
+
 def _baselines(t: np.ndarray, y: np.ndarray, tq: np.ndarray) -> dict[str, np.ndarray]:
-    naive = np.full_like(tq, y[-1])
-    drift = y[-1] + drift_slope(t, y) * (tq - t[-1])
-    return {"naive": naive, "drift": drift}
+    return {"naive": np.full_like(tq, y[-1]), "drift": drift_path(t, y, tq)}
 
 
 def _fit_quiet(m: str, t, y, damping: float, intervals: bool):

@@ -340,10 +340,10 @@ def _series_frame(name: str, s: "pd.DataFrame", bt, scenario: str | None, end: s
     for m, f in fits.items():
         if not f.converged:
             M.warn_not_converged(f, s["series"].iloc[0], weights[m])
-    from .backtest import drift_slope
+    from .backtest import drift_path
 
     point = bt.point_method(name)
-    drift = y[-1] + drift_slope(t, y) * (tq - t[-1]) if point == "drift" else None
+    drift = drift_path(t, y, tq) if point == "drift" else None
     q = _trend(medians, weights, bt.calibration, tq, t, drift)
     if scenario is not None:
         rng = np.random.default_rng(SEED)
@@ -690,13 +690,13 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
         One row per (cut-off, series, later observation): ``horizon_year``, ``in_80``,
         ``in_95``, ``width_95_log10``, ``error_log10``, ``naive_error_log10`` (the last value
         carried forward), ``drift_error_log10`` (the growth of the year before the cut-off
-        continued, :func:`.backtest.drift_slope`, from the observations the forecast fitted, at the
+        continued, :func:`.backtest.drift_path`, from the observations the forecast fitted, at the
         forecast's date), ``point_method`` and ``calibration`` (its source).
     """
     import pandas as pd
 
     from ..errors import TokenomicsError
-    from .backtest import drift_slope
+    from .backtest import drift_path
     from .history import check_history
 
     h = load_history() if history is None else check_history(history)
@@ -712,7 +712,6 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
         for name in r.series_names():
             used = r.history[r.history["series"] == name].sort_values("date")
             t_used, y_used = decimal_year(used["date"]), np.log10(used["tokens_per_day"].to_numpy(float))
-            slope = drift_slope(t_used, y_used) if len(used) > 1 else 0.0
             later = h[(h["series"] == name) & (h["date"] > cut.to_timestamp(how="end"))]
             for _, o in later.iterrows():
                 f = m[(m["series"] == name) & (m["month"] == o["date"].to_period("M"))]
@@ -729,8 +728,8 @@ def realtime_backtest(first: str = "2025-06", last: str | None = None,
                                                      / f["tokens_per_day_lo_95"])),
                     "error_log10": float(np.log10(f["tokens_per_day"] / v)),
                     "naive_error_log10": float(np.log10(used["tokens_per_day"].iloc[-1] / v)),
-                    "drift_error_log10": float(y_used[-1] + slope * (decimal_year(pd.DatetimeIndex([f["date"]]))[0]
-                                                                     - t_used[-1]) - np.log10(v)),
+                    "drift_error_log10": float(drift_path(t_used, y_used, decimal_year(pd.DatetimeIndex([f["date"]])))[0]
+                                               - np.log10(v)),
                     "point_method": str(f.get("point_method", "trend")),
                     "calibration": r.backtest.calibration.source,
                 })

@@ -516,7 +516,7 @@ def structural_backtest(history: "pd.DataFrame | None" = None, data: "pd.DataFra
     import pandas as pd
 
     from ..dates import decimal_year
-    from .backtest import drift_slope
+    from .backtest import drift_path
     from .history import load_history
 
     h = load_history() if history is None else history
@@ -538,7 +538,7 @@ def structural_backtest(history: "pd.DataFrame | None" = None, data: "pd.DataFra
             p = fit.predict(tq)
             past = t_all <= origin + 1e-9
             tp, yp = t_all[past], y_all[past]
-            drift = yp[-1] + drift_slope(tp, yp) * (tq - tp[-1])
+            drift = drift_path(tp, yp, tq)
             for i in range(len(tq)):
                 rows.append({
                     "series": name, "origin_year": float(origin), "target_year": float(tq[i]),
