@@ -458,6 +458,12 @@ def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float
 #: the slots.
 GRID_ALL = 64
 GRID_POINTS = 96
+#: :func:`serve_at_target` decodes the whole batches inside the grid step where the speed falls
+#: below the target, up to ``k_hi``, together with the ``1 + k_hi // PAST_STEP`` batches past it: the
+#: concurrencies it then solves hold a little more than their batch (``C = B + X TTFT``), so their
+#: solve reads a few batches beyond the step (in the same call: a decode call costs ~1 ms whatever
+#: its size there, ~1 us a batch).
+PAST_STEP = 64
 
 
 class _Colocated:
@@ -763,6 +769,9 @@ def serve_at_target(deployment: Any, *, isl_tok: float, osl_tok: float, tok_per_
     k_lo = int(g[j - 1]) if j > 0 else 0
     k_hi = int(g[j]) if j < g.size else max(int(math.ceil(cap)), k_lo + 1)
     ks = np.arange(k_lo + 1, k_hi)
+    if ks.size and (ks[-1] >= model._d.size or np.isnan(model._d[ks[-1]])):
+        # a step not decoded yet: the batches just past it ride along (the solve below reads some)
+        model.decode_s(np.concatenate([ks, np.arange(k_hi + 1, k_hi + 2 + k_hi // PAST_STEP)]))
     fast = model.state(ks)[0] <= t_max if ks.size else np.zeros(0, dtype=bool)
     n = int(np.argmin(fast)) if not fast.all() else ks.size
     k = int(ks[n - 1]) if n > 0 else k_lo  # the fastest whole batch that meets the target; k + 1 does not
