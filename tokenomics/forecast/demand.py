@@ -29,7 +29,7 @@ import numpy as np
 from . import models as M
 from .._display import Display
 from ..errors import ConvergenceWarning, ValidationError
-from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, select_series, series as get_series
+from .history import MIN_OBS, decimal_year, load_history, month_end, part_of, select_series
 from .measurement import on_latest_definition
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -316,8 +316,9 @@ def forecast_series(name: str, fit_through=None, scenario: str | None = None, en
                     history: "pd.DataFrame | None" = None, backtest_result=None) -> "pd.DataFrame":
     """Monthly forecast of one series (see :func:`forecast`); returns the frame only."""
     from .backtest import run_backtest
+    from .history import check_history
 
-    s = on_latest_definition(get_series(name, fit_through=fit_through, history=history))
+    s = _fit_series(load_history() if history is None else check_history(history), name, fit_through)
     bt = backtest_result or run_backtest(history=history, fit_through=fit_through)
     return _series_frame(name, s, bt, scenario, end)
 
@@ -485,8 +486,7 @@ def share_parts(frames: "dict[str, pd.DataFrame]", wholes: dict[str, str], histo
     out, shared = dict(frames), set()
     for part in sorted((n for n in frames if wholes.get(n) in frames), key=lambda n: _depth(n, wholes)):
         whole = wholes[part]
-        pairs = _matched_shares(*(on_latest_definition(get_series(n, fit_through=fit_through, history=history))
-                                  for n in (part, whole)))
+        pairs = _matched_shares(*(_fit_series(history, n, fit_through) for n in (part, whole)))
         if len(pairs) < MIN_SHARE_PAIRS:
             continue
         m = share_model(pairs["t_year"], pairs["share"])
@@ -609,7 +609,7 @@ def forecast(series="all", fit_through=None, scenario: str | None = None, end: s
         month_end(fit_through)  # validates the format early
     if not (isinstance(series, str) and series == "all"):
         for n in [series] if isinstance(series, str) else list(series):
-            get_series(n, fit_through=fit_through, history=hist)  # unknown name / too few obs
+            select_series(hist, n, fit_through)  # unknown name / too few obs (hist is checked)
     bt = run_backtest(history=history, fit_through=fit_through)
     skipped: dict = {}
     cutoff = month_end(fit_through) if fit_through is not None else None
