@@ -109,3 +109,43 @@ def test_the_stored_margin_is_the_bundled_lists_median():
     from tokenomics.forecast.scenarios import parameter
 
     assert parameter("market_margin_frac") == pytest.approx(market_margin_frac()[0], rel=1e-12)
+
+
+def test_margin_path_holds_a_trend_it_cannot_tell_from_zero():
+    """An interval spanning zero holds the median every year; one excluding zero moves it by the slope
+    from the centre year (hand calculation: 0.35 - 0.05 x (2029.5 - 2026.5) = 0.20), bounded at 0."""
+    from tokenomics.forecast.roadmap import margin_path
+
+    held, how = margin_path([2026, 2030], 0.35, {"slope_frac_per_year": 0.1, "slope_lo_95": -0.3,
+                                                "slope_hi_95": 0.5, "centre_year": 2026.0})
+    assert how == "held" and held.tolist() == [0.35, 0.35]
+    falling = {"slope_frac_per_year": -0.05, "slope_lo_95": -0.08, "slope_hi_95": -0.02, "centre_year": 2026.5}
+    m, how = margin_path([2029, 2040], 0.35, falling)
+    assert how == "trend"
+    assert m[0] == pytest.approx(0.20) and m[1] == 0.0
+
+
+def test_the_roadmap_says_how_its_margin_was_set():
+    """The bundled list's trend interval spans zero (datasets/demand_scenarios.csv), so every year
+    carries the median margin and the basis says the trend was not followed."""
+    from tokenomics.forecast.roadmap import cost_path, margin_trend_text, stored_margin_trend
+    from tokenomics.forecast.scenarios import parameter
+
+    tr = stored_margin_trend()
+    assert tr["slope_lo_95"] < 0 < tr["slope_hi_95"]
+    # the fit tools/fit_market_margin.py stored; docs/guide/forecast-capacity.md quotes it
+    assert margin_trend_text(tr) == "+11 points a year (95 % -34 to +56)"
+    df = cost_path([2025, 2030]).to_frame()
+    assert df["margin_frac"].tolist() == [parameter("market_margin_frac")] * 2
+    assert "not distinguishable from zero" in df.attrs["margin_basis"]
+
+
+@pytest.mark.integration
+def test_the_stored_margin_trend_is_the_bundled_lists_fit():
+    """market_margin_trend_frac_per_year (demand_scenarios.csv) was fitted by tools/fit_market_margin.py
+    on the bundled list: rerun the tool after a market or price-list change."""
+    from tokenomics.forecast.roadmap import market_margin_trend, stored_margin_trend
+
+    fit, stored = market_margin_trend(), stored_margin_trend()
+    for k in stored:
+        assert stored[k] == pytest.approx(fit[k], rel=1e-9), k

@@ -4,10 +4,13 @@ For each year, the systems of ``datasets/hardware_roadmap.csv`` available by the
 ``shipping`` or ``announced``) are priced for one model at one speed per user, as the watch's cost
 floor prices them (:func:`tokenomics.watch.prices.system_cost`: cheapest layout and batch,
 prefill and decode disaggregated, bottom-up cost, no margin), and the cheapest gives the year's
-cost. The list price is that cost marked up by the margin providers earn today: the median implied
-gross margin of the bundled price list (:func:`tokenomics.market.market`, stored as
-``market_margin_frac`` by ``tools/fit_market_margin.py``), held constant, since the list is one
-snapshot and no trend in it is measured.
+cost. The list price is that cost marked up by a margin path fitted on the bundled price list
+(:func:`tokenomics.market.market`): the median implied gross margin (``market_margin_frac``) and
+the median regression of each price's implied margin on the date it took effect
+(:func:`market_margin_trend`, ``market_margin_trend_frac_per_year``; both stored by
+``tools/fit_market_margin.py``). The path follows the trend where its 95 % interval excludes zero
+and holds the median where it does not (:func:`margin_path`): on the bundled list the trend is not
+distinguishable from zero, so the margin is held.
 
 Engines get faster with each release, but only the past is measured
 (``datasets/engine_maturity.csv``); the path holds today's engines, so after the newest system it
@@ -88,6 +91,116 @@ def market_margin_frac(prices: "pd.DataFrame | None" = None) -> tuple[float, int
     return s["median_implied_margin_frac"], s["n_priced"]
 
 
+#: Bounds of a trending margin path [fraction of the list price]: a list price at or below cost
+#: (margin 0) is a loss leader no path should end in, and 0.95 is twenty times cost.
+MARGIN_PATH_BOUNDS: tuple[float, float] = (0.0, 0.95)
+
+
+def market_margin_trend(prices: "pd.DataFrame | None" = None) -> dict[str, float]:
+    """Median regression of a price list's implied gross margins on the date each price took effect.
+
+    ``statsmodels`` ``QuantReg`` (q = 0.5) of :func:`tokenomics.market.market`'s
+    ``implied_margin_frac`` on the decimal year of :func:`tokenomics.watch.prices.price_date`
+    (``price_effective_date``, else ``date``, else ``as_of``). A median, not a mean: implied
+    margins run from far below zero (prices under the modelled cost) to 0.9.
+
+    Parameters
+    ----------
+    prices : pandas.DataFrame, optional
+        A market price table; default the bundled ``datasets/market_prices.csv``.
+
+    Returns
+    -------
+    dict
+        ``slope_frac_per_year`` and its 95 % interval ``slope_lo_95``, ``slope_hi_95`` [fraction
+        of the list price per year], ``centre_year`` [decimal year] (the prices' mean date),
+        ``first_year``, ``last_year`` and ``n`` (priced and dated rows).
+    """
+    import pandas as pd
+    import statsmodels.api as sm
+
+    from ..catalog import load
+    from ..dates import decimal_year, parse_date
+    from ..market import market
+    from ..watch.prices import price_date
+
+    raw = load("market_prices") if prices is None else prices
+    m = market(raw)
+    text, _ = price_date(raw.reset_index(drop=True))
+    days = [parse_date(v) for v in text]  # a month stands for its 15th, a year for 1 July
+    t = np.array([decimal_year(d[0]) if d else np.nan for d in days], dtype=float)
+    y = pd.to_numeric(m["implied_margin_frac"], errors="coerce").to_numpy(float)
+    ok = np.isfinite(t) & np.isfinite(y)
+    if ok.sum() < 3 or np.ptp(t[ok]) <= 0:
+        raise ValidationError(f"a margin trend needs three or more priced rows over more than one date, got {int(ok.sum())}")
+    centre = float(t[ok].mean())
+    res = sm.QuantReg(y[ok], sm.add_constant(t[ok] - centre)).fit(q=0.5)
+    lo, hi = (float(v) for v in np.asarray(res.conf_int(alpha=0.05))[1])
+    return {"slope_frac_per_year": float(res.params[1]), "slope_lo_95": lo, "slope_hi_95": hi,
+            "centre_year": centre, "first_year": float(t[ok].min()), "last_year": float(t[ok].max()),
+            "n": int(ok.sum())}
+
+
+def margin_path(years: Any, median_frac: float, trend: dict[str, float]) -> tuple[np.ndarray, str]:
+    """The gross margin of the list price each year [fraction of the list price] and how it was set.
+
+    The median ``median_frac`` moved by the trend's slope from its centre year where the slope's
+    95 % interval excludes zero, bounded by :data:`MARGIN_PATH_BOUNDS`; held at the median where
+    the interval includes zero (a trend the data cannot tell from none is not extrapolated).
+
+    Parameters
+    ----------
+    years : array-like
+        Calendar years (each read at its middle, ``year + 0.5``).
+    median_frac : float
+        Median implied margin [0-1).
+    trend : dict
+        :func:`market_margin_trend`'s ``slope_frac_per_year``, ``slope_lo_95``, ``slope_hi_95``,
+        ``centre_year``.
+
+    Returns
+    -------
+    (numpy.ndarray, str)
+        The margin per year and ``"held"`` or ``"trend"``.
+
+    Examples
+    --------
+    A trend of -0.05 a year (95 % -0.08 to -0.02) centred on mid-2026 from a 0.35 median:
+
+    >>> m, how = margin_path([2026, 2028], 0.35, {"slope_frac_per_year": -0.05, "slope_lo_95": -0.08,
+    ...                                          "slope_hi_95": -0.02, "centre_year": 2026.5})
+    >>> [round(float(v), 3) for v in m], how
+    ([0.35, 0.25], 'trend')
+    """
+    y = np.asarray(list(years), dtype=float) + 0.5
+    if trend["slope_lo_95"] <= 0.0 <= trend["slope_hi_95"]:
+        return np.full(y.shape, float(median_frac)), "held"
+    m = float(median_frac) + trend["slope_frac_per_year"] * (y - trend["centre_year"])
+    return np.clip(m, *MARGIN_PATH_BOUNDS), "trend"
+
+
+def stored_margin_trend() -> dict[str, float]:
+    """:func:`market_margin_trend` of the bundled list as ``tools/fit_market_margin.py`` stored it
+    (``market_margin_trend_frac_per_year`` in ``datasets/demand_scenarios.csv``: ``base`` the slope,
+    ``low`` / ``high`` its 95 % interval; ``market_margin_trend_centre_year``)."""
+    from .scenarios import parameter
+
+    name = "market_margin_trend_frac_per_year"
+    return {"slope_frac_per_year": parameter(name, "base"), "slope_lo_95": parameter(name, "low"),
+            "slope_hi_95": parameter(name, "high"),
+            "centre_year": parameter("market_margin_trend_centre_year")}
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:+.0f}"
+
+
+def margin_trend_text(trend: dict[str, float]) -> str:
+    """``"+14 points a year (95 % -30 to +59)"``: a margin trend in percentage points of the list price."""
+    return (f"{_pct(trend['slope_frac_per_year'])} points a year (95 % {_pct(trend['slope_lo_95'])} to "
+            f"{_pct(trend['slope_hi_95'])})")
+
+
 @dataclass(frozen=True, repr=False)
 class RoadmapPath(Display):
     """Cost and list price per year along a hardware roadmap; see :func:`cost_path`."""
@@ -118,15 +231,15 @@ def cost_path(years: Any = range(2024, 2031), *, model: str = ROADMAP_MODEL, tok
     roadmap : pandas.DataFrame, optional
         A user's roadmap (:func:`load_roadmap`).
     margin_frac : float, optional
-        Gross margin of the list price over cost [0-1); default ``market_margin_frac`` of
-        ``datasets/demand_scenarios.csv`` (:func:`market_margin_frac` of the bundled list, fitted by
-        ``tools/fit_market_margin.py``).
+        Gross margin of the list price over cost [0-1), held every year; default the margin path of
+        the bundled list (:func:`margin_path` of ``market_margin_frac`` and the stored
+        :func:`market_margin_trend`, both fitted by ``tools/fit_market_margin.py``).
 
     Returns
     -------
     RoadmapPath
         Columns ``year``, ``system`` (the cheapest available), ``status``, ``cost_usd_per_m_output_tok``,
-        ``usd_per_m_output_tok`` (list price = cost / (1 - margin)), ``margin_frac``,
+        ``usd_per_m_output_tok`` (list price = cost / (1 - margin)), ``margin_frac`` (that year's),
         ``n_systems_available``, ``n_systems_priced``, ``model``, ``tok_per_s_per_user``.
         A year with no priced system has NaN prices and says why in ``note``.
     """
@@ -144,19 +257,25 @@ def cost_path(years: Any = range(2024, 2031), *, model: str = ROADMAP_MODEL, tok
         raise unknown_name("roadmap region", region, regions)
     rm = rm[rm["region"] == region]
     speed = REFERENCE_TOK_PER_S_PER_USER if tok_per_s_per_user is None else float(finite(tok_per_s_per_user, "tok_per_s_per_user"))
+    years = [int(y) for y in years]
     if margin_frac is None:
         from .scenarios import parameter
 
-        margin = parameter("market_margin_frac")
-        margin_basis = ("median implied margin of the bundled list prices (tokenomics market; "
-                        "market_margin_frac in datasets/demand_scenarios.csv, tools/fit_market_margin.py)")
+        median, trend = parameter("market_margin_frac"), stored_margin_trend()
+        margins, how = margin_path(years, median, trend)
+        margin_basis = (f"median implied margin of the bundled list prices ({100 * median:.0f} %; tokenomics market), "
+                        + ("held: its trend over the list's dates, " + margin_trend_text(trend)
+                           + ", is not distinguishable from zero" if how == "held" else
+                           "moved by its trend over the list's dates, " + margin_trend_text(trend))
+                        + " (datasets/demand_scenarios.csv, tools/fit_market_margin.py)")
     else:
-        margin, margin_basis = float(fraction(margin_frac, "margin_frac")), "stated"
+        margin = float(fraction(margin_frac, "margin_frac"))
         if margin >= 1:
             raise ValidationError(f"margin_frac must be below 1 (a list price infinitely above cost), got {margin:g}")
+        margins, margin_basis = np.full(len(years), margin), "stated"
     costs = {s: system_cost(s, model, speed) for s in rm["system"]}
     rows = []
-    for y in [int(y) for y in years]:
+    for y, margin in zip(years, margins.tolist()):
         avail = rm[rm["available_year"] <= y]
         priced = [(costs[s]["cost_usd_per_m_tok"], s, st) for s, st in zip(avail["system"], avail["status"])
                   if costs[s]["status"] == "modelled"]
