@@ -48,6 +48,7 @@ SEALED_H = "2026-12h"
 SEALED_I = "2026-12i"
 SEALED_J = "2026-12j"
 SEALED_K = "2026-12k"
+SEALED_L = "2026-12l"
 
 
 def _third_party_band() -> tuple[float, float]:
@@ -61,9 +62,9 @@ def _third_party_band() -> tuple[float, float]:
 
 def _pooled_inside() -> str:
     """Runs inside the band, runs, and the share [%], pooled over the sealed sets scored once after every
-    band spanned third parties' runs (2026-12e to 2026-12k), from their recorded scores."""
+    band spanned third parties' runs (2026-12e to 2026-12l), from their recorded scores."""
     n = inside = 0
-    for score in (SEALED_E, SEALED_F, SEALED_G, SEALED_H, SEALED_I, SEALED_J, SEALED_K):
+    for score in (SEALED_E, SEALED_F, SEALED_G, SEALED_H, SEALED_I, SEALED_J, SEALED_K, SEALED_L):
         s = _sealed(score=score)
         n += s["n"]
         inside += round(s["inside"] * s["n"])
@@ -72,7 +73,7 @@ def _pooled_inside() -> str:
 
 #: The sealed sets scored on this release's serving model (no serving-model change since 2026-12h's score), and
 #: their publications as docs/validation/sealed.md lists them (a publication may cite two commits in ``source``).
-RELEASE_SEALED = {"2026-12h": 3, "2026-12i": 6, "2026-12j": 1, "2026-12k": 5}
+RELEASE_SEALED = {"2026-12h": 3, "2026-12i": 6, "2026-12j": 1, "2026-12k": 5, "2026-12l": 3}
 
 
 def _release_sealed(keys: str) -> str:
@@ -237,12 +238,12 @@ FIGURES = [
      f"{_sealed(score=SEALED_C)['median'] * 100:.0f} {_sealed(score=SEALED_C)['ratio']:.2f} "
      f"{_sealed(score=SEALED_C)['inside'] * 100:.0f}", "100 2.00 0"),
     ("4,171 published runs", f"{G('serving.unfitted.n_cases'):,.0f}", "4,171"),
-    ("on 47 runs from 15 publications sealed before this release's serving model first saw them (four sets, each "
-     "scored once), 33 % median error, predicted/measured 1.18", _release_sealed("n pubs median ratio"), "47 15 33 1.18"),
+    ("on 57 runs from 18 publications sealed before this release's serving model first saw them (five sets, each "
+     "scored once), 30 % median error, predicted/measured 1.16", _release_sealed("n pubs median ratio"), "57 18 30 1.16"),
     ("community MoE runs at a few users up to 2.4x optimistic", f"{_sealed(score=SEALED_K, engine='sglang')['max_ratio']:.1f}",
      "2.4"),
-    ("it held 39 of those 47 runs (83 %), and 94 of the 123 sealed runs scored since every band spanned third parties' "
-     "runs (76 %)", f"{_release_sealed('inside n inside_pct')} {_pooled_inside()}", "39 47 83 94 123 76"),
+    ("it held 48 of those 57 runs (84 %), and 103 of the 133 sealed runs scored since every band spanned third parties' "
+     "runs (77 %)", f"{_release_sealed('inside n inside_pct')} {_pooled_inside()}", "48 57 84 103 133 77"),
     ("11.2 % median error (p90 38 %)", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
      f"{G('serving.unfitted.p90_abs_error_frac') * 100:.0f}", "11.2 38"),
     ("11.2 % median, p90 38 %, predicted/measured 0.98", f"{G('serving.unfitted.median_abs_error_frac') * 100:.1f} "
@@ -284,9 +285,16 @@ FIGURES = [
      f"{_sealed(score=SEALED_H)['ratio']:.2f} {_sealed('offline', score=SEALED_H)['ratio']:.2f} "
      f"{_sealed('serve', score=SEALED_H, model='deepseek-r1')['ratio']:.2f} {_sealed(score=SEALED_H)['inside'] * 100:.0f}",
      "15 42 68 0.87 0.63 1.49 60"),
-    ("the ninth 95 %; the tenth 4 of 5; the eleventh 8 of 8. Pooled over\nthese seven sets, 94 of 123 runs (76 %)",
-     f"{_sealed(score=SEALED_I)['inside'] * 100:.0f} {_inside_of(SEALED_J)} {_inside_of(SEALED_K)} {_pooled_inside()}",
-     "95 4 5 8 8 94 123 76"),
+    ("the ninth 95 %; the tenth 4 of 5; the eleventh 8 of 8; the twelfth 9 of 10. Pooled over\nthese eight sets, "
+     "103 of 133 runs (77 %)",
+     f"{_sealed(score=SEALED_I)['inside'] * 100:.0f} {_inside_of(SEALED_J)} {_inside_of(SEALED_K)} {_inside_of(SEALED_L)} "
+     f"{_pooled_inside()}", "95 4 5 8 8 9 10 103 133 77"),
+    ("10 predicted; 10 % median (p90 134 %), predicted/measured 1.07 (InferenceX's SGLang runs 0.99, vLLM 0.6.6 2.4); "
+     "9 of 10 inside their 80 % band",
+     f"{_sealed(score=SEALED_L)['n']} {_sealed(score=SEALED_L)['median'] * 100:.0f} {_sealed(score=SEALED_L)['p90'] * 100:.0f} "
+     f"{_sealed(score=SEALED_L)['ratio']:.2f} {_sealed(score=SEALED_L, engine='sglang')['ratio']:.2f} "
+     f"{_sealed(score=SEALED_L, engine='vllm', model='llama-3.1-70b')['ratio']:.1f} {_inside_of(SEALED_L)}",
+     "10 10 134 1.07 0.99 2.4 9 10"),
     ("8 predicted; 77 % median (p90 139 %), predicted/measured 1.77 (SGLang MoE runs at 8-16 users 1.84, vLLM on AMD "
      "1.34); 8 of 8 inside their 80 % band",
      f"{_sealed(score=SEALED_K)['n']} {_sealed(score=SEALED_K)['median'] * 100:.0f} {_sealed(score=SEALED_K)['p90'] * 100:.0f} "
