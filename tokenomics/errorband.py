@@ -100,7 +100,8 @@ FIT_SETS = ("serving_public", "serving_thirdparty_2026-12", "serving_tpu_2026-12
 THIRD_PARTY_SETS = ("serving_sealed_2026-12", "serving_sealed_2026-12b", "serving_sealed_2026-12c",
                     "serving_sealed_2026-12d", "serving_sealed_2026-12e", "serving_sealed_2026-12f",
                     "serving_sealed_2026-12g", "serving_sealed_2026-12h",
-                    "serving_sealed_2026-12i", "serving_sealed_2026-12j", "serving_sealed_2026-12k")
+                    "serving_sealed_2026-12i", "serving_sealed_2026-12j", "serving_sealed_2026-12k",
+                    "serving_sealed_2026-12l")
 
 
 def chip_family(hardware: str, vendor: str | None = None) -> str:
