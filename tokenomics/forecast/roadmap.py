@@ -126,6 +126,8 @@ def market_margin_trend(prices: "pd.DataFrame | None" = None) -> dict[str, float
 
     raw = load("market_prices") if prices is None else prices
     m = market(raw)
+    if len(m) != len(raw):  # the market prices row for row; a date belongs to its own row
+        raise ValidationError(f"the market priced {len(m)} rows of a {len(raw)}-row price list; cannot date their margins")
     text, _ = price_date(raw.reset_index(drop=True))
     days = [parse_date(v) for v in text]  # a month stands for its 15th, a year for 1 July
     t = np.array([decimal_year(d[0]) if d else np.nan for d in days], dtype=float)
