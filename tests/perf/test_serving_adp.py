@@ -27,6 +27,23 @@ def test_expected_max_poisson_hand():
     assert float(queueing.expected_max_poisson(400.0, 8)) / 400.0 == pytest.approx(1.0, abs=0.08)
 
 
+def test_poisson_cdf_is_pdtr_to_the_bit():
+    """:func:`queueing.poisson_cdf` skips the counts whose CDF rounds to 1.0: every element equals
+    ``scipy.special.pdtr``'s, ascending grids of means (banded), shuffled ones and zeros alike."""
+    from scipy.special import pdtr
+
+    rng = np.random.default_rng(11)
+    grids = [np.geomspace(1e-6, 3.0, 150), np.geomspace(1e-3, 60.0, 90), np.linspace(0.0, 40.0, 400),
+             rng.permutation(np.geomspace(1e-4, 5.0, 120)), np.zeros(40)]
+    grids += [np.sort(rng.uniform(0.0, 10.0 ** rng.uniform(-6, 2), rng.integers(2, 200))) for _ in range(200)]
+    for q in grids:
+        q_max = float(q.max())
+        top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
+        m = np.arange(top).reshape(-1, 1)
+        got, want = queueing.poisson_cdf(m, q), pdtr(m, q)
+        assert got.shape == want.shape and np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
 def test_adp_prefill_rare_prompts_hold_every_rank_frequent_ones_spread():
     """local 10 ms and shared 1 ms a chunk, 8 ranks. Rare prompts (q = 1e-4 chunks a rank an
     iteration): each costs its whole local 10 ms on one rank while seven wait, 8 q x 10 ms + 8 q x

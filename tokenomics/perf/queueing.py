@@ -32,15 +32,12 @@ def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
     >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
     0.5888
     """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
     q = np.asarray(mean, dtype=float)
     if int(n) <= 1:
         return q.copy()
     top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
     m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
-    return np.sum(1.0 - pdtr(m, q) ** int(n), axis=0)
+    return np.sum(1.0 - poisson_cdf(m, q) ** int(n), axis=0)
 
 
 def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.ndarray:
@@ -56,15 +53,72 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
     (0.5888, 0.5507)
     """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
     q_max = float(q.max(initial=0.0))
     top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
     before, step = _pass_steps(top, q.ndim, first, each)
-    return (step * (1.0 - pdtr(before, q) ** max(int(n), 1))).sum(axis=0)
+    return (step * (1.0 - poisson_cdf(before, q) ** max(int(n), 1))).sum(axis=0)
+
+
+#: :func:`poisson_cdf` leaves to ``pdtr`` the grids of at least this many elements (below, the
+#: skipped evaluations would not pay for the mask).
+CDF_MASK_MIN = 256
+#: A Poisson tail below this rounds the CDF to 1.0 exactly (half an ulp below 1 is 2**-54 ~ 5.6e-17).
+CDF_ONE_TAIL = 1e-18
+#: Extra elements below which a band of means joins the next (:func:`poisson_cdf`).
+CDF_BAND_MERGE = 48
+
+
+@functools.lru_cache(maxsize=8)
+def _cdf_one_below(top: int) -> np.ndarray:
+    """Per count ``m = 0 .. top - 1`` the mean below which the Poisson CDF ``F(m)`` is 1.0 in
+    double precision (read-only): ``P(M > m) <= 2 q**(m+1) / (m+1)! < CDF_ONE_TAIL`` for ``q <=
+    (m + 2) / 2`` (the tail's terms fall at least by half each), well under the rounding."""
+    m = np.arange(top)
+    lg = np.array([math.lgamma(k + 2.0) for k in range(top)])
+    out = np.minimum((m + 2.0) / 2.0, np.exp((math.log(CDF_ONE_TAIL / 2.0) + lg) / (m + 1.0)))
+    out.flags.writeable = False
+    return out
+
+
+def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The Poisson CDF ``F(m)`` of mean ``q`` (``scipy.special.pdtr``, what ``scipy.stats.poisson.cdf``
+    returns without its argument checks) of a column of counts ``m = 0 .. top - 1`` (shape ``(top,
+    1)``) against means ``q`` (array), shape ``(top,) + q.shape``.
+
+    On larger grids of means (one axis) ``pdtr`` runs, per band of means, only on the counts up to
+    the first where the band's ``F`` is 1.0 to the bit (:func:`_cdf_one_below`): that row is
+    computed too and checked, and the rows past it, most of a grid of small means, are 1.0 (where
+    a checked row is not all 1.0, every element is computed). Ascending means (a grid of batches)
+    band by that row; others take one band. The same values either way.
+    """
+    from scipy.special import pdtr
+
+    top = m.shape[0]
+    if top * q.size < CDF_MASK_MIN or q.ndim != 1 or not (q >= 0.0).all() or not np.isfinite(q).all():
+        return pdtr(m, q)
+    rows = np.searchsorted(_cdf_one_below(top), q, side="right") + 1  # through the first count whose F is 1.0
+    if not (q[1:] >= q[:-1]).all():
+        rows = np.full(q.size, rows.max())
+    # bands of equal rows, a band merged into the next where computing its few extra rows is cheaper
+    # than a pdtr call (~2 us, some 50 elements)
+    starts = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+    bands = []
+    s0 = 0
+    for s1 in [*starts.tolist(), q.size]:
+        if bands and (int(rows[s1 - 1]) - bands[-1][2]) * (bands[-1][1] - bands[-1][0]) < CDF_BAND_MERGE:
+            bands[-1] = (bands[-1][0], s1, int(rows[s1 - 1]))
+        else:
+            bands.append((s0, s1, int(rows[s1 - 1])))
+        s0 = s1
+    out = np.ones((top, q.size))
+    for a, b, r in bands:
+        r = min(r, top)
+        out[:r, a:b] = pdtr(m[:r], q[a:b])
+        if r < top and not (out[r - 1, a:b] == 1.0).all():
+            return pdtr(m, q)
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
