@@ -70,7 +70,7 @@ CDF_ONE_TAIL = 1e-18
 CDF_BAND_MERGE = 48
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=512)
 def _cdf_one_below(top: int) -> np.ndarray:
     """Per count ``m = 0 .. top - 1`` the mean below which the Poisson CDF ``F(m)`` is 1.0 in
     double precision (read-only): ``P(M > m) <= 2 q**(m+1) / (m+1)! < CDF_ONE_TAIL`` for ``q <=
