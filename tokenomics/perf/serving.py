@@ -97,7 +97,7 @@ from .. import _validate as v
 from ..errors import ValidationError
 from .comm import kv_transfer_s
 from .engines import engine_params
-from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, ttft_s
+from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, expected_max_pass_s, ttft_s
 
 PHASES = ("serve", "offline", "decode", "prefill")
 
@@ -307,7 +307,8 @@ def _run_cap(dep, max_batch_per_rank: float) -> float:
 
 
 def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
-                       max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None) -> tuple[float, bool]:
+                       max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None,
+                       excess_one: Any = None) -> tuple[float, bool]:
     """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
     (increasing in ``b``, ``-C`` at ``b = 0``) on ``(b_min, b_max]``; ``(b_max, True)`` when even
     ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
@@ -315,10 +316,13 @@ def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: floa
     Safeguarded regula falsi (Illinois) on the bracket ``[b_min, b_max]`` (``f_min`` the excess at
     ``b_min``, ``-C`` at 0): ``excess`` is nearly linear in ``b`` (``b + X(b) TTFT(b) - C``), so a
     few evaluations reach ``|excess| <= rtol C``; an infinite excess (a saturated prefill queue)
-    bisects.
+    bisects. ``excess_one``: the same excess at one batch as a plain number, where the caller has it.
     """
     def f(b: float) -> float:
         return float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0])
+
+    if excess_one is not None:
+        f = excess_one  # noqa: F811
 
     c = float(concurrency)
     lo, f_lo = float(b_min), (-c if f_min is None else float(f_min))
@@ -572,6 +576,43 @@ class _Colocated:
                       recv_interval_iters=self.recv_interval_iters, gate_s=gate)
         return t_it, ttft, x
 
+    def _state_one(self, b: float) -> tuple[float, float, float]:
+        """:meth:`state` at one batch ``b`` as plain numbers: what ``state([b])`` gives, the same
+        arithmetic on floats where the deployment runs attention DP without a balance gate (a
+        fractional batch: the closed loop's solves), the kept whole batches read as kept."""
+        if b >= 1 and b == math.floor(b):  # a whole batch: kept (computed alone where it is not yet)
+            k = int(b)
+            if k >= self._d.size or math.isnan(self._st[0, k]):
+                return tuple(float(a[0]) for a in self.state(np.asarray([b])))
+            st = self._st
+            return float(st[0, k]), float(st[1, k]), float(st[2, k])
+        if self.adp_parts is None or self.adp_timeout_iters:
+            return tuple(float(a[0]) for a in self._state(np.asarray([b])))
+        # _state at np.asarray([b]): adp_prefill_s at window 1 (each product by 1.0 as it is there),
+        # ttft_s with no gate and no transfer, operation by operation in the same order
+        k = max(1, round(b))
+        d = float(self._d[k]) if k < self._d.size and not math.isnan(self._d[k]) else float(self.decode_s([b])[0])
+        n_ranks, isl, chunk = self.n_ranks, self.isl, self.chunk
+        q = b / n_ranks * self.prompt_per_seq / self.c_tok
+        loc_each, sh_each = self.adp_batched
+        w = 1.0
+        pre = float(((expected_max_pass_s(np.asarray([q * w]), n_ranks, self.adp_parts[0], loc_each)
+                      + expected_max_pass_s(np.asarray([int(n_ranks) * q * w]), 1, self.adp_parts[1], sh_each)) / w)[0])
+        t_it = d + pre
+        x = b * self.tps / (self.osl * t_it)
+        rho = b / n_ranks * self.prompt_per_seq / chunk
+        residual = 0.5 * rho * isl / chunk * t_it
+        wait = residual / (1.0 - min(rho, 1.0)) if rho < 1.0 else math.inf
+        admit = 0.5 * 1.0 * float(self.recv_interval_iters) * t_it
+        prefill = self.n_chunks * ((self.pass_alone_s or d) + self.c_tok * self.t_pre_tok)
+        ttft = float(self.ep["ttft_overhead_s"]) + admit + 0.0 + wait + prefill + 0.0
+        return t_it, ttft, x
+
+    def _requests_one(self, b: float) -> float:
+        """:meth:`requests` at one batch ``b`` as a plain number (:meth:`_state_one`)."""
+        _, ttft, x = self._state_one(b)
+        return b + x * ttft
+
     def requests(self, b: Any) -> np.ndarray:
         """Requests in flight at batch ``b`` (Little's law: ``C = X (TTFT + osl t_it / tps) = B + X
         TTFT``) [requests] (array)."""
@@ -662,7 +703,8 @@ class _Colocated:
                     lo = int(ks[-1])
             f_lo = -c if lo == 0 else float(self.requests_at([lo])[0]) - c
             out_b[i] = _closed_loop_batch(lambda b, c=c: self.requests(b) - c, hi, c, rtol=1e-12, max_eval=200,
-                                          b_min=float(lo), f_min=f_lo)[0]
+                                          b_min=float(lo), f_min=f_lo,
+                                          excess_one=lambda b, c=float(c): self._requests_one(b) - c)[0]
         return out_b, out_slot
 
     def result(self, concurrency: float, b_slots: float, phase: str = "serve") -> ServingResult:
@@ -672,7 +714,7 @@ class _Colocated:
         return self._result(c, float(b), bool(slot_bound), phase)
 
     def _result(self, c: float, b: float, slot_bound: bool, phase: str = "serve") -> ServingResult:
-        t_it, ttft, x = (float(a[0]) for a in self.state(np.asarray([b])))
+        t_it, ttft, x = self._state_one(float(b))
         if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
             ttft = (c - b) / x
         tps, isl, osl = self.tps, self.isl, self.osl
