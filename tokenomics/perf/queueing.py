@@ -37,6 +37,8 @@ def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
         return q.copy()
     top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
     m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
+    if q.ndim == 1 and q.size >= 2:  # several means: the rows of 1.0 past the head add exact zeros
+        return np.sum(1.0 - _poisson_cdf_head(m, q)[0] ** int(n), axis=0)
     return np.sum(1.0 - poisson_cdf(m, q) ** int(n), axis=0)
 
 
@@ -58,6 +60,11 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     q_max = float(q.max(initial=0.0))
     top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
     before, step = _pass_steps(top, q.ndim, first, each)
+    if q.ndim == 1 and q.size >= 2:
+        # several means: a sum over the counts adds row by row, so the rows of F = 1.0 past the head
+        # (terms of exactly 0) leave it as it is; one mean's sum is pairwise, and is left whole
+        f, r = _poisson_cdf_head(before, q)
+        return (step[:r] * (1.0 - f ** max(int(n), 1))).sum(axis=0)
     return (step * (1.0 - poisson_cdf(before, q) ** max(int(n), 1))).sum(axis=0)
 
 
@@ -85,7 +92,7 @@ def _cdf_one_below(top: int) -> np.ndarray:
 def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
     """The Poisson CDF ``F(m)`` of mean ``q`` (``scipy.special.pdtr``, what ``scipy.stats.poisson.cdf``
     returns without its argument checks) of a column of counts ``m = 0 .. top - 1`` (shape ``(top,
-    1)``) against means ``q`` (array), shape ``(top,) + q.shape``.
+    1, ...)``) against means ``q`` (array), shape ``(top,) + q.shape``.
 
     On larger grids of means (one axis) ``pdtr`` runs, per band of means, only on the counts up to
     the first where the band's ``F`` is 1.0 to the bit (:func:`_cdf_one_below`): that row is
@@ -93,11 +100,22 @@ def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
     a checked row is not all 1.0, every element is computed). Ascending means (a grid of batches)
     band by that row; others take one band. The same values either way.
     """
+    f, r = _poisson_cdf_head(m, q)
+    if r == m.shape[0]:
+        return f
+    out = np.ones((m.shape[0],) + q.shape)
+    out[:r] = f
+    return out
+
+
+def _poisson_cdf_head(m: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(F, r)``: :func:`poisson_cdf`'s first ``r`` rows, every row past them 1.0 (``r`` the
+    number of counts where only some bands are computed; every count where ``pdtr`` runs whole)."""
     from scipy.special import pdtr
 
     top = m.shape[0]
     if top * q.size < CDF_MASK_MIN or q.ndim != 1 or not (q >= 0.0).all() or not np.isfinite(q).all():
-        return pdtr(m, q)
+        return pdtr(m, q), top
     rows = np.searchsorted(_cdf_one_below(top), q, side="right") + 1  # through the first count whose F is 1.0
     if not (q[1:] >= q[:-1]).all():
         rows = np.full(q.size, rows.max())
@@ -112,13 +130,14 @@ def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
         else:
             bands.append((s0, s1, int(rows[s1 - 1])))
         s0 = s1
-    out = np.ones((top, q.size))
+    head = min(max(r for _, _, r in bands), top)
+    out = np.ones((head, q.size))
     for a, b, r in bands:
         r = min(r, top)
         out[:r, a:b] = pdtr(m[:r], q[a:b])
         if r < top and not (out[r - 1, a:b] == 1.0).all():
-            return pdtr(m, q)
-    return out
+            return pdtr(m, q), top
+    return out, head
 
 
 @functools.lru_cache(maxsize=1024)
