@@ -10,7 +10,8 @@ feed them iteration times and loads and sum what they return:
 * TensorRT-LLM's attention-DP balance gate (:func:`adp_gate_s`, :func:`adp_gate_window`);
 * the busiest of ``n`` attention-DP ranks, each receiving a Poisson number of prompt chunks, that
   every MoE layer's barrier makes the whole iteration wait for (:func:`adp_prefill_s`,
-  :func:`expected_max_poisson`, :func:`expected_max_pass_s`).
+  :func:`expected_max_poisson`, :func:`expected_max_pass_s`);
+* the batch at which a closed loop holds its requests in flight (:func:`closed_loop_batch`).
 """
 
 from __future__ import annotations
@@ -295,3 +296,44 @@ def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_f
     admit_s = 0.5 * np.asarray(busy_frac, float) * float(recv_interval_iters) * np.asarray(iteration_s, float)
     return (float(overhead_s) + admit_s + np.asarray(gate_s, float) + queue_wait_s(utilization_frac, residual_s)
             + np.asarray(prefill_s, float) + float(transfer_s))
+
+
+def closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
+                      max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None,
+                      excess_one: Any = None) -> tuple[float, bool]:
+    """The batch of a closed loop (:func:`~tokenomics.perf.serving.serve`,
+    :func:`~tokenomics.perf.serving.serve_disaggregated`): the root of ``excess(b) = requests in
+    flight at batch b - C`` (increasing in ``b``, ``-C`` at ``b = 0``) on ``(b_min, b_max]``; ``(b_max, True)`` when even
+    ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
+
+    Safeguarded regula falsi (Illinois) on the bracket ``[b_min, b_max]`` (``f_min`` the excess at
+    ``b_min``, ``-C`` at 0): ``excess`` is nearly linear in ``b`` (``b + X(b) TTFT(b) - C``), so a
+    few evaluations reach ``|excess| <= rtol C``; an infinite excess (a saturated prefill queue)
+    bisects. ``excess_one``: the same excess at one batch as a plain number, where the caller has it.
+    """
+    f = excess_one or (lambda b: float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0]))
+
+    c = float(concurrency)
+    lo, f_lo = float(b_min), (-c if f_min is None else float(f_min))
+    hi, f_hi = float(b_max), f(float(b_max))
+    if f_hi < 0:
+        return hi, True
+    side = 0
+    for _ in range(int(max_eval)):
+        m = 0.5 * (lo + hi) if not math.isfinite(f_hi) else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < m < hi:
+            m = 0.5 * (lo + hi)
+        fm = f(m)
+        if abs(fm) <= rtol * c or hi - lo <= rtol * hi:
+            return m, False
+        if fm > 0:
+            hi, f_hi = m, fm
+            if side == -1 and math.isfinite(f_lo):
+                f_lo *= 0.5
+            side = -1
+        else:
+            lo, f_lo = m, fm
+            if side == 1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = 1
+    return 0.5 * (lo + hi), False
