@@ -27,6 +27,44 @@ def test_expected_max_poisson_hand():
     assert float(queueing.expected_max_poisson(400.0, 8)) / 400.0 == pytest.approx(1.0, abs=0.08)
 
 
+def test_poisson_cdf_is_pdtr_to_the_bit():
+    """:func:`queueing.poisson_cdf` skips the counts whose CDF rounds to 1.0: every element equals
+    ``scipy.special.pdtr``'s, ascending grids of means (banded), shuffled ones and zeros alike."""
+    from scipy.special import pdtr
+
+    rng = np.random.default_rng(11)
+    grids = [np.geomspace(1e-6, 3.0, 150), np.geomspace(1e-3, 60.0, 90), np.linspace(0.0, 40.0, 400),
+             rng.permutation(np.geomspace(1e-4, 5.0, 120)), np.zeros(40)]
+    grids += [np.sort(rng.uniform(0.0, 10.0 ** rng.uniform(-6, 2), rng.integers(2, 200))) for _ in range(200)]
+    for q in grids:
+        q_max = float(q.max())
+        top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
+        m = np.arange(top).reshape(-1, 1)
+        got, want = queueing.poisson_cdf(m, q), pdtr(m, q)
+        assert got.shape == want.shape and np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_poisson_maxima_of_several_means_are_the_full_sums_to_the_bit():
+    """:func:`queueing.expected_max_pass_s` and :func:`queueing.expected_max_poisson` of several means
+    sum only the counts before the rows of F = 1.0 (their terms are exactly 0, and a sum over the
+    counts adds row by row): every value equals the whole sum's."""
+    from scipy.special import pdtr
+
+    rng = np.random.default_rng(3)
+    grids = [np.geomspace(1e-5, 2.0, 158), np.linspace(0.0, 30.0, 77), rng.permutation(np.geomspace(1e-3, 9.0, 64)),
+             np.array([0.2, 0.1])]
+    grids += [np.sort(rng.uniform(0.0, 10.0 ** rng.uniform(-5, 1.5), rng.integers(2, 160))) for _ in range(100)]
+    for q in grids:
+        q_max = float(q.max())
+        top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
+        for n, first, each in ((18, 0.02, 0.004), (1, 0.01, 0.01), (72, 0.03, 0.03)):
+            before, step = queueing._pass_steps(top, 1, first, each)
+            want = (step * (1.0 - pdtr(before, q) ** n)).sum(axis=0)
+            assert np.array_equal(queueing.expected_max_pass_s(q, n, first, each), want)
+        m = np.arange(math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0) + 1).reshape(-1, 1)
+        assert np.array_equal(queueing.expected_max_poisson(q, 8), np.sum(1.0 - pdtr(m, q) ** 8, axis=0))
+
+
 def test_adp_prefill_rare_prompts_hold_every_rank_frequent_ones_spread():
     """local 10 ms and shared 1 ms a chunk, 8 ranks. Rare prompts (q = 1e-4 chunks a rank an
     iteration): each costs its whole local 10 ms on one rank while seven wait, 8 q x 10 ms + 8 q x

@@ -186,6 +186,26 @@ def test_expert_load_hand():
     assert 1.0 <= float(mx) < 2.0           # some chip reads at least one whole expert
 
 
+
+def test_expected_max_binom_skips_only_terms_of_one():
+    """The busiest chip's expected experts skip the counts whose term rounds to 1.0 (far below the
+    mean): every value equals the full sum's to the bit, on grids of batches ascending and not."""
+    from tokenomics.perf import system
+    from tokenomics.perf.ops import expected_distinct_experts
+
+    def full(per, q, ep):
+        j = np.arange(1, per + 1).reshape(-1, 1)
+        return np.sum(1 - system._binom_cdf(j - 1, per, q) ** ep, axis=0)
+
+    rng = np.random.default_rng(5)
+    grid = np.unique(np.concatenate([np.arange(1, 65), np.round(np.geomspace(64, 6000, 96))]))
+    for n, k in ((256, 8), (896, 16), (160, 6)):
+        for ep in (2, 4, 8, 9, 12, 18, 32):
+            for b in (grid, np.arange(500.0, 640.0), rng.uniform(1, 3000, 120), np.geomspace(1, 1e5, 150)):
+                q = expected_distinct_experts(b, n, k) / n
+                got, want = system._expected_max_binom(n // ep, q, ep), full(n // ep, q, ep)
+                assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
 def test_forward_hbm_bytes_hand_and_article():
     # huge batch: every weight read once except the embedding table (a gather, not a read)
     full = float(forward_hbm_bytes(K3, batch=1e7, context_tok=0))

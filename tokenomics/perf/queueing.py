@@ -10,7 +10,8 @@ feed them iteration times and loads and sum what they return:
 * TensorRT-LLM's attention-DP balance gate (:func:`adp_gate_s`, :func:`adp_gate_window`);
 * the busiest of ``n`` attention-DP ranks, each receiving a Poisson number of prompt chunks, that
   every MoE layer's barrier makes the whole iteration wait for (:func:`adp_prefill_s`,
-  :func:`expected_max_poisson`, :func:`expected_max_pass_s`).
+  :func:`expected_max_poisson`, :func:`expected_max_pass_s`);
+* the batch at which a closed loop holds its requests in flight (:func:`closed_loop_batch`).
 """
 
 from __future__ import annotations
@@ -32,15 +33,14 @@ def expected_max_poisson(mean: Any, n: int) -> np.ndarray:
     >>> round(float(expected_max_poisson(0.1, 8)), 4)   # ~ P(any of 8 is >= 1) = 1 - e^-0.8, plus twos
     0.5888
     """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
     q = np.asarray(mean, dtype=float)
     if int(n) <= 1:
         return q.copy()
     top = int(np.ceil(np.max(q, initial=0.0) + 12.0 * np.sqrt(np.max(q, initial=0.0)) + 20.0))
     m = np.arange(top + 1).reshape((-1,) + (1,) * q.ndim)
-    return np.sum(1.0 - pdtr(m, q) ** int(n), axis=0)
+    if q.ndim == 1 and q.size >= 2:  # several means: the rows of 1.0 past the head add exact zeros
+        return np.sum(1.0 - _poisson_cdf_head(m, q)[0] ** int(n), axis=0)
+    return np.sum(1.0 - poisson_cdf(m, q) ** int(n), axis=0)
 
 
 def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.ndarray:
@@ -56,15 +56,89 @@ def expected_max_pass_s(mean: Any, n: int, first_s: float, each_s: float) -> np.
     >>> round(float(expected_max_pass_s(0.1, 8, 1.0, 1.0)), 4), round(float(expected_max_pass_s(0.1, 8, 1.0, 0.25)), 4)
     (0.5888, 0.5507)
     """
-    # the Poisson CDF: what scipy.stats.poisson.cdf returns, without its argument checks
-    from scipy.special import pdtr
-
     q = np.asarray(mean, dtype=float)
     first, each = float(first_s), min(float(each_s), float(first_s))
     q_max = float(q.max(initial=0.0))
     top = math.ceil(q_max + 12.0 * math.sqrt(q_max) + 20.0)
     before, step = _pass_steps(top, q.ndim, first, each)
-    return (step * (1.0 - pdtr(before, q) ** max(int(n), 1))).sum(axis=0)
+    if q.ndim == 1 and q.size >= 2:
+        # several means: a sum over the counts adds row by row, so the rows of F = 1.0 past the head
+        # (terms of exactly 0) leave it as it is; one mean's sum is pairwise, and is left whole
+        f, r = _poisson_cdf_head(before, q)
+        return (step[:r] * (1.0 - f ** max(int(n), 1))).sum(axis=0)
+    return (step * (1.0 - poisson_cdf(before, q) ** max(int(n), 1))).sum(axis=0)
+
+
+#: :func:`poisson_cdf` leaves to ``pdtr`` the grids of at least this many elements (below, the
+#: skipped evaluations would not pay for the mask).
+CDF_MASK_MIN = 256
+#: A Poisson tail below this rounds the CDF to 1.0 exactly (half an ulp below 1 is 2**-54 ~ 5.6e-17).
+CDF_ONE_TAIL = 1e-18
+#: Extra elements below which a band of means joins the next (:func:`poisson_cdf`).
+CDF_BAND_MERGE = 48
+
+
+@functools.lru_cache(maxsize=512)
+def _cdf_one_below(top: int) -> np.ndarray:
+    """Per count ``m = 0 .. top - 1`` the mean below which the Poisson CDF ``F(m)`` is 1.0 in
+    double precision (read-only): ``P(M > m) <= 2 q**(m+1) / (m+1)! < CDF_ONE_TAIL`` for ``q <=
+    (m + 2) / 2`` (the tail's terms fall at least by half each), well under the rounding."""
+    m = np.arange(top)
+    lg = np.array([math.lgamma(k + 2.0) for k in range(top)])
+    out = np.minimum((m + 2.0) / 2.0, np.exp((math.log(CDF_ONE_TAIL / 2.0) + lg) / (m + 1.0)))
+    out.flags.writeable = False
+    return out
+
+
+def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The Poisson CDF ``F(m)`` of mean ``q`` (``scipy.special.pdtr``, what ``scipy.stats.poisson.cdf``
+    returns without its argument checks) of a column of counts ``m = 0 .. top - 1`` (shape ``(top,
+    1, ...)``) against means ``q`` (array), shape ``(top,) + q.shape``.
+
+    On larger grids of means (one axis) ``pdtr`` runs, per band of means, only on the counts up to
+    the first where the band's ``F`` is 1.0 to the bit (:func:`_cdf_one_below`): that row is
+    computed too and checked, and the rows past it, most of a grid of small means, are 1.0 (where
+    a checked row is not all 1.0, every element is computed). Ascending means (a grid of batches)
+    band by that row; others take one band. The same values either way.
+    """
+    f, r = _poisson_cdf_head(m, q)
+    if r == m.shape[0]:
+        return f
+    out = np.ones((m.shape[0],) + q.shape)
+    out[:r] = f
+    return out
+
+
+def _poisson_cdf_head(m: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(F, r)``: :func:`poisson_cdf`'s first ``r`` rows, every row past them 1.0 (``r`` the
+    number of counts where only some bands are computed; every count where ``pdtr`` runs whole)."""
+    from scipy.special import pdtr
+
+    top = m.shape[0]
+    if top * q.size < CDF_MASK_MIN or q.ndim != 1 or not (q >= 0.0).all() or not np.isfinite(q).all():
+        return pdtr(m, q), top
+    rows = np.searchsorted(_cdf_one_below(top), q, side="right") + 1  # through the first count whose F is 1.0
+    if not (q[1:] >= q[:-1]).all():
+        rows = np.full(q.size, rows.max())
+    # bands of equal rows, a band merged into the next where computing its few extra rows is cheaper
+    # than a pdtr call (~2 us, some 50 elements)
+    starts = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+    bands = []
+    s0 = 0
+    for s1 in [*starts.tolist(), q.size]:
+        if bands and (int(rows[s1 - 1]) - bands[-1][2]) * (bands[-1][1] - bands[-1][0]) < CDF_BAND_MERGE:
+            bands[-1] = (bands[-1][0], s1, int(rows[s1 - 1]))
+        else:
+            bands.append((s0, s1, int(rows[s1 - 1])))
+        s0 = s1
+    head = min(max(r for _, _, r in bands), top)
+    out = np.ones((head, q.size))
+    for a, b, r in bands:
+        r = min(r, top)
+        out[:r, a:b] = pdtr(m[:r], q[a:b])
+        if r < top and not (out[r - 1, a:b] == 1.0).all():
+            return pdtr(m, q), top
+    return out, head
 
 
 @functools.lru_cache(maxsize=1024)
@@ -222,3 +296,44 @@ def ttft_s(*, overhead_s: float, iteration_s: Any, prefill_s: Any, utilization_f
     admit_s = 0.5 * np.asarray(busy_frac, float) * float(recv_interval_iters) * np.asarray(iteration_s, float)
     return (float(overhead_s) + admit_s + np.asarray(gate_s, float) + queue_wait_s(utilization_frac, residual_s)
             + np.asarray(prefill_s, float) + float(transfer_s))
+
+
+def closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
+                      max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None,
+                      excess_one: Any = None) -> tuple[float, bool]:
+    """The batch of a closed loop (:func:`~tokenomics.perf.serving.serve`,
+    :func:`~tokenomics.perf.serving.serve_disaggregated`): the root of ``excess(b) = requests in
+    flight at batch b - C`` (increasing in ``b``, ``-C`` at ``b = 0``) on ``(b_min, b_max]``; ``(b_max, True)`` when even
+    ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
+
+    Safeguarded regula falsi (Illinois) on the bracket ``[b_min, b_max]`` (``f_min`` the excess at
+    ``b_min``, ``-C`` at 0): ``excess`` is nearly linear in ``b`` (``b + X(b) TTFT(b) - C``), so a
+    few evaluations reach ``|excess| <= rtol C``; an infinite excess (a saturated prefill queue)
+    bisects. ``excess_one``: the same excess at one batch as a plain number, where the caller has it.
+    """
+    f = excess_one or (lambda b: float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0]))
+
+    c = float(concurrency)
+    lo, f_lo = float(b_min), (-c if f_min is None else float(f_min))
+    hi, f_hi = float(b_max), f(float(b_max))
+    if f_hi < 0:
+        return hi, True
+    side = 0
+    for _ in range(int(max_eval)):
+        m = 0.5 * (lo + hi) if not math.isfinite(f_hi) else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < m < hi:
+            m = 0.5 * (lo + hi)
+        fm = f(m)
+        if abs(fm) <= rtol * c or hi - lo <= rtol * hi:
+            return m, False
+        if fm > 0:
+            hi, f_hi = m, fm
+            if side == -1 and math.isfinite(f_lo):
+                f_lo *= 0.5
+            side = -1
+        else:
+            lo, f_lo = m, fm
+            if side == 1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = 1
+    return 0.5 * (lo + hi), False

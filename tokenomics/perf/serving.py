@@ -28,7 +28,7 @@ and the iterations its own prompt rides. Little's law closes the loop, ``C = X *
 B + X * TTFT``, solved for ``B``: the smallest batch at which the requests in flight reach ``C``,
 bracketed between two whole batches (the decode step is timed at whole batches, so ``B + X * TTFT``
 may step down where the rounded batch steps up), then regula falsi (:meth:`_Colocated.solve`,
-:func:`_closed_loop_batch`). Sequences beyond
+:func:`~tokenomics.perf.queueing.closed_loop_batch`). Sequences beyond
 a replica's slots (:func:`_slot_cap`: what its paged KV cache holds at their mean length
 ``isl + osl / 2``, and the engine's batch cap where the run set one) wait for a slot: then ``B``
 is that cap and ``TTFT = (C - B) / X``. Then
@@ -97,7 +97,8 @@ from .. import _validate as v
 from ..errors import ValidationError
 from .comm import kv_transfer_s
 from .engines import engine_params
-from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, ttft_s
+from .queueing import adp_gate_s, adp_gate_window, adp_prefill_s, expected_max_pass_s, ttft_s
+from .queueing import closed_loop_batch as _closed_loop_batch
 
 PHASES = ("serve", "offline", "decode", "prefill")
 
@@ -304,46 +305,6 @@ def _run_cap(dep, max_batch_per_rank: float) -> float:
     """Sequences one instance may run under the run's own cap per attention-DP rank [sequences]."""
     v.positive(max_batch_per_rank, "max_batch_per_rank")
     return float(max_batch_per_rank) * int(dep.parallel.attn_dp)
-
-
-def _closed_loop_batch(excess: Any, b_max: float, concurrency: float, rtol: float = 1e-7,
-                       max_eval: int = 40, b_min: float = 0.0, f_min: float | None = None) -> tuple[float, bool]:
-    """The batch of a closed loop: the root of ``excess(b) = requests in flight at batch b - C``
-    (increasing in ``b``, ``-C`` at ``b = 0``) on ``(b_min, b_max]``; ``(b_max, True)`` when even
-    ``b_max`` holds fewer requests than the concurrency (the rest queue for a slot).
-
-    Safeguarded regula falsi (Illinois) on the bracket ``[b_min, b_max]`` (``f_min`` the excess at
-    ``b_min``, ``-C`` at 0): ``excess`` is nearly linear in ``b`` (``b + X(b) TTFT(b) - C``), so a
-    few evaluations reach ``|excess| <= rtol C``; an infinite excess (a saturated prefill queue)
-    bisects.
-    """
-    def f(b: float) -> float:
-        return float(np.asarray(excess(np.asarray([b], dtype=float)), dtype=float)[0])
-
-    c = float(concurrency)
-    lo, f_lo = float(b_min), (-c if f_min is None else float(f_min))
-    hi, f_hi = float(b_max), f(float(b_max))
-    if f_hi < 0:
-        return hi, True
-    side = 0
-    for _ in range(int(max_eval)):
-        m = 0.5 * (lo + hi) if not math.isfinite(f_hi) else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
-        if not lo < m < hi:
-            m = 0.5 * (lo + hi)
-        fm = f(m)
-        if abs(fm) <= rtol * c or hi - lo <= rtol * hi:
-            return m, False
-        if fm > 0:
-            hi, f_hi = m, fm
-            if side == -1 and math.isfinite(f_lo):
-                f_lo *= 0.5
-            side = -1
-        else:
-            lo, f_lo = m, fm
-            if side == 1 and math.isfinite(f_hi):
-                f_hi *= 0.5
-            side = 1
-    return 0.5 * (lo + hi), False
 
 
 def serve(deployment: Any, *, isl_tok: float, osl_tok: float, concurrency: float | None = None,
@@ -572,6 +533,28 @@ class _Colocated:
                       recv_interval_iters=self.recv_interval_iters, gate_s=gate)
         return t_it, ttft, x
 
+    def _state_one(self, b: float) -> tuple[float, float, float]:
+        """:meth:`state` at one batch as plain numbers: a whole batch as kept; a fractional one (the
+        solves) with attention DP and no gate by :meth:`_state`'s operations in its order (its
+        products by the window 1.0 and sums with no gate or transfer, exact, left out)."""
+        if not math.isfinite(b):
+            return tuple(float(a[0]) for a in self.state(np.asarray([b])))
+        k = max(1, round(b))
+        st, dk = self._st, (self._d[k] if k < self._d.size else math.nan)
+        if b == k and not math.isnan(st[0, k] if k < self._d.size else math.nan):
+            return float(st[0, k]), float(st[1, k]), float(st[2, k])
+        if b == k or self.adp_parts is None or self.adp_timeout_iters:
+            return tuple(float(a[0]) for a in self.state(np.asarray([b])))
+        d = float(self.decode_s([b])[0]) if math.isnan(dk) else float(dk)
+        n, (loc, sh), (loc_each, sh_each) = self.n_ranks, self.adp_parts, self.adp_batched
+        q, rho = b / n * self.prompt_per_seq / self.c_tok, b / n * self.prompt_per_seq / self.chunk
+        t_it = d + float((expected_max_pass_s(np.asarray([q]), n, loc, loc_each)
+                          + expected_max_pass_s(np.asarray([int(n) * q]), 1, sh, sh_each))[0])
+        wait = (0.5 * rho * self.isl / self.chunk * t_it) / (1.0 - min(rho, 1.0)) if rho < 1.0 else math.inf
+        ttft = (float(self.ep["ttft_overhead_s"]) + 0.5 * float(self.recv_interval_iters) * t_it + wait
+                + self.n_chunks * ((self.pass_alone_s or d) + self.c_tok * self.t_pre_tok))
+        return t_it, ttft, b * self.tps / (self.osl * t_it)
+
     def requests(self, b: Any) -> np.ndarray:
         """Requests in flight at batch ``b`` (Little's law: ``C = X (TTFT + osl t_it / tps) = B + X
         TTFT``) [requests] (array)."""
@@ -602,7 +585,7 @@ class _Colocated:
         return g[g < b_max]
 
     def solve(self, concurrency: Any, b_max: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The closed loop's batch at each concurrency (:func:`_closed_loop_batch`), every
+        """The closed loop's batch at each concurrency (:func:`~.queueing.closed_loop_batch`), every
         concurrency at once: ``(batch, slot_bound)`` arrays.
 
         The requests in flight at whole batches bracket each root: first on :meth:`grid`, then on
@@ -662,7 +645,8 @@ class _Colocated:
                     lo = int(ks[-1])
             f_lo = -c if lo == 0 else float(self.requests_at([lo])[0]) - c
             out_b[i] = _closed_loop_batch(lambda b, c=c: self.requests(b) - c, hi, c, rtol=1e-12, max_eval=200,
-                                          b_min=float(lo), f_min=f_lo)[0]
+                                          b_min=float(lo), f_min=f_lo,
+                                          excess_one=lambda b, c=float(c): b + math.prod(self._state_one(b)[1:]) - c)[0]
         return out_b, out_slot
 
     def result(self, concurrency: float, b_slots: float, phase: str = "serve") -> ServingResult:
@@ -672,7 +656,7 @@ class _Colocated:
         return self._result(c, float(b), bool(slot_bound), phase)
 
     def _result(self, c: float, b: float, slot_bound: bool, phase: str = "serve") -> ServingResult:
-        t_it, ttft, x = (float(a[0]) for a in self.state(np.asarray([b])))
+        t_it, ttft, x = self._state_one(float(b))
         if slot_bound:  # the surplus waits for a slot: what is not decoding is waiting (Little's law)
             ttft = (c - b) / x
         tps, isl, osl = self.tps, self.isl, self.osl

@@ -312,10 +312,54 @@ def expert_load(model: ModelSpec, tokens: Any, ep: int) -> tuple[np.ndarray, np.
     n, k = model.n_experts, model.experts_per_token
     per = n // ep
     q = expected_distinct_experts(tok, n, k) / n  # the chance one expert is touched
-    j = np.arange(1, per + 1).reshape((-1,) + (1,) * tok.ndim)
-    cdf = _binom_cdf(j - 1, per, q)
-    emax = np.sum(1 - cdf ** ep, axis=0)
-    return per * q, emax
+    return per * q, _expected_max_binom(per, q, ep)
+
+
+def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
+    """``E[max]`` of ``ep`` Binomial(``per``, ``q``) counts, ``sum_{j=1..per} (1 - F(j-1)^ep)``
+    (:func:`expert_load`; array over ``q``).
+
+    On larger one-axis grids the CDF runs only where a term can be below 1: a count far below the
+    mean has ``F^ep`` under the rounding of 1.0 (Chernoff, ``F(a) <= exp(-per KL(a/per || q))``),
+    so its term is 1.0 to the bit. Per band of means (ascending, a grid of batches: the skipped
+    counts grow with the mean) the last skipped count's term is computed and checked to be 1.0,
+    else every element is computed. The same values either way.
+    """
+    j = np.arange(1, per + 1).reshape((-1,) + (1,) * q.ndim)
+    if not (q.ndim == 1 and ep >= 2 and per >= 8 and per * q.size >= 256 and ((q > 0) & (q <= 1)).all()):
+        return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+    try:
+        from scipy.special._ufuncs import _binom_cdf as cdf
+    except ImportError:  # a SciPy without the private ufunc
+        return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+    a = np.arange(per, dtype=float)[:, None]  # the counts j - 1
+    x = a / per
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(x > 0, x * np.log(x / q), 0.0) + (1 - x) * np.log((1 - x) / (1 - q))
+    # F(a)^ep below 2**-60 where a lies below the mean: 1 - F^ep rounds to 1.0
+    skip = (x < q) & (per * kl * ep > 60 * math.log(2.0))
+    # the counts skipped per mean: a prefix (the bound falls as the count nears the mean)
+    rows = np.where(skip.all(axis=0), per, np.argmin(skip, axis=0))
+    if not (q[1:] >= q[:-1]).all():
+        rows = np.full(q.size, rows.min())
+    bands = []
+    s0 = 0
+    for s1 in [*(np.flatnonzero(rows[1:] != rows[:-1]) + 1).tolist(), q.size]:
+        r = int(rows[s0])
+        if bands and (r - bands[-1][2]) * (s1 - s0) < 48:  # fewer extra elements than a call costs
+            bands[-1] = (bands[-1][0], s1, bands[-1][2])
+        else:
+            bands.append((s0, s1, r))
+        s0 = s1
+    terms = np.ones((per, q.size))
+    k = np.floor(j - 1)
+    for lo, hi, r in bands:
+        r0 = max(r - 1, 0)  # the last skipped count, computed and checked
+        t = 1 - np.clip(cdf(k[r0:], per, q[lo:hi]), 0, 1) ** ep
+        if r > 0 and not (t[0] == 1.0).all():
+            return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+        terms[r0:, lo:hi] = t
+    return np.sum(terms, axis=0)
 
 
 EXPERT_BALANCING = ("none", "eplb")
