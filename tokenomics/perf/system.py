@@ -321,9 +321,10 @@ def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
 
     On larger one-axis grids the CDF runs only where a term can be below 1: a count far below the
     mean has ``F^ep`` under the rounding of 1.0 (Chernoff, ``F(a) <= exp(-per KL(a/per || q))``),
-    so its term is 1.0 to the bit. Per band of means (ascending, a grid of batches: the skipped
-    counts grow with the mean) the last skipped count's term is computed and checked to be 1.0,
-    else every element is computed. The same values either way.
+    so its term is 1.0 to the bit. Each mean's counts from its last skipped one run in one CDF
+    call over the gathered (count, mean) pairs (element by element: the same values in any
+    layout); every last skipped count's term is checked to be 1.0, else every element is
+    computed. The same values either way.
     """
     j = np.arange(1, per + 1).reshape((-1,) + (1,) * q.ndim)
     if not (q.ndim == 1 and ep >= 2 and per >= 8 and per * q.size >= 256 and ((q > 0) & (q <= 1)).all()):
@@ -340,25 +341,18 @@ def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
     skip = (x < q) & (per * kl * ep > 60 * math.log(2.0))
     # the counts skipped per mean: a prefix (the bound falls as the count nears the mean)
     rows = np.where(skip.all(axis=0), per, np.argmin(skip, axis=0))
-    if not (q[1:] >= q[:-1]).all():
-        rows = np.full(q.size, rows.min())
-    bands = []
-    s0 = 0
-    for s1 in [*(np.flatnonzero(rows[1:] != rows[:-1]) + 1).tolist(), q.size]:
-        r = int(rows[s0])
-        if bands and (r - bands[-1][2]) * (s1 - s0) < 48:  # fewer extra elements than a call costs
-            bands[-1] = (bands[-1][0], s1, bands[-1][2])
-        else:
-            bands.append((s0, s1, r))
-        s0 = s1
+    # each mean's counts from its last skipped one, in one CDF call over the gathered (count, mean)
+    # pairs (the CDF and the power act element by element: the same values in any layout)
+    r0 = np.maximum(rows - 1, 0)  # the last skipped count, computed and checked
+    n_col = per - r0
+    start = np.cumsum(n_col) - n_col  # each mean's first element in the gathered pairs
+    col = np.repeat(np.arange(q.size), n_col)
+    row = np.arange(col.size) - np.repeat(start - r0, n_col)
+    t = 1 - np.clip(cdf(row.astype(float), per, q[col]), 0, 1) ** ep
+    if not (t[start[rows > 0]] == 1.0).all():
+        return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
     terms = np.ones((per, q.size))
-    k = np.floor(j - 1)
-    for lo, hi, r in bands:
-        r0 = max(r - 1, 0)  # the last skipped count, computed and checked
-        t = 1 - np.clip(cdf(k[r0:], per, q[lo:hi]), 0, 1) ** ep
-        if r > 0 and not (t[0] == 1.0).all():
-            return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
-        terms[r0:, lo:hi] = t
+    terms[row, col] = t
     return np.sum(terms, axis=0)
 
 
