@@ -108,6 +108,11 @@ def count(value: Any, name: str, *, minimum: int = 1, maximum: float | None = No
     if (type(value) in (float, np.float64) and math.isfinite(value) and value >= minimum and value.is_integer()
             and (maximum is None or value <= maximum)):  # fast path for a whole float
         return value
+    if type(value) is np.ndarray and value.size and value.dtype.kind in "fiu":  # fast path for a valid array
+        lo, hi = value.min(), value.max()  # NaN in either where there is one: no comparison holds
+        if (lo >= minimum and hi <= (math.inf if maximum is None else maximum) and hi < math.inf
+                and (value.dtype.kind != "f" or (np.floor(value) == value).all())):
+            return value
     a = value if _is_float_array(value) else _arr(value, name)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(a) & (a >= minimum) & (a == np.round(a))
