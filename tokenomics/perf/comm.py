@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from ..catalog import data_dir
 from ..errors import DataError, ValidationError, unknown_name
 from .parallel import System
 
@@ -192,8 +193,6 @@ def _fits(path_key: str) -> dict[str, CollectiveImpl]:
 
 def impls() -> dict[str, CollectiveImpl]:
     """Fitted :class:`CollectiveImpl` for every implementation in ``datasets/collectives.csv``."""
-    from ..catalog import data_dir
-
     return _fits(str(data_dir()))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..specs import ModelSpec, component_precisions, head_bytes, precision_bytes
+from .profile import load_profile
 
 
 def usable_hbm_bytes(accelerator: Any, profile: Any = None, mem_frac: float | None = None) -> float:
@@ -43,8 +44,6 @@ def usable_hbm_bytes(accelerator: Any, profile: Any = None, mem_frac: float | No
 
         v.fraction(mem_frac, "mem_frac", allow_zero=False)  # a share of the chip: 2.0 would price a batch that does not fit
         return float(accelerator.hbm_bytes) * float(mem_frac)
-    from .profile import load_profile
-
     prof = load_profile(profile, accelerator.name)
     return float(accelerator.hbm_bytes) * prof.usable_mem_frac
 

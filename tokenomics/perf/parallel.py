@@ -36,7 +36,7 @@ import numpy as np
 from .. import _validate as v
 from ..errors import DoesNotFitError, ValidationError, unknown_name
 from ..specs import Accelerator, ModelSpec
-from .memory import usable_hbm_bytes
+from .memory import max_batch, resident_bytes, usable_hbm_bytes
 
 #: Scale-up fabric kinds. ``switch``: every chip one hop from every other through a switch.
 #: ``torus3d``/``mesh3d``: 3D grid with / without wraparound links (diameter sum(d//2) / sum(d-1)).
@@ -389,7 +389,6 @@ def memory_per_chip(model: "str | ModelSpec", parallel: ParallelPlan, batch: Any
     dict
         ``weights_bytes`` [B], ``kv_bytes`` [B], ``total_bytes`` [B], ``kv_bytes_per_seq`` [B].
     """
-    from .memory import resident_bytes
 
     return resident_bytes(_model(model), batch=batch, context_tok=context_tok, tp=parallel.tp,
                           ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp, stage=parallel.stage_chips,
@@ -442,7 +441,6 @@ def max_batch_per_replica(model: "str | ModelSpec", sys: System, parallel: Paral
                           mem_frac: float | None = None) -> np.ndarray:
     """Largest batch per replica whose weights and KV fit every chip (0 if the weights alone don't);
     ``mem_frac`` as in :func:`check_fit`."""
-    from .memory import max_batch
 
     return max_batch(_model(model), usable_hbm_bytes(sys.accelerator, mem_frac=mem_frac), context_tok=context_tok,
                      tp=parallel.tp, ep=parallel.ep, pp=parallel.pp, attn_dp=parallel.attn_dp,

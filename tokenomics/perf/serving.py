@@ -94,6 +94,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from ..catalog import data_dir
 from ..errors import ValidationError
 from .comm import kv_transfer_s
 from .engines import engine_params
@@ -188,8 +189,6 @@ def _prefill_steps_s(dep, prompt_tok: int, batches: Any, profile=None) -> np.nda
 def _prefill_memo(dep, prompt_tok: int) -> dict | None:
     """The kept prefill steps of a deployment by batch (:func:`_prefill_steps_s`); None where the
     deployment cannot be a cache key."""
-    from ..catalog import data_dir
-
     try:
         return _prefill_memo_cached(dep, prompt_tok, str(data_dir()))
     except TypeError:  # an unhashable deployment
@@ -677,8 +676,6 @@ def _colocated_model(dep: Any, isl: float, osl: float, ctx_mean: float, ep: dict
     """The :class:`_Colocated` of a deployment and request mix: kept across calls (per data
     directory) for the bundled engines and calibration, built afresh for a fit's own."""
     if profile is None and engines is None:
-        from ..catalog import data_dir
-
         try:
             return _colocated_cached(dep, isl, osl, ctx_mean, float(ep["ttft_overhead_s"]), float(t_eng),
                                      float(recv_interval_iters),

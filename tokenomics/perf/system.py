@@ -45,13 +45,13 @@ import numpy as np
 
 from .. import _validate as v
 from .._display import Display
-from ..catalog import model as _model_lookup
+from ..catalog import data_dir, model as _model_lookup
 from ..specs import ExecutionPlan, ModelSpec, plan as _plan
 from ..specs import component_precisions, precision_bytes
 from . import comm
 from .memory import kv_bytes_per_seq_per_chip, usable_hbm_bytes
 from .ops import expected_distinct_experts
-from .parallel import ParallelPlan, System, check_fit, check_plan, system as _system
+from .parallel import ParallelPlan, System, check_fit, check_plan, memory_per_chip, system as _system
 from .speculative import SpecDecode
 
 OVERLAP_MODES = ("none", "prefetch", "tile", "two-batch")
@@ -408,8 +408,6 @@ def expert_skew_frac(model: ModelSpec, ep: int, balancing: str = "none") -> floa
     v.one_of(balancing, "expert_balance", EXPERT_BALANCING)
     if ep <= 1 or not model.is_moe:
         return 0.0
-    from ..catalog import data_dir
-
     r_ref, ep_ref, slots_ref, n_ref = _skew_reference(balancing, model.name, str(data_dir()))
     redundancy = slots_ref * ep_ref / n_ref  # slots per expert of the reference layout
     slots = max(model.n_experts * redundancy / ep, 1.0)
@@ -660,8 +658,6 @@ def system_step(
         mem = check_fit(m, sys_, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision,
                         mem_frac=mem_frac)
     else:
-        from .parallel import memory_per_chip
-
         mem = memory_per_chip(m, parallel, batch, context_tok, weight_precision, kv_precision, expert_precision)
         mem["fits"] = np.asarray(mem["total_bytes"]) <= usable_hbm_bytes(sys_.accelerator, mem_frac=mem_frac)
 
