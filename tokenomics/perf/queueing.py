@@ -109,11 +109,18 @@ def poisson_cdf(m: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.cache
+def _pdtr() -> Any:
+    """``scipy.special.pdtr``, imported once (SciPy loads on first use, not with the module)."""
+    from scipy.special import pdtr
+
+    return pdtr
+
+
 def _poisson_cdf_head(m: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int]:
     """``(F, r)``: :func:`poisson_cdf`'s first ``r`` rows, every row past them 1.0 (``r`` the
     number of counts where only some bands are computed; every count where ``pdtr`` runs whole)."""
-    from scipy.special import pdtr
-
+    pdtr = _pdtr()
     top = m.shape[0]
     if top * q.size < CDF_MASK_MIN or q.ndim != 1 or not (q >= 0.0).all() or not np.isfinite(q).all():
         return pdtr(m, q), top

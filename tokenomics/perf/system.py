@@ -276,14 +276,21 @@ def expected_experts_touched(model: ModelSpec, tokens: Any) -> np.ndarray:
     return expected_distinct_experts(tokens, model.n_experts, model.experts_per_token)
 
 
+@functools.cache
+def _binom_cdf_ufunc() -> Any:
+    """SciPy's private ``_binom_cdf`` ufunc, imported once; None where SciPy has none."""
+    try:
+        from scipy.special._ufuncs import _binom_cdf as cdf
+    except ImportError:  # a SciPy without the private ufunc
+        return None
+    return cdf
+
+
 def _binom_cdf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
     """``scipy.stats.binom.cdf(k, n, p)`` for whole ``0 <= k < n``: the ufunc it evaluates, without
     its per-call argument checks and masking where every ``p`` is a probability (the same values);
     ``binom.cdf`` itself otherwise."""
-    try:
-        from scipy.special._ufuncs import _binom_cdf as cdf
-    except ImportError:  # a SciPy without the private ufunc
-        cdf = None
+    cdf = _binom_cdf_ufunc()
     if cdf is None or not bool(((p >= 0) & (p <= 1)).all()):
         from scipy.stats import binom
 
@@ -329,9 +336,8 @@ def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
     j = np.arange(1, per + 1).reshape((-1,) + (1,) * q.ndim)
     if not (q.ndim == 1 and ep >= 2 and per >= 8 and per * q.size >= 256 and ((q > 0) & (q <= 1)).all()):
         return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
-    try:
-        from scipy.special._ufuncs import _binom_cdf as cdf
-    except ImportError:  # a SciPy without the private ufunc
+    cdf = _binom_cdf_ufunc()
+    if cdf is None:  # a SciPy without the private ufunc
         return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
     a = np.arange(per, dtype=float)[:, None]  # the counts j - 1
     x = a / per
