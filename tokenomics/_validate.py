@@ -66,6 +66,9 @@ def non_negative(value: Any, name: str) -> Any:
     """Check that ``value`` (scalar or array) is finite and >= 0."""
     if type(value) in (int, float) and 0 <= value < math.inf:  # fast path for plain numbers
         return value
+    if type(value) is np.ndarray and value.size and value.dtype.kind in "fiu":  # fast path for a valid array
+        if value.min() >= 0 and value.max() < math.inf:  # NaN in either where there is one: no comparison holds
+            return value
     a = value if _is_float_array(value) else _arr(value, name)
     ok = np.isfinite(a) & (a >= 0)
     if not ok.all():
