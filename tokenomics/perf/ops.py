@@ -504,10 +504,11 @@ def _with_kernels(op: Op, kernels: Any, timing_extra_kernels: Any) -> Op:
     return new
 
 
-def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode"):
+def step_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode", counted: Any = None):
     """Kernel launches of one step under the plan (before launch mode): sum over ops plus the
-    per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``."""
-    total = _sum_counted(ops, [op.kernels for op in ops])
+    per-step extras (embedding, final norm, sampling); ``super`` divides by ``fusion_factor``.
+    ``counted``: the ops' counted kernels (:func:`counted_kernels`' first) where the caller has them."""
+    total = _sum_counted(ops, [op.kernels for op in ops]) if counted is None else counted
     engine = plan.engine_fused
     # per-step extras: embedding, lm head (counted as an op), sampling, final norm; only the
     # final norm without a vocabulary
@@ -557,7 +558,26 @@ def sum_rows(a: np.ndarray) -> Any:
     return total
 
 
-def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode", reported: Any = None):
+def counted_kernels(ops: list[Op]) -> tuple[Any, Any] | None:
+    """``(sum(op.count * op.kernels), sum(op.count * op.timing_extra_kernels))`` in operator order
+    (:func:`_sum_counted`'s values) from one stacked array, where every one of them is a float
+    array of one shape (one axis or more) small enough to stack; else None."""
+    values = [op.kernels for op in ops] + [op.timing_extra_kernels for op in ops]
+    x0 = values[0] if ops else None
+    if type(x0) is not np.ndarray or not x0.ndim or not stackable(x0):
+        return None
+    for x in values:
+        if type(x) is not np.ndarray or x.shape != x0.shape or x.dtype != np.float64:
+            return None
+    n = len(ops)
+    a = np.array(values).reshape((2, n) + x0.shape) * np.array(
+        [op.count for op in ops], dtype=float).reshape((1, n) + (1,) * x0.ndim)
+    both = sum_rows(a.swapaxes(0, 1))  # over the operators, in their order
+    return both[0], both[1]
+
+
+def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: str = "decode", reported: Any = None,
+                  counted_extra: Any = None):
     """Kernel boundaries the step *timing* charges: :func:`step_kernels` plus the split-K
     reduction kernels a reference GEMM launches at one row but drops at more rows.
 
@@ -566,7 +586,7 @@ def timed_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, phase: s
     kernel would otherwise make a bigger batch faster); the reported kernel count stays
     :func:`step_kernels` (what a profiler counts; ``reported``: its value where the caller has it).
     """
-    extra = _sum_counted(ops, [op.timing_extra_kernels for op in ops])
+    extra = _sum_counted(ops, [op.timing_extra_kernels for op in ops]) if counted_extra is None else counted_extra
     if plan.fusion == "super":
         extra = extra / plan.fusion_factor
     return (step_kernels(ops, model, plan, phase) if reported is None else reported) + extra

@@ -35,7 +35,8 @@ from ..specs import (UNQUANTIZED_GEMMS, Accelerator, ExecutionPlan, ModelSpec, c
 from .memory import max_batch as _max_batch
 from .memory import expert_tp_ways, resident_bytes, usable_hbm_bytes
 from .parallel import check_layout
-from .ops import build_ops, expected_distinct_experts, stackable, step_kernels, sum_rows, timed_kernels
+from .ops import (build_ops, counted_kernels, expected_distinct_experts, stackable, step_kernels, sum_rows,
+                  timed_kernels)
 from .profile import Profile, gemm_size_curve, load_profile
 from .roofline import OpTime, op_times
 from .kernels import (attention_unit_s, gemm_peak_flop_per_s, mla_kv_read_frac, moe_fixed_s, moe_gemm_ratio,
@@ -333,8 +334,9 @@ def _launches(ops, m: ModelSpec, p: ExecutionPlan, phase: str, b):
     if p.kernels_per_step is not None:
         kernels = np.asarray(float(p.kernels_per_step)) + 0 * b
         return kernels, kernels
-    reported = step_kernels(ops, m, p, phase)
-    return reported, timed_kernels(ops, m, p, phase, reported)  # timed: never falls as batch grows
+    counted = counted_kernels(ops) or (None, None)  # both sums in one pass where they stack
+    reported = step_kernels(ops, m, p, phase, counted[0])
+    return reported, timed_kernels(ops, m, p, phase, reported, counted[1])  # timed: never falls as batch grows
 
 
 def decode_kernels(hardware, model, execution, *, batch=1, context_tok=1024, tokens_per_step=1,
