@@ -251,6 +251,9 @@ def build_ops(
 
     engine = plan.engine_fused
 
+    twice: dict[int, Any] = {}  # (rows, 2.0 * rows) by the rows array's id (GEMMs share rows)
+    n_gemms: dict[float, Any] = {}  # one * n_gemm by count (ops share read-only arrays)
+
     def gemm(name, count, k, n, rows=ma, n_gemm=1.0, ref_kernels=None, act_in=None, bytes_per_param=wb):
         k = float(k)
         n = float(n)
@@ -263,8 +266,17 @@ def build_ops(
             dropped = one * (zero if ref_kernels is not None else _splitk_extra(1.0, k, n) - extra)
         act = (rows * (k + n) * ACT_BYTES) if act_in is None else act_in
         # one is 1 everywhere (x 1 is exact): it only gives a constant the step's shape
+        kept = twice.get(id(rows))
+        if kept is None or kept[0] is not rows:
+            kept = twice[id(rows)] = (rows, 2.0 * rows)  # rows kept alive: its id stays its own
+        rows2 = kept[1]
+        ng = n_gemms.get(n_gemm) if type(n_gemm) is float else None
+        if ng is None:
+            ng = one * n_gemm
+            if type(n_gemm) is float:
+                n_gemms[n_gemm] = ng
         ops.append(_new_op(name, "gemm", count, one * (k * n * bytes_per_param), _shaped(act, one), zero,
-                      2.0 * rows * k * n, _shaped(rows, one), one * n_gemm, kern, timing_extra_kernels=dropped,
+                      rows2 * k * n, _shaped(rows, one), ng, kern, timing_extra_kernels=dropped,
                       gemm_size=math.sqrt(k * n)))
 
     L = model.n_layers
@@ -459,6 +471,14 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
             a = filled[x] = np.full_like(m, x)
         return a
 
+    maxima: dict[int, tuple[Any, float]] = {}  # (n_gemm, its largest) by the array's id (GEMMs share one)
+
+    def gemm_count(n_gemm: Any) -> float:
+        kept = maxima.get(id(n_gemm))
+        if kept is None or kept[0] is not n_gemm:
+            kept = maxima[id(n_gemm)] = (n_gemm, float(n_gemm.max()))
+        return kept[1]
+
     for op in ops:
         kern = op.kernels
         dropped = op.timing_extra_kernels
@@ -487,7 +507,7 @@ def _assign_kernels(ops: list[Op], model: ModelSpec, plan: ExecutionPlan, m, tou
             # engines pick split-K-free kernels; the router is fused into the MoE kernels, a
             # linear layer's output gate into its q/k/v GEMM
             fused_away = op.name in ("router", "gate(linear out)")
-            kern = full(0.0 if fused_away else float(op.n_gemm.max()))
+            kern = full(0.0 if fused_away else gemm_count(op.n_gemm))
         elif engine and op.kind.startswith("attention"):
             kern = zero + (ENGINE_LINEAR_ATTN if op.name == "linear attention" else 1.0)
         out.append(_with_kernels(op, kern, dropped))
