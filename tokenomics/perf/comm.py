@@ -76,7 +76,7 @@ def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
     7000000.0
     """
     n = np.asarray(n_bytes, dtype=float)
-    p = np.asarray(p, dtype=float)
+    p = np.asarray(p, dtype=float)[()]  # one chip count: a numpy scalar (the same arithmetic, faster than 0-d)
     frac = (p - 1) / p
     if collective == "allreduce":
         if algo in ("ring", "twoshot", "direct"):
@@ -95,7 +95,7 @@ def wire_bytes(collective: str, algo: str, n_bytes: Any, p: Any) -> np.ndarray:
 
 def latency_steps(collective: str, algo: str, p: Any, diameter: Any) -> np.ndarray:
     """Hop-latency steps of an algorithm (see the module docstring)."""
-    p = np.asarray(p, dtype=float)
+    p = np.asarray(p, dtype=float)[()]  # one chip count: a numpy scalar (the same arithmetic, faster than 0-d)
     d = np.asarray(diameter, dtype=float)
     if collective == "allreduce":
         if algo == "ring":
