@@ -100,8 +100,9 @@ def market_margin_trend(prices: "pd.DataFrame | None" = None) -> dict[str, float
     """Median regression of a price list's implied gross margins on the date each price took effect.
 
     ``statsmodels`` ``QuantReg`` (q = 0.5) of :func:`tokenomics.market.market`'s
-    ``implied_margin_frac`` on the decimal year of :func:`tokenomics.watch.prices.price_date`
-    (``price_effective_date``, else ``date``, else ``as_of``). A median, not a mean: implied
+    ``implied_margin_frac`` on the decimal year each price took effect
+    (:func:`tokenomics.watch.prices.with_price_dates`: ``price_effective_date``, else ``date``, else
+    ``as_of``; a month read as its 15th, a year as 1 July). A median, not a mean: implied
     margins run from far below zero (prices under the modelled cost) to 0.9.
 
     Parameters
@@ -120,17 +121,14 @@ def market_margin_trend(prices: "pd.DataFrame | None" = None) -> dict[str, float
     import statsmodels.api as sm
 
     from ..catalog import load
-    from ..dates import decimal_year, parse_date
     from ..market import market
-    from ..watch.prices import price_date
+    from ..watch.prices import with_price_dates
 
     raw = load("market_prices") if prices is None else prices
     m = market(raw)
     if len(m) != len(raw):  # the market prices row for row; a date belongs to its own row
         raise ValidationError(f"the market priced {len(m)} rows of a {len(raw)}-row price list; cannot date their margins")
-    text, _ = price_date(raw.reset_index(drop=True))
-    days = [parse_date(v) for v in text]  # a month stands for its 15th, a year for 1 July
-    t = np.array([decimal_year(d[0]) if d else np.nan for d in days], dtype=float)
+    t = with_price_dates(raw.reset_index(drop=True), "market price list")["t_year"].to_numpy(float)
     y = pd.to_numeric(m["implied_margin_frac"], errors="coerce").to_numpy(float)
     ok = np.isfinite(t) & np.isfinite(y)
     if ok.sum() < 3 or np.ptp(t[ok]) <= 0:

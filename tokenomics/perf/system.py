@@ -333,12 +333,14 @@ def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
     layout); every last skipped count's term is checked to be 1.0, else every element is
     computed. The same values either way.
     """
-    j = np.arange(1, per + 1).reshape((-1,) + (1,) * q.ndim)
-    if not (q.ndim == 1 and ep >= 2 and per >= 8 and per * q.size >= 256 and ((q > 0) & (q <= 1)).all()):
+    def every_element() -> np.ndarray:
+        j = np.arange(1, per + 1).reshape((-1,) + (1,) * q.ndim)
         return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+
     cdf = _binom_cdf_ufunc()
-    if cdf is None:  # a SciPy without the private ufunc
-        return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+    if cdf is None or not (q.ndim == 1 and ep >= 2 and per >= 8 and per * q.size >= 256
+                           and ((q > 0) & (q <= 1)).all()):  # small grids, or a SciPy without the ufunc
+        return every_element()
     a = np.arange(per, dtype=float)[:, None]  # the counts j - 1
     x = a / per
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -356,7 +358,7 @@ def _expected_max_binom(per: int, q: np.ndarray, ep: int) -> np.ndarray:
     row = np.arange(col.size) - np.repeat(start - r0, n_col)
     t = 1 - np.clip(cdf(row.astype(float), per, q[col]), 0, 1) ** ep
     if not (t[start[rows > 0]] == 1.0).all():
-        return np.sum(1 - _binom_cdf(j - 1, per, q) ** ep, axis=0)
+        return every_element()
     terms = np.ones((per, q.size))
     terms[row, col] = t
     return np.sum(terms, axis=0)

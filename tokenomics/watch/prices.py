@@ -88,7 +88,7 @@ def date_basis_text(basis: Any) -> str:
     return ", ".join(f"{int(n[c])} {c}" for c in DATE_COLUMNS if c in n.index)
 
 
-def _with_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
+def with_price_dates(df: "pd.DataFrame", what: str) -> "pd.DataFrame":
     """``df`` with ``date`` as datetime64 and ``date_text``, ``date_parsed``, ``t_year``,
     ``date_precision``, ``date_basis`` (the column :func:`price_date` took) and ``row`` (as
     :func:`~tokenomics.watch._events.read_events`)."""
@@ -123,7 +123,7 @@ def load_prices(prices: "pd.DataFrame | None" = None) -> "pd.DataFrame":
 
     df = catalog.load("api_prices") if prices is None else prices
     catalog.check_columns(df, catalog.REGISTRY["api_prices"].required, what="api prices")
-    return _with_dates(df.reset_index(drop=True), "api_prices.csv")
+    return with_price_dates(df.reset_index(drop=True), "api_prices.csv")
 
 
 #: Price kinds a price row may carry (only :data:`TREND_KINDS` enter the trend fits).
@@ -227,7 +227,7 @@ def load_china_cuts(cuts: "pd.DataFrame | None" = None) -> "pd.DataFrame":
 
     df = catalog.load("china_price_cuts") if cuts is None else cuts
     catalog.check_columns(df, catalog.REGISTRY["china_price_cuts"].required, what="china price cuts")
-    return _with_dates(df.reset_index(drop=True), "china_price_cuts.csv")
+    return with_price_dates(df.reset_index(drop=True), "china_price_cuts.csv")
 
 
 def _ols_decline(t: np.ndarray, price: np.ndarray, ci: float) -> dict[str, float]:
